@@ -1,0 +1,144 @@
+/*
+ * profopt.h: the public C API of libprofopt, which marks what an ML training or serving
+ * loop is doing (steps, data-loading stages, GPU activity, memory) as LTTng-UST events.
+ *
+ * This header includes no LTTng header. Every function is thread-safe and may be called
+ * from forked data-loader workers. When no tracing session records the profopt events, a
+ * call costs a function call and one predictable branch.
+ *
+ * Times passed in (GPU activity start and end) are nanoseconds of CLOCK_MONOTONIC, the
+ * clock LTTng-UST stamps events with. Strings are copied into the trace; NULL is recorded
+ * as an empty string. Unknown integer values are passed as -1.
+ */
+#ifndef PROFOPT_H
+#define PROFOPT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROFOPT_VERSION_MAJOR 0
+#define PROFOPT_VERSION_MINOR 1
+#define PROFOPT_VERSION_PATCH 0
+#define PROFOPT_VERSION_STRING "0.1.0"
+
+/* Pipeline stages; the numeric values are part of the trace format and never change. */
+enum profopt_stage {
+	PROFOPT_STAGE_DATA_WAIT = 0,  /* the loop blocks until the next batch is ready */
+	PROFOPT_STAGE_LOAD = 1,       /* reading samples (I/O, decoding) */
+	PROFOPT_STAGE_PREPROCESS = 2, /* per-sample transforms */
+	PROFOPT_STAGE_COLLATE = 3,    /* assembling samples into a batch */
+	PROFOPT_STAGE_H2D_COPY = 4,   /* host-to-device copy of the batch */
+	PROFOPT_STAGE_FORWARD = 5,
+	PROFOPT_STAGE_BACKWARD = 6,
+	PROFOPT_STAGE_OPTIMIZER = 7,
+	PROFOPT_STAGE_EVAL = 8,
+	PROFOPT_STAGE_CHECKPOINT = 9,
+	PROFOPT_STAGE_CUSTOM = 10,
+};
+
+/* Counter kinds; values are part of the trace format. */
+enum profopt_counter {
+	PROFOPT_COUNTER_QUEUE_DEPTH = 0,    /* batches ready and not yet consumed */
+	PROFOPT_COUNTER_HOST_RSS = 1,       /* bytes, resident set of the process */
+	PROFOPT_COUNTER_GPU_MEM_USED = 2,   /* bytes in use on the device */
+	PROFOPT_COUNTER_PROCESS_CPU = 3,    /* nanoseconds of CPU used by the process so far */
+	PROFOPT_COUNTER_GPU_MEM_RESERVED = 4, /* bytes held by a caching allocator */
+};
+
+/* Kinds of GPU activity records; values are part of the trace format. */
+enum profopt_gpu_kind {
+	PROFOPT_GPU_KERNEL = 0,
+	PROFOPT_GPU_MEMCPY_H2D = 1,
+	PROFOPT_GPU_MEMCPY_D2H = 2,
+	PROFOPT_GPU_MEMCPY_D2D = 3,
+	PROFOPT_GPU_MEMSET = 4,
+};
+
+/* Device number of host memory in profopt_mem_alloc()/profopt_mem_free(). */
+#define PROFOPT_DEVICE_HOST (-1)
+
+/* One completed piece of GPU work, as a device-side activity API reports it. */
+struct profopt_gpu_record {
+	int32_t device;
+	int32_t stream;
+	enum profopt_gpu_kind kind;
+	const char *name;        /* kernel name or copy description */
+	uint64_t bytes;          /* bytes moved or set; 0 for kernels */
+	int64_t start_ns;        /* CLOCK_MONOTONIC */
+	int64_t end_ns;          /* CLOCK_MONOTONIC */
+	uint64_t correlation_id; /* matches profopt_gpu_launch() on the host; 0 if none */
+};
+
+/* Library version, "MAJOR.MINOR.PATCH". */
+const char *profopt_version(void);
+
+/* Nonzero when a session currently records at least one profopt event. */
+int profopt_tracing_enabled(void);
+
+/*
+ * Run: the whole job. run_begin also records the number of online CPUs of the machine.
+ * Configuration pairs (num_workers, batch_size, prefetch_factor, pin_memory, device, ...)
+ * follow run_begin, one call each.
+ */
+void profopt_run_begin(const char *framework);
+void profopt_run_config(const char *key, const char *value);
+void profopt_run_end(void);
+
+/* A data-loader worker process or thread announces itself (worker_id from 0). */
+void profopt_worker_begin(int64_t worker_id);
+void profopt_worker_end(int64_t worker_id);
+
+void profopt_epoch_begin(int64_t epoch);
+void profopt_epoch_end(int64_t epoch);
+
+/* One training step; batch_size in samples (-1 if unknown). */
+void profopt_step_begin(int64_t step, int64_t epoch, int64_t batch_size);
+void profopt_step_end(int64_t step, int64_t epoch, int64_t batch_size);
+
+/*
+ * A stage span. Begin and end must be called on the same thread with the same stage;
+ * spans nest. batch is the batch index the work belongs to (the same index in the worker
+ * that loads it and in the main loop's data wait that receives it), sample the sample
+ * index; -1 where unknown. For the data-loading stages (load, preprocess, collate) the
+ * end event also records the thread's CPU time spent in the span.
+ */
+void profopt_stage_begin(enum profopt_stage stage, const char *label, int64_t batch, int64_t sample);
+void profopt_stage_end(enum profopt_stage stage, const char *label, int64_t batch, int64_t sample);
+
+/* A worker has put batch into the queue; queue_depth after the put (-1 if unknown). */
+void profopt_batch_ready(int64_t batch, int64_t queue_depth);
+
+/* A counter sample; device is -1 for host counters. */
+void profopt_counter(enum profopt_counter kind, int32_t device, int64_t value);
+
+/* Explicit memory accounting (device PROFOPT_DEVICE_HOST or a GPU number). */
+void profopt_mem_alloc(uint64_t addr, uint64_t bytes, int32_t device, const char *label);
+void profopt_mem_free(uint64_t addr, uint64_t bytes, int32_t device, const char *label);
+
+/* The host launches GPU work; correlation_id links it to its activity record. */
+void profopt_gpu_launch(int32_t device, int32_t stream, uint64_t correlation_id, const char *name);
+void profopt_gpu_activity(const struct profopt_gpu_record *record);
+
+/* The host blocks until the device (stream -1: all streams) has finished. */
+void profopt_gpu_sync_begin(int32_t device, int32_t stream);
+void profopt_gpu_sync_end(int32_t device, int32_t stream);
+
+/*
+ * Sampler thread: every period_ms, records host RSS and process CPU time as counters.
+ * Off unless started here or by the environment variable PROFOPT_SAMPLE_MS=N at load.
+ * Restarted in forked children when it runs in the parent. Returns 0, or -1 on error.
+ */
+int profopt_sampler_start(unsigned period_ms);
+void profopt_sampler_stop(void);
+
+/* Monotonic clock in nanoseconds, the same clock the trace uses. */
+int64_t profopt_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROFOPT_H */

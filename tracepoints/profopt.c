@@ -1,0 +1,207 @@
+/*
+ * profopt.c: the public API of libprofopt, thin wrappers over the "profopt" tracepoints.
+ *
+ * Each wrapper tests the tracepoint's enabled state before doing any work, so a call costs
+ * a function call and a branch when nothing records. Only the data-loading stages read the
+ * thread CPU clock (a system call), because their spans last milliseconds.
+ */
+#define _GNU_SOURCE
+#include <time.h>
+#include <unistd.h>
+
+#include "profopt.h"
+#include "profopt_tp.h"
+#include "sampler.h"
+
+#define PO_EXPORT __attribute__((visibility("default")))
+
+static const char *nonnull(const char *text)
+{
+	return text ? text : "";
+}
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int is_loader_stage(enum profopt_stage stage)
+{
+	return stage == PROFOPT_STAGE_LOAD || stage == PROFOPT_STAGE_PREPROCESS ||
+	       stage == PROFOPT_STAGE_COLLATE;
+}
+
+/*
+ * The CPU time of an open loader span, per thread. Spans nest, so a small stack; deeper
+ * loader spans than this are recorded without CPU time.
+ */
+#define CPU_STACK_DEPTH 8
+static __thread int64_t cpu_stack[CPU_STACK_DEPTH];
+static __thread int cpu_depth;
+
+PO_EXPORT const char *profopt_version(void)
+{
+	return PROFOPT_VERSION_STRING;
+}
+
+PO_EXPORT int profopt_tracing_enabled(void)
+{
+	return lttng_ust_tracepoint_enabled(profopt, step_begin) ||
+	       lttng_ust_tracepoint_enabled(profopt, stage_begin) ||
+	       lttng_ust_tracepoint_enabled(profopt, gpu_activity);
+}
+
+PO_EXPORT int64_t profopt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+PO_EXPORT void profopt_run_begin(const char *framework)
+{
+	if (lttng_ust_tracepoint_enabled(profopt, run_begin)) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		lttng_ust_do_tracepoint(profopt, run_begin, nonnull(framework), (int32_t)cpus);
+	}
+}
+
+PO_EXPORT void profopt_run_config(const char *key, const char *value)
+{
+	lttng_ust_tracepoint(profopt, run_config, nonnull(key), nonnull(value));
+}
+
+PO_EXPORT void profopt_run_end(void)
+{
+	lttng_ust_tracepoint(profopt, run_end);
+}
+
+PO_EXPORT void profopt_worker_begin(int64_t worker_id)
+{
+	if (lttng_ust_tracepoint_enabled(profopt, worker_begin))
+		lttng_ust_do_tracepoint(profopt, worker_begin, worker_id, (int32_t)getppid());
+}
+
+PO_EXPORT void profopt_worker_end(int64_t worker_id)
+{
+	if (lttng_ust_tracepoint_enabled(profopt, worker_end))
+		lttng_ust_do_tracepoint(profopt, worker_end, worker_id, (int32_t)getppid());
+}
+
+PO_EXPORT void profopt_epoch_begin(int64_t epoch)
+{
+	lttng_ust_tracepoint(profopt, epoch_begin, epoch);
+}
+
+PO_EXPORT void profopt_epoch_end(int64_t epoch)
+{
+	lttng_ust_tracepoint(profopt, epoch_end, epoch);
+}
+
+PO_EXPORT void profopt_step_begin(int64_t step, int64_t epoch, int64_t batch_size)
+{
+	lttng_ust_tracepoint(profopt, step_begin, step, epoch, batch_size);
+}
+
+PO_EXPORT void profopt_step_end(int64_t step, int64_t epoch, int64_t batch_size)
+{
+	lttng_ust_tracepoint(profopt, step_end, step, epoch, batch_size);
+}
+
+PO_EXPORT void profopt_stage_begin(enum profopt_stage stage, const char *label, int64_t batch,
+				   int64_t sample)
+{
+	if (!lttng_ust_tracepoint_enabled(profopt, stage_begin))
+		return;
+	if (is_loader_stage(stage)) {
+		if (cpu_depth < CPU_STACK_DEPTH)
+			cpu_stack[cpu_depth] = thread_cpu_ns();
+		cpu_depth++;
+	}
+	lttng_ust_do_tracepoint(profopt, stage_begin, (int)stage, nonnull(label), batch, sample, -1);
+}
+
+PO_EXPORT void profopt_stage_end(enum profopt_stage stage, const char *label, int64_t batch,
+				 int64_t sample)
+{
+	int64_t cpu_ns = -1;
+
+	if (!lttng_ust_tracepoint_enabled(profopt, stage_end))
+		return;
+	if (is_loader_stage(stage) && cpu_depth > 0) {
+		cpu_depth--;
+		if (cpu_depth < CPU_STACK_DEPTH && cpu_stack[cpu_depth] >= 0) {
+			int64_t now = thread_cpu_ns();
+
+			if (now >= 0)
+				cpu_ns = now - cpu_stack[cpu_depth];
+		}
+	}
+	lttng_ust_do_tracepoint(profopt, stage_end, (int)stage, nonnull(label), batch, sample,
+				cpu_ns);
+}
+
+PO_EXPORT void profopt_batch_ready(int64_t batch, int64_t queue_depth)
+{
+	lttng_ust_tracepoint(profopt, batch_ready, batch, queue_depth);
+}
+
+PO_EXPORT void profopt_counter(enum profopt_counter kind, int32_t device, int64_t value)
+{
+	lttng_ust_tracepoint(profopt, counter, (int)kind, device, value);
+}
+
+PO_EXPORT void profopt_mem_alloc(uint64_t addr, uint64_t bytes, int32_t device, const char *label)
+{
+	if (lttng_ust_tracepoint_enabled(profopt, mem_alloc))
+		lttng_ust_do_tracepoint(profopt, mem_alloc, addr, bytes, device, nonnull(label));
+}
+
+PO_EXPORT void profopt_mem_free(uint64_t addr, uint64_t bytes, int32_t device, const char *label)
+{
+	if (lttng_ust_tracepoint_enabled(profopt, mem_free))
+		lttng_ust_do_tracepoint(profopt, mem_free, addr, bytes, device, nonnull(label));
+}
+
+PO_EXPORT void profopt_gpu_launch(int32_t device, int32_t stream, uint64_t correlation_id,
+				  const char *name)
+{
+	if (lttng_ust_tracepoint_enabled(profopt, gpu_launch))
+		lttng_ust_do_tracepoint(profopt, gpu_launch, device, stream, correlation_id,
+					nonnull(name));
+}
+
+PO_EXPORT void profopt_gpu_activity(const struct profopt_gpu_record *record)
+{
+	if (!record || !lttng_ust_tracepoint_enabled(profopt, gpu_activity))
+		return;
+	lttng_ust_do_tracepoint(profopt, gpu_activity, record->device, record->stream,
+				(int)record->kind, nonnull(record->name), record->bytes,
+				record->start_ns, record->end_ns, record->correlation_id);
+}
+
+PO_EXPORT void profopt_gpu_sync_begin(int32_t device, int32_t stream)
+{
+	lttng_ust_tracepoint(profopt, gpu_sync_begin, device, stream);
+}
+
+PO_EXPORT void profopt_gpu_sync_end(int32_t device, int32_t stream)
+{
+	lttng_ust_tracepoint(profopt, gpu_sync_end, device, stream);
+}
+
+PO_EXPORT int profopt_sampler_start(unsigned period_ms)
+{
+	return po_sampler_start(period_ms);
+}
+
+PO_EXPORT void profopt_sampler_stop(void)
+{
+	po_sampler_stop();
+}

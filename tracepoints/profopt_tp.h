@@ -1,0 +1,205 @@
+/*
+ * profopt_tp.h: the LTTng-UST provider "profopt" (private to libprofopt).
+ *
+ * The trace format is documented event by event in docs/trace-format.md; a change here
+ * is a change of the format and must be made there too. Begin/end pairs are instances of
+ * one event class, so they carry the same fields.
+ */
+#undef LTTNG_UST_TRACEPOINT_PROVIDER
+#define LTTNG_UST_TRACEPOINT_PROVIDER profopt
+
+#undef LTTNG_UST_TRACEPOINT_INCLUDE
+#define LTTNG_UST_TRACEPOINT_INCLUDE "./profopt_tp.h"
+
+#if !defined(PROFOPT_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
+#define PROFOPT_TP_H
+
+#include <stdint.h>
+#include <lttng/tracepoint.h>
+
+LTTNG_UST_TRACEPOINT_ENUM(profopt, stage,
+	LTTNG_UST_TP_ENUM_VALUES(
+		lttng_ust_field_enum_value("data_wait", 0)
+		lttng_ust_field_enum_value("load", 1)
+		lttng_ust_field_enum_value("preprocess", 2)
+		lttng_ust_field_enum_value("collate", 3)
+		lttng_ust_field_enum_value("h2d_copy", 4)
+		lttng_ust_field_enum_value("forward", 5)
+		lttng_ust_field_enum_value("backward", 6)
+		lttng_ust_field_enum_value("optimizer", 7)
+		lttng_ust_field_enum_value("eval", 8)
+		lttng_ust_field_enum_value("checkpoint", 9)
+		lttng_ust_field_enum_value("custom", 10)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_ENUM(profopt, counter_kind,
+	LTTNG_UST_TP_ENUM_VALUES(
+		lttng_ust_field_enum_value("queue_depth", 0)
+		lttng_ust_field_enum_value("host_rss", 1)
+		lttng_ust_field_enum_value("gpu_mem_used", 2)
+		lttng_ust_field_enum_value("process_cpu", 3)
+		lttng_ust_field_enum_value("gpu_mem_reserved", 4)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_ENUM(profopt, gpu_kind,
+	LTTNG_UST_TP_ENUM_VALUES(
+		lttng_ust_field_enum_value("kernel", 0)
+		lttng_ust_field_enum_value("memcpy_h2d", 1)
+		lttng_ust_field_enum_value("memcpy_d2h", 2)
+		lttng_ust_field_enum_value("memcpy_d2d", 3)
+		lttng_ust_field_enum_value("memset", 4)
+	)
+)
+
+/* run_begin: framework name and the number of online CPUs. */
+LTTNG_UST_TRACEPOINT_EVENT(profopt, run_begin,
+	LTTNG_UST_TP_ARGS(const char *, framework, int32_t, cpu_count),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(framework, framework)
+		lttng_ust_field_integer(int32_t, cpu_count, cpu_count)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, run_config,
+	LTTNG_UST_TP_ARGS(const char *, key, const char *, value),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(key, key)
+		lttng_ust_field_string(value, value)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, run_end,
+	LTTNG_UST_TP_ARGS(),
+	LTTNG_UST_TP_FIELDS()
+)
+
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(profopt, worker_class,
+	LTTNG_UST_TP_ARGS(int64_t, worker_id, int32_t, parent_pid),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int64_t, worker_id, worker_id)
+		lttng_ust_field_integer(int32_t, parent_pid, parent_pid)
+	)
+)
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, worker_class, profopt, worker_begin,
+	LTTNG_UST_TP_ARGS(int64_t, worker_id, int32_t, parent_pid))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, worker_class, profopt, worker_end,
+	LTTNG_UST_TP_ARGS(int64_t, worker_id, int32_t, parent_pid))
+
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(profopt, epoch_class,
+	LTTNG_UST_TP_ARGS(int64_t, epoch),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int64_t, epoch, epoch)
+	)
+)
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, epoch_class, profopt, epoch_begin,
+	LTTNG_UST_TP_ARGS(int64_t, epoch))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, epoch_class, profopt, epoch_end,
+	LTTNG_UST_TP_ARGS(int64_t, epoch))
+
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(profopt, step_class,
+	LTTNG_UST_TP_ARGS(int64_t, step, int64_t, epoch, int64_t, batch_size),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int64_t, step, step)
+		lttng_ust_field_integer(int64_t, epoch, epoch)
+		lttng_ust_field_integer(int64_t, batch_size, batch_size)
+	)
+)
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, step_class, profopt, step_begin,
+	LTTNG_UST_TP_ARGS(int64_t, step, int64_t, epoch, int64_t, batch_size))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, step_class, profopt, step_end,
+	LTTNG_UST_TP_ARGS(int64_t, step, int64_t, epoch, int64_t, batch_size))
+
+/* cpu_ns: thread CPU time spent in the span (end of load/preprocess/collate), else -1. */
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(profopt, stage_class,
+	LTTNG_UST_TP_ARGS(int, stage, const char *, label, int64_t, batch, int64_t, sample,
+			  int64_t, cpu_ns),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_enum(profopt, stage, int8_t, stage, stage)
+		lttng_ust_field_string(label, label)
+		lttng_ust_field_integer(int64_t, batch, batch)
+		lttng_ust_field_integer(int64_t, sample, sample)
+		lttng_ust_field_integer(int64_t, cpu_ns, cpu_ns)
+	)
+)
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, stage_class, profopt, stage_begin,
+	LTTNG_UST_TP_ARGS(int, stage, const char *, label, int64_t, batch, int64_t, sample,
+			  int64_t, cpu_ns))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, stage_class, profopt, stage_end,
+	LTTNG_UST_TP_ARGS(int, stage, const char *, label, int64_t, batch, int64_t, sample,
+			  int64_t, cpu_ns))
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, batch_ready,
+	LTTNG_UST_TP_ARGS(int64_t, batch, int64_t, queue_depth),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int64_t, batch, batch)
+		lttng_ust_field_integer(int64_t, queue_depth, queue_depth)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, counter,
+	LTTNG_UST_TP_ARGS(int, kind, int32_t, device, int64_t, value),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_enum(profopt, counter_kind, int8_t, kind, kind)
+		lttng_ust_field_integer(int32_t, device, device)
+		lttng_ust_field_integer(int64_t, value, value)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(profopt, mem_class,
+	LTTNG_UST_TP_ARGS(uint64_t, addr, uint64_t, bytes, int32_t, device, const char *, label),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer_hex(uint64_t, addr, addr)
+		lttng_ust_field_integer(uint64_t, bytes, bytes)
+		lttng_ust_field_integer(int32_t, device, device)
+		lttng_ust_field_string(label, label)
+	)
+)
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, mem_class, profopt, mem_alloc,
+	LTTNG_UST_TP_ARGS(uint64_t, addr, uint64_t, bytes, int32_t, device, const char *, label))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, mem_class, profopt, mem_free,
+	LTTNG_UST_TP_ARGS(uint64_t, addr, uint64_t, bytes, int32_t, device, const char *, label))
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, gpu_launch,
+	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream, uint64_t, correlation_id,
+			  const char *, name),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, device, device)
+		lttng_ust_field_integer(int32_t, stream, stream)
+		lttng_ust_field_integer(uint64_t, correlation_id, correlation_id)
+		lttng_ust_field_string(name, name)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, gpu_activity,
+	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream, int, kind, const char *, name,
+			  uint64_t, bytes, int64_t, start_ns, int64_t, end_ns,
+			  uint64_t, correlation_id),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, device, device)
+		lttng_ust_field_integer(int32_t, stream, stream)
+		lttng_ust_field_enum(profopt, gpu_kind, int8_t, kind, kind)
+		lttng_ust_field_string(name, name)
+		lttng_ust_field_integer(uint64_t, bytes, bytes)
+		lttng_ust_field_integer(int64_t, start_ns, start_ns)
+		lttng_ust_field_integer(int64_t, end_ns, end_ns)
+		lttng_ust_field_integer(uint64_t, correlation_id, correlation_id)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(profopt, sync_class,
+	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, device, device)
+		lttng_ust_field_integer(int32_t, stream, stream)
+	)
+)
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, sync_class, profopt, gpu_sync_begin,
+	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, sync_class, profopt, gpu_sync_end,
+	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream))
+
+#endif /* PROFOPT_TP_H */
+
+#include <lttng/tracepoint-event.h>

@@ -1,0 +1,192 @@
+/*
+ * sampler.c: a thread that records host RSS and process CPU time every period_ms.
+ *
+ * Off by default. PROFOPT_SAMPLE_MS=N in the environment starts it when the library is
+ * loaded. A fork handler restarts it in the child when it ran in the parent, so forked
+ * data-loader workers are sampled too.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profopt.h"
+#include "sampler.h"
+
+struct sampler {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	unsigned period_ms; /* 0: not running */
+	int stop_requested;
+};
+
+static struct sampler the_sampler = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+};
+
+static int64_t rss_bytes(void)
+{
+	long size_pages, resident_pages;
+	FILE *file = fopen("/proc/self/statm", "re");
+	int matched;
+
+	if (!file)
+		return -1;
+	matched = fscanf(file, "%ld %ld", &size_pages, &resident_pages);
+	fclose(file);
+	if (matched != 2)
+		return -1;
+	return (int64_t)resident_pages * sysconf(_SC_PAGESIZE);
+}
+
+static int64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sample_once(void)
+{
+	int64_t rss = rss_bytes();
+
+	if (rss >= 0)
+		profopt_counter(PROFOPT_COUNTER_HOST_RSS, PROFOPT_DEVICE_HOST, rss);
+	profopt_counter(PROFOPT_COUNTER_PROCESS_CPU, PROFOPT_DEVICE_HOST, process_cpu_ns());
+}
+
+static void deadline_after(struct timespec *deadline, unsigned period_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, deadline);
+	deadline->tv_nsec += (long)(period_ms % 1000) * 1000000L;
+	deadline->tv_sec += period_ms / 1000 + deadline->tv_nsec / 1000000000L;
+	deadline->tv_nsec %= 1000000000L;
+}
+
+static void *sampler_main(void *unused)
+{
+	struct timespec deadline;
+
+	(void)unused;
+	pthread_mutex_lock(&the_sampler.lock);
+	while (!the_sampler.stop_requested) {
+		pthread_mutex_unlock(&the_sampler.lock);
+		sample_once();
+		pthread_mutex_lock(&the_sampler.lock);
+		deadline_after(&deadline, the_sampler.period_ms);
+		while (!the_sampler.stop_requested &&
+		       pthread_cond_timedwait(&the_sampler.wake, &the_sampler.lock, &deadline) == 0)
+			;
+	}
+	pthread_mutex_unlock(&the_sampler.lock);
+	sample_once();
+	return NULL;
+}
+
+/* Called with the lock held. */
+static int start_locked(unsigned period_ms)
+{
+	pthread_condattr_t attr;
+	int ret;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&the_sampler.wake);
+	pthread_cond_init(&the_sampler.wake, &attr);
+	pthread_condattr_destroy(&attr);
+	the_sampler.stop_requested = 0;
+	the_sampler.period_ms = period_ms;
+	ret = pthread_create(&the_sampler.thread, NULL, sampler_main, NULL);
+	if (ret != 0) {
+		the_sampler.period_ms = 0;
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+int po_sampler_start(unsigned period_ms)
+{
+	int ret = 0;
+
+	if (period_ms == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	pthread_mutex_lock(&the_sampler.lock);
+	if (the_sampler.period_ms)
+		the_sampler.period_ms = period_ms;
+	else
+		ret = start_locked(period_ms);
+	pthread_mutex_unlock(&the_sampler.lock);
+	return ret;
+}
+
+void po_sampler_stop(void)
+{
+	pthread_t thread;
+
+	pthread_mutex_lock(&the_sampler.lock);
+	if (!the_sampler.period_ms) {
+		pthread_mutex_unlock(&the_sampler.lock);
+		return;
+	}
+	the_sampler.stop_requested = 1;
+	thread = the_sampler.thread;
+	pthread_cond_signal(&the_sampler.wake);
+	pthread_mutex_unlock(&the_sampler.lock);
+	pthread_join(thread, NULL);
+	pthread_mutex_lock(&the_sampler.lock);
+	the_sampler.period_ms = 0;
+	pthread_mutex_unlock(&the_sampler.lock);
+}
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&the_sampler.lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&the_sampler.lock);
+}
+
+/* The child has no sampler thread: start a fresh one if the parent had one. */
+static void after_fork_child(void)
+{
+	unsigned period_ms = the_sampler.period_ms;
+
+	pthread_mutex_init(&the_sampler.lock, NULL);
+	the_sampler.period_ms = 0;
+	if (period_ms) {
+		pthread_mutex_lock(&the_sampler.lock);
+		start_locked(period_ms);
+		pthread_mutex_unlock(&the_sampler.lock);
+	}
+}
+
+__attribute__((constructor)) static void sampler_init(void)
+{
+	const char *text = getenv("PROFOPT_SAMPLE_MS");
+	char *end;
+	unsigned long period_ms;
+
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	if (!text || !*text)
+		return;
+	period_ms = strtoul(text, &end, 10);
+	if (*end == '\0' && period_ms > 0 && period_ms <= 3600000)
+		po_sampler_start((unsigned)period_ms);
+}
+
+__attribute__((destructor)) static void sampler_fini(void)
+{
+	po_sampler_stop();
+}
