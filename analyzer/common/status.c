@@ -1,0 +1,68 @@
+/* status.c: names, exit codes and the error chain of status.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "status.h"
+
+static const struct {
+	const char *name;
+	const char *description;
+	int exit_code;
+} status_table[PO_STATUS_COUNT] = {
+#define PO_X(name, text, exit_status) [PO_STATUS_##name] = {#name, text, exit_status},
+	PO_STATUSES(PO_X)
+#undef PO_X
+};
+
+const char *po_status_name(enum po_status status)
+{
+	return (unsigned)status < PO_STATUS_COUNT ? status_table[status].name : "UNKNOWN";
+}
+
+const char *po_status_description(enum po_status status)
+{
+	return (unsigned)status < PO_STATUS_COUNT ? status_table[status].description : "unknown";
+}
+
+int po_status_exit_code(enum po_status status)
+{
+	return (unsigned)status < PO_STATUS_COUNT ? status_table[status].exit_code : 1;
+}
+
+void po_error_set(struct po_error *err, const char *fmt, ...)
+{
+	va_list args;
+
+	if (!err)
+		return;
+	va_start(args, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, args);
+	va_end(args);
+}
+
+void po_error_prepend(struct po_error *err, const char *fmt, ...)
+{
+	char context[PO_ERROR_MAX];
+	char previous[PO_ERROR_MAX];
+	va_list args;
+
+	if (!err)
+		return;
+	va_start(args, fmt);
+	vsnprintf(context, sizeof(context), fmt, args);
+	va_end(args);
+	if (!err->message[0]) {
+		memcpy(err->message, context, sizeof(err->message));
+		return;
+	}
+	memcpy(previous, err->message, sizeof(previous));
+	/* Truncation keeps the outer context, which names the action that failed. */
+	if (snprintf(err->message, sizeof(err->message), "%s: %s", context, previous) < 0)
+		memcpy(err->message, previous, sizeof(err->message));
+}
+
+void po_error_clear(struct po_error *err)
+{
+	if (err)
+		err->message[0] = '\0';
+}

@@ -1,0 +1,53 @@
+/*
+ * status.h: status codes and the error chain shared by every analyzer module.
+ *
+ * Functions return enum po_status (marked PO_NODISCARD) and, on failure, describe the cause
+ * in a struct po_error; each level prepends its own context, so the message reads from the
+ * outermost action to the root cause. Only main() prints it. The exit status of
+ * profopt-analyze comes from the same table and is documented in its --help and man page.
+ */
+#ifndef PO_STATUS_H
+#define PO_STATUS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#define PO_NODISCARD __attribute__((warn_unused_result))
+#define PO_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+/* X(name, description, exit status) */
+#define PO_STATUSES(X)                                                               \
+	X(OK, "success", 0)                                                          \
+	X(INTERNAL, "internal error", 1)                                             \
+	X(NOMEM, "out of memory", 1)                                                 \
+	X(USAGE, "bad command line", 2)                                              \
+	X(INPUT, "the input is not a usable profopt trace", 3)                       \
+	X(DECODE, "the trace could not be decoded", 4)                               \
+	X(OUTPUT, "an output could not be written", 5)                               \
+	X(GATE, "a --fail-if condition is true", 6)                                  \
+	X(INTERRUPTED, "interrupted", 130)
+
+enum po_status {
+#define PO_X(name, text, exit_status) PO_STATUS_##name,
+	PO_STATUSES(PO_X)
+#undef PO_X
+	PO_STATUS_COUNT
+};
+
+const char *po_status_name(enum po_status status);
+const char *po_status_description(enum po_status status);
+int po_status_exit_code(enum po_status status);
+
+#define PO_ERROR_MAX 1024
+
+struct po_error {
+	char message[PO_ERROR_MAX]; /* empty when no error has been described */
+};
+
+/* Replaces the message. */
+void po_error_set(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
+/* Adds context in front: "context: previous message". */
+void po_error_prepend(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
+void po_error_clear(struct po_error *err);
+
+#endif /* PO_STATUS_H */

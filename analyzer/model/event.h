@@ -1,0 +1,215 @@
+/*
+ * event.h: the typed events that ingest hands to the model, one at a time, in time order.
+ *
+ * This is the only contract between the trace decoder (analyzer/ingest, the only code that
+ * sees babeltrace2) and the model and detectors, which are plain C and are unit-tested by
+ * feeding arrays of these structs. Strings are weak: they point into the decoder's buffers
+ * and are valid only during the po_model_consume() call that receives them; they are not
+ * NUL-terminated and may hold any bytes (use len). Integers the trace lacks are -1.
+ */
+#ifndef PO_EVENT_H
+#define PO_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A weak, length-delimited byte string. */
+struct po_str {
+	const char *ptr; /* weak; may be NULL when len is 0 */
+	size_t len;
+};
+
+/* Pipeline stages, in the trace's numbering (enum profopt_stage). X(NAME, json name) */
+#define PO_STAGES(X)                                                                     \
+	X(DATA_WAIT, "data_wait")                                                        \
+	X(LOAD, "load")                                                                  \
+	X(PREPROCESS, "preprocess")                                                      \
+	X(COLLATE, "collate")                                                            \
+	X(H2D_COPY, "h2d_copy")                                                          \
+	X(FORWARD, "forward")                                                            \
+	X(BACKWARD, "backward")                                                          \
+	X(OPTIMIZER, "optimizer")                                                        \
+	X(EVAL, "eval")                                                                  \
+	X(CHECKPOINT, "checkpoint")                                                      \
+	X(CUSTOM, "custom")
+
+enum po_stage {
+#define PO_X(name, json) PO_STAGE_##name,
+	PO_STAGES(PO_X)
+#undef PO_X
+	PO_STAGE_COUNT
+};
+
+/* Counter kinds, in the trace's numbering (enum profopt_counter). */
+#define PO_COUNTERS(X)                                                                   \
+	X(QUEUE_DEPTH, "queue_depth")                                                    \
+	X(HOST_RSS, "host_rss")                                                          \
+	X(GPU_MEM_USED, "gpu_mem_used")                                                  \
+	X(PROCESS_CPU, "process_cpu")                                                    \
+	X(GPU_MEM_RESERVED, "gpu_mem_reserved")
+
+enum po_counter {
+#define PO_X(name, json) PO_COUNTER_##name,
+	PO_COUNTERS(PO_X)
+#undef PO_X
+	PO_COUNTER_COUNT
+};
+
+/* GPU activity kinds, in the trace's numbering (enum profopt_gpu_kind). */
+#define PO_GPU_KINDS(X)                                                                  \
+	X(KERNEL, "kernel")                                                              \
+	X(MEMCPY_H2D, "memcpy_h2d")                                                      \
+	X(MEMCPY_D2H, "memcpy_d2h")                                                      \
+	X(MEMCPY_D2D, "memcpy_d2d")                                                      \
+	X(MEMSET, "memset")
+
+enum po_gpu_kind {
+#define PO_X(name, json) PO_GPU_##name,
+	PO_GPU_KINDS(PO_X)
+#undef PO_X
+	PO_GPU_KIND_COUNT
+};
+
+/*
+ * Event kinds. The profopt:* events map one to one; LIBC_* come from the lttng_ust_libc
+ * provider (liblttng-ust-libc-wrapper.so); DISCARDED_* are babeltrace2's discarded-events
+ * and discarded-packets messages. X(NAME, trace event name)
+ */
+#define PO_EVENT_KINDS(X)                                                                \
+	X(RUN_BEGIN, "profopt:run_begin")                                                \
+	X(RUN_CONFIG, "profopt:run_config")                                              \
+	X(RUN_END, "profopt:run_end")                                                    \
+	X(WORKER_BEGIN, "profopt:worker_begin")                                          \
+	X(WORKER_END, "profopt:worker_end")                                              \
+	X(EPOCH_BEGIN, "profopt:epoch_begin")                                            \
+	X(EPOCH_END, "profopt:epoch_end")                                                \
+	X(STEP_BEGIN, "profopt:step_begin")                                              \
+	X(STEP_END, "profopt:step_end")                                                  \
+	X(STAGE_BEGIN, "profopt:stage_begin")                                            \
+	X(STAGE_END, "profopt:stage_end")                                                \
+	X(BATCH_READY, "profopt:batch_ready")                                            \
+	X(COUNTER, "profopt:counter")                                                    \
+	X(MEM_ALLOC, "profopt:mem_alloc")                                                \
+	X(MEM_FREE, "profopt:mem_free")                                                  \
+	X(GPU_LAUNCH, "profopt:gpu_launch")                                              \
+	X(GPU_ACTIVITY, "profopt:gpu_activity")                                          \
+	X(GPU_SYNC_BEGIN, "profopt:gpu_sync_begin")                                      \
+	X(GPU_SYNC_END, "profopt:gpu_sync_end")                                          \
+	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                          \
+	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                          \
+	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                        \
+	X(LIBC_MEMALIGN, "lttng_ust_libc:memalign")                                      \
+	X(LIBC_POSIX_MEMALIGN, "lttng_ust_libc:posix_memalign")                          \
+	X(LIBC_FREE, "lttng_ust_libc:free")                                              \
+	X(DISCARDED_EVENTS, "(discarded events)")                                        \
+	X(DISCARDED_PACKETS, "(discarded packets)")
+
+enum po_event_kind {
+#define PO_X(name, trace_name) PO_EV_##name,
+	PO_EVENT_KINDS(PO_X)
+#undef PO_X
+	PO_EV_COUNT
+};
+
+const char *po_stage_name(enum po_stage stage);           /* "load", ... ; "?" if invalid */
+const char *po_counter_name(enum po_counter counter);
+const char *po_gpu_kind_name(enum po_gpu_kind kind);
+const char *po_event_kind_name(enum po_event_kind kind);  /* the trace event name */
+
+/* Marks a discarded count that is not known (lttng-ust 2.13 reports 2^63 or more). */
+#define PO_COUNT_UNKNOWN (-1)
+
+struct po_event {
+	enum po_event_kind kind;
+	/*
+	 * Nanoseconds of the trace clock (CLOCK_MONOTONIC for LTTng-UST), the same base as
+	 * GPU activity start_ns/end_ns. For DISCARDED_*, the end of the window.
+	 */
+	int64_t time_ns;
+	int32_t pid;          /* vpid context; -1 when the trace lacks it */
+	int32_t tid;          /* vtid context; -1 when missing */
+	struct po_str procname; /* procname context; len 0 when missing */
+	uint64_t ip;          /* ip context (allocation site), 0 when missing */
+	uint32_t trace_id;    /* which trace of the directory (one per process buffer) */
+	union {
+		struct {
+			struct po_str framework;
+			int32_t cpu_count;
+		} run_begin;
+		struct {
+			struct po_str key;
+			struct po_str value;
+		} run_config;
+		struct {
+			int64_t worker_id;
+			int32_t parent_pid;
+		} worker; /* WORKER_BEGIN, WORKER_END */
+		struct {
+			int64_t epoch;
+		} epoch;
+		struct {
+			int64_t step;
+			int64_t epoch;
+			int64_t batch_size;
+		} step; /* STEP_BEGIN, STEP_END */
+		struct {
+			enum po_stage stage; /* validated by ingest: < PO_STAGE_COUNT */
+			struct po_str label;
+			int64_t batch;
+			int64_t sample;
+			int64_t cpu_ns; /* end of loader stages only; else -1 */
+		} stage; /* STAGE_BEGIN, STAGE_END */
+		struct {
+			int64_t batch;
+			int64_t queue_depth;
+		} batch_ready;
+		struct {
+			enum po_counter kind;
+			int32_t device;
+			int64_t value;
+		} counter;
+		struct {
+			uint64_t addr;
+			uint64_t bytes;
+			int32_t device; /* -1: host */
+			struct po_str label;
+		} mem; /* MEM_ALLOC, MEM_FREE */
+		struct {
+			int32_t device;
+			int32_t stream;
+			uint64_t correlation_id;
+			struct po_str name;
+		} gpu_launch;
+		struct {
+			int32_t device;
+			int32_t stream;
+			enum po_gpu_kind kind;
+			struct po_str name;
+			uint64_t bytes;
+			int64_t start_ns;
+			int64_t end_ns;
+			uint64_t correlation_id;
+		} gpu_activity;
+		struct {
+			int32_t device;
+			int32_t stream;
+		} gpu_sync; /* GPU_SYNC_BEGIN, GPU_SYNC_END */
+		/*
+		 * LIBC_*: one shape for every allocation call. ptr is the result (0 on
+		 * failure), in_ptr realloc's input, size the bytes asked (nmemb * size for
+		 * calloc). posix_memalign: ptr is *out_ptr, result its return value.
+		 */
+		struct {
+			uint64_t ptr;
+			uint64_t in_ptr;
+			uint64_t size;
+			int32_t result;
+		} libc;
+		struct {
+			int64_t count;    /* PO_COUNT_UNKNOWN when not known */
+			int64_t begin_ns; /* window start; -1 when the trace gives none */
+		} discarded; /* DISCARDED_EVENTS, DISCARDED_PACKETS; time_ns is the window end */
+	} u;
+};
+
+#endif /* PO_EVENT_H */

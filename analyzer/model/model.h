@@ -1,0 +1,53 @@
+/*
+ * model.h: rebuilds steps, workers, GPU activity, memory and trace quality from typed
+ * events (event.h) and produces the analysis result (result.h).
+ *
+ * Events must come in time order across all processes, as babeltrace2's muxer gives them.
+ * Memory stays bounded on long traces: nothing is stored per event, only compact per-step
+ * records, open spans, live allocations, and the spans of a bounded set of steps kept for
+ * the timelines.
+ */
+#ifndef PO_MODEL_H
+#define PO_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/status.h"
+#include "event.h"
+#include "result.h"
+
+struct po_model_config {
+	int64_t min_gap_ns;   /* GPU gaps shorter than this are not recorded */
+	size_t max_gaps;      /* gaps kept per device; more are counted only */
+	size_t max_labels;    /* distinct labels per (role, stage) before folding to "other" */
+	size_t max_sites;     /* distinct memory sites before folding */
+	size_t detail_span_cap;      /* spans kept per detailed step */
+	size_t slowest_steps_kept;   /* slowest steps whose timelines are kept */
+	int64_t timeline_first_step; /* --timeline-steps A:B, step numbers; -1: none */
+	int64_t timeline_last_step;
+};
+
+/* Fills the defaults (from detect/rules.h where a rule sets them). */
+void po_model_config_init(struct po_model_config *config);
+
+struct po_model;
+
+enum po_status po_model_create(const struct po_model_config *config, struct po_model **out,
+			       struct po_error *err) PO_NODISCARD;
+void po_model_destroy(struct po_model *model);
+
+/* The hot path. Fails only on allocation failure. */
+enum po_status po_model_consume(struct po_model *model, const struct po_event *event) PO_NODISCARD;
+
+/*
+ * Ends the stream and builds the result (owned by the caller). The model can only be
+ * destroyed afterwards. Fails with PO_STATUS_INPUT when no profopt event was seen.
+ */
+enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
+			       struct po_error *err) PO_NODISCARD;
+
+/* Memory the model holds now, for the benchmark's accounting. */
+size_t po_model_bytes(const struct po_model *model);
+
+#endif /* PO_MODEL_H */

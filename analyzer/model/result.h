@@ -1,0 +1,444 @@
+/*
+ * result.h: the analysis result, what the model builds from the typed events and what the
+ * detectors, the JSON writer and every renderer read. Renderers never see the trace.
+ *
+ * Ownership: struct po_analysis owns every array and string reachable from it (strings live
+ * in its arena); pointers inside it are weak and valid until po_analysis_destroy(). Times
+ * are int64_t nanoseconds of the trace clock; -1 means unknown.
+ */
+#ifndef PO_RESULT_H
+#define PO_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/arena.h"
+#include "event.h"
+
+/* Roles of processes. X(NAME, json name) */
+#define PO_ROLES(X)                                                                      \
+	X(MAIN, "main")                                                                  \
+	X(WORKER, "worker")                                                              \
+	X(OTHER, "other")
+
+enum po_role {
+#define PO_X(name, json) PO_ROLE_##name,
+	PO_ROLES(PO_X)
+#undef PO_X
+	PO_ROLE_COUNT
+};
+
+/*
+ * Categories of the main loop's time within a step, in priority order: where spans on the
+ * training thread overlap, the instant goes to the first category in this list that is
+ * active. So loading inside a data wait (num_workers=0) counts as load, and a GPU sync
+ * inside the optimizer counts as gpu_sync. Time covered by no span is "other".
+ * X(NAME, json name)
+ */
+#define PO_CATEGORIES(X)                                                                 \
+	X(LOAD, "load")                                                                  \
+	X(PREPROCESS, "preprocess")                                                      \
+	X(COLLATE, "collate")                                                            \
+	X(GPU_SYNC, "gpu_sync")                                                          \
+	X(H2D_COPY, "h2d_copy")                                                          \
+	X(OPTIMIZER, "optimizer")                                                        \
+	X(BACKWARD, "backward")                                                          \
+	X(FORWARD, "forward")                                                            \
+	X(CHECKPOINT, "checkpoint")                                                      \
+	X(EVAL, "eval")                                                                  \
+	X(CUSTOM, "custom")                                                              \
+	X(DATA_WAIT, "data_wait")                                                        \
+	X(OTHER, "other")
+
+enum po_category {
+#define PO_X(name, json) PO_CAT_##name,
+	PO_CATEGORIES(PO_X)
+#undef PO_X
+	PO_CATEGORY_COUNT
+};
+
+const char *po_role_name(enum po_role role);
+const char *po_category_name(enum po_category category);
+/* The category a stage's time counts as on the training thread. */
+enum po_category po_category_of_stage(enum po_stage stage);
+
+struct po_process {
+	int32_t pid;
+	const char *name; /* procname */
+	enum po_role role;
+	int64_t worker_id;  /* from worker_begin; -1 */
+	int32_t parent_pid; /* from worker_begin; -1 */
+	int64_t first_ns;
+	int64_t last_ns;
+	int64_t event_count;
+	int64_t rss_first_bytes; /* first/last/peak host RSS counter; -1 without samples */
+	int64_t rss_last_bytes;
+	int64_t rss_peak_bytes;
+	int64_t cpu_first_ns; /* first/last PROCESS_CPU counter; -1 */
+	int64_t cpu_last_ns;
+};
+
+struct po_thread {
+	int32_t pid;
+	int32_t tid;
+	const char *name;
+	bool is_training_loop; /* the thread that emits step_begin/step_end */
+};
+
+/* Step flags. */
+#define PO_STEP_LOSSY 0x1u     /* overlaps a window of discarded events or packets */
+#define PO_STEP_UNMATCHED 0x2u /* a span inside it had no begin or no end */
+
+struct po_step {
+	int64_t index; /* step number from the trace */
+	int64_t epoch;
+	int64_t batch_size; /* samples; -1 */
+	int64_t begin_ns;
+	int64_t end_ns;
+	int64_t category_ns[PO_CATEGORY_COUNT]; /* sums exactly to end_ns - begin_ns */
+	int64_t batch;        /* batch index consumed (data_wait's batch); -1 */
+	int32_t worker_pid;   /* process that produced that batch; -1 main or unknown */
+	int64_t ready_ns;     /* when that batch was ready (batch_ready, else collate end) */
+	int64_t queue_depth;  /* latest queue depth seen at the data wait's end; -1 */
+	int64_t load_ns;      /* the consumed batch's time in its producer, per stage; -1 */
+	int64_t preprocess_ns;
+	int64_t collate_ns;
+	int64_t gpu_busy_ns;     /* union of GPU activity of all devices within the step */
+	int64_t host_live_bytes; /* live host bytes (alloc/free events) at the end; -1 */
+	int64_t gpu_live_bytes;  /* live GPU bytes (alloc/free events or counter); -1 */
+	int64_t rss_bytes;       /* sum of the latest RSS of every process; -1 */
+	uint32_t flags;
+};
+
+/* Summary statistics over the steps not flagged lossy. */
+struct po_step_stats {
+	int64_t count;         /* all steps */
+	int64_t clean_count;   /* steps used for the statistics */
+	double mean_ns;
+	int64_t min_ns;
+	int64_t p50_ns;
+	int64_t p90_ns;
+	int64_t p95_ns;
+	int64_t p99_ns;
+	int64_t max_ns;
+	double steps_per_s;   /* clean steps / their summed wall time */
+	double samples_per_s; /* -1 when batch sizes are unknown */
+	double category_mean_ns[PO_CATEGORY_COUNT]; /* sums to mean_ns */
+};
+
+struct po_worker {
+	int32_t pid;
+	int64_t worker_id; /* -1 */
+	int64_t batches;   /* batches it finished (collate end or batch_ready) */
+	int64_t stage_ns[PO_STAGE_COUNT];     /* wall time per stage, top-level spans */
+	int64_t stage_cpu_ns[PO_STAGE_COUNT]; /* thread CPU time of loader stages; -1 */
+	int64_t busy_ns;  /* time inside any top-level span */
+	int64_t first_ns; /* first and last event of the process */
+	int64_t last_ns;
+};
+
+/* Time per (role, stage, label), to name the stage and label that dominate. */
+struct po_label_stat {
+	enum po_role role;
+	enum po_stage stage;
+	const char *label; /* "(other labels)" once too many distinct labels were seen */
+	int64_t count;
+	int64_t total_ns;
+	int64_t cpu_ns; /* -1 when unknown */
+};
+
+struct po_gpu_stream {
+	int32_t device;
+	int32_t stream;
+	int64_t busy_ns; /* union within the stream */
+	int64_t activity_count;
+	int64_t kind_ns[PO_GPU_KIND_COUNT]; /* summed durations per kind */
+	int64_t bytes;
+};
+
+/* An interval of a device with no activity on any stream, at least the model's minimum. */
+struct po_gpu_gap {
+	int32_t device;
+	int64_t begin_ns;
+	int64_t end_ns;
+	int64_t step_index; /* index into po_analysis.steps of the step it falls in; -1 */
+	enum po_category cause; /* what the training thread did for most of the gap */
+	int64_t cause_ns;       /* how long it did that within the gap */
+};
+
+struct po_gpu_device {
+	int32_t device;
+	int64_t first_ns; /* first activity start, last activity end */
+	int64_t last_ns;
+	int64_t activity_count;
+	int64_t busy_ns; /* union over streams within the analysis window */
+	int64_t window_ns; /* the analysis window: first step begin to last step end */
+	int64_t idle_ns;   /* window_ns - busy_ns */
+	int64_t gap_ns_by_cause[PO_CATEGORY_COUNT]; /* recorded gaps only */
+	size_t gaps_begin; /* this device's gaps: po_analysis.gaps[gaps_begin .. +gap_count) */
+	size_t gap_count;
+	int64_t gaps_not_kept; /* gaps past the model's cap, counted only */
+	int64_t late_records;  /* records older than the merge window, merged approximately */
+};
+
+/* Memory allocated at one site and what remained at the end. */
+struct po_mem_site {
+	int32_t pid;
+	enum po_role role;
+	int32_t device; /* -1 host */
+	int stage;      /* enum po_stage active on the thread, or -1 for none */
+	const char *label; /* profopt mem label, or NULL */
+	uint64_t ip;       /* allocation site from the ip context (libc events), or 0 */
+	int64_t alloc_count;
+	int64_t alloc_bytes;
+	int64_t free_count;
+	int64_t free_bytes;
+	int64_t live_count; /* still allocated at the end of the trace */
+	int64_t live_bytes;
+	int64_t first_live_step; /* step number of the oldest/newest still-live allocation; -1 */
+	int64_t last_live_step;
+};
+
+struct po_memory {
+	bool has_alloc_events; /* profopt mem_alloc/mem_free */
+	bool has_libc_events;  /* lttng_ust_libc */
+	bool has_rss;
+	bool has_gpu_counter;
+	int64_t host_peak_bytes; /* peak live host bytes (events), else peak summed RSS; -1 */
+	int64_t gpu_peak_bytes;  /* -1 */
+	int64_t rss_peak_bytes;  /* -1 */
+	int64_t unmatched_frees; /* frees of addresses never seen allocated */
+};
+
+#define PO_DISCARD_EVENTS 0
+#define PO_DISCARD_PACKETS 1
+
+struct po_discard_window {
+	int kind; /* PO_DISCARD_EVENTS or PO_DISCARD_PACKETS */
+	uint32_t trace_id;
+	int32_t pid; /* -1 */
+	int64_t begin_ns; /* -1 when unknown */
+	int64_t end_ns;
+	int64_t count; /* PO_COUNT_UNKNOWN when the tracer could not tell */
+};
+
+struct po_quality {
+	int64_t events;         /* all events read */
+	int64_t profopt_events;
+	int64_t libc_events;
+	int64_t discarded_events;  /* sum of the known counts */
+	int64_t discarded_packets;
+	int64_t unknown_discards;  /* windows whose count is unknown */
+	size_t window_count;       /* windows kept in po_analysis.discard_windows */
+	int64_t windows_not_kept;
+	int64_t unmatched_begins;  /* spans still open at the end */
+	int64_t unmatched_ends;    /* ends with no open begin */
+	int64_t time_inversions;   /* events older than the previous one of their thread */
+	bool missing_vpid;
+	bool missing_vtid;
+	bool missing_procname;
+	int64_t lossy_steps;
+	int64_t trace_count;
+	int64_t first_ns;
+	int64_t last_ns;
+	bool partial; /* --salvage analysed only what was readable */
+};
+
+struct po_kv {
+	const char *key;
+	const char *value;
+};
+
+/* A completed span or activity kept for the timelines of representative steps. */
+#define PO_SPAN_STAGE 0
+#define PO_SPAN_GPU 1
+#define PO_SPAN_SYNC 2
+#define PO_SPAN_STEP 3
+
+struct po_span {
+	int kind;  /* PO_SPAN_* */
+	int sub;   /* stage for STAGE, gpu kind for GPU */
+	int32_t pid;
+	int32_t tid;    /* -1 for GPU */
+	int32_t device; /* GPU and SYNC; else -1 */
+	int32_t stream;
+	const char *label; /* stage label, kernel name; weak: in the analysis arena */
+	int64_t begin_ns;
+	int64_t end_ns;
+	int64_t batch; /* -1 */
+};
+
+struct po_counter_sample {
+	int32_t pid;
+	enum po_counter kind;
+	int32_t device;
+	int64_t time_ns;
+	int64_t value;
+};
+
+/* Why a step's timeline was kept. */
+#define PO_DETAIL_SLOWEST 0x1u
+#define PO_DETAIL_MEDIAN 0x2u
+#define PO_DETAIL_STALL 0x4u     /* a GPU gap or an outlier */
+#define PO_DETAIL_NEIGHBOR 0x8u  /* next to a slowest step, for the timeline window */
+#define PO_DETAIL_REQUESTED 0x10u /* inside --timeline-steps */
+
+struct po_step_detail {
+	size_t step_index; /* into po_analysis.steps */
+	uint32_t reasons;
+	int64_t begin_ns; /* the step's window */
+	int64_t end_ns;
+	struct po_span *spans; /* every process, thread and stream, sorted by begin */
+	size_t span_count;
+	struct po_counter_sample *counters;
+	size_t counter_count;
+	bool truncated; /* more spans than the per-step cap */
+};
+
+/* Findings, filled by the detectors. X(NAME, json id) */
+#define PO_FINDING_IDS(X)                                                                \
+	X(INPUT_BOUND, "input-bound")                                                    \
+	X(GPU_IDLE, "gpu-idle")                                                          \
+	X(HOST_MEMORY_GROWTH, "host-memory-growth")                                      \
+	X(GPU_MEMORY_GROWTH, "gpu-memory-growth")                                        \
+	X(UNFREED_ALLOCATIONS, "unfreed-allocations")                                    \
+	X(STEP_OUTLIERS, "step-outliers")                                                \
+	X(TRACE_DATA_LOSS, "trace-data-loss")
+
+enum po_finding_id {
+#define PO_X(name, json) PO_FINDING_##name,
+	PO_FINDING_IDS(PO_X)
+#undef PO_X
+	PO_FINDING_ID_COUNT
+};
+
+#define PO_SEVERITIES(X)                                                                 \
+	X(CRITICAL, "critical")                                                          \
+	X(WARNING, "warning")                                                            \
+	X(INFO, "info")
+
+enum po_severity {
+#define PO_X(name, json) PO_SEVERITY_##name,
+	PO_SEVERITIES(PO_X)
+#undef PO_X
+	PO_SEVERITY_COUNT
+};
+
+#define PO_VERDICTS(X)                                                                   \
+	X(INPUT_BOUND, "input-bound")                                                    \
+	X(HOST_BOUND, "host-bound")                                                      \
+	X(GPU_BOUND, "gpu-bound")                                                        \
+	X(BALANCED, "balanced")                                                          \
+	X(UNKNOWN, "unknown")
+
+enum po_verdict {
+#define PO_X(name, json) PO_VERDICT_##name,
+	PO_VERDICTS(PO_X)
+#undef PO_X
+	PO_VERDICT_COUNT
+};
+
+const char *po_finding_id_name(enum po_finding_id id);
+const char *po_severity_name(enum po_severity severity);
+const char *po_verdict_name(enum po_verdict verdict);
+
+#define PO_EVIDENCE_NUMBER 0
+#define PO_EVIDENCE_INTEGER 1
+#define PO_EVIDENCE_TEXT 2
+
+/* One measured fact; keys carry their unit ("wait_share_pct", "gap_ms"). */
+struct po_evidence {
+	const char *key;
+	int type; /* PO_EVIDENCE_* */
+	double number;
+	int64_t integer;
+	const char *text;
+};
+
+struct po_recommendation {
+	const char *knob;   /* "num_workers", "prefetch_factor", "pin_memory", ... */
+	const char *action; /* "set num_workers=4" */
+	const char *why;
+	const char *effect; /* the predicted effect in words */
+	double predicted_step_ms; /* NaN when not predicted */
+	double predicted_speedup; /* NaN when not predicted */
+};
+
+struct po_window {
+	int64_t begin_ns;
+	int64_t end_ns;
+};
+
+struct po_finding {
+	enum po_finding_id id;
+	enum po_severity severity;
+	double confidence; /* 0..1 */
+	const char *summary;
+	struct po_evidence *evidence;
+	size_t evidence_count;
+	struct po_recommendation *recommendations;
+	size_t recommendation_count;
+	int64_t *steps; /* step numbers involved (capped) */
+	size_t step_count;
+	struct po_window *windows; /* time windows involved (capped) */
+	size_t window_count;
+};
+
+struct po_warning {
+	const char *code; /* "missing-context", "unmatched-spans", ... */
+	const char *text;
+};
+
+struct po_analysis {
+	struct po_arena *arena; /* owned: every string below */
+
+	/* run */
+	const char *framework; /* NULL when no run_begin */
+	int32_t cpu_count;     /* online CPUs of the traced machine; -1 */
+	struct po_kv *config;  /* sorted by key */
+	size_t config_count;
+
+	struct po_quality quality;
+	struct po_discard_window *discard_windows;
+	struct po_warning *warnings;
+	size_t warning_count;
+
+	struct po_process *processes; /* sorted by pid */
+	size_t process_count;
+	struct po_thread *threads; /* sorted by pid, tid */
+	size_t thread_count;
+	int32_t main_pid; /* -1 */
+
+	struct po_step *steps; /* in trace order */
+	size_t step_count;
+	struct po_step_stats step_stats;
+
+	struct po_worker *workers; /* sorted by worker_id, then pid */
+	size_t worker_count;
+	struct po_label_stat *label_stats; /* sorted by total_ns, descending */
+	size_t label_stat_count;
+
+	struct po_gpu_device *gpus; /* sorted by device */
+	size_t gpu_count;
+	struct po_gpu_stream *streams; /* sorted by device, stream */
+	size_t stream_count;
+	struct po_gpu_gap *gaps; /* grouped by device, each group by begin */
+	size_t gap_count;
+
+	struct po_memory memory;
+	struct po_mem_site *mem_sites; /* sorted by live_bytes, descending */
+	size_t mem_site_count;
+
+	struct po_step_detail *details; /* sorted by step_index */
+	size_t detail_count;
+
+	/* filled by the detectors */
+	struct po_finding *findings; /* sorted by severity, then id */
+	size_t finding_count;
+	enum po_verdict verdict;
+};
+
+void po_analysis_destroy(struct po_analysis *analysis);
+
+#endif /* PO_RESULT_H */

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# samples/demo.sh: installs what is missing, builds profopt, records the pipeline simulator
+# (a main process and two forked data-loader workers) with profopt-record, and analyzes it.
+# Environment: PROFOPT_BUILD_DIR (default build/), PROFOPT_DEMO_DIR (default out/demo).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${PROFOPT_BUILD_DIR:-$root/build}
+out=${PROFOPT_DEMO_DIR:-$root/out/demo}
+
+"$root/tests/lib/install-deps.sh"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+
+mkdir -p "$out"
+rm -rf "$out/trace"
+echo "== Recording profopt-sim: 2 workers, 300 steps, slow preprocessing =="
+"$build/bin/profopt-record" -o "$out/trace" -- \
+	"$build/bin/profopt-sim" --workers 2 --steps 300 --batch-size 32 \
+	--load-ms 2 --preprocess-ms 14 --collate-ms 1 --h2d-ms 1 \
+	--forward-ms 3 --backward-ms 4 --optimizer-ms 1 --kernels 8 --gpu-ms 6 --seed 1
+
+if [ -x "$build/bin/profopt-analyze" ]; then
+	echo "== Analyzing =="
+	"$build/bin/profopt-analyze" "$out/trace" -o "$out/report" --force
+	echo "Report: $out/report/index.html"
+else
+	echo "== Recorded events (profopt-analyze is not built yet) =="
+	babeltrace2 "$out/trace" | sed -E 's/.* (profopt:[a-z_]+):.*vpid = ([0-9]+).*/\2 \1/' |
+		sort | uniq -c | sort -k2,2n -k3
+fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# install-deps.sh [--with-test-tools]: installs the Debian 12 packages profopt needs to
+# build and run, only those missing. Needs root (apt-get) when something is missing.
+set -eu
+
+packages=(build-essential cmake pkg-config lttng-tools liblttng-ust-dev liblttng-ctl-dev
+	babeltrace2 libbabeltrace2-dev libcairo2-dev libpango1.0-dev libgraphviz-dev
+	libxml2-dev util-linux)
+if [ "${1:-}" = "--with-test-tools" ]; then
+	packages+=(python3-bt2 libxml2-utils poppler-utils python3-torch chromium clang
+		libclang-rt-14-dev valgrind)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$pkg")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing Debian packages: ${missing[*]}; run as root or install them" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
