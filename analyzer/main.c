@@ -1,0 +1,526 @@
+/*
+ * main.c: profopt-analyze, the command line. Checks the input, runs ingest -> model ->
+ * detect -> render in a resource-limited child process that writes every output into a
+ * staging directory, and only when all of it succeeded moves the staging directory into
+ * place. Errors from every level arrive here as one chain and are printed once.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/isolate.h"
+#include "common/status.h"
+#include "detect/detect.h"
+#include "ingest/ingest.h"
+#include "model/model.h"
+#include "../render/json/render_json.h"
+#include "../render/report/render_report.h"
+
+#ifndef PROFOPT_VERSION
+#define PROFOPT_VERSION "0.0.0"
+#endif
+
+struct options {
+	const char *trace_dir;    /* weak: argv */
+	const char *out_dir;      /* weak: argv, or owned default_out_dir */
+	char *default_out_dir;    /* owned */
+	bool force;
+	bool salvage;
+	bool quiet;
+	bool json_only;
+	int64_t timeline_first_step;
+	int64_t timeline_last_step;
+	struct po_rules rules;
+};
+
+/* What the isolated child needs; it writes only below staging_dir. */
+struct job {
+	const struct options *options; /* weak */
+	const char *staging_dir;       /* weak */
+};
+
+static const char usage_text[] =
+	"Usage: profopt-analyze [OPTIONS] TRACE_DIR\n"
+	"\n"
+	"Reads an LTTng trace of a program instrumented with profopt (recorded with\n"
+	"profopt-record, or any lttng session that enabled the profopt events with the vpid,\n"
+	"vtid and procname contexts), rebuilds every training step across the main process\n"
+	"and its data-loader workers, diagnoses stalls, GPU idle gaps and memory growth, and\n"
+	"writes a report.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output DIR        where to write the report (default: TRACE_DIR-report);\n"
+	"                          it must not lie inside TRACE_DIR\n"
+	"  -f, --force             replace an earlier profopt report in DIR\n"
+	"      --set RULE.KEY=VAL  change a detection rule (see docs/rules.md); repeatable\n"
+	"      --config FILE       read RULE.KEY=VALUE lines from FILE\n"
+	"      --timeline-steps A:B  keep the timelines of steps A to B (step numbers)\n"
+	"      --salvage           analyse the readable part of a damaged trace; the report\n"
+	"                          is marked partial\n"
+	"      --json-only         write summary.json and timeline.json only\n"
+	"  -q, --quiet             print nothing on success\n"
+	"  -h, --help              show this help\n"
+	"  -V, --version           show the version\n"
+	"\n"
+	"Outputs (in DIR): summary.json, timeline.json (Perfetto / chrome://tracing),\n"
+	"index.html, report.pdf, pipeline.svg, charts/*.svg. They are written to a temporary\n"
+	"directory beside DIR and moved into place only when all of them succeeded.\n"
+	"\n"
+	"Exit status:\n"
+	"  0    success\n"
+	"  1    internal error or out of memory\n"
+	"  2    bad command line, or DIR is unusable (inside the trace, not a report)\n"
+	"  3    the input is not a usable profopt trace (missing, not a trace, empty,\n"
+	"       still being recorded, foreign files, no profopt events)\n"
+	"  4    the trace could not be decoded (malformed, or the decoder crashed, hung or\n"
+	"       ran out of memory; it runs in a separate process with limits)\n"
+	"  5    an output could not be written\n"
+	"  130  interrupted; no output was left behind\n";
+
+static enum po_status parse_step_range(const char *text, struct options *options,
+				       struct po_error *err)
+{
+	char *end;
+	long long first, last;
+
+	errno = 0;
+	first = strtoll(text, &end, 10);
+	if (errno || end == text || *end != ':')
+		goto error;
+	text = end + 1;
+	last = strtoll(text, &end, 10);
+	if (errno || end == text || *end != '\0' || first < 0 || last < first)
+		goto error;
+	options->timeline_first_step = first;
+	options->timeline_last_step = last;
+	return PO_STATUS_OK;
+error:
+	po_error_set(err, "--timeline-steps wants A:B with 0 <= A <= B, got \"%s\"", text);
+	return PO_STATUS_USAGE;
+}
+
+enum {
+	OPT_SET = 1000,
+	OPT_CONFIG,
+	OPT_TIMELINE_STEPS,
+	OPT_SALVAGE,
+	OPT_JSON_ONLY,
+};
+
+static const struct option long_options[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, 'f'},
+	{"set", required_argument, NULL, OPT_SET},
+	{"config", required_argument, NULL, OPT_CONFIG},
+	{"timeline-steps", required_argument, NULL, OPT_TIMELINE_STEPS},
+	{"salvage", no_argument, NULL, OPT_SALVAGE},
+	{"json-only", no_argument, NULL, OPT_JSON_ONLY},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Returns OK to go on, or a status; *exit_now is set for --help and --version. */
+static enum po_status parse_options(int argc, char **argv, struct options *options,
+				    bool *exit_now, struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+	int opt;
+
+	while (status == PO_STATUS_OK &&
+	       (opt = getopt_long(argc, argv, "o:fqhV", long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			options->out_dir = optarg;
+			break;
+		case 'f':
+			options->force = true;
+			break;
+		case 'q':
+			options->quiet = true;
+			break;
+		case OPT_SET:
+			status = po_rules_set(&options->rules, optarg, err);
+			break;
+		case OPT_CONFIG:
+			status = po_rules_load(&options->rules, optarg, err);
+			break;
+		case OPT_TIMELINE_STEPS:
+			status = parse_step_range(optarg, options, err);
+			break;
+		case OPT_SALVAGE:
+			options->salvage = true;
+			break;
+		case OPT_JSON_ONLY:
+			options->json_only = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			*exit_now = true;
+			return PO_STATUS_OK;
+		case 'V':
+			printf("profopt-analyze %s\n", PROFOPT_VERSION);
+			*exit_now = true;
+			return PO_STATUS_OK;
+		default:
+			po_error_set(err, "unknown option (see profopt-analyze --help)");
+			return PO_STATUS_USAGE;
+		}
+	}
+	if (status != PO_STATUS_OK)
+		return status == PO_STATUS_INPUT ? PO_STATUS_USAGE : status;
+	if (optind != argc - 1) {
+		po_error_set(err, optind >= argc ? "missing TRACE_DIR (see profopt-analyze --help)"
+						 : "too many arguments (see profopt-analyze --help)");
+		return PO_STATUS_USAGE;
+	}
+	options->trace_dir = argv[optind];
+	return PO_STATUS_OK;
+}
+
+/* The default output directory: TRACE_DIR-report, beside the trace. */
+static enum po_status default_output(struct options *options, struct po_error *err)
+{
+	size_t len = strlen(options->trace_dir);
+
+	while (len > 1 && options->trace_dir[len - 1] == '/')
+		len--;
+	if (asprintf(&options->default_out_dir, "%.*s-report", (int)len, options->trace_dir) < 0) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	options->out_dir = options->default_out_dir;
+	return PO_STATUS_OK;
+}
+
+/* realpath() of a path that may not exist yet: its deepest existing ancestor, resolved. */
+static bool resolve_path(const char *path, char *resolved)
+{
+	char parent_copy[PATH_MAX], base_copy[PATH_MAX];
+	char parent_resolved[PATH_MAX];
+	const char *parent, *base;
+
+	if (realpath(path, resolved))
+		return true;
+	if (errno != ENOENT || strlen(path) >= PATH_MAX)
+		return false;
+	strcpy(parent_copy, path);
+	strcpy(base_copy, path);
+	parent = dirname(parent_copy);
+	base = basename(base_copy);
+	if (strcmp(parent, path) == 0 || !resolve_path(parent, parent_resolved))
+		return false;
+	return (size_t)snprintf(resolved, PATH_MAX, "%s/%s", parent_resolved, base) < PATH_MAX;
+}
+
+static bool path_is_within(const char *inner, const char *outer)
+{
+	size_t len = strlen(outer);
+
+	return strncmp(inner, outer, len) == 0 && (inner[len] == '/' || inner[len] == '\0');
+}
+
+static bool directory_is_empty(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *entry;
+	bool empty = true;
+
+	if (!dir)
+		return false;
+	while (empty && (entry = readdir(dir)))
+		empty = strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0;
+	closedir(dir);
+	return empty;
+}
+
+/* OUT_DIR must not be inside the trace, and may only replace an earlier report. */
+static enum po_status check_output(const struct options *options, struct po_error *err)
+{
+	char trace_real[PATH_MAX], out_real[PATH_MAX], summary[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(options->trace_dir, trace_real) || !resolve_path(options->out_dir, out_real))
+		return PO_STATUS_OK; /* the input check names the missing path */
+	if (path_is_within(out_real, trace_real) || path_is_within(trace_real, out_real)) {
+		po_error_set(err, "the output directory %s overlaps the trace directory %s; "
+			     "choose another -o", options->out_dir, options->trace_dir);
+		return PO_STATUS_USAGE;
+	}
+	if (stat(options->out_dir, &st) != 0)
+		return PO_STATUS_OK;
+	if (!S_ISDIR(st.st_mode)) {
+		po_error_set(err, "the output path %s exists and is not a directory", options->out_dir);
+		return PO_STATUS_USAGE;
+	}
+	snprintf(summary, sizeof(summary), "%s/summary.json", options->out_dir);
+	if (access(summary, F_OK) == 0) {
+		if (options->force)
+			return PO_STATUS_OK;
+		po_error_set(err, "%s holds an earlier report; pass --force to replace it",
+			     options->out_dir);
+		return PO_STATUS_USAGE;
+	}
+	if (!directory_is_empty(options->out_dir)) {
+		po_error_set(err, "%s is not empty and holds no profopt report; "
+			     "choose another -o", options->out_dir);
+		return PO_STATUS_USAGE;
+	}
+	return PO_STATUS_OK;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* mkdir -p: creates dir and its missing ancestors. */
+static int make_directories(const char *dir)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s", dir) >= sizeof(path))
+		return -1;
+	for (char *slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*slash = '/';
+	}
+	return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* A staging directory beside out_dir, on the same file system, so rename() works. */
+static enum po_status create_staging(const char *out_dir, char **staging, struct po_error *err)
+{
+	char *copy = strdup(out_dir);
+	char *copy2 = strdup(out_dir);
+	enum po_status status = PO_STATUS_OK;
+
+	if (copy && make_directories(dirname(copy)) != 0) {
+		po_error_set(err, "Failed to create the parent directories of %s: %s", out_dir,
+			     strerror(errno));
+		free(copy);
+		free(copy2);
+		return PO_STATUS_OUTPUT;
+	}
+	free(copy);
+	copy = strdup(out_dir);
+	if (!copy || !copy2 ||
+	    asprintf(staging, "%s/.%s.profopt-XXXXXX", dirname(copy), basename(copy2)) < 0) {
+		po_error_set(err, "out of memory");
+		status = PO_STATUS_NOMEM;
+		*staging = NULL;
+	} else if (!mkdtemp(*staging)) {
+		po_error_set(err, "Failed to create a temporary directory beside %s: %s", out_dir,
+			     strerror(errno));
+		free(*staging);
+		*staging = NULL;
+		status = PO_STATUS_OUTPUT;
+	}
+	free(copy);
+	free(copy2);
+	return status;
+}
+
+static enum po_status make_path(const char *dir, const char *name, char *path, size_t size,
+				struct po_error *err)
+{
+	if ((size_t)snprintf(path, size, "%s/%s", dir, name) >= size) {
+		po_error_set(err, "path too long: %s/%s", dir, name);
+		return PO_STATUS_OUTPUT;
+	}
+	return PO_STATUS_OK;
+}
+
+static enum po_status render_all(const struct po_analysis *analysis, const struct job *job,
+				 struct po_error *err)
+{
+	char path[PATH_MAX];
+	enum po_status status;
+
+	po_isolate_progress("writing summary.json", job->staging_dir);
+	status = make_path(job->staging_dir, "summary.json", path, sizeof(path), err);
+	if (status == PO_STATUS_OK)
+		status = po_render_summary_json(analysis, path, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	po_isolate_progress("writing timeline.json", job->staging_dir);
+	status = make_path(job->staging_dir, "timeline.json", path, sizeof(path), err);
+	if (status == PO_STATUS_OK)
+		status = po_render_timeline_json(analysis, path, err);
+	if (status != PO_STATUS_OK || job->options->json_only)
+		return status;
+	po_isolate_progress("writing the report", job->staging_dir);
+	return po_render_report(analysis, job->staging_dir, err);
+}
+
+struct feed {
+	struct po_model *model; /* weak */
+};
+
+static enum po_status feed_event(void *ctx, const struct po_event *event)
+{
+	struct feed *feed = ctx;
+
+	return po_model_consume(feed->model, event);
+}
+
+static void init_model_config(const struct options *options, struct po_model_config *config)
+{
+	po_model_config_init(config);
+	config->min_gap_ns = (int64_t)(options->rules.gpu_idle_min_gap_ms * 1e6);
+	config->timeline_first_step = options->timeline_first_step;
+	config->timeline_last_step = options->timeline_last_step;
+}
+
+/* Runs in the isolated child: decode, model, detect, render into the staging directory. */
+static enum po_status analyze(void *ctx, FILE *output, struct po_error *err)
+{
+	const struct job *job = ctx;
+	const struct options *options = job->options;
+	struct po_ingest_options ingest_options = {.salvage = options->salvage};
+	struct po_ingest_stats stats = {0};
+	struct po_model_config config;
+	struct po_model *model = NULL;
+	struct po_analysis *analysis = NULL;
+	struct feed feed;
+	enum po_status status;
+
+	init_model_config(options, &config);
+	status = po_model_create(&config, &model, err);
+	if (status != PO_STATUS_OK)
+		goto end;
+	feed.model = model;
+	status = po_ingest_run(options->trace_dir, &ingest_options, feed_event, &feed, &stats, err);
+	if (status != PO_STATUS_OK)
+		goto end;
+	po_isolate_progress("analysing", options->trace_dir);
+	status = po_model_finish(model, &analysis, err);
+	if (status != PO_STATUS_OK) {
+		po_error_prepend(err, "%s", options->trace_dir);
+		goto end;
+	}
+	analysis->quality.partial = analysis->quality.partial || stats.partial;
+	status = po_detect_run(analysis, &options->rules, err);
+	if (status == PO_STATUS_OK)
+		status = render_all(analysis, job, err);
+	if (status == PO_STATUS_OK && !options->quiet)
+		po_render_text_summary(analysis, output);
+end:
+	po_analysis_destroy(analysis);
+	po_model_destroy(model);
+	return status;
+}
+
+/*
+ * Moves the staging directory to out_dir. An earlier report there is first moved aside
+ * and removed only after the new one is in place, so a failure leaves the old one intact.
+ */
+static enum po_status commit_output(const char *staging, const char *out_dir, struct po_error *err)
+{
+	char *aside = NULL;
+	enum po_status status = PO_STATUS_OK;
+	sigset_t block, previous;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &previous);
+	if (access(out_dir, F_OK) == 0) {
+		if (asprintf(&aside, "%s.profopt-old", staging) < 0 || rename(out_dir, aside) != 0) {
+			po_error_set(err, "Failed to move the earlier report %s aside: %s", out_dir,
+				     strerror(errno));
+			status = PO_STATUS_OUTPUT;
+			goto end;
+		}
+	}
+	if (rename(staging, out_dir) != 0) {
+		po_error_set(err, "Failed to move the report into %s: %s", out_dir, strerror(errno));
+		status = PO_STATUS_OUTPUT;
+		if (aside)
+			rename(aside, out_dir);
+		goto end;
+	}
+	chmod(out_dir, 0755);
+	if (aside)
+		remove_tree(aside);
+end:
+	free(aside);
+	sigprocmask(SIG_SETMASK, &previous, NULL);
+	return status;
+}
+
+static enum po_status run(struct options *options, struct po_error *err)
+{
+	struct po_isolate_limits limits;
+	struct job job = {.options = options};
+	char *staging = NULL;
+	char *text = NULL;
+	enum po_status status;
+
+	status = po_ingest_check(options->trace_dir, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	status = check_output(options, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	status = create_staging(options->out_dir, &staging, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	job.staging_dir = staging;
+	po_isolate_limits_init(&limits);
+	status = po_isolate_run(analyze, &job, &limits, &text, err);
+	if (status == PO_STATUS_OK)
+		status = commit_output(staging, options->out_dir, err);
+	if (status != PO_STATUS_OK)
+		remove_tree(staging);
+	else if (text && !options->quiet)
+		printf("%sReport: %s\n", text, options->out_dir);
+	free(text);
+	free(staging);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options options = {.timeline_first_step = -1, .timeline_last_step = -1};
+	struct po_error err = {{0}};
+	bool exit_now = false;
+	enum po_status status;
+
+	po_rules_init(&options.rules);
+	status = parse_options(argc, argv, &options, &exit_now, &err);
+	if (status == PO_STATUS_OK && exit_now)
+		return 0;
+	if (status == PO_STATUS_OK && !options.out_dir)
+		status = default_output(&options, &err);
+	if (status == PO_STATUS_OK)
+		status = run(&options, &err);
+	free(options.default_out_dir);
+	if (status != PO_STATUS_OK) {
+		fprintf(stderr, "profopt-analyze: %s\n",
+			err.message[0] ? err.message : po_status_description(status));
+		return po_status_exit_code(status);
+	}
+	return 0;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Bad command lines and unusable output directories: a one-line error, the documented exit
+# status, and nothing written or lost.
+set -u
+bin=$1
+work=$(mktemp -d /tmp/profopt-cli.XXXXXX)
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+failed=0 passed=0
+
+expect() { # expect STATUS DESCRIPTION COMMAND...
+	local want=$1 what=$2
+	shift 2
+	"$@" >"$work/out" 2>"$work/err"
+	local got=$?
+	if [ "$got" -eq "$want" ] && { [ "$want" -eq 0 ] || [ "$(wc -l <"$work/err")" -eq 1 ]; }; then
+		passed=$((passed + 1)); echo "ok   $what ($got): $(cat "$work/err")"
+	else
+		failed=$((failed + 1)); echo "FAIL $what: status $got, want $want; stderr: $(cat "$work/err")"
+	fi
+}
+
+"$bin/profopt-record" -o "$work/trace" -- "$bin/profopt-sim" --workers 1 --steps 25 \
+	--load-ms 1 --forward-ms 1 --gpu-ms 1 --kernels 2 >/dev/null 2>&1 || { echo "FAIL record"; exit 1; }
+a="$bin/profopt-analyze"
+
+expect 2 "no arguments" "$a"
+expect 2 "unknown option" "$a" --bogus "$work/trace"
+expect 2 "two traces" "$a" "$work/trace" "$work/trace"
+expect 2 "bad --set" "$a" --set nonsense "$work/trace"
+expect 2 "bad --timeline-steps" "$a" --timeline-steps 5:1 "$work/trace"
+expect 3 "missing trace" "$a" "$work/nope" -o "$work/r0"
+expect 3 "not a trace" "$a" "$work" -o "$work/../profopt-cli-r1-$$"
+rm -rf "$work/../profopt-cli-r1-$$"
+expect 2 "output inside the trace" "$a" "$work/trace" -o "$work/trace/report"
+[ -e "$work/trace/report" ] && { failed=$((failed + 1)); echo "FAIL wrote into the trace"; }
+mkdir -p "$work/busy" && echo keep >"$work/busy/notes.txt"
+expect 2 "non-empty foreign output dir" "$a" "$work/trace" -o "$work/busy"
+grep -q keep "$work/busy/notes.txt" || { failed=$((failed + 1)); echo "FAIL user file lost"; }
+expect 0 "first report" "$a" "$work/trace" -o "$work/report"
+cp "$work/report/summary.json" "$work/first-summary.json"
+expect 2 "earlier report without --force" "$a" "$work/trace" -o "$work/report"
+expect 0 "earlier report with --force" "$a" "$work/trace" -o "$work/report" --force
+cmp -s "$work/report/summary.json" "$work/first-summary.json" &&
+	{ passed=$((passed + 1)); echo "ok   same trace, same summary.json bytes"; } ||
+	{ failed=$((failed + 1)); echo "FAIL summary.json differs between two runs"; }
+expect 5 "output parent is a file" "$a" "$work/trace" -o "$work/busy/notes.txt/report"
+if [ "$(id -u)" -ne 0 ]; then
+	mkdir -p "$work/ro" && chmod a-w "$work/ro"
+	expect 5 "read-only parent" "$a" "$work/trace" -o "$work/ro/report"
+fi
+expect 0 "--version" "$a" --version
+ls -a "$work" | grep -q '\.profopt-' && { failed=$((failed + 1)); echo "FAIL staging left behind"; }
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
