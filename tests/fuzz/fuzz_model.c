@@ -1,0 +1,149 @@
+/*
+ * fuzz_model.c: a libFuzzer target over the model's event handling. The input bytes are
+ * read as a sequence of typed events (kind, thread, time step and fields drawn from the
+ * bytes), fed to the model, which must then finish (or refuse with a status) without a
+ * crash, an assertion, a leak or undefined behaviour. Built with clang -fsanitize=fuzzer
+ * when PROFOPT_FUZZ is on; otherwise linked with replay_main.c to run the committed corpus
+ * as a regression test.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "model/model.h"
+
+struct cursor {
+	const uint8_t *data; /* weak: the fuzzer's input */
+	size_t size;
+	size_t offset;
+};
+
+static uint64_t take(struct cursor *cursor, unsigned bytes)
+{
+	uint64_t value = 0;
+
+	for (unsigned i = 0; i < bytes; i++) {
+		value <<= 8;
+		if (cursor->offset < cursor->size)
+			value |= cursor->data[cursor->offset++];
+	}
+	return value;
+}
+
+/* Small signed values, with -1 (unknown) and extremes reachable. */
+static int64_t take_int(struct cursor *cursor)
+{
+	uint8_t selector = (uint8_t)take(cursor, 1);
+
+	switch (selector & 7) {
+	case 0:
+		return -1;
+	case 1:
+		return INT64_MAX;
+	case 2:
+		return INT64_MIN;
+	default:
+		return (int64_t)take(cursor, 2) - 16;
+	}
+}
+
+static struct po_str take_str(struct cursor *cursor)
+{
+	size_t len = take(cursor, 1) % 24;
+	struct po_str str = {NULL, 0};
+
+	if (cursor->offset + len > cursor->size)
+		len = cursor->size - cursor->offset;
+	str.ptr = (const char *)cursor->data + cursor->offset;
+	str.len = len;
+	cursor->offset += len;
+	return str;
+}
+
+static void fill_payload(struct cursor *cursor, struct po_event *event)
+{
+	switch (event->kind) {
+	case PO_EV_STAGE_BEGIN:
+	case PO_EV_STAGE_END:
+		event->u.stage.stage = (enum po_stage)(take(cursor, 1) % PO_STAGE_COUNT);
+		event->u.stage.label = take_str(cursor);
+		event->u.stage.batch = take_int(cursor);
+		event->u.stage.cpu_ns = take_int(cursor);
+		break;
+	case PO_EV_COUNTER:
+		event->u.counter.kind = (enum po_counter)(take(cursor, 1) % PO_COUNTER_COUNT);
+		event->u.counter.device = (int32_t)take_int(cursor);
+		event->u.counter.value = take_int(cursor);
+		break;
+	case PO_EV_GPU_ACTIVITY:
+		event->u.gpu_activity.device = (int32_t)(take(cursor, 1) % 4);
+		event->u.gpu_activity.stream = (int32_t)(take(cursor, 1) % 4);
+		event->u.gpu_activity.kind = (enum po_gpu_kind)(take(cursor, 1) % PO_GPU_KIND_COUNT);
+		event->u.gpu_activity.name = take_str(cursor);
+		event->u.gpu_activity.start_ns = event->time_ns - (int64_t)take(cursor, 3);
+		event->u.gpu_activity.end_ns = event->u.gpu_activity.start_ns + take_int(cursor);
+		break;
+	case PO_EV_MEM_ALLOC:
+	case PO_EV_MEM_FREE:
+		event->u.mem.addr = take(cursor, 1);
+		event->u.mem.bytes = take(cursor, 4);
+		event->u.mem.device = (int32_t)(take(cursor, 1) % 3) - 1;
+		event->u.mem.label = take_str(cursor);
+		break;
+	case PO_EV_DISCARDED_EVENTS:
+	case PO_EV_DISCARDED_PACKETS:
+		event->u.discarded.count = take_int(cursor);
+		event->u.discarded.begin_ns = event->time_ns - take_int(cursor);
+		break;
+	default:
+		/* Every other kind: fill the union's bytes, then keep enums in range. */
+		for (size_t i = 0; i < sizeof(event->u) && cursor->offset < cursor->size; i += 8) {
+			int64_t value = take_int(cursor);
+
+			memcpy((char *)&event->u + i, &value,
+			       sizeof(event->u) - i < 8 ? sizeof(event->u) - i : 8);
+		}
+		memset(&event->u.run_begin.framework, 0, sizeof(struct po_str));
+		if (event->kind == PO_EV_RUN_CONFIG) {
+			event->u.run_config.key = take_str(cursor);
+			event->u.run_config.value = take_str(cursor);
+		}
+		if (event->kind == PO_EV_GPU_LAUNCH)
+			event->u.gpu_launch.name = take_str(cursor);
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cursor cursor = {data, size, 0};
+	struct po_model_config config;
+	struct po_model *model = NULL;
+	struct po_analysis *analysis = NULL;
+	struct po_error err = {{0}};
+	int64_t time_ns = 1000000;
+
+	po_model_config_init(&config);
+	config.max_gaps = 16;
+	config.detail_span_cap = 64;
+	if (po_model_create(&config, &model, &err) != PO_STATUS_OK)
+		return 0;
+	while (cursor.offset < cursor.size) {
+		struct po_event event;
+
+		memset(&event, 0, sizeof(event));
+		event.kind = (enum po_event_kind)(take(&cursor, 1) % PO_EV_COUNT);
+		time_ns += (int64_t)take(&cursor, 2) - 256; /* occasionally backwards */
+		event.time_ns = time_ns;
+		event.pid = (int32_t)(take(&cursor, 1) % 4) - 1;
+		event.tid = event.pid < 0 ? -1 : event.pid * 10 + (int32_t)(take(&cursor, 1) % 3);
+		event.procname = take_str(&cursor);
+		fill_payload(&cursor, &event);
+		if (po_model_consume(model, &event) != PO_STATUS_OK)
+			break;
+	}
+	if (po_model_finish(model, &analysis, &err) == PO_STATUS_OK)
+		po_analysis_destroy(analysis);
+	po_model_destroy(model);
+	return 0;
+}
