@@ -1,0 +1,209 @@
+/*
+ * compare.c: the metrics of a comparison and whether each change exceeds run-to-run noise.
+ *
+ * Metrics with a per-step distribution (step time, each breakdown category, GPU busy share)
+ * are judged by a Mann-Whitney rank test on the two distributions and a bootstrap interval
+ * of the difference of medians (or of p95 for steps.p95_ms); a change is significant when
+ * the test rejects at alpha AND the relative change is at least min_effect_pct, so tiny but
+ * "significant" changes on long runs are reported as noise. Single numbers per run
+ * (throughput, worker utilization, memory growth) are reported untested.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "compare.h"
+#include "stats.h"
+
+void po_compare_config_init(struct po_compare_config *config)
+{
+	config->alpha = 0.01;
+	config->min_effect_pct = 2.0;
+	config->bootstrap_rounds = 1000;
+}
+
+struct builder {
+	const struct po_digest *old_run; /* weak */
+	const struct po_digest *new_run; /* weak */
+	const struct po_compare_config *config; /* weak */
+	struct po_comparison *comparison; /* weak: in the arena */
+	size_t capacity;
+};
+
+static struct po_metric_change *add_metric(struct builder *b, const char *name, double old_value,
+					   double new_value, bool lower_is_better)
+{
+	struct po_metric_change *metric;
+
+	if (b->comparison->metric_count == b->capacity)
+		return NULL;
+	metric = &b->comparison->metrics[b->comparison->metric_count++];
+	metric->name = name;
+	metric->old_value = old_value;
+	metric->new_value = new_value;
+	metric->delta = new_value - old_value;
+	metric->delta_pct = old_value != 0 ? 100.0 * metric->delta / fabs(old_value) : NAN;
+	metric->judgement = PO_CHANGE_UNTESTED;
+	metric->p_value = metric->ci_low = metric->ci_high = NAN;
+	metric->lower_is_better = lower_is_better;
+	return metric;
+}
+
+/* Tests two per-step distributions; the metric's values are their q-quantiles or means. */
+static void judge(struct builder *b, struct po_metric_change *metric, const double *old_values,
+		  const double *new_values, double q)
+{
+	size_t n_old = b->old_run->step_count, n_new = b->new_run->step_count;
+	unsigned rounds = b->config->bootstrap_rounds;
+
+	if (!metric)
+		return;
+	metric->p_value = po_stats_mann_whitney_p(old_values, n_old, new_values, n_new);
+	if (n_old + n_new > 20000)
+		rounds = rounds > 200 ? 200 : rounds;
+	po_stats_bootstrap_interval(old_values, n_old, new_values, n_new, q, rounds,
+				    &metric->ci_low, &metric->ci_high);
+	if (isnan(metric->p_value))
+		return;
+	metric->judgement = metric->p_value < b->config->alpha &&
+				    fabs(metric->delta_pct) >= b->config->min_effect_pct
+			    ? PO_CHANGE_SIGNIFICANT : PO_CHANGE_NOISE;
+}
+
+static void add_step_metrics(struct builder *b)
+{
+	const double *o = b->old_run->step_ms, *n = b->new_run->step_ms;
+	size_t n_old = b->old_run->step_count, n_new = b->new_run->step_count;
+	struct po_metric_change *p50, *p95, *mean;
+
+	p50 = add_metric(b, "steps.p50_ms", po_stats_quantile(o, n_old, 0.5),
+			 po_stats_quantile(n, n_new, 0.5), true);
+	judge(b, p50, o, n, 0.5);
+	p95 = add_metric(b, "steps.p95_ms", po_stats_quantile(o, n_old, 0.95),
+			 po_stats_quantile(n, n_new, 0.95), true);
+	judge(b, p95, o, n, 0.95);
+	mean = add_metric(b, "steps.mean_ms", po_stats_mean(o, n_old), po_stats_mean(n, n_new), true);
+	judge(b, mean, o, n, 0.5);
+	/* Throughput is the inverse of step time: the step-time test judges it too. */
+	struct po_metric_change *rate = add_metric(b, "steps.steps_per_s", b->old_run->steps_per_s,
+						   b->new_run->steps_per_s, false);
+	if (rate && mean) {
+		rate->judgement = mean->judgement;
+		rate->p_value = mean->p_value;
+	}
+	add_metric(b, "steps.samples_per_s", b->old_run->samples_per_s, b->new_run->samples_per_s,
+		   false);
+}
+
+static const char *breakdown_names[PO_CATEGORY_COUNT] = {
+#define PO_X(name, json) "breakdown." json "_ms",
+	PO_CATEGORIES(PO_X)
+#undef PO_X
+};
+
+static void add_breakdown_metrics(struct builder *b)
+{
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		const double *o = b->old_run->category_ms[c], *n = b->new_run->category_ms[c];
+		double old_mean = po_stats_mean(o, b->old_run->step_count);
+		double new_mean = po_stats_mean(n, b->new_run->step_count);
+
+		if (!(old_mean > 0.001) && !(new_mean > 0.001))
+			continue;
+		judge(b, add_metric(b, breakdown_names[c], old_mean, new_mean, true), o, n, 0.5);
+	}
+}
+
+static void add_resource_metrics(struct builder *b)
+{
+	const struct po_digest *o = b->old_run, *n = b->new_run;
+
+	if (o->gpu_busy_pct && n->gpu_busy_pct)
+		judge(b, add_metric(b, "gpu.busy_pct", po_stats_mean(o->gpu_busy_pct, o->step_count),
+				    po_stats_mean(n->gpu_busy_pct, n->step_count), false),
+		      o->gpu_busy_pct, n->gpu_busy_pct, 0.5);
+	if (!isnan(o->worker_busy_pct) || !isnan(n->worker_busy_pct))
+		add_metric(b, "workers.busy_pct", o->worker_busy_pct, n->worker_busy_pct, false);
+	if (o->live_bytes && n->live_bytes)
+		add_metric(b, "memory.growth_bytes_per_step",
+			   po_stats_slope(o->live_bytes, o->live_count),
+			   po_stats_slope(n->live_bytes, n->live_count), true);
+}
+
+static bool has_finding(const struct po_digest *digest, const char *id, const char **severity)
+{
+	for (size_t i = 0; i < digest->finding_count; i++) {
+		if (strcmp(digest->finding_ids[i], id) == 0) {
+			*severity = digest->finding_severities[i];
+			return true;
+		}
+	}
+	*severity = NULL;
+	return false;
+}
+
+/* Findings by id: new (only in the new run), resolved (only in the old), persisting. */
+static void add_findings(struct builder *b, struct po_arena *arena)
+{
+	const struct po_digest *runs[2] = {b->new_run, b->old_run};
+	struct po_comparison *comparison = b->comparison;
+	size_t capacity = b->old_run->finding_count + b->new_run->finding_count;
+
+	comparison->findings = po_arena_alloc(arena, (capacity ? capacity : 1) *
+							    sizeof(*comparison->findings));
+	if (!comparison->findings)
+		return;
+	for (int r = 0; r < 2; r++) {
+		for (size_t i = 0; i < runs[r]->finding_count; i++) {
+			const char *id = runs[r]->finding_ids[i], *old_sev, *new_sev;
+			bool in_old = has_finding(b->old_run, id, &old_sev);
+			bool in_new = has_finding(b->new_run, id, &new_sev);
+			struct po_finding_change *change;
+
+			if (r == 1 && in_new)
+				continue; /* already listed from the new run */
+			for (size_t k = 0; k < comparison->finding_count; k++)
+				if (strcmp(comparison->findings[k].id, id) == 0)
+					goto next;
+			change = &comparison->findings[comparison->finding_count++];
+			change->id = id;
+			change->old_severity = old_sev;
+			change->new_severity = new_sev;
+			change->change = in_old && in_new ? PO_FINDING_PERSISTING
+				       : in_new ? PO_FINDING_NEW : PO_FINDING_RESOLVED;
+			comparison->new_findings += change->change == PO_FINDING_NEW;
+			comparison->resolved_findings += change->change == PO_FINDING_RESOLVED;
+next:;
+		}
+	}
+}
+
+enum po_status po_compare(const struct po_digest *old_run, const struct po_digest *new_run,
+			  const struct po_compare_config *config, struct po_arena *arena,
+			  struct po_comparison **out, struct po_error *err)
+{
+	struct po_comparison *comparison = po_arena_alloc(arena, sizeof(*comparison));
+	struct builder b = {old_run, new_run, config, comparison, 8 + PO_CATEGORY_COUNT};
+
+	if (!comparison ||
+	    !(comparison->metrics = po_arena_alloc(arena, b.capacity * sizeof(*comparison->metrics)))) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	comparison->baseline = old_run->label;
+	comparison->old_verdict = old_run->verdict;
+	comparison->new_verdict = new_run->verdict;
+	comparison->old_step_ms = old_run->step_ms;
+	comparison->old_step_count = old_run->step_count;
+	comparison->new_step_ms = new_run->step_ms;
+	comparison->new_step_count = new_run->step_count;
+	add_step_metrics(&b);
+	add_breakdown_metrics(&b);
+	add_resource_metrics(&b);
+	add_findings(&b, arena);
+	if (!comparison->findings) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	*out = comparison;
+	return PO_STATUS_OK;
+}

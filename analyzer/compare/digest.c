@@ -1,0 +1,264 @@
+/* digest.c: reduces an analysis or a summary.json to the digest a comparison needs. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "json_read.h"
+
+static enum po_status digest_create(size_t step_count, const char *label, struct po_digest **out)
+{
+	struct po_digest *digest = calloc(1, sizeof(*digest));
+	size_t bytes = (step_count ? step_count : 1) * sizeof(double);
+
+	if (!digest || !(digest->arena = po_arena_create())) {
+		free(digest);
+		return PO_STATUS_NOMEM;
+	}
+	digest->label = po_arena_strdup(digest->arena, label);
+	digest->step_ms = po_arena_alloc(digest->arena, bytes);
+	digest->gpu_busy_pct = po_arena_alloc(digest->arena, bytes);
+	digest->live_bytes = po_arena_alloc(digest->arena, bytes);
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		digest->category_ms[c] = po_arena_alloc(digest->arena, bytes);
+	digest->samples_per_s = NAN;
+	digest->worker_busy_pct = NAN;
+	*out = digest;
+	if (!digest->label || !digest->step_ms || !digest->gpu_busy_pct || !digest->live_bytes ||
+	    !digest->category_ms[PO_CATEGORY_COUNT - 1]) {
+		po_digest_destroy(digest);
+		*out = NULL;
+		return PO_STATUS_NOMEM;
+	}
+	return PO_STATUS_OK;
+}
+
+void po_digest_destroy(struct po_digest *digest)
+{
+	if (!digest)
+		return;
+	po_arena_destroy(digest->arena);
+	free(digest);
+}
+
+static enum po_status alloc_findings(struct po_digest *digest, size_t count)
+{
+	size_t bytes = (count ? count : 1) * sizeof(const char *);
+
+	digest->finding_ids = po_arena_alloc(digest->arena, bytes);
+	digest->finding_severities = po_arena_alloc(digest->arena, bytes);
+	return digest->finding_ids && digest->finding_severities ? PO_STATUS_OK : PO_STATUS_NOMEM;
+}
+
+/* Drops the GPU series when no step saw GPU activity, so it is not compared. */
+static void finish_series(struct po_digest *digest, bool any_gpu, bool any_live)
+{
+	if (!any_gpu)
+		digest->gpu_busy_pct = NULL;
+	if (!any_live)
+		digest->live_bytes = NULL;
+}
+
+static int64_t live_of_step(const struct po_step *step)
+{
+	return step->host_live_bytes >= 0 ? step->host_live_bytes : step->rss_bytes;
+}
+
+enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const char *label,
+				       struct po_digest **out, struct po_error *err)
+{
+	struct po_digest *digest;
+	bool any_gpu = false;
+	double busy_sum = 0;
+
+	if (digest_create(analysis->step_count, label, &digest) != PO_STATUS_OK ||
+	    alloc_findings(digest, analysis->finding_count) != PO_STATUS_OK) {
+		po_digest_destroy(digest);
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		const struct po_step *step = &analysis->steps[i];
+		double wall_ms = (double)(step->end_ns - step->begin_ns) / 1e6;
+		size_t k = digest->step_count;
+
+		if (live_of_step(step) >= 0)
+			digest->live_bytes[digest->live_count++] = (double)live_of_step(step);
+		if (step->flags & PO_STEP_LOSSY)
+			continue;
+		digest->step_ms[k] = wall_ms;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			digest->category_ms[c][k] = (double)step->category_ns[c] / 1e6;
+		digest->gpu_busy_pct[k] = wall_ms > 0 ? (double)step->gpu_busy_ns / 1e4 / wall_ms : 0;
+		any_gpu = any_gpu || step->gpu_busy_ns > 0;
+		digest->step_count++;
+	}
+	finish_series(digest, any_gpu, digest->live_count > 1);
+	digest->steps_per_s = analysis->step_stats.steps_per_s;
+	digest->samples_per_s = analysis->step_stats.samples_per_s >= 0
+					? analysis->step_stats.samples_per_s : NAN;
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		const struct po_worker *worker = &analysis->workers[i];
+		int64_t life = worker->last_ns - worker->first_ns;
+
+		busy_sum += life > 0 ? 100.0 * (double)worker->busy_ns / (double)life : 0;
+	}
+	if (analysis->worker_count)
+		digest->worker_busy_pct = busy_sum / (double)analysis->worker_count;
+	digest->verdict = po_verdict_name(analysis->verdict);
+	for (size_t i = 0; i < analysis->finding_count; i++) {
+		digest->finding_ids[i] = po_finding_id_name(analysis->findings[i].id);
+		digest->finding_severities[i] = po_severity_name(analysis->findings[i].severity);
+	}
+	digest->finding_count = analysis->finding_count;
+	*out = digest;
+	return PO_STATUS_OK;
+}
+
+static enum po_status read_file(const char *path, char **text, size_t *len, struct po_error *err)
+{
+	FILE *file = fopen(path, "rb");
+	long size;
+
+	if (!file || fseek(file, 0, SEEK_END) != 0 || (size = ftell(file)) < 0) {
+		po_error_set(err, "Failed to read %s: %s", path, strerror(errno));
+		if (file)
+			fclose(file);
+		return PO_STATUS_INPUT;
+	}
+	rewind(file);
+	*text = malloc((size_t)size + 1);
+	if (!*text || fread(*text, 1, (size_t)size, file) != (size_t)size) {
+		po_error_set(err, "Failed to read %s: %s", path, strerror(errno));
+		fclose(file);
+		free(*text);
+		return PO_STATUS_INPUT;
+	}
+	fclose(file);
+	*len = (size_t)size;
+	return PO_STATUS_OK;
+}
+
+static bool step_is_lossy(const struct po_json_value *step)
+{
+	const struct po_json_value *flags = po_json_get(step, "flags");
+
+	for (size_t i = 0; flags && flags->type == PO_JSON_ARRAY && i < flags->count; i++)
+		if (strcmp(po_json_string(flags->items[i], ""), "lossy") == 0)
+			return true;
+	return false;
+}
+
+static bool add_summary_step(struct po_digest *digest, const struct po_json_value *step)
+{
+	const struct po_json_value *categories = po_json_get(step, "categories_ms");
+	double wall_ms = po_json_number(po_json_get(step, "wall_ms"), NAN);
+	double live = po_json_number(po_json_get(step, "host_live_bytes"), NAN);
+	double gpu_ms = po_json_number(po_json_get(step, "gpu_busy_ms"), 0);
+	size_t k = digest->step_count;
+
+	if (isnan(live))
+		live = po_json_number(po_json_get(step, "rss_bytes"), NAN);
+	if (!isnan(live))
+		digest->live_bytes[digest->live_count++] = live;
+	if (isnan(wall_ms) || step_is_lossy(step))
+		return false;
+	digest->step_ms[k] = wall_ms;
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		digest->category_ms[c][k] =
+			po_json_number(po_json_get(categories, po_category_name(c)), 0);
+	digest->gpu_busy_pct[k] = wall_ms > 0 ? 100.0 * gpu_ms / wall_ms : 0;
+	digest->step_count++;
+	return gpu_ms > 0;
+}
+
+static void read_summary_findings(struct po_digest *digest, const struct po_json_value *findings)
+{
+	for (size_t i = 0; findings && i < findings->count; i++) {
+		const struct po_json_value *finding = findings->items[i];
+
+		digest->finding_ids[i] = po_json_string(po_json_get(finding, "id"), "?");
+		digest->finding_severities[i] = po_json_string(po_json_get(finding, "severity"), "?");
+		digest->finding_count++;
+	}
+}
+
+static double mean_worker_busy(const struct po_json_value *workers)
+{
+	double sum = 0;
+
+	if (!workers || workers->type != PO_JSON_ARRAY || workers->count == 0)
+		return NAN;
+	for (size_t i = 0; i < workers->count; i++)
+		sum += po_json_number(po_json_get(workers->items[i], "busy_pct"), 0);
+	return sum / (double)workers->count;
+}
+
+static enum po_status digest_from_tree(const struct po_json_value *root, const char *path,
+				       struct po_digest **out)
+{
+	const struct po_json_value *series = po_json_get(root, "step_series");
+	const struct po_json_value *findings = po_json_get(root, "findings");
+	const struct po_json_value *steps = po_json_get(root, "steps");
+	struct po_digest *digest;
+	bool any_gpu = false;
+
+	if (digest_create(series->count, path, &digest) != PO_STATUS_OK ||
+	    alloc_findings(digest, findings && findings->type == PO_JSON_ARRAY ? findings->count : 0) !=
+		    PO_STATUS_OK) {
+		po_digest_destroy(digest);
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < series->count; i++)
+		any_gpu = add_summary_step(digest, series->items[i]) || any_gpu;
+	finish_series(digest, any_gpu, digest->live_count > 1);
+	digest->steps_per_s = po_json_number(po_json_get(steps, "steps_per_s"), NAN);
+	digest->samples_per_s = po_json_number(po_json_get(steps, "samples_per_s"), NAN);
+	digest->worker_busy_pct = mean_worker_busy(po_json_get(root, "workers"));
+	digest->verdict = po_arena_strdup(digest->arena,
+					  po_json_string(po_json_get(root, "verdict"), "unknown"));
+	if (findings && findings->type == PO_JSON_ARRAY)
+		read_summary_findings(digest, findings);
+	for (size_t i = 0; i < digest->finding_count; i++) {
+		digest->finding_ids[i] = po_arena_strdup(digest->arena, digest->finding_ids[i]);
+		digest->finding_severities[i] =
+			po_arena_strdup(digest->arena, digest->finding_severities[i]);
+	}
+	*out = digest;
+	return PO_STATUS_OK;
+}
+
+enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
+				      struct po_error *err)
+{
+	struct po_arena *arena = po_arena_create();
+	struct po_json_value *root = NULL;
+	const struct po_json_value *series;
+	char *text = NULL;
+	size_t len = 0;
+	enum po_status status;
+
+	if (!arena)
+		return PO_STATUS_NOMEM;
+	status = read_file(path, &text, &len, err);
+	if (status == PO_STATUS_OK)
+		status = po_json_parse(text, len, arena, &root, err);
+	if (status == PO_STATUS_OK) {
+		series = po_json_get(root, "step_series");
+		if (strcmp(po_json_string(po_json_get(root, "schema"), ""), "profopt.summary/1") != 0 ||
+		    !series || series->type != PO_JSON_ARRAY) {
+			po_error_set(err, "not a profopt summary.json (schema profopt.summary/1 with "
+				     "step_series)");
+			status = PO_STATUS_INPUT;
+		} else {
+			status = digest_from_tree(root, path, out);
+		}
+	}
+	if (status != PO_STATUS_OK && status != PO_STATUS_NOMEM)
+		po_error_prepend(err, "Failed to read the baseline %s", path);
+	free(text);
+	po_arena_destroy(arena);
+	return status;
+}

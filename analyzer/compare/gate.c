@@ -1,0 +1,116 @@
+/*
+ * gate.c: --fail-if expressions, METRIC OP VALUE. VALUE "+10%" or "-5%": the relative
+ * change; "+2" or "-2": the absolute change; a plain number: the new value itself. Gates on
+ * a change trip only when the change is significant (beyond run-to-run noise), so a repeat
+ * run does not trip a CI gate by chance.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+
+#define VALUE_NEW 0
+#define VALUE_DELTA 1
+#define VALUE_DELTA_PCT 2
+
+struct gate {
+	char metric[64];
+	char op[3];
+	double threshold;
+	int value_kind; /* VALUE_* */
+};
+
+static enum po_status parse_gate(const char *expression, struct gate *gate, struct po_error *err)
+{
+	const char *cursor = expression;
+	size_t len = 0;
+	char *end;
+
+	while (isalnum((unsigned char)cursor[len]) || cursor[len] == '_' || cursor[len] == '.')
+		len++;
+	if (len == 0 || len >= sizeof(gate->metric))
+		goto bad;
+	memcpy(gate->metric, cursor, len);
+	gate->metric[len] = '\0';
+	cursor += len;
+	len = (cursor[0] == '>' || cursor[0] == '<') ? (cursor[1] == '=' ? 2 : 1) : 0;
+	if (len == 0)
+		goto bad;
+	memcpy(gate->op, cursor, len);
+	gate->op[len] = '\0';
+	cursor += len;
+	gate->value_kind = (*cursor == '+' || *cursor == '-') ? VALUE_DELTA : VALUE_NEW;
+	gate->threshold = strtod(cursor, &end);
+	if (end == cursor || !isfinite(gate->threshold))
+		goto bad;
+	if (*end == '%') {
+		if (gate->value_kind != VALUE_DELTA)
+			goto bad;
+		gate->value_kind = VALUE_DELTA_PCT;
+		end++;
+	}
+	if (*end != '\0')
+		goto bad;
+	return PO_STATUS_OK;
+bad:
+	po_error_set(err, "--fail-if \"%s\": expected METRIC OP VALUE, e.g. steps.p50_ms>+10%% "
+		     "or findings.new>0", expression);
+	return PO_STATUS_USAGE;
+}
+
+enum po_status po_gate_check(const char *expression, struct po_error *err)
+{
+	struct gate gate;
+
+	return parse_gate(expression, &gate, err);
+}
+
+static bool holds(double value, const char *op, double threshold)
+{
+	if (strcmp(op, ">") == 0)
+		return value > threshold;
+	if (strcmp(op, ">=") == 0)
+		return value >= threshold;
+	if (strcmp(op, "<") == 0)
+		return value < threshold;
+	return value <= threshold;
+}
+
+static const struct po_metric_change *find_metric(const struct po_comparison *comparison,
+						  const char *name)
+{
+	for (size_t i = 0; i < comparison->metric_count; i++)
+		if (strcmp(comparison->metrics[i].name, name) == 0)
+			return &comparison->metrics[i];
+	return NULL;
+}
+
+enum po_status po_gate_evaluate(const struct po_comparison *comparison, const char *expression,
+				bool *tripped, struct po_error *err)
+{
+	const struct po_metric_change *metric;
+	struct gate gate;
+	double value;
+
+	if (parse_gate(expression, &gate, err) != PO_STATUS_OK)
+		return PO_STATUS_USAGE;
+	if (strcmp(gate.metric, "findings.new") == 0 || strcmp(gate.metric, "findings.resolved") == 0) {
+		value = (double)(gate.metric[9] == 'n' ? comparison->new_findings
+						       : comparison->resolved_findings);
+		*tripped = gate.value_kind == VALUE_NEW && holds(value, gate.op, gate.threshold);
+		return PO_STATUS_OK;
+	}
+	metric = find_metric(comparison, gate.metric);
+	if (!metric) {
+		po_error_set(err, "--fail-if \"%s\": no metric %s in this comparison", expression,
+			     gate.metric);
+		return PO_STATUS_USAGE;
+	}
+	value = gate.value_kind == VALUE_NEW ? metric->new_value
+		: gate.value_kind == VALUE_DELTA ? metric->delta : metric->delta_pct;
+	*tripped = !isnan(value) && holds(value, gate.op, gate.threshold) &&
+		   (gate.value_kind == VALUE_NEW || metric->judgement != PO_CHANGE_NOISE);
+	return PO_STATUS_OK;
+}

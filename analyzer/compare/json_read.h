@@ -1,0 +1,43 @@
+/*
+ * json_read.h: a small JSON reader for profopt's own summary.json (the baseline of a
+ * comparison). It builds a read-only tree in an arena; errors give the byte offset.
+ */
+#ifndef PO_JSON_READ_H
+#define PO_JSON_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/arena.h"
+#include "../common/status.h"
+
+enum po_json_type {
+	PO_JSON_NULL,
+	PO_JSON_BOOL,
+	PO_JSON_NUMBER,
+	PO_JSON_STRING,
+	PO_JSON_ARRAY,
+	PO_JSON_OBJECT,
+};
+
+struct po_json_value {
+	enum po_json_type type;
+	bool boolean;
+	double number;
+	const char *string;            /* weak: arena; NUL-terminated */
+	size_t count;                  /* members of an object or items of an array */
+	const char **keys;             /* weak: arena; object member names */
+	struct po_json_value **items;  /* weak: arena; members or items */
+};
+
+/* Parses text (len bytes) into *out; the tree lives in arena. */
+enum po_status po_json_parse(const char *text, size_t len, struct po_arena *arena,
+			     struct po_json_value **out, struct po_error *err) PO_NODISCARD;
+
+/* Member of an object by name, or NULL (also when value is not an object). */
+const struct po_json_value *po_json_get(const struct po_json_value *value, const char *key);
+/* value's number, or fallback when it is missing or not a number. */
+double po_json_number(const struct po_json_value *value, double fallback);
+const char *po_json_string(const struct po_json_value *value, const char *fallback);
+
+#endif /* PO_JSON_READ_H */

@@ -1,0 +1,160 @@
+/* stats.c: the statistics of stats.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+static int compare_doubles(const void *left, const void *right)
+{
+	double a = *(const double *)left, b = *(const double *)right;
+
+	return (a > b) - (a < b);
+}
+
+static double sorted_quantile(const double *sorted, size_t n, double q)
+{
+	size_t rank;
+
+	if (n == 0)
+		return NAN;
+	rank = (size_t)ceil(q * (double)n);
+	return sorted[rank == 0 ? 0 : rank - 1];
+}
+
+double po_stats_quantile(const double *values, size_t n, double q)
+{
+	double *copy;
+	double result;
+
+	if (n == 0)
+		return NAN;
+	copy = malloc(n * sizeof(*copy));
+	if (!copy)
+		return NAN;
+	memcpy(copy, values, n * sizeof(*copy));
+	qsort(copy, n, sizeof(*copy), compare_doubles);
+	result = sorted_quantile(copy, n, q);
+	free(copy);
+	return result;
+}
+
+double po_stats_mean(const double *values, size_t n)
+{
+	double sum = 0;
+
+	if (n == 0)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	return sum / (double)n;
+}
+
+struct ranked {
+	double value;
+	int sample; /* 0: a, 1: b */
+};
+
+static int compare_ranked(const void *left, const void *right)
+{
+	return compare_doubles(&((const struct ranked *)left)->value,
+			       &((const struct ranked *)right)->value);
+}
+
+double po_stats_mann_whitney_p(const double *a, size_t n_a, const double *b, size_t n_b)
+{
+	size_t n = n_a + n_b;
+	struct ranked *all;
+	double rank_sum_a = 0, tie_term = 0, u, mean, sigma, z;
+
+	if (n_a < 2 || n_b < 2)
+		return NAN;
+	all = malloc(n * sizeof(*all));
+	if (!all)
+		return NAN;
+	for (size_t i = 0; i < n_a; i++)
+		all[i] = (struct ranked){a[i], 0};
+	for (size_t i = 0; i < n_b; i++)
+		all[n_a + i] = (struct ranked){b[i], 1};
+	qsort(all, n, sizeof(*all), compare_ranked);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		double average_rank, ties;
+
+		while (j < n && all[j].value == all[i].value)
+			j++;
+		average_rank = ((double)i + 1 + (double)j) / 2.0;
+		ties = (double)(j - i);
+		tie_term += ties * ties * ties - ties;
+		for (size_t k = i; k < j; k++)
+			if (all[k].sample == 0)
+				rank_sum_a += average_rank;
+		i = j;
+	}
+	free(all);
+	u = rank_sum_a - (double)n_a * ((double)n_a + 1) / 2.0;
+	mean = (double)n_a * (double)n_b / 2.0;
+	sigma = sqrt((double)n_a * (double)n_b / 12.0 *
+		     (((double)n + 1) - tie_term / ((double)n * ((double)n - 1))));
+	if (!(sigma > 0))
+		return 1.0;
+	z = (fabs(u - mean) - 0.5) / sigma;
+	if (z < 0)
+		z = 0;
+	return erfc(z / sqrt(2.0));
+}
+
+/* xorshift64*: a small generator with a fixed seed, so intervals are reproducible. */
+static uint64_t next_random(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 2685821657736338717ULL;
+}
+
+static double resampled_quantile(const double *values, size_t n, double q, double *scratch,
+				 uint64_t *state)
+{
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = values[next_random(state) % n];
+	qsort(scratch, n, sizeof(*scratch), compare_doubles);
+	return sorted_quantile(scratch, n, q);
+}
+
+void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b,
+				 double q, unsigned rounds, double *low, double *high)
+{
+	uint64_t state = 0x9E3779B97F4A7C15ULL;
+	double *differences, *scratch;
+
+	*low = *high = NAN;
+	if (n_a == 0 || n_b == 0 || rounds == 0)
+		return;
+	differences = malloc(rounds * sizeof(*differences));
+	scratch = malloc((n_a > n_b ? n_a : n_b) * sizeof(*scratch));
+	if (differences && scratch) {
+		for (unsigned r = 0; r < rounds; r++)
+			differences[r] = resampled_quantile(b, n_b, q, scratch, &state) -
+					 resampled_quantile(a, n_a, q, scratch, &state);
+		qsort(differences, rounds, sizeof(*differences), compare_doubles);
+		*low = sorted_quantile(differences, rounds, 0.025);
+		*high = sorted_quantile(differences, rounds, 0.975);
+	}
+	free(differences);
+	free(scratch);
+}
+
+double po_stats_slope(const double *values, size_t n)
+{
+	double mean_x = ((double)n - 1) / 2.0, mean_y, covariance = 0, variance = 0;
+
+	if (n < 2)
+		return NAN;
+	mean_y = po_stats_mean(values, n);
+	for (size_t i = 0; i < n; i++) {
+		covariance += ((double)i - mean_x) * (values[i] - mean_y);
+		variance += ((double)i - mean_x) * ((double)i - mean_x);
+	}
+	return covariance / variance;
+}

@@ -1,0 +1,167 @@
+/* test_compare.c: the JSON reader, the statistics, comparisons and --fail-if gates. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compare/compare.h"
+#include "compare/json_read.h"
+#include "compare/stats.h"
+
+static void test_json_reader(void)
+{
+	struct po_arena *arena = po_arena_create();
+	struct po_json_value *root = NULL;
+	struct po_error err = {{0}};
+	const char *text = "{\"a\": [1, 2.5, -3e2], \"s\": \"x\\u00e9\\n\\\"\", \"t\": true, "
+			   "\"f\": false, \"n\": null, \"o\": {}}";
+
+	CHECK(po_json_parse(text, strlen(text), arena, &root, &err) == PO_STATUS_OK);
+	CHECK_INT_EQ(po_json_get(root, "a")->count, 3);
+	CHECK_NEAR(po_json_number(po_json_get(root, "a")->items[2], 0), -300, 1e-9);
+	CHECK_STR_EQ(po_json_string(po_json_get(root, "s"), ""), "x\xc3\xa9\n\"");
+	CHECK(po_json_get(root, "t")->boolean && !po_json_get(root, "f")->boolean);
+	CHECK(po_json_get(root, "n")->type == PO_JSON_NULL);
+	CHECK(po_json_get(root, "missing") == NULL);
+	CHECK(po_json_parse("{\"a\": }", 7, arena, &root, &err) == PO_STATUS_INPUT);
+	CHECK(strstr(err.message, "byte") != NULL);
+	CHECK(po_json_parse("[1, 2] x", 8, arena, &root, &err) == PO_STATUS_INPUT);
+	CHECK(po_json_parse("\"abc", 4, arena, &root, &err) == PO_STATUS_INPUT);
+	po_arena_destroy(arena);
+}
+
+static void test_statistics(void)
+{
+	double a[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	double b[] = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+	double lo, hi;
+
+	CHECK_NEAR(po_stats_quantile(a, 10, 0.5), 5, 1e-9);
+	CHECK_NEAR(po_stats_quantile(a, 10, 0.95), 10, 1e-9);
+	CHECK(po_stats_mann_whitney_p(a, 10, b, 10) < 0.001);
+	CHECK(po_stats_mann_whitney_p(a, 10, a, 10) > 0.9);
+	CHECK(isnan(po_stats_mann_whitney_p(a, 1, b, 10)));
+	po_stats_bootstrap_interval(a, 10, b, 10, 0.5, 500, &lo, &hi);
+	CHECK(lo > 5 && hi < 15 && lo <= 10 && hi >= 10);
+	CHECK_NEAR(po_stats_slope(a, 10), 1.0, 1e-9);
+}
+
+/* A summary.json with steps around mean_ms (a deterministic wobble) and some findings. */
+static void write_summary(const char *path, double mean_ms, size_t steps, const char *finding)
+{
+	FILE *file = fopen(path, "w");
+
+	fprintf(file, "{\"schema\": \"profopt.summary/1\", \"verdict\": \"%s\", \"findings\": [",
+		finding ? "input-bound" : "balanced");
+	if (finding)
+		fprintf(file, "{\"id\": \"%s\", \"severity\": \"critical\"}", finding);
+	fprintf(file, "], \"steps\": {\"steps_per_s\": %f}, \"workers\": [{\"busy_pct\": 50}], "
+		      "\"step_series\": [", 1000.0 / mean_ms);
+	for (size_t i = 0; i < steps; i++) {
+		double wall = mean_ms * (1.0 + 0.04 * sin((double)i * 1.7));
+
+		fprintf(file, "%s{\"wall_ms\": %.4f, \"flags\": [], \"categories_ms\": "
+			      "{\"forward\": %.4f, \"data_wait\": %.4f}, \"rss_bytes\": %zu}",
+			i ? ", " : "", wall, wall * 0.6, wall * 0.4, 1000000 + i);
+	}
+	fprintf(file, "]}\n");
+	fclose(file);
+}
+
+static struct po_comparison *compare_files(struct po_arena *arena, const char *old_path,
+					   const char *new_path)
+{
+	struct po_digest *old_run = NULL, *new_run = NULL;
+	struct po_comparison *comparison = NULL;
+	struct po_compare_config config;
+	struct po_error err = {{0}};
+
+	po_compare_config_init(&config);
+	CHECK(po_digest_from_summary(old_path, &old_run, &err) == PO_STATUS_OK);
+	CHECK(po_digest_from_summary(new_path, &new_run, &err) == PO_STATUS_OK);
+	if (old_run && new_run) {
+		CHECK(po_compare(old_run, new_run, &config, arena, &comparison, &err) == PO_STATUS_OK);
+		CHECK(po_comparison_take_series(comparison, arena) == PO_STATUS_OK);
+	}
+	po_digest_destroy(old_run);
+	po_digest_destroy(new_run);
+	return comparison;
+}
+
+static const struct po_metric_change *metric(const struct po_comparison *c, const char *name)
+{
+	for (size_t i = 0; c && i < c->metric_count; i++)
+		if (strcmp(c->metrics[i].name, name) == 0)
+			return &c->metrics[i];
+	return NULL;
+}
+
+static bool gate(const struct po_comparison *c, const char *expression)
+{
+	struct po_error err = {{0}};
+	bool tripped = false;
+
+	CHECK(po_gate_evaluate(c, expression, &tripped, &err) == PO_STATUS_OK);
+	return tripped;
+}
+
+static void test_comparisons_and_gates(void)
+{
+	char dir[] = "/tmp/profopt-compare-test.XXXXXX";
+	char base[256], same[256], slow[256];
+	struct po_arena *arena = po_arena_create();
+	struct po_comparison *repeat, *slower;
+	struct po_error err = {{0}};
+	bool tripped;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(base, sizeof(base), "%s/base.json", dir);
+	snprintf(same, sizeof(same), "%s/same.json", dir);
+	snprintf(slow, sizeof(slow), "%s/slow.json", dir);
+	write_summary(base, 10.0, 200, "input-bound");
+	write_summary(same, 10.05, 200, "input-bound");
+	write_summary(slow, 13.0, 200, "gpu-idle");
+
+	repeat = compare_files(arena, base, same);
+	CHECK(metric(repeat, "steps.p50_ms") && metric(repeat, "steps.p50_ms")->judgement == PO_CHANGE_NOISE);
+	CHECK(!gate(repeat, "steps.p50_ms>+10%"));
+	CHECK(!gate(repeat, "findings.new>0"));
+	CHECK_INT_EQ(repeat->new_findings, 0);
+
+	slower = compare_files(arena, base, slow);
+	CHECK(metric(slower, "steps.p50_ms")->judgement == PO_CHANGE_SIGNIFICANT);
+	CHECK_NEAR(metric(slower, "steps.p50_ms")->delta_pct, 30, 3);
+	CHECK(metric(slower, "breakdown.data_wait_ms") != NULL);
+	CHECK(gate(slower, "steps.p50_ms>+10%"));
+	CHECK(!gate(slower, "steps.p50_ms>+50%"));
+	CHECK(gate(slower, "steps.p95_ms>+2"));
+	CHECK(gate(slower, "steps.p50_ms>12"));
+	CHECK(gate(slower, "findings.new>0"));
+	CHECK(gate(slower, "findings.resolved>=1"));
+	CHECK_INT_EQ(slower->new_findings, 1);
+	CHECK_INT_EQ(slower->resolved_findings, 1);
+	CHECK(slower->old_step_count == 200 && slower->new_step_ms[0] > 12);
+
+	CHECK(po_gate_check("steps.p50_ms>+10%", &err) == PO_STATUS_OK);
+	CHECK(po_gate_check("steps.p50_ms", &err) == PO_STATUS_USAGE);
+	CHECK(po_gate_check("steps.p50_ms>10%", &err) == PO_STATUS_USAGE);
+	CHECK(po_gate_check(">5", &err) == PO_STATUS_USAGE);
+	CHECK(po_gate_evaluate(slower, "no.such_metric>1", &tripped, &err) == PO_STATUS_USAGE);
+	CHECK(po_digest_from_summary(dir, &(struct po_digest *){NULL}, &err) != PO_STATUS_OK);
+	unlink(base);
+	unlink(same);
+	unlink(slow);
+	rmdir(dir);
+	po_arena_destroy(arena);
+}
+
+int main(void)
+{
+	RUN(test_json_reader);
+	RUN(test_statistics);
+	RUN(test_comparisons_and_gates);
+	return CHECK_SUMMARY();
+}
