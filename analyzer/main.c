@@ -21,6 +21,7 @@
 
 #include "common/isolate.h"
 #include "common/status.h"
+#include "compare/compare.h"
 #include "detect/detect.h"
 #include "ingest/ingest.h"
 #include "model/model.h"
@@ -41,6 +42,9 @@ struct options {
 	bool json_only;
 	int64_t timeline_first_step;
 	int64_t timeline_last_step;
+	const char *baseline;        /* weak: argv; a trace directory or a summary.json */
+	const char *gates[16];       /* weak: argv; --fail-if expressions */
+	size_t gate_count;
 	struct po_rules rules;
 };
 
@@ -69,6 +73,11 @@ static const char usage_text[] =
 	"      --salvage           analyse the readable part of a damaged trace; the report\n"
 	"                          is marked partial\n"
 	"      --json-only         write summary.json and timeline.json only\n"
+	"      --baseline OLD      compare with an earlier run: a trace directory or the\n"
+	"                          summary.json of an earlier report\n"
+	"      --fail-if EXPR      with --baseline: exit with status 6 when EXPR is true, e.g.\n"
+	"                          steps.p50_ms>+10%%, breakdown.data_wait_ms>+2, findings.new>0;\n"
+	"                          a change counts only when it is beyond run-to-run noise\n"
 	"  -q, --quiet             print nothing on success\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           show the version\n"
@@ -86,6 +95,7 @@ static const char usage_text[] =
 	"  4    the trace could not be decoded (malformed, or the decoder crashed, hung or\n"
 	"       ran out of memory; it runs in a separate process with limits)\n"
 	"  5    an output could not be written\n"
+	"  6    a --fail-if condition is true (the report is written)\n"
 	"  130  interrupted; no output was left behind\n";
 
 static enum po_status parse_step_range(const char *text, struct options *options,
@@ -110,12 +120,27 @@ error:
 	return PO_STATUS_USAGE;
 }
 
+static enum po_status add_gate(struct options *options, const char *expression,
+			       struct po_error *err)
+{
+	size_t capacity = sizeof(options->gates) / sizeof(options->gates[0]);
+
+	if (options->gate_count == capacity) {
+		po_error_set(err, "at most %zu --fail-if conditions", capacity);
+		return PO_STATUS_USAGE;
+	}
+	options->gates[options->gate_count++] = expression;
+	return po_gate_check(expression, err);
+}
+
 enum {
 	OPT_SET = 1000,
 	OPT_CONFIG,
 	OPT_TIMELINE_STEPS,
 	OPT_SALVAGE,
 	OPT_JSON_ONLY,
+	OPT_BASELINE,
+	OPT_FAIL_IF,
 };
 
 static const struct option long_options[] = {
@@ -126,6 +151,8 @@ static const struct option long_options[] = {
 	{"timeline-steps", required_argument, NULL, OPT_TIMELINE_STEPS},
 	{"salvage", no_argument, NULL, OPT_SALVAGE},
 	{"json-only", no_argument, NULL, OPT_JSON_ONLY},
+	{"baseline", required_argument, NULL, OPT_BASELINE},
+	{"fail-if", required_argument, NULL, OPT_FAIL_IF},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -166,6 +193,12 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 		case OPT_JSON_ONLY:
 			options->json_only = true;
 			break;
+		case OPT_BASELINE:
+			options->baseline = optarg;
+			break;
+		case OPT_FAIL_IF:
+			status = add_gate(options, optarg, err);
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			*exit_now = true;
@@ -187,6 +220,10 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 		return PO_STATUS_USAGE;
 	}
 	options->trace_dir = argv[optind];
+	if (options->gate_count && !options->baseline) {
+		po_error_set(err, "--fail-if needs --baseline");
+		return PO_STATUS_USAGE;
+	}
 	return PO_STATUS_OK;
 }
 
@@ -393,42 +430,127 @@ static void init_model_config(const struct options *options, struct po_model_con
 	config->timeline_last_step = options->timeline_last_step;
 }
 
+/* Decodes one trace and runs the model and the detectors on it. */
+static enum po_status analyze_trace(const struct options *options, const char *trace_dir,
+				    struct po_analysis **out, struct po_error *err)
+{
+	struct po_ingest_options ingest_options = {.salvage = options->salvage};
+	struct po_ingest_stats stats = {0};
+	struct po_model_config config;
+	struct po_model *model = NULL;
+	struct feed feed;
+	enum po_status status;
+
+	*out = NULL;
+	init_model_config(options, &config);
+	status = po_model_create(&config, &model, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	feed.model = model;
+	status = po_ingest_run(trace_dir, &ingest_options, feed_event, &feed, &stats, err);
+	if (status == PO_STATUS_OK) {
+		po_isolate_progress("analysing", trace_dir);
+		status = po_model_finish(model, out, err);
+		if (status != PO_STATUS_OK)
+			po_error_prepend(err, "%s", trace_dir);
+	}
+	po_model_destroy(model);
+	if (status != PO_STATUS_OK)
+		return status;
+	(*out)->quality.partial = (*out)->quality.partial || stats.partial;
+	return po_detect_run(*out, &options->rules, err);
+}
+
+/* The baseline as a digest: from an earlier summary.json, or by analysing its trace. */
+static enum po_status baseline_digest(const struct options *options, struct po_digest **out,
+				      struct po_error *err)
+{
+	struct po_analysis *old_analysis = NULL;
+	struct stat st;
+	enum po_status status;
+
+	if (stat(options->baseline, &st) == 0 && S_ISREG(st.st_mode))
+		return po_digest_from_summary(options->baseline, out, err);
+	po_isolate_progress("decoding the baseline", options->baseline);
+	status = analyze_trace(options, options->baseline, &old_analysis, err);
+	if (status == PO_STATUS_OK)
+		status = po_digest_from_analysis(old_analysis, options->baseline, out, err);
+	else
+		po_error_prepend(err, "Failed to analyse the baseline");
+	po_analysis_destroy(old_analysis);
+	return status;
+}
+
+/* Evaluates the --fail-if gates, recording the tripped ones in the comparison. */
+static enum po_status evaluate_gates(const struct options *options, struct po_analysis *analysis,
+				     struct po_comparison *comparison, struct po_error *err)
+{
+	comparison->gates_tripped = po_arena_alloc(analysis->arena, (options->gate_count + 1) *
+									    sizeof(const char *));
+	if (!comparison->gates_tripped)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < options->gate_count; i++) {
+		bool tripped = false;
+		enum po_status status = po_gate_evaluate(comparison, options->gates[i], &tripped, err);
+
+		if (status != PO_STATUS_OK)
+			return status;
+		if (tripped)
+			comparison->gates_tripped[comparison->gates_tripped_count++] = options->gates[i];
+	}
+	return PO_STATUS_OK;
+}
+
+static enum po_status compare_with_baseline(const struct options *options,
+					    struct po_analysis *analysis, struct po_error *err)
+{
+	struct po_digest *old_run = NULL, *new_run = NULL;
+	struct po_compare_config config;
+	struct po_comparison *comparison = NULL;
+	enum po_status status;
+
+	po_compare_config_init(&config);
+	status = baseline_digest(options, &old_run, err);
+	if (status == PO_STATUS_OK)
+		status = po_digest_from_analysis(analysis, options->trace_dir, &new_run, err);
+	if (status == PO_STATUS_OK)
+		status = po_compare(old_run, new_run, &config, analysis->arena, &comparison, err);
+	if (status == PO_STATUS_OK)
+		status = evaluate_gates(options, analysis, comparison, err);
+	if (status == PO_STATUS_OK) {
+		/* The step series the comparison points to must outlive the digests. */
+		status = po_comparison_take_series(comparison, analysis->arena);
+		analysis->comparison = comparison;
+	}
+	po_digest_destroy(old_run);
+	po_digest_destroy(new_run);
+	return status;
+}
+
 /* Runs in the isolated child: decode, model, detect, render into the staging directory. */
 static enum po_status analyze(void *ctx, FILE *output, struct po_error *err)
 {
 	const struct job *job = ctx;
 	const struct options *options = job->options;
-	struct po_ingest_options ingest_options = {.salvage = options->salvage};
-	struct po_ingest_stats stats = {0};
-	struct po_model_config config;
-	struct po_model *model = NULL;
 	struct po_analysis *analysis = NULL;
-	struct feed feed;
 	enum po_status status;
 
-	init_model_config(options, &config);
-	status = po_model_create(&config, &model, err);
-	if (status != PO_STATUS_OK)
-		goto end;
-	feed.model = model;
-	status = po_ingest_run(options->trace_dir, &ingest_options, feed_event, &feed, &stats, err);
-	if (status != PO_STATUS_OK)
-		goto end;
-	po_isolate_progress("analysing", options->trace_dir);
-	status = po_model_finish(model, &analysis, err);
-	if (status != PO_STATUS_OK) {
-		po_error_prepend(err, "%s", options->trace_dir);
-		goto end;
-	}
-	analysis->quality.partial = analysis->quality.partial || stats.partial;
-	status = po_detect_run(analysis, &options->rules, err);
+	status = analyze_trace(options, options->trace_dir, &analysis, err);
+	if (status == PO_STATUS_OK && options->baseline)
+		status = compare_with_baseline(options, analysis, err);
 	if (status == PO_STATUS_OK)
 		status = render_all(analysis, job, err);
-	if (status == PO_STATUS_OK && !options->quiet)
+	if (status == PO_STATUS_OK && !options->quiet) {
 		po_render_text_summary(analysis, output);
-end:
+		if (analysis->comparison)
+			po_comparison_print(analysis->comparison, output);
+	}
+	if (status == PO_STATUS_OK && analysis->comparison &&
+	    analysis->comparison->gates_tripped_count) {
+		po_error_set(err, "--fail-if %s is true", analysis->comparison->gates_tripped[0]);
+		status = PO_STATUS_GATE;
+	}
 	po_analysis_destroy(analysis);
-	po_model_destroy(model);
 	return status;
 }
 
@@ -470,6 +592,24 @@ end:
 	return status;
 }
 
+/* The baseline is an earlier summary.json or a trace directory that passes the input checks. */
+static enum po_status check_baseline(const char *baseline, struct po_error *err)
+{
+	struct stat st;
+	enum po_status status;
+
+	if (stat(baseline, &st) != 0) {
+		po_error_set(err, "the baseline %s cannot be read: %s", baseline, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	if (S_ISREG(st.st_mode))
+		return PO_STATUS_OK;
+	status = po_ingest_check(baseline, err);
+	if (status != PO_STATUS_OK)
+		po_error_prepend(err, "the baseline");
+	return status;
+}
+
 static enum po_status run(struct options *options, struct po_error *err)
 {
 	struct po_isolate_limits limits;
@@ -482,6 +622,8 @@ static enum po_status run(struct options *options, struct po_error *err)
 	if (status != PO_STATUS_OK)
 		return status;
 	status = check_output(options, err);
+	if (status == PO_STATUS_OK && options->baseline)
+		status = check_baseline(options->baseline, err);
 	if (status != PO_STATUS_OK)
 		return status;
 	status = create_staging(options->out_dir, &staging, err);
@@ -490,9 +632,17 @@ static enum po_status run(struct options *options, struct po_error *err)
 	job.staging_dir = staging;
 	po_isolate_limits_init(&limits);
 	status = po_isolate_run(analyze, &job, &limits, &text, err);
-	if (status == PO_STATUS_OK)
-		status = commit_output(staging, options->out_dir, err);
-	if (status != PO_STATUS_OK)
+	if (status == PO_STATUS_OK || status == PO_STATUS_GATE) {
+		/* A tripped gate still leaves its report, to show what tripped it. */
+		struct po_error commit_err = {{0}};
+		enum po_status committed = commit_output(staging, options->out_dir, &commit_err);
+
+		if (committed != PO_STATUS_OK) {
+			*err = commit_err;
+			status = committed;
+		}
+	}
+	if (status != PO_STATUS_OK && status != PO_STATUS_GATE)
 		remove_tree(staging);
 	else if (text && !options->quiet)
 		printf("%sReport: %s\n", text, options->out_dir);
