@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Comparing runs of profopt-sim: 1 worker against 4 on an I/O-bound load shows the speedup
+# and the resolved input-bound finding; the same configuration twice is no significant
+# change; a --fail-if gate trips on a planted 30% slowdown and not on a repeat run; an
+# earlier summary.json works as the baseline.
+set -u
+bin=$1
+work=$(mktemp -d /tmp/profopt-compare.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+# Steps of about 10 ms of host compute; loading 24 ms per batch of I/O-like waiting.
+sim() { # sim NAME ARGS...
+	local name=$1
+	shift
+	"$bin/profopt-record" -o "$work/$name" -- "$bin/profopt-sim" --steps 80 --batch-size 8 \
+		--load-ms 24 --preprocess-ms 0.5 --collate-ms 0.2 --h2d-ms 0.5 --forward-ms 3 \
+		--backward-ms 4 --optimizer-ms 1 --kernels 4 --gpu-ms 4 --seed 5 "$@" \
+		>"$work/$name.log" 2>&1 || { cat "$work/$name.log"; exit 1; }
+}
+sim w1 --workers 1
+sim w4 --workers 4
+sim w4b --workers 4 --seed 6
+sim slow --workers 4 --forward-ms 5.4 --backward-ms 7.2 --optimizer-ms 1.8
+
+field() { # field SUMMARY PYTHON-EXPRESSION over c = summary["comparison"]
+	/usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["comparison"]; print(eval(sys.argv[2]))' "$@"
+}
+
+"$bin/profopt-analyze" "$work/w4" -o "$work/r-w1-w4" --baseline "$work/w1" >"$work/out" 2>&1
+status=$?
+[ "$status" -eq 0 ] && ok "1 -> 4 workers analysed" || fail "1 -> 4 workers: exit $status: $(tail -3 "$work/out")"
+s="$work/r-w1-w4/summary.json"
+if [ -f "$s" ]; then
+	change=$(field "$s" '[m for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]')
+	echo "     steps.p50_ms: $change"
+	[ "$(field "$s" '[m for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]["judgement"]')" = "significant" ] &&
+		[ "$(field "$s" '[m for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]["delta_pct"] < -30')" = "True" ] &&
+		ok "4 workers are significantly faster" || fail "no significant speedup"
+	[ "$(field "$s" '[f["change"] for f in c["findings"] if f["id"]=="input-bound"]')" = "['resolved']" ] &&
+		ok "input-bound resolved" || fail "input-bound not resolved: $(field "$s" 'c["findings"]')"
+fi
+
+"$bin/profopt-analyze" "$work/w4b" -o "$work/r-repeat" --baseline "$work/w4" \
+	--fail-if 'steps.p50_ms>+10%' --fail-if 'steps.mean_ms>+10%' >"$work/out" 2>&1
+status=$?
+[ "$status" -eq 0 ] && ok "repeat run does not trip the gate" || fail "repeat run: exit $status: $(tail -5 "$work/out")"
+[ -f "$work/r-repeat/summary.json" ] &&
+	[ "$(field "$work/r-repeat/summary.json" '[m["judgement"] for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]')" != "significant" ] &&
+	ok "repeat run is no significant change" || fail "repeat run judged significant"
+
+"$bin/profopt-analyze" "$work/slow" -o "$work/r-slow" --baseline "$work/r-w1-w4/summary.json" \
+	--fail-if 'steps.p50_ms>+10%' >"$work/out" 2>&1
+status=$?
+[ "$status" -eq 6 ] && ok "30% slowdown trips the gate (exit 6)" || fail "slowdown: exit $status: $(tail -5 "$work/out")"
+[ -f "$work/r-slow/summary.json" ] && ok "a tripped gate keeps its report" || fail "no report after a tripped gate"
+grep -q "GATE TRIPPED" "$work/out" && ok "the tripped gate is printed" || fail "gate not printed"
+
+"$bin/profopt-analyze" "$work/slow" -o "$work/r-bad" --fail-if 'steps.p50_ms>+10%' >"$work/out" 2>&1
+[ $? -eq 2 ] && ok "--fail-if without --baseline is a usage error" || fail "--fail-if without --baseline"
+"$bin/profopt-analyze" "$work/slow" -o "$work/r-bad" --baseline "$work/nope" >"$work/out" 2>&1
+[ $? -eq 3 ] && ok "missing baseline: exit 3" || fail "missing baseline: $(cat "$work/out")"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
