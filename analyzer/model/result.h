@@ -235,6 +235,7 @@ struct po_quality {
 	int64_t unmatched_begins;  /* spans still open at the end */
 	int64_t unmatched_ends;    /* ends with no open begin */
 	int64_t time_inversions;   /* events older than the previous one of their thread */
+	int64_t step_mismatches;   /* step_end whose step number is not the open step's */
 	bool missing_vpid;
 	bool missing_vtid;
 	bool missing_procname;
@@ -385,6 +386,8 @@ struct po_finding {
 	size_t window_count;
 };
 
+struct po_comparison; /* analyzer/compare/compare.h */
+
 struct po_warning {
 	const char *code; /* "missing-context", "unmatched-spans", ... */
 	const char *text;
@@ -433,10 +436,17 @@ struct po_analysis {
 	struct po_step_detail *details; /* sorted by step_index */
 	size_t detail_count;
 
-	/* filled by the detectors */
+	/*
+	 * Filled by the detectors. The findings array and every string and array inside it
+	 * are allocated from analysis->arena (po_arena_alloc), never with malloc:
+	 * po_analysis_destroy() frees them with the arena.
+	 */
 	struct po_finding *findings; /* sorted by severity, then id */
 	size_t finding_count;
 	enum po_verdict verdict;
+
+	/* weak: in the arena; set by --baseline (analyzer/compare/compare.h), else NULL */
+	const struct po_comparison *comparison;
 };
 
 void po_analysis_destroy(struct po_analysis *analysis);

@@ -1,0 +1,486 @@
+/*
+ * finish.c: ends the stream and builds struct po_analysis from the model's state, sorted
+ * as result.h says so that the output is deterministic.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+#define WARNING_CAP 16
+
+static int compare_strings(const char *a, const char *b)
+{
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+static int compare_i64(int64_t a, int64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Spans and the step still open when the trace ends are unmatched begins. */
+static void close_stream(struct po_model *model)
+{
+	for (size_t i = 0; i < model->thread_count; i++) {
+		model->quality.unmatched_begins += (int64_t)model->threads[i].depth;
+		model->threads[i].depth = 0;
+	}
+	if (model->step_open) {
+		model->step_open = false;
+		model->step_count--;
+		model->quality.unmatched_begins++;
+	}
+}
+
+static int compare_kv(const void *left, const void *right)
+{
+	return strcmp(((const struct po_kv *)left)->key, ((const struct po_kv *)right)->key);
+}
+
+static enum po_status build_run(struct po_model *model, struct po_analysis *analysis)
+{
+	analysis->framework = model->framework;
+	analysis->cpu_count = model->cpu_count;
+	analysis->config = calloc(model->run_config_count + 1, sizeof(*analysis->config));
+	if (!analysis->config)
+		return PO_STATUS_NOMEM;
+	if (model->run_config_count)
+		memcpy(analysis->config, model->run_config,
+		       model->run_config_count * sizeof(struct po_kv));
+	analysis->config_count = model->run_config_count;
+	po_sort(analysis->config, analysis->config_count, sizeof(struct po_kv), compare_kv);
+	return PO_STATUS_OK;
+}
+
+static enum po_role role_of(const struct po_model *model, const struct process *process)
+{
+	if (model->has_training && process->pid == model->threads[model->training].pid)
+		return PO_ROLE_MAIN;
+	if (process->worker_begin || (process->loader_spans && process->step_count == 0))
+		return PO_ROLE_WORKER;
+	return PO_ROLE_OTHER;
+}
+
+static int compare_processes(const void *left, const void *right)
+{
+	return compare_i64(((const struct po_process *)left)->pid,
+			   ((const struct po_process *)right)->pid);
+}
+
+static enum po_status build_processes(struct po_model *model, struct po_analysis *analysis)
+{
+	analysis->processes = calloc(model->process_count + 1, sizeof(*analysis->processes));
+	if (!analysis->processes)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < model->process_count; i++) {
+		const struct process *process = &model->processes[i];
+
+		analysis->processes[i] =
+		    (struct po_process){.pid = process->pid,
+					.name = process->name ? process->name : "",
+					.role = role_of(model, process),
+					.worker_id = process->worker_id,
+					.parent_pid = process->parent_pid,
+					.first_ns = process->first_ns,
+					.last_ns = process->last_ns,
+					.event_count = process->event_count,
+					.rss_first_bytes = process->rss_first_bytes,
+					.rss_last_bytes = process->rss_last_bytes,
+					.rss_peak_bytes = process->rss_peak_bytes,
+					.cpu_first_ns = process->cpu_first_ns,
+					.cpu_last_ns = process->cpu_last_ns};
+	}
+	analysis->process_count = model->process_count;
+	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
+		compare_processes);
+	analysis->main_pid = model->has_training ? model->threads[model->training].pid : -1;
+	return PO_STATUS_OK;
+}
+
+enum po_role finish_role_of(const struct po_analysis *analysis, int32_t pid)
+{
+	struct po_process key = {.pid = pid};
+	const struct po_process *found = bsearch(&key, analysis->processes, analysis->process_count,
+						 sizeof(key), compare_processes);
+
+	return found ? found->role : PO_ROLE_OTHER;
+}
+
+static int compare_threads(const void *left, const void *right)
+{
+	const struct po_thread *a = left, *b = right;
+
+	return a->pid != b->pid ? compare_i64(a->pid, b->pid) : compare_i64(a->tid, b->tid);
+}
+
+static enum po_status build_threads(struct po_model *model, struct po_analysis *analysis)
+{
+	analysis->threads = calloc(model->thread_count + 1, sizeof(*analysis->threads));
+	if (!analysis->threads)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < model->thread_count; i++) {
+		const struct thread *thread = &model->threads[i];
+		const char *name = model->processes[thread->process].name;
+
+		analysis->threads[i] = (struct po_thread){.pid = thread->pid,
+							  .tid = thread->tid,
+							  .name = name ? name : "",
+							  .is_training_loop = model->has_training &&
+									      i == model->training};
+	}
+	analysis->thread_count = model->thread_count;
+	po_sort(analysis->threads, analysis->thread_count, sizeof(struct po_thread),
+		compare_threads);
+	return PO_STATUS_OK;
+}
+
+static enum po_status build_steps(struct po_model *model, struct po_analysis *analysis)
+{
+	analysis->steps = calloc(model->step_count + 1, sizeof(*analysis->steps));
+	if (!analysis->steps)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < model->step_count; i++) {
+		struct po_step *step = &model->steps[i];
+
+		/* A step's GPU time was counted before its end was known: clamp to its length. */
+		if (step->gpu_busy_ns > step->end_ns - step->begin_ns)
+			step->gpu_busy_ns = step->end_ns - step->begin_ns;
+		analysis->steps[i] = *step;
+	}
+	analysis->step_count = model->step_count;
+	return PO_STATUS_OK;
+}
+
+static int compare_ns(const void *left, const void *right)
+{
+	return compare_i64(*(const int64_t *)left, *(const int64_t *)right);
+}
+
+/* Nearest rank: the smallest value with at least pct percent of the values at or below. */
+static int64_t percentile(const int64_t *sorted, size_t count, unsigned pct)
+{
+	size_t rank = (pct * count + 99) / 100;
+
+	return sorted[rank ? rank - 1 : 0];
+}
+
+static void sum_clean(const struct po_analysis *analysis, int64_t *durations,
+		      struct po_step_stats *stats, double *total_ns, double *samples,
+		      double *sampled_ns)
+{
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		const struct po_step *step = &analysis->steps[i];
+		int64_t step_ns = step->end_ns - step->begin_ns;
+
+		if (step->flags & PO_STEP_LOSSY)
+			continue;
+		durations[stats->clean_count++] = step_ns;
+		*total_ns += (double)step_ns;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			stats->category_mean_ns[c] += (double)step->category_ns[c];
+		if (step->batch_size >= 0) {
+			*samples += (double)step->batch_size;
+			*sampled_ns += (double)step_ns;
+		}
+	}
+}
+
+static enum po_status build_stats(struct po_analysis *analysis)
+{
+	struct po_step_stats *stats = &analysis->step_stats;
+	int64_t *durations = calloc(analysis->step_count + 1, sizeof(int64_t));
+	double total_ns = 0, samples = 0, sampled_ns = 0;
+	size_t clean;
+
+	if (!durations)
+		return PO_STATUS_NOMEM;
+	*stats = (struct po_step_stats){.count = (int64_t)analysis->step_count,
+					.min_ns = -1,
+					.p50_ns = -1,
+					.p90_ns = -1,
+					.p95_ns = -1,
+					.p99_ns = -1,
+					.max_ns = -1,
+					.samples_per_s = -1};
+	sum_clean(analysis, durations, stats, &total_ns, &samples, &sampled_ns);
+	clean = (size_t)stats->clean_count;
+	if (clean) {
+		po_sort(durations, clean, sizeof(int64_t), compare_ns);
+		stats->min_ns = durations[0];
+		stats->max_ns = durations[clean - 1];
+		stats->p50_ns = percentile(durations, clean, 50);
+		stats->p90_ns = percentile(durations, clean, 90);
+		stats->p95_ns = percentile(durations, clean, 95);
+		stats->p99_ns = percentile(durations, clean, 99);
+		stats->mean_ns = total_ns / (double)clean;
+		stats->steps_per_s = total_ns > 0 ? (double)clean * 1e9 / total_ns : 0;
+		if (sampled_ns > 0)
+			stats->samples_per_s = samples * 1e9 / sampled_ns;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			stats->category_mean_ns[c] /= (double)clean;
+	}
+	free(durations);
+	return PO_STATUS_OK;
+}
+
+static int compare_workers(const void *left, const void *right)
+{
+	const struct po_worker *a = left, *b = right;
+
+	if (a->worker_id != b->worker_id)
+		return compare_i64(a->worker_id, b->worker_id);
+	return compare_i64(a->pid, b->pid);
+}
+
+static enum po_status build_workers(struct po_model *model, struct po_analysis *analysis)
+{
+	analysis->workers = calloc(model->process_count + 1, sizeof(*analysis->workers));
+	if (!analysis->workers)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < model->process_count; i++) {
+		const struct process *process = &model->processes[i];
+		struct po_worker *worker;
+
+		if (role_of(model, process) != PO_ROLE_WORKER)
+			continue;
+		worker = &analysis->workers[analysis->worker_count++];
+		*worker = (struct po_worker){.pid = process->pid,
+					     .worker_id = process->worker_id,
+					     .batches = process->batches,
+					     .busy_ns = process->busy_ns,
+					     .first_ns = process->first_ns,
+					     .last_ns = process->last_ns};
+		memcpy(worker->stage_ns, process->stage_ns, sizeof(worker->stage_ns));
+		memcpy(worker->stage_cpu_ns, process->stage_cpu_ns, sizeof(worker->stage_cpu_ns));
+	}
+	po_sort(analysis->workers, analysis->worker_count, sizeof(struct po_worker),
+		compare_workers);
+	return PO_STATUS_OK;
+}
+
+static int compare_label_keys(const void *left, const void *right)
+{
+	const struct po_label_stat *a = left, *b = right;
+
+	if (a->role != b->role)
+		return compare_i64(a->role, b->role);
+	if (a->stage != b->stage)
+		return compare_i64(a->stage, b->stage);
+	return compare_strings(a->label, b->label);
+}
+
+/* Within a (role, stage): largest total first, so that folding keeps the largest labels. */
+static int compare_label_groups(const void *left, const void *right)
+{
+	const struct po_label_stat *a = left, *b = right;
+
+	if (a->role != b->role)
+		return compare_i64(a->role, b->role);
+	if (a->stage != b->stage)
+		return compare_i64(a->stage, b->stage);
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	return compare_strings(a->label, b->label);
+}
+
+static int compare_label_totals(const void *left, const void *right)
+{
+	const struct po_label_stat *a = left, *b = right;
+
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	return compare_label_keys(left, right);
+}
+
+static void label_add(struct po_label_stat *into, const struct po_label_stat *from)
+{
+	into->count += from->count;
+	into->total_ns += from->total_ns;
+	if (from->cpu_ns >= 0)
+		into->cpu_ns = (into->cpu_ns < 0 ? 0 : into->cpu_ns) + from->cpu_ns;
+}
+
+/* Merges adjacent equal keys (the array is sorted by key); returns the new count. */
+static size_t merge_labels(struct po_label_stat *stats, size_t count)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		if (out && compare_label_keys(&stats[out - 1], &stats[i]) == 0)
+			label_add(&stats[out - 1], &stats[i]);
+		else
+			stats[out++] = stats[i];
+	}
+	return out;
+}
+
+/* Past max_labels in a (role, stage), labels become "(other labels)". */
+static size_t fold_labels(const struct po_model *model, struct po_label_stat *stats, size_t count)
+{
+	size_t in_group = 0;
+
+	po_sort(stats, count, sizeof(*stats), compare_label_groups);
+	for (size_t i = 0; i < count; i++) {
+		bool new_group = i == 0 || stats[i].role != stats[i - 1].role ||
+				 stats[i].stage != stats[i - 1].stage;
+
+		if (new_group)
+			in_group = 0;
+		if (stats[i].label == model->fold_label)
+			continue; /* already folded in a process: not one of the kept labels */
+		if (++in_group > model->config.max_labels)
+			stats[i].label = model->fold_label;
+	}
+	po_sort(stats, count, sizeof(*stats), compare_label_keys);
+	return merge_labels(stats, count);
+}
+
+static enum po_status build_labels(struct po_model *model, struct po_analysis *analysis)
+{
+	struct po_label_stat *stats = calloc(model->label_count + 1, sizeof(*stats));
+
+	if (!stats)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < model->label_count; i++) {
+		const struct label_entry *entry = &model->labels[i];
+
+		stats[i] = (struct po_label_stat){.role = finish_role_of(analysis, entry->pid),
+						  .stage = entry->stage,
+						  .label = entry->label,
+						  .count = entry->count,
+						  .total_ns = entry->total_ns,
+						  .cpu_ns = entry->cpu_ns};
+	}
+	po_sort(stats, model->label_count, sizeof(*stats), compare_label_keys);
+	analysis->label_stat_count =
+	    fold_labels(model, stats, merge_labels(stats, model->label_count));
+	po_sort(stats, analysis->label_stat_count, sizeof(*stats), compare_label_totals);
+	analysis->label_stats = stats;
+	return PO_STATUS_OK;
+}
+
+static void warn(struct po_analysis *analysis, const char *code, const char *text)
+{
+	if (text && analysis->warning_count < WARNING_CAP)
+		analysis->warnings[analysis->warning_count++] = (struct po_warning){code, text};
+}
+
+static void context_warning(struct po_analysis *analysis)
+{
+	const struct po_quality *quality = &analysis->quality;
+
+	if (!quality->missing_vpid && !quality->missing_vtid && !quality->missing_procname)
+		return;
+	warn(analysis, "missing-context",
+	     po_arena_printf(analysis->arena,
+			     "the trace lacks the%s%s%s context, so processes and threads cannot "
+			     "be told apart; record with: lttng add-context -u -t vpid -t vtid "
+			     "-t procname (profopt-record adds them)",
+			     quality->missing_vpid ? " vpid" : "",
+			     quality->missing_vtid ? " vtid" : "",
+			     quality->missing_procname ? " procname" : ""));
+}
+
+static int64_t late_records(const struct po_analysis *analysis)
+{
+	int64_t late = 0;
+
+	for (size_t i = 0; i < analysis->gpu_count; i++)
+		late += analysis->gpus[i].late_records;
+	return late;
+}
+
+static void quality_warnings(const struct po_model *model, struct po_analysis *analysis)
+{
+	const struct po_quality *quality = &analysis->quality;
+	struct po_arena *arena = analysis->arena;
+
+	if (quality->unmatched_begins || quality->unmatched_ends)
+		warn(analysis, "unmatched-spans",
+		     po_arena_printf(arena,
+				     "%lld span begins and %lld span ends had no match; "
+				     "steps with one on the training thread are flagged unmatched",
+				     (long long)quality->unmatched_begins,
+				     (long long)quality->unmatched_ends));
+	if (quality->step_mismatches)
+		warn(analysis, "step-mismatch",
+		     po_arena_printf(arena,
+				     "%lld step_end events named another step than the "
+				     "open one",
+				     (long long)quality->step_mismatches));
+	if (quality->time_inversions)
+		warn(analysis, "time-inversions",
+		     po_arena_printf(arena,
+				     "%lld events were older than the previous event of "
+				     "their thread",
+				     (long long)quality->time_inversions));
+	if (model->steps_other_threads)
+		warn(analysis, "steps-on-several-threads",
+		     po_arena_printf(arena,
+				     "%lld steps came from other threads than the "
+				     "training loop and were not analysed",
+				     (long long)model->steps_other_threads));
+	if (late_records(analysis))
+		warn(analysis, "late-gpu-records",
+		     po_arena_printf(arena,
+				     "%lld GPU records arrived too late to be merged "
+				     "exactly; GPU busy time is approximate",
+				     (long long)late_records(analysis)));
+}
+
+static enum po_status build_quality(struct po_model *model, struct po_analysis *analysis)
+{
+	analysis->quality = model->quality;
+	analysis->discard_windows =
+	    calloc(model->quality.window_count + 1, sizeof(*analysis->discard_windows));
+	analysis->warnings = calloc(WARNING_CAP, sizeof(*analysis->warnings));
+	if (!analysis->discard_windows || !analysis->warnings)
+		return PO_STATUS_NOMEM;
+	memcpy(analysis->discard_windows, model->windows,
+	       model->quality.window_count * sizeof(*model->windows));
+	return PO_STATUS_OK;
+}
+
+enum po_status finish_build(struct po_model *model, struct po_analysis *analysis)
+{
+	enum po_status status;
+
+	analysis->arena = model->arena; /* the interned strings go with the analysis */
+	model->arena = NULL;
+	analysis->verdict = PO_VERDICT_UNKNOWN;
+	close_stream(model);
+	status = gpu_flush_all(model);
+	if (status == PO_STATUS_OK)
+		status = model->deferred;
+	if (status == PO_STATUS_OK)
+		status = build_quality(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = build_run(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = build_processes(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = build_threads(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = gpu_build(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = build_steps(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = build_stats(analysis);
+	if (status == PO_STATUS_OK)
+		status = build_workers(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = build_labels(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = memory_build(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = detail_finish(model, analysis);
+	if (status != PO_STATUS_OK)
+		return status;
+	context_warning(analysis);
+	quality_warnings(model, analysis);
+	return PO_STATUS_OK;
+}

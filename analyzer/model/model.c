@@ -1,0 +1,628 @@
+/*
+ * model.c: the model's entry points, and the bookkeeping of processes, threads, the run,
+ * counters and trace quality.
+ *
+ * Semantics (docs/model.md says the same for users):
+ * - Events come in time order across processes. Nothing is kept per event: open spans per
+ *   thread, one compact struct po_step per step, live allocations and bounded rings.
+ * - The training thread is the first thread that emits step_begin; its process is the main
+ *   process. Steps emitted by other threads are counted (a warning) but not modelled.
+ *   Roles: main; worker = worker_begin seen, or loader-stage spans and no steps; else other.
+ * - Breakdown: on the training thread, at every change of the set of open stage spans and
+ *   GPU syncs while a step is open, the time since the previous change goes to the open
+ *   category first in PO_CATEGORIES (OTHER when none is open), so a step's category_ns sum
+ *   exactly to end_ns - begin_ns. Spans of other threads count for label statistics only.
+ * - Span matching: per thread a stack; an end matches the innermost open span of its stage
+ *   (or the innermost sync), popping mismatched spans above it (unmatched begins); an end
+ *   with nothing to match is an unmatched end; spans open at the end are unmatched begins.
+ * - Batches: loader-stage spans off the training thread build per-batch records (bounded,
+ *   oldest evicted) that the training thread's data_wait end with the same batch consumes.
+ * - GPU: per device, the union of activity over streams through a bounded reorder buffer
+ *   sorted by begin; busy, idle and gaps within the analysis window (first step begin to
+ *   last step end, else the activity span); each gap's cause is the category the training
+ *   thread spent most of the gap in, from a bounded ring of its recent segments.
+ * - Memory: live allocations keyed by (pid, device, address) for profopt and libc events,
+ *   folded into allocation sites; per-step live bytes at each step end.
+ * - Quality: discard windows flag the steps they overlap as lossy; time inversions per
+ *   thread; missing contexts and unmatched spans produce warnings.
+ * - Timelines: the spans of recently completed work sit in a bounded ring; a step's detail
+ *   is decided PO_FINALIZE_LAG steps after its end (slowest, neighbours, median candidates,
+ *   longest GPU gaps, requested range).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+#define NS_PER_MS 1000000LL
+
+void po_model_config_init(struct po_model_config *config)
+{
+	*config = (struct po_model_config){
+	    .min_gap_ns = 1 * NS_PER_MS,
+	    .max_gaps = 10000,
+	    .max_labels = 64,
+	    .max_sites = 4096,
+	    .detail_span_cap = 20000,
+	    .slowest_steps_kept = 3,
+	    .timeline_first_step = -1,
+	    .timeline_last_step = -1,
+	};
+}
+
+static enum po_status alloc_rings(struct po_model *model)
+{
+	model->segments = calloc(PO_SEGMENT_RING_CAP, sizeof(*model->segments));
+	model->batches = calloc(PO_BATCH_CAP, sizeof(*model->batches));
+	model->span_ring = calloc(PO_SPAN_RING_CAP, sizeof(*model->span_ring));
+	model->counter_ring = calloc(PO_COUNTER_RING_CAP, sizeof(*model->counter_ring));
+	model->windows = calloc(PO_WINDOW_CAP, sizeof(*model->windows));
+	model->slowest = calloc(model->config.slowest_steps_kept + 1, sizeof(size_t));
+	if (!model->segments || !model->batches || !model->span_ring || !model->counter_ring ||
+	    !model->windows || !model->slowest)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < PO_BATCH_CAP; i++)
+		model->batches[i].batch = -1;
+	return PO_STATUS_OK;
+}
+
+static enum po_status init_strings(struct po_model *model)
+{
+	model->arena = po_arena_create();
+	if (!model->arena)
+		return PO_STATUS_NOMEM;
+	model->strings = po_strtab_create(model->arena);
+	if (!model->strings)
+		return PO_STATUS_NOMEM;
+	model->fold_label = po_strtab_intern(model->strings, "(other labels)", 14);
+	model->fold_site_label = po_strtab_intern(model->strings, "(other sites)", 13);
+	model->fold_name = po_strtab_intern(model->strings, "(other names)", 13);
+	if (!model->fold_label || !model->fold_site_label || !model->fold_name)
+		return PO_STATUS_NOMEM;
+	return PO_STATUS_OK;
+}
+
+static void init_state(struct po_model *model)
+{
+	model->cpu_count = -1;
+	model->own_batch = -1;
+	model->own_ready_ns = -1;
+	model->current_step_number = -1;
+	model->latest_queue_depth = -1;
+	model->rss_sum_bytes = -1;
+	model->gpu_counter_sum_bytes = -1;
+	model->gpu_counter_peak_bytes = -1;
+	model->random_state = 0x853c49e6748fea9bULL;
+	model->all_devices = (struct gpu_union){.sink = SINK_STEPS, .flushed_begin = INT64_MIN};
+	model->quality.first_ns = -1;
+	model->quality.last_ns = -1;
+	model->memory.host_peak_bytes = -1;
+	model->memory.gpu_peak_bytes = -1;
+	model->memory.rss_peak_bytes = -1;
+	for (int i = 0; i < 3; i++)
+		model->own_stage_ns[i] = -1;
+}
+
+enum po_status po_model_create(const struct po_model_config *config, struct po_model **out,
+			       struct po_error *err)
+{
+	struct po_model *model = calloc(1, sizeof(*model));
+	enum po_status status;
+
+	*out = NULL;
+	if (!model) {
+		po_error_set(err, "Failed to allocate the model");
+		return PO_STATUS_NOMEM;
+	}
+	model->config = *config;
+	init_state(model);
+	status = init_strings(model);
+	if (status == PO_STATUS_OK)
+		status = alloc_rings(model);
+	if (status != PO_STATUS_OK) {
+		po_model_destroy(model);
+		po_error_set(err, "Failed to allocate the model's buffers");
+		return status;
+	}
+	*out = model;
+	return PO_STATUS_OK;
+}
+
+void po_model_destroy(struct po_model *model)
+{
+	if (!model)
+		return;
+	for (size_t i = 0; i < model->thread_count; i++)
+		free(model->threads[i].stack);
+	free(model->threads);
+	free(model->processes);
+	po_map_free(&model->process_index);
+	po_map_free(&model->thread_index);
+	po_map_free(&model->names);
+	po_map_free(&model->traces);
+	po_map_free(&model->batch_index);
+	po_map_free(&model->label_index);
+	po_map_free(&model->live);
+	po_map_free(&model->site_index);
+	free(model->run_config);
+	free(model->windows);
+	free(model->steps);
+	free(model->segments);
+	free(model->batches);
+	free(model->labels);
+	free(model->sites);
+	free(model->span_ring);
+	free(model->counter_ring);
+	free(model->slowest);
+	gpu_free(model);
+	detail_free(model);
+	po_strtab_destroy(model->strings);
+	po_arena_destroy(model->arena); /* NULL once handed to the analysis */
+	free(model);
+}
+
+/*
+ * Interns text unless `cap` distinct strings of this name space were interned already, in
+ * which case it returns `fold`. Strings are told apart by a 64-bit hash, checked before
+ * interning so that folded strings cost no memory.
+ */
+const char *model_intern_capped(struct po_model *model, uint64_t name_space, struct po_str text,
+				size_t *count, size_t cap, const char *fold)
+{
+	uint64_t hash = po_hash_bytes(text.ptr, text.len);
+	struct po_map_entry *entry = po_map_find(&model->names, name_space, hash);
+	const char *interned;
+
+	if (entry)
+		return (const char *)(uintptr_t)entry->value;
+	if (*count >= cap)
+		return fold;
+	interned = po_strtab_intern(model->strings, text.len ? text.ptr : "", text.len);
+	if (!interned)
+		return NULL;
+	entry = po_map_upsert(&model->names, name_space, hash, NULL);
+	if (!entry)
+		return NULL;
+	entry->value = (uint64_t)(uintptr_t)interned;
+	(*count)++;
+	return interned;
+}
+
+static struct process *process_get(struct po_model *model, int32_t pid)
+{
+	bool created;
+	struct po_map_entry *entry =
+	    po_map_upsert(&model->process_index, (uint32_t)pid, 0, &created);
+	struct process *process;
+
+	if (!entry)
+		return NULL;
+	if (!created)
+		return &model->processes[entry->value];
+	if (po_array_reserve((void **)&model->processes, &model->process_capacity,
+			     model->process_count + 1, sizeof(*process)) != PO_STATUS_OK) {
+		po_map_remove(&model->process_index, entry);
+		return NULL;
+	}
+	entry->value = model->process_count;
+	process = &model->processes[model->process_count++];
+	*process = (struct process){.pid = pid,
+				    .worker_id = -1,
+				    .parent_pid = -1,
+				    .first_ns = -1,
+				    .last_ns = -1,
+				    .rss_first_bytes = -1,
+				    .rss_last_bytes = -1,
+				    .rss_peak_bytes = -1,
+				    .cpu_first_ns = -1,
+				    .cpu_last_ns = -1};
+	for (int i = 0; i < PO_DEVICE_SLOTS; i++)
+		process->gpu_used_bytes[i] = -1;
+	for (int i = 0; i < PO_STAGE_COUNT; i++)
+		process->stage_cpu_ns[i] = -1;
+	return process;
+}
+
+static struct thread *thread_get(struct po_model *model, int32_t pid, int32_t tid, size_t process)
+{
+	bool created;
+	struct po_map_entry *entry =
+	    po_map_upsert(&model->thread_index, (uint32_t)pid, (uint32_t)tid, &created);
+	struct thread *thread;
+
+	if (!entry)
+		return NULL;
+	if (!created)
+		return &model->threads[entry->value];
+	if (po_array_reserve((void **)&model->threads, &model->thread_capacity,
+			     model->thread_count + 1, sizeof(*thread)) != PO_STATUS_OK) {
+		po_map_remove(&model->thread_index, entry);
+		return NULL;
+	}
+	entry->value = model->thread_count;
+	thread = &model->threads[model->thread_count++];
+	*thread = (struct thread){.pid = pid, .tid = tid, .process = process, .last_ns = INT64_MIN};
+	return thread;
+}
+
+static enum po_status note_process(struct po_model *model, const struct po_event *event,
+				   struct process **out)
+{
+	struct process *process = process_get(model, event->pid);
+
+	if (!process)
+		return PO_STATUS_NOMEM;
+	if (!process->name && event->procname.len) {
+		process->name =
+		    po_strtab_intern(model->strings, event->procname.ptr, event->procname.len);
+		if (!process->name)
+			return PO_STATUS_NOMEM;
+	}
+	if (process->first_ns < 0)
+		process->first_ns = event->time_ns;
+	if (event->time_ns > process->last_ns)
+		process->last_ns = event->time_ns;
+	process->event_count++;
+	*out = process;
+	return PO_STATUS_OK;
+}
+
+static void note_quality(struct po_model *model, const struct po_event *event)
+{
+	struct po_quality *quality = &model->quality;
+
+	if (event->kind == PO_EV_DISCARDED_EVENTS || event->kind == PO_EV_DISCARDED_PACKETS)
+		return; /* not events: windows of lost ones */
+	quality->events++;
+	if (event->kind >= PO_EV_LIBC_MALLOC && event->kind <= PO_EV_LIBC_FREE)
+		quality->libc_events++;
+	else if (event->kind < PO_EV_LIBC_MALLOC)
+		quality->profopt_events++;
+	if (quality->first_ns < 0 || event->time_ns < quality->first_ns)
+		quality->first_ns = event->time_ns;
+	if (event->time_ns > quality->last_ns)
+		quality->last_ns = event->time_ns;
+	if (event->pid < 0)
+		quality->missing_vpid = true;
+	if (event->tid < 0)
+		quality->missing_vtid = true;
+	if (!event->procname.len)
+		quality->missing_procname = true;
+}
+
+/* Flags the steps overlapping [begin_ns, end_ns] as lossy. */
+static void flag_lossy(struct po_model *model, int64_t begin_ns, int64_t end_ns)
+{
+	for (size_t i = model->step_count; i-- > 0;) {
+		struct po_step *step = &model->steps[i];
+
+		if (step->end_ns < begin_ns)
+			break;
+		if (step->begin_ns <= end_ns && !(step->flags & PO_STEP_LOSSY)) {
+			step->flags |= PO_STEP_LOSSY;
+			model->quality.lossy_steps++;
+		}
+	}
+}
+
+static void on_discard(struct po_model *model, const struct po_event *event, int64_t previous_ns)
+{
+	struct po_quality *quality = &model->quality;
+	bool packets = event->kind == PO_EV_DISCARDED_PACKETS;
+	int64_t begin_ns = event->u.discarded.begin_ns;
+
+	if (event->u.discarded.count == PO_COUNT_UNKNOWN || event->u.discarded.count < 0)
+		quality->unknown_discards++;
+	else if (packets)
+		quality->discarded_packets += event->u.discarded.count;
+	else
+		quality->discarded_events += event->u.discarded.count;
+	if (quality->window_count < PO_WINDOW_CAP)
+		model->windows[quality->window_count++] = (struct po_discard_window){
+		    .kind = packets ? PO_DISCARD_PACKETS : PO_DISCARD_EVENTS,
+		    .trace_id = event->trace_id,
+		    .pid = event->pid,
+		    .begin_ns = begin_ns,
+		    .end_ns = event->time_ns,
+		    .count = event->u.discarded.count};
+	else
+		quality->windows_not_kept++;
+	if (begin_ns < 0)
+		begin_ns = previous_ns >= 0 ? previous_ns : INT64_MIN;
+	flag_lossy(model, begin_ns, event->time_ns);
+}
+
+/* Updates the trace's last event time; returns the previous one (-1 for a new trace). */
+static enum po_status note_trace(struct po_model *model, const struct po_event *event,
+				 int64_t *previous_ns)
+{
+	bool created;
+	struct po_map_entry *entry = po_map_upsert(&model->traces, event->trace_id, 0, &created);
+
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	*previous_ns = created ? -1 : entry->aux1;
+	if (created)
+		model->quality.trace_count++;
+	if (created || event->time_ns > entry->aux1)
+		entry->aux1 = event->time_ns;
+	return PO_STATUS_OK;
+}
+
+int64_t model_current_rss_sum(const struct po_model *model)
+{
+	return model->rss_sum_bytes;
+}
+
+static void on_rss(struct po_model *model, struct process *process, int64_t value)
+{
+	int64_t old = process->rss_last_bytes;
+
+	if (process->rss_first_bytes < 0)
+		process->rss_first_bytes = value;
+	process->rss_last_bytes = value;
+	if (value > process->rss_peak_bytes)
+		process->rss_peak_bytes = value;
+	model->memory.has_rss = true;
+	model->rss_sum_bytes =
+	    (model->rss_sum_bytes < 0 ? 0 : model->rss_sum_bytes) + value - (old < 0 ? 0 : old);
+	if (model->rss_sum_bytes > model->memory.rss_peak_bytes)
+		model->memory.rss_peak_bytes = model->rss_sum_bytes;
+}
+
+static void on_gpu_counter(struct po_model *model, struct process *process, int32_t device,
+			   int64_t value)
+{
+	int64_t old;
+
+	if (device < 0 || device >= PO_DEVICE_SLOTS)
+		return;
+	old = process->gpu_used_bytes[device];
+	process->gpu_used_bytes[device] = value;
+	model->memory.has_gpu_counter = true;
+	model->gpu_counter_sum_bytes =
+	    (model->gpu_counter_sum_bytes < 0 ? 0 : model->gpu_counter_sum_bytes) + value -
+	    (old < 0 ? 0 : old);
+	if (model->gpu_counter_sum_bytes > model->gpu_counter_peak_bytes)
+		model->gpu_counter_peak_bytes = model->gpu_counter_sum_bytes;
+}
+
+static void on_counter(struct po_model *model, struct process *process,
+		       const struct po_event *event)
+{
+	int64_t value = event->u.counter.value;
+
+	switch (event->u.counter.kind) {
+	case PO_COUNTER_QUEUE_DEPTH:
+		model->latest_queue_depth = value;
+		break;
+	case PO_COUNTER_HOST_RSS:
+		on_rss(model, process, value);
+		break;
+	case PO_COUNTER_GPU_MEM_USED:
+		on_gpu_counter(model, process, event->u.counter.device, value);
+		break;
+	case PO_COUNTER_PROCESS_CPU:
+		if (process->cpu_first_ns < 0)
+			process->cpu_first_ns = value;
+		process->cpu_last_ns = value;
+		break;
+	default:
+		break;
+	}
+	detail_push_counter(model, &(struct po_counter_sample){.pid = event->pid,
+							       .kind = event->u.counter.kind,
+							       .device = event->u.counter.device,
+							       .time_ns = event->time_ns,
+							       .value = value});
+}
+
+static enum po_status on_run_config(struct po_model *model, const struct po_event *event)
+{
+	const char *key = po_strtab_intern(model->strings, event->u.run_config.key.ptr,
+					   event->u.run_config.key.len);
+	const char *value = po_strtab_intern(model->strings, event->u.run_config.value.ptr,
+					     event->u.run_config.value.len);
+	size_t i;
+
+	if (!key || !value)
+		return PO_STATUS_NOMEM;
+	for (i = 0; i < model->run_config_count; i++) {
+		if (model->run_config[i].key == key) {
+			model->run_config[i].value = value; /* the last value wins */
+			return PO_STATUS_OK;
+		}
+	}
+	if (i >= PO_CONFIG_CAP)
+		return PO_STATUS_OK;
+	if (po_array_reserve((void **)&model->run_config, &model->run_config_capacity, i + 1,
+			     sizeof(struct po_kv)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	model->run_config[model->run_config_count++] = (struct po_kv){key, value};
+	return PO_STATUS_OK;
+}
+
+static enum po_status on_run_begin(struct po_model *model, const struct po_event *event)
+{
+	model->framework = po_strtab_intern(model->strings, event->u.run_begin.framework.ptr,
+					    event->u.run_begin.framework.len);
+	model->cpu_count = event->u.run_begin.cpu_count;
+	return model->framework ? PO_STATUS_OK : PO_STATUS_NOMEM;
+}
+
+static void on_worker_begin(struct process *process, const struct po_event *event)
+{
+	process->worker_begin = true;
+	process->worker_id = event->u.worker.worker_id;
+	process->parent_pid = event->u.worker.parent_pid;
+}
+
+/* The flat dispatch of events that belong to a process and thread. */
+static enum po_status dispatch(struct po_model *model, struct process *process,
+			       struct thread *thread, const struct po_event *event)
+{
+	switch (event->kind) {
+	case PO_EV_RUN_BEGIN:
+		return on_run_begin(model, event);
+	case PO_EV_RUN_CONFIG:
+		return on_run_config(model, event);
+	case PO_EV_WORKER_BEGIN:
+		on_worker_begin(process, event);
+		return PO_STATUS_OK;
+	case PO_EV_STEP_BEGIN:
+		return spans_step_begin(model, thread, event);
+	case PO_EV_STEP_END:
+		return spans_step_end(model, thread, event);
+	case PO_EV_STAGE_BEGIN:
+		return spans_stage_begin(model, thread, event);
+	case PO_EV_STAGE_END:
+		return spans_stage_end(model, thread, event);
+	case PO_EV_BATCH_READY:
+		return spans_batch_ready(model, event);
+	case PO_EV_COUNTER:
+		on_counter(model, process, event);
+		return PO_STATUS_OK;
+	case PO_EV_GPU_ACTIVITY:
+		return gpu_activity(model, event);
+	case PO_EV_GPU_SYNC_BEGIN:
+	case PO_EV_GPU_SYNC_END:
+		return spans_sync(model, thread, event);
+	case PO_EV_MEM_ALLOC:
+	case PO_EV_MEM_FREE:
+	case PO_EV_LIBC_MALLOC:
+	case PO_EV_LIBC_CALLOC:
+	case PO_EV_LIBC_REALLOC:
+	case PO_EV_LIBC_MEMALIGN:
+	case PO_EV_LIBC_POSIX_MEMALIGN:
+	case PO_EV_LIBC_FREE:
+		return memory_event(model, thread, event);
+	default:
+		return PO_STATUS_OK; /* run_end, worker_end, epochs, gpu_launch: nothing to keep */
+	}
+}
+
+enum po_status po_model_consume(struct po_model *model, const struct po_event *event)
+{
+	struct process *process;
+	struct thread *thread;
+	int64_t previous_ns;
+	enum po_status status;
+
+	if ((unsigned)event->kind >= PO_EV_COUNT)
+		return PO_STATUS_OK;
+	note_quality(model, event);
+	status = note_trace(model, event, &previous_ns);
+	if (status != PO_STATUS_OK)
+		return status;
+	if (event->kind == PO_EV_DISCARDED_EVENTS || event->kind == PO_EV_DISCARDED_PACKETS) {
+		on_discard(model, event, previous_ns);
+		return PO_STATUS_OK;
+	}
+	status = note_process(model, event, &process);
+	if (status != PO_STATUS_OK)
+		return status;
+	thread = thread_get(model, event->pid, event->tid, (size_t)(process - model->processes));
+	if (!thread)
+		return PO_STATUS_NOMEM;
+	if (event->time_ns < thread->last_ns)
+		model->quality.time_inversions++;
+	else
+		thread->last_ns = event->time_ns;
+	status = dispatch(model, process, thread, event);
+	return status != PO_STATUS_OK ? status : model->deferred;
+}
+
+/*
+ * The step with the largest overlap with [begin_ns, end_ns), or, for an instant
+ * (begin_ns == end_ns), the step containing it; -1 when none.
+ */
+int64_t model_step_at(const struct po_model *model, int64_t begin_ns, int64_t end_ns)
+{
+	size_t low = 0, high = model->step_count;
+	int64_t best = -1, best_ns = 0;
+
+	while (low < high) { /* the first step that begins after begin_ns */
+		size_t mid = low + (high - low) / 2;
+
+		if (model->steps[mid].begin_ns <= begin_ns)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	for (size_t i = low ? low - 1 : 0; i < model->step_count; i++) {
+		const struct po_step *step = &model->steps[i];
+		int64_t from = step->begin_ns > begin_ns ? step->begin_ns : begin_ns;
+		int64_t to = step->end_ns < end_ns ? step->end_ns : end_ns;
+
+		if (begin_ns == end_ns)
+			return step->begin_ns <= begin_ns && begin_ns < step->end_ns ? (int64_t)i
+										     : -1;
+		if (step->begin_ns >= end_ns)
+			break;
+		if (to - from > best_ns) {
+			best_ns = to - from;
+			best = (int64_t)i;
+		}
+	}
+	return best;
+}
+
+size_t po_model_bytes(const struct po_model *model)
+{
+	size_t bytes = sizeof(*model);
+
+	for (size_t i = 0; i < model->thread_count; i++)
+		bytes += model->threads[i].capacity * sizeof(struct open_span);
+	bytes += model->thread_capacity * sizeof(struct thread);
+	bytes += model->process_capacity * sizeof(struct process);
+	bytes += model->step_capacity * sizeof(struct po_step);
+	bytes += model->label_capacity * sizeof(struct label_entry);
+	bytes += model->site_capacity * sizeof(struct po_mem_site);
+	bytes += model->run_config_capacity * sizeof(struct po_kv);
+	bytes += PO_SEGMENT_RING_CAP * sizeof(struct segment);
+	bytes += PO_BATCH_CAP * sizeof(struct batch_record);
+	bytes += PO_SPAN_RING_CAP * sizeof(struct po_span);
+	bytes += PO_COUNTER_RING_CAP * sizeof(struct po_counter_sample);
+	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
+	bytes += po_map_bytes(&model->process_index) + po_map_bytes(&model->thread_index);
+	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
+	bytes += po_map_bytes(&model->batch_index) + po_map_bytes(&model->label_index);
+	bytes += po_map_bytes(&model->live) + po_map_bytes(&model->site_index);
+	bytes += gpu_bytes(model) + detail_bytes(model);
+	if (model->arena)
+		bytes += po_arena_bytes(model->arena);
+	return bytes;
+}
+
+enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
+			       struct po_error *err)
+{
+	struct po_analysis *analysis;
+	enum po_status status;
+
+	*out = NULL;
+	if (model->finished) {
+		po_error_set(err, "Failed to finish the model: it was finished already");
+		return PO_STATUS_INTERNAL;
+	}
+	model->finished = true;
+	if (model->quality.profopt_events == 0) {
+		po_error_set(err, "no profopt events found in the trace");
+		return PO_STATUS_INPUT;
+	}
+	analysis = calloc(1, sizeof(*analysis));
+	if (!analysis) {
+		po_error_set(err, "Failed to allocate the analysis");
+		return PO_STATUS_NOMEM;
+	}
+	status = finish_build(model, analysis);
+	if (status != PO_STATUS_OK) {
+		po_analysis_destroy(analysis);
+		po_error_set(err, "Failed to build the analysis: %s",
+			     po_status_description(status));
+		return status;
+	}
+	*out = analysis;
+	return PO_STATUS_OK;
+}

@@ -1,0 +1,356 @@
+/* model_internal.h: the private state of the model, shared by the files of analyzer/model. */
+#ifndef PO_MODEL_INTERNAL_H
+#define PO_MODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* Bounds that keep the model's memory independent of the trace's length. */
+#define PO_SPAN_STACK_CAP 256		/* open spans per thread */
+#define PO_BATCH_CAP 4096		/* batches produced but not yet consumed */
+#define PO_GPU_REORDER_CAP 2048		/* GPU records waiting to be merged, per union */
+#define PO_GPU_REORDER_NS 10000000000LL /* records this much older than the newest merge */
+#define PO_GPU_TAIL_CAP 512		/* latest union intervals per device */
+#define PO_SEGMENT_RING_CAP 65536	/* training thread's recent category segments */
+#define PO_SPAN_RING_CAP 65536		/* recently completed spans, for the timelines */
+#define PO_COUNTER_RING_CAP 8192	/* recent counter samples, for the timelines */
+#define PO_WINDOW_CAP 1024		/* discard windows kept */
+#define PO_REQUESTED_CAP 256		/* --timeline-steps details kept */
+#define PO_RESERVOIR_CAP 16		/* median candidates */
+#define PO_STALL_KEPT 3			/* steps kept for the longest GPU gaps */
+#define PO_NAME_CAP 4096		/* distinct GPU activity names interned */
+#define PO_CONFIG_CAP 1024		/* run_config keys */
+#define PO_DEVICE_SLOTS 16		/* GPU devices whose memory counter is summed */
+#define PO_FINALIZE_LAG 2		/* steps after its end before a step's detail is decided */
+
+/* An open-addressing hash table from a 128-bit key to three integers. */
+struct po_map_entry {
+	uint64_t a;
+	uint64_t b;
+	uint64_t value;
+	int64_t aux1;
+	int64_t aux2;
+	bool used;
+};
+
+struct po_map {
+	struct po_map_entry *slots; /* owned; power-of-two size */
+	size_t capacity;
+	size_t count;
+};
+
+struct po_map_entry *po_map_find(const struct po_map *map, uint64_t a, uint64_t b);
+/* The entry for the key, created zeroed (with used set) when absent; NULL when out of memory.
+ * Invalidates earlier entry pointers. */
+struct po_map_entry *po_map_upsert(struct po_map *map, uint64_t a, uint64_t b, bool *created);
+void po_map_remove(struct po_map *map, struct po_map_entry *entry);
+void po_map_free(struct po_map *map);
+size_t po_map_bytes(const struct po_map *map);
+uint64_t po_hash_bytes(const char *text, size_t len);
+/* qsort that accepts an empty (possibly NULL) array. */
+void po_sort(void *items, size_t count, size_t size, int (*compare)(const void *, const void *));
+
+#define OPEN_STAGE 0
+#define OPEN_SYNC 1
+
+/* A span begun and not yet ended on a thread. */
+struct open_span {
+	int kind; /* OPEN_STAGE or OPEN_SYNC */
+	enum po_stage stage;
+	int64_t begin_ns;
+	const char *label;  /* weak: interned (or the fold label) */
+	size_t label_index; /* into model->labels */
+	int64_t batch;
+	int32_t device;
+	int32_t stream;
+	bool same_below; /* a span of the same stage is open below this one */
+};
+
+struct thread {
+	int32_t pid;
+	int32_t tid;
+	size_t process; /* index into model->processes */
+	int64_t last_ns;
+	struct open_span *stack; /* owned */
+	size_t depth;
+	size_t capacity;
+	int64_t step_count;
+};
+
+struct process {
+	int32_t pid;
+	const char *name; /* weak: interned; NULL until seen */
+	int64_t worker_id;
+	int32_t parent_pid;
+	int64_t first_ns;
+	int64_t last_ns;
+	int64_t event_count;
+	int64_t rss_first_bytes;
+	int64_t rss_last_bytes;
+	int64_t rss_peak_bytes;
+	int64_t cpu_first_ns;
+	int64_t cpu_last_ns;
+	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
+	bool worker_begin;
+	bool loader_spans;
+	int64_t step_count;
+	/* producer statistics, reported for worker processes */
+	int64_t batches;
+	int64_t stage_ns[PO_STAGE_COUNT];
+	int64_t stage_cpu_ns[PO_STAGE_COUNT];
+	int64_t busy_ns;
+	size_t label_count[PO_STAGE_COUNT]; /* distinct labels kept per stage */
+};
+
+/* Label statistics per (pid, stage, label), merged per role at the end. */
+struct label_entry {
+	int32_t pid;
+	enum po_stage stage;
+	const char *label; /* weak: interned */
+	int64_t count;
+	int64_t total_ns;
+	int64_t cpu_ns; /* -1 */
+};
+
+/* A batch produced off the training thread, waiting for the data wait that consumes it. */
+struct batch_record {
+	int64_t batch; /* -1: free slot */
+	int32_t producer_pid;
+	int64_t stage_ns[3];   /* load, preprocess, collate; -1 */
+	int64_t ready_ns;      /* -1 */
+	bool ready_from_event; /* ready_ns came from batch_ready */
+	bool finished;	       /* counted in its producer's batches */
+};
+
+struct gpu_rec {
+	int64_t begin_ns;
+	int64_t end_ns;
+};
+
+#define SINK_STEPS 0  /* intervals add to the steps' gpu_busy_ns */
+#define SINK_DEVICE 1 /* intervals make a device's busy time and gaps */
+#define SINK_STREAM 2 /* intervals make a stream's busy time */
+
+/* The streaming union of activity intervals, merged through a reorder buffer. */
+struct gpu_union {
+	int sink;		/* SINK_* */
+	size_t owner;		/* index of the device or stream */
+	struct gpu_rec *buffer; /* owned; sorted by begin; at most PO_GPU_REORDER_CAP */
+	size_t count;
+	size_t capacity;
+	int64_t flushed_begin; /* largest begin merged so far; INT64_MIN */
+	bool has_current;
+	int64_t current_begin;
+	int64_t current_end;
+	int64_t late_records;
+};
+
+struct gpu_device_state {
+	struct po_gpu_device out;
+	struct gpu_union merge;
+	int64_t union_first_ns;		      /* first union interval's begin; -1 */
+	int64_t union_last_ns;		      /* last union interval's end; -1 */
+	int64_t busy_total_ns;		      /* every union interval */
+	int64_t busy_from_window_ns;	      /* clipped to [first step begin, +inf) */
+	struct gpu_rec tail[PO_GPU_TAIL_CAP]; /* latest union intervals */
+	size_t tail_count;
+	size_t tail_next;
+	struct po_gpu_gap *gaps; /* owned */
+	size_t gap_count;
+	size_t gap_capacity;
+};
+
+struct gpu_stream_state {
+	struct po_gpu_stream out;
+	struct gpu_union merge;
+};
+
+struct segment {
+	int64_t begin_ns;
+	int64_t end_ns;
+	enum po_category category;
+};
+
+struct detail_state {
+	size_t step_index;
+	uint32_t reasons;
+	struct po_step_detail out; /* spans and counters owned */
+};
+
+struct alloc_totals {
+	int64_t live_bytes;
+	int64_t peak_bytes;
+};
+
+#define SOURCE_PROFOPT 0
+#define SOURCE_LIBC 1
+
+struct po_model {
+	struct po_model_config config;
+	struct po_arena *arena;	     /* owned until finish hands it to the analysis */
+	struct po_strtab *strings;   /* owned */
+	struct po_map names;	     /* (namespace, hash) -> interned pointer, with caps */
+	const char *fold_label;	     /* weak: "(other labels)" */
+	const char *fold_site_label; /* weak: "(other sites)" */
+	const char *fold_name;	     /* weak: "(other names)" */
+
+	/* run */
+	const char *framework;
+	int32_t cpu_count;
+	struct po_kv *run_config; /* owned */
+	size_t run_config_count;
+	size_t run_config_capacity;
+
+	struct po_quality quality;
+	struct po_discard_window *windows; /* owned */
+	size_t window_capacity;
+	struct po_map traces; /* trace_id -> last event time */
+	int64_t steps_other_threads;
+
+	struct process *processes; /* owned */
+	size_t process_count;
+	size_t process_capacity;
+	struct po_map process_index; /* pid -> index */
+	struct thread *threads;	     /* owned */
+	size_t thread_count;
+	size_t thread_capacity;
+	struct po_map thread_index; /* (pid, tid) -> index */
+
+	/* the training thread and its steps */
+	bool has_training;
+	size_t training;       /* index into threads */
+	struct po_step *steps; /* owned; the open step is the last, end_ns INT64_MAX */
+	size_t step_count;
+	size_t step_capacity;
+	bool step_open;
+	bool step_unmatched;
+	int64_t last_change_ns;
+	int64_t own_stage_ns[3]; /* training thread's own loading in the open step; -1 */
+	int64_t own_batch;
+	int64_t own_ready_ns;
+	int64_t current_step_number; /* for allocations; -1 */
+	int64_t latest_queue_depth;
+	struct segment *segments; /* owned ring, PO_SEGMENT_RING_CAP */
+	size_t segment_count;
+	size_t segment_next;
+
+	/* batches */
+	struct batch_record *batches; /* owned ring, PO_BATCH_CAP */
+	size_t batch_next;
+	struct po_map batch_index; /* batch -> ring slot */
+
+	/* labels */
+	struct label_entry *labels; /* owned */
+	size_t label_count;
+	size_t label_capacity;
+	struct po_map label_index; /* (pid, stage, fold, label hash) -> index */
+
+	/* GPU */
+	struct gpu_device_state *devices; /* owned */
+	size_t device_count;
+	size_t device_capacity;
+	struct gpu_stream_state *streams; /* owned */
+	size_t stream_count;
+	size_t stream_capacity;
+	struct gpu_union all_devices; /* for each step's gpu_busy_ns */
+
+	/* memory */
+	struct po_memory memory;
+	struct po_map live;	   /* (addr, pid/device/source) -> bytes, site, step */
+	struct po_map site_index;  /* site key -> index */
+	struct po_mem_site *sites; /* owned */
+	size_t site_count;
+	size_t site_capacity;
+	bool has_profopt_host;
+	bool has_profopt_gpu;
+	struct alloc_totals host_profopt;
+	struct alloc_totals host_libc;
+	struct alloc_totals gpu_events;
+	int64_t rss_sum_bytes;	       /* sum of the latest RSS of every process; -1 */
+	int64_t gpu_counter_sum_bytes; /* -1 */
+	int64_t gpu_counter_peak_bytes;
+
+	/* timelines */
+	struct po_span *span_ring; /* owned, PO_SPAN_RING_CAP */
+	size_t span_ring_count;
+	size_t span_ring_next;
+	struct po_counter_sample *counter_ring; /* owned, PO_COUNTER_RING_CAP */
+	size_t counter_ring_count;
+	size_t counter_ring_next;
+	size_t finalized_steps; /* steps whose detail was decided */
+	size_t *slowest;	/* owned; step indexes, config.slowest_steps_kept */
+	size_t slowest_count;
+	size_t reservoir[PO_RESERVOIR_CAP];
+	size_t reservoir_count;
+	uint64_t reservoir_seen;
+	uint64_t random_state;
+	size_t stall_steps[PO_STALL_KEPT]; /* steps of the longest gaps so far */
+	int64_t stall_gap_ns[PO_STALL_KEPT];
+	size_t stall_count;
+	size_t requested_count;
+	struct detail_state *details; /* owned */
+	size_t detail_count;
+	size_t detail_capacity;
+
+	size_t gpu_name_count;
+	size_t mem_label_count;
+	enum po_status deferred; /* a failure inside a merge, returned by the next call */
+	bool finished;
+};
+
+/* model.c */
+const char *model_intern_capped(struct po_model *model, uint64_t name_space, struct po_str text,
+				size_t *count, size_t cap, const char *fold);
+int64_t model_current_rss_sum(const struct po_model *model);
+
+/* spans.c: stage and sync spans, steps, the breakdown and batches */
+enum po_status spans_stage_begin(struct po_model *model, struct thread *thread,
+				 const struct po_event *event) PO_NODISCARD;
+enum po_status spans_stage_end(struct po_model *model, struct thread *thread,
+			       const struct po_event *event) PO_NODISCARD;
+enum po_status spans_sync(struct po_model *model, struct thread *thread,
+			  const struct po_event *event) PO_NODISCARD;
+enum po_status spans_step_begin(struct po_model *model, struct thread *thread,
+				const struct po_event *event) PO_NODISCARD;
+enum po_status spans_step_end(struct po_model *model, struct thread *thread,
+			      const struct po_event *event) PO_NODISCARD;
+enum po_status spans_batch_ready(struct po_model *model, const struct po_event *event) PO_NODISCARD;
+int spans_innermost_stage(const struct thread *thread);
+bool spans_is_training(const struct po_model *model, const struct thread *thread);
+/* Per category, the training thread's time within [begin, end) from the segment ring. */
+enum po_category spans_cause(const struct po_model *model, int64_t begin_ns, int64_t end_ns,
+			     int64_t *cause_ns);
+
+/* gpu.c */
+enum po_status gpu_activity(struct po_model *model, const struct po_event *event) PO_NODISCARD;
+enum po_status gpu_flush_all(struct po_model *model) PO_NODISCARD;
+void gpu_free(struct po_model *model);
+size_t gpu_bytes(const struct po_model *model);
+enum po_status gpu_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
+
+/* memory.c */
+enum po_status memory_event(struct po_model *model, struct thread *thread,
+			    const struct po_event *event) PO_NODISCARD;
+int64_t memory_host_live(const struct po_model *model);
+int64_t memory_gpu_live(const struct po_model *model);
+enum po_status memory_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
+
+/* detail.c */
+enum po_status detail_push_span(struct po_model *model, const struct po_span *span) PO_NODISCARD;
+void detail_push_counter(struct po_model *model, const struct po_counter_sample *sample);
+enum po_status detail_step_ended(struct po_model *model) PO_NODISCARD;
+enum po_status detail_gap_found(struct po_model *model, size_t step_index,
+				int64_t gap_ns) PO_NODISCARD;
+enum po_status detail_finish(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
+void detail_free(struct po_model *model);
+size_t detail_bytes(const struct po_model *model);
+/* Index of the step with the largest overlap with [begin, end), or -1. */
+int64_t model_step_at(const struct po_model *model, int64_t begin_ns, int64_t end_ns);
+
+/* finish.c */
+enum po_role finish_role_of(const struct po_analysis *analysis, int32_t pid);
+enum po_status finish_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
+
+#endif /* PO_MODEL_INTERNAL_H */

@@ -1,0 +1,80 @@
+/* names.c: the names of the event and result enums, from their X-macro tables, and the
+ * destructor of the analysis result. */
+#include <stdlib.h>
+
+#include "model.h"
+
+#define PO_NAME_TABLE(fn, type, count, table_macro, entry)                                         \
+	const char *fn(type value)                                                                 \
+	{                                                                                          \
+		static const char *const names[] = {table_macro(entry)};                           \
+		return (unsigned)value < (unsigned)(count) ? names[value] : "?";                   \
+	}
+
+#define PO_JSON(name, json) json,
+
+PO_NAME_TABLE(po_stage_name, enum po_stage, PO_STAGE_COUNT, PO_STAGES, PO_JSON)
+PO_NAME_TABLE(po_counter_name, enum po_counter, PO_COUNTER_COUNT, PO_COUNTERS, PO_JSON)
+PO_NAME_TABLE(po_gpu_kind_name, enum po_gpu_kind, PO_GPU_KIND_COUNT, PO_GPU_KINDS, PO_JSON)
+PO_NAME_TABLE(po_event_kind_name, enum po_event_kind, PO_EV_COUNT, PO_EVENT_KINDS, PO_JSON)
+PO_NAME_TABLE(po_role_name, enum po_role, PO_ROLE_COUNT, PO_ROLES, PO_JSON)
+PO_NAME_TABLE(po_category_name, enum po_category, PO_CATEGORY_COUNT, PO_CATEGORIES, PO_JSON)
+PO_NAME_TABLE(po_finding_id_name, enum po_finding_id, PO_FINDING_ID_COUNT, PO_FINDING_IDS, PO_JSON)
+PO_NAME_TABLE(po_severity_name, enum po_severity, PO_SEVERITY_COUNT, PO_SEVERITIES, PO_JSON)
+PO_NAME_TABLE(po_verdict_name, enum po_verdict, PO_VERDICT_COUNT, PO_VERDICTS, PO_JSON)
+
+enum po_category po_category_of_stage(enum po_stage stage)
+{
+	/* Each stage counts as the category of the same name; the table follows PO_STAGES. */
+	static const enum po_category categories[PO_STAGE_COUNT] = {
+	    [PO_STAGE_DATA_WAIT] = PO_CAT_DATA_WAIT,
+	    [PO_STAGE_LOAD] = PO_CAT_LOAD,
+	    [PO_STAGE_PREPROCESS] = PO_CAT_PREPROCESS,
+	    [PO_STAGE_COLLATE] = PO_CAT_COLLATE,
+	    [PO_STAGE_H2D_COPY] = PO_CAT_H2D_COPY,
+	    [PO_STAGE_FORWARD] = PO_CAT_FORWARD,
+	    [PO_STAGE_BACKWARD] = PO_CAT_BACKWARD,
+	    [PO_STAGE_OPTIMIZER] = PO_CAT_OPTIMIZER,
+	    [PO_STAGE_EVAL] = PO_CAT_EVAL,
+	    [PO_STAGE_CHECKPOINT] = PO_CAT_CHECKPOINT,
+	    [PO_STAGE_CUSTOM] = PO_CAT_CUSTOM,
+	};
+
+	return (unsigned)stage < PO_STAGE_COUNT ? categories[stage] : PO_CAT_OTHER;
+}
+
+static void destroy_details(struct po_step_detail *details, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(details[i].spans);
+		free(details[i].counters);
+	}
+	free(details);
+}
+
+/*
+ * Every array the model builds is malloc'ed and owned by the analysis; strings live in its
+ * arena. Findings are the exception: the detectors allocate the findings array and every
+ * string and array inside it (evidence, recommendations, steps, windows) from
+ * analysis->arena, so they go with the arena and are not freed one by one.
+ */
+void po_analysis_destroy(struct po_analysis *analysis)
+{
+	if (!analysis)
+		return;
+	free(analysis->config);
+	free(analysis->discard_windows);
+	free(analysis->warnings);
+	free(analysis->processes);
+	free(analysis->threads);
+	free(analysis->steps);
+	free(analysis->workers);
+	free(analysis->label_stats);
+	free(analysis->gpus);
+	free(analysis->streams);
+	free(analysis->gaps);
+	free(analysis->mem_sites);
+	destroy_details(analysis->details, analysis->detail_count);
+	po_arena_destroy(analysis->arena);
+	free(analysis);
+}

@@ -1,0 +1,611 @@
+/*
+ * spans.c: stage and sync spans per thread, the training thread's steps and their time
+ * breakdown, the batches that loader processes hand to the steps, and label statistics.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "model_internal.h"
+
+#define LOADER_SLOT(stage) ((int)(stage) - (int)PO_STAGE_LOAD) /* load, preprocess, collate */
+#define LABEL_FOLD_BIT (1ULL << 40)
+
+static bool is_loader_stage(enum po_stage stage)
+{
+	return stage == PO_STAGE_LOAD || stage == PO_STAGE_PREPROCESS || stage == PO_STAGE_COLLATE;
+}
+
+static int64_t add_known(int64_t total, int64_t value)
+{
+	return (total < 0 ? 0 : total) + value;
+}
+
+bool spans_is_training(const struct po_model *model, const struct thread *thread)
+{
+	return model->has_training && &model->threads[model->training] == thread;
+}
+
+static struct po_step *open_step(struct po_model *model)
+{
+	return model->step_open ? &model->steps[model->step_count - 1] : NULL;
+}
+
+static struct process *process_by_pid(struct po_model *model, int32_t pid)
+{
+	struct po_map_entry *entry = po_map_find(&model->process_index, (uint32_t)pid, 0);
+
+	return entry ? &model->processes[entry->value] : NULL;
+}
+
+static int32_t main_pid(const struct po_model *model)
+{
+	return model->has_training ? model->threads[model->training].pid : -1;
+}
+
+/* The open category of highest priority on a thread; OTHER when nothing is open. */
+static enum po_category open_category(const struct thread *thread)
+{
+	enum po_category best = PO_CAT_OTHER;
+
+	for (size_t i = 0; i < thread->depth; i++) {
+		const struct open_span *span = &thread->stack[i];
+		enum po_category category =
+		    span->kind == OPEN_SYNC ? PO_CAT_GPU_SYNC : po_category_of_stage(span->stage);
+
+		if (category < best)
+			best = category;
+	}
+	return best;
+}
+
+static void push_segment(struct po_model *model, int64_t begin_ns, int64_t end_ns,
+			 enum po_category category)
+{
+	size_t last = (model->segment_next + PO_SEGMENT_RING_CAP - 1) % PO_SEGMENT_RING_CAP;
+	struct segment *previous = model->segment_count ? &model->segments[last] : NULL;
+
+	if (previous && previous->category == category && previous->end_ns == begin_ns) {
+		previous->end_ns = end_ns;
+		return;
+	}
+	model->segments[model->segment_next] = (struct segment){begin_ns, end_ns, category};
+	model->segment_next = (model->segment_next + 1) % PO_SEGMENT_RING_CAP;
+	if (model->segment_count < PO_SEGMENT_RING_CAP)
+		model->segment_count++;
+}
+
+/* Gives the time since the last change on the training thread to its open category. */
+static void training_flush(struct po_model *model, int64_t time_ns)
+{
+	struct po_step *step = open_step(model);
+	enum po_category category;
+
+	if (!step)
+		return;
+	if (time_ns <= model->last_change_ns)
+		return; /* nothing elapsed, or an older event: no time to give */
+	category = open_category(&model->threads[model->training]);
+	step->category_ns[category] += time_ns - model->last_change_ns;
+	push_segment(model, model->last_change_ns, time_ns, category);
+	model->last_change_ns = time_ns;
+}
+
+static const struct segment *segment_at(const struct po_model *model, size_t logical)
+{
+	size_t first = (model->segment_next + PO_SEGMENT_RING_CAP - model->segment_count) %
+		       PO_SEGMENT_RING_CAP;
+
+	return &model->segments[(first + logical) % PO_SEGMENT_RING_CAP];
+}
+
+enum po_category spans_cause(const struct po_model *model, int64_t begin_ns, int64_t end_ns,
+			     int64_t *cause_ns)
+{
+	int64_t per_category[PO_CATEGORY_COUNT] = {0};
+	int64_t covered_ns = 0;
+	size_t low = 0, high = model->segment_count;
+	enum po_category best = PO_CAT_OTHER;
+
+	while (low < high) { /* the first segment ending after begin_ns */
+		size_t mid = low + (high - low) / 2;
+
+		if (segment_at(model, mid)->end_ns <= begin_ns)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	for (size_t i = low; i < model->segment_count; i++) {
+		const struct segment *segment = segment_at(model, i);
+		int64_t from = segment->begin_ns > begin_ns ? segment->begin_ns : begin_ns;
+		int64_t to = segment->end_ns < end_ns ? segment->end_ns : end_ns;
+
+		if (segment->begin_ns >= end_ns)
+			break;
+		if (to > from) {
+			per_category[segment->category] += to - from;
+			covered_ns += to - from;
+		}
+	}
+	per_category[PO_CAT_OTHER] += (end_ns - begin_ns) - covered_ns; /* outside steps */
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		if (per_category[c] > per_category[best])
+			best = (enum po_category)c;
+	*cause_ns = per_category[best];
+	return best;
+}
+
+/* The label statistics entry of (pid, stage, label), folding past max_labels. */
+static enum po_status label_resolve(struct po_model *model, struct process *process,
+				    enum po_stage stage, struct po_str label, size_t *out)
+{
+	uint64_t key = (uint32_t)process->pid | ((uint64_t)stage << 32);
+	uint64_t hash = po_hash_bytes(label.ptr, label.len);
+	struct po_map_entry *entry = po_map_find(&model->label_index, key, hash);
+	const char *text;
+	bool created;
+
+	if (entry) {
+		*out = entry->value;
+		return PO_STATUS_OK;
+	}
+	if (process->label_count[stage] >= model->config.max_labels) {
+		key |= LABEL_FOLD_BIT;
+		hash = 0;
+		text = model->fold_label;
+	} else {
+		text = po_strtab_intern(model->strings, label.len ? label.ptr : "", label.len);
+		if (!text)
+			return PO_STATUS_NOMEM;
+	}
+	entry = po_map_upsert(&model->label_index, key, hash, &created);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	if (created) {
+		if (po_array_reserve((void **)&model->labels, &model->label_capacity,
+				     model->label_count + 1,
+				     sizeof(struct label_entry)) != PO_STATUS_OK) {
+			po_map_remove(&model->label_index, entry);
+			return PO_STATUS_NOMEM;
+		}
+		if (!(key & LABEL_FOLD_BIT))
+			process->label_count[stage]++;
+		entry->value = model->label_count;
+		model->labels[model->label_count++] = (struct label_entry){
+		    .pid = process->pid, .stage = stage, .label = text, .cpu_ns = -1};
+	}
+	*out = entry->value;
+	return PO_STATUS_OK;
+}
+
+static enum po_status push_open(struct po_model *model, struct thread *thread,
+				const struct open_span *span)
+{
+	if (thread->depth >= PO_SPAN_STACK_CAP) {
+		model->quality.unmatched_begins++; /* too deep to track: dropped */
+		return PO_STATUS_OK;
+	}
+	if (po_array_reserve((void **)&thread->stack, &thread->capacity, thread->depth + 1,
+			     sizeof(*span)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	thread->stack[thread->depth++] = *span;
+	return PO_STATUS_OK;
+}
+
+/* The innermost open span of this kind (and stage), or -1. */
+static long find_open(const struct thread *thread, int kind, enum po_stage stage)
+{
+	for (size_t i = thread->depth; i-- > 0;) {
+		const struct open_span *span = &thread->stack[i];
+
+		if (span->kind == kind && (kind == OPEN_SYNC || span->stage == stage))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Counts an end without a begin, and the spans popped through to match an end. */
+static void note_unmatched(struct po_model *model, struct thread *thread, int64_t begins,
+			   int64_t ends)
+{
+	model->quality.unmatched_begins += begins;
+	model->quality.unmatched_ends += ends;
+	if ((begins || ends) && spans_is_training(model, thread) && model->step_open)
+		model->step_unmatched = true;
+}
+
+enum po_status spans_stage_begin(struct po_model *model, struct thread *thread,
+				 const struct po_event *event)
+{
+	struct process *process = &model->processes[thread->process];
+	struct open_span span = {.kind = OPEN_STAGE,
+				 .stage = event->u.stage.stage,
+				 .begin_ns = event->time_ns,
+				 .batch = event->u.stage.batch,
+				 .device = -1,
+				 .stream = -1};
+	enum po_status status;
+
+	if ((unsigned)span.stage >= PO_STAGE_COUNT)
+		return PO_STATUS_OK;
+	if (is_loader_stage(span.stage))
+		process->loader_spans = true;
+	status = label_resolve(model, process, span.stage, event->u.stage.label, &span.label_index);
+	if (status != PO_STATUS_OK)
+		return status;
+	span.label = model->labels[span.label_index].label;
+	span.same_below = find_open(thread, OPEN_STAGE, span.stage) >= 0;
+	if (spans_is_training(model, thread))
+		training_flush(model, event->time_ns);
+	return push_open(model, thread, &span);
+}
+
+static struct batch_record *batch_find(struct po_model *model, int64_t batch)
+{
+	struct po_map_entry *entry = po_map_find(&model->batch_index, (uint64_t)batch, 0);
+
+	return entry ? &model->batches[entry->value] : NULL;
+}
+
+static void batch_drop(struct po_model *model, struct batch_record *record)
+{
+	struct po_map_entry *entry = po_map_find(&model->batch_index, (uint64_t)record->batch, 0);
+
+	if (entry && &model->batches[entry->value] == record)
+		po_map_remove(&model->batch_index, entry);
+	record->batch = -1;
+}
+
+/* The record of a batch, created in the oldest slot (evicting it) when absent. */
+static struct batch_record *batch_get(struct po_model *model, int64_t batch, int32_t producer_pid)
+{
+	struct batch_record *record = batch_find(model, batch);
+	struct po_map_entry *entry;
+	size_t slot;
+
+	if (record)
+		return record;
+	slot = model->batch_next;
+	model->batch_next = (slot + 1) % PO_BATCH_CAP;
+	record = &model->batches[slot];
+	if (record->batch >= 0)
+		batch_drop(model, record);
+	entry = po_map_upsert(&model->batch_index, (uint64_t)batch, 0, NULL);
+	if (!entry)
+		return NULL;
+	entry->value = slot;
+	*record = (struct batch_record){
+	    .batch = batch, .producer_pid = producer_pid, .stage_ns = {-1, -1, -1}, .ready_ns = -1};
+	return record;
+}
+
+static void batch_finished(struct po_model *model, struct batch_record *record)
+{
+	struct process *producer;
+
+	if (record->finished)
+		return;
+	record->finished = true;
+	producer = process_by_pid(model, record->producer_pid);
+	if (producer)
+		producer->batches++;
+}
+
+static enum po_status batch_span(struct po_model *model, const struct thread *thread,
+				 const struct open_span *span, int64_t batch, int64_t wall_ns,
+				 int64_t end_ns)
+{
+	struct batch_record *record;
+	int slot = LOADER_SLOT(span->stage);
+
+	if (batch < 0)
+		return PO_STATUS_OK;
+	record = batch_get(model, batch, thread->pid);
+	if (!record)
+		return PO_STATUS_NOMEM;
+	if (!span->same_below)
+		record->stage_ns[slot] = add_known(record->stage_ns[slot], wall_ns);
+	if (span->stage == PO_STAGE_COLLATE) {
+		if (!record->ready_from_event)
+			record->ready_ns = end_ns;
+		batch_finished(model, record);
+	}
+	return PO_STATUS_OK;
+}
+
+enum po_status spans_batch_ready(struct po_model *model, const struct po_event *event)
+{
+	int64_t batch = event->u.batch_ready.batch;
+	struct batch_record *record;
+
+	if (event->u.batch_ready.queue_depth >= 0)
+		model->latest_queue_depth = event->u.batch_ready.queue_depth;
+	if (batch < 0)
+		return PO_STATUS_OK;
+	record = batch_find(model, batch);
+	if (!record && event->pid == main_pid(model)) {
+		if (model->step_open)
+			model->own_ready_ns = event->time_ns; /* loaded by the main process */
+		return PO_STATUS_OK;
+	}
+	record = batch_get(model, batch, event->pid);
+	if (!record)
+		return PO_STATUS_NOMEM;
+	record->ready_ns = event->time_ns;
+	record->ready_from_event = true;
+	batch_finished(model, record);
+	return PO_STATUS_OK;
+}
+
+/* The training thread's data wait ended: the step consumed this batch. */
+static void consume_batch(struct po_model *model, struct po_step *step, int64_t batch)
+{
+	struct batch_record *record = batch >= 0 ? batch_find(model, batch) : NULL;
+
+	step->batch = batch;
+	step->queue_depth = model->latest_queue_depth;
+	if (!record)
+		return;
+	step->worker_pid = record->producer_pid == main_pid(model) ? -1 : record->producer_pid;
+	step->ready_ns = record->ready_ns;
+	step->load_ns = record->stage_ns[0];
+	step->preprocess_ns = record->stage_ns[1];
+	step->collate_ns = record->stage_ns[2];
+	batch_drop(model, record);
+}
+
+static void producer_stats(struct process *process, const struct open_span *span, bool bottom,
+			   int64_t wall_ns, int64_t cpu_ns)
+{
+	if (!span->same_below) {
+		process->stage_ns[span->stage] += wall_ns;
+		if (cpu_ns >= 0 && is_loader_stage(span->stage))
+			process->stage_cpu_ns[span->stage] =
+			    add_known(process->stage_cpu_ns[span->stage], cpu_ns);
+	}
+	if (bottom)
+		process->busy_ns += wall_ns;
+}
+
+static void own_loading(struct po_model *model, const struct open_span *span, int64_t batch,
+			int64_t wall_ns, int64_t end_ns)
+{
+	int slot = LOADER_SLOT(span->stage);
+
+	if (!model->step_open)
+		return;
+	if (!span->same_below)
+		model->own_stage_ns[slot] = add_known(model->own_stage_ns[slot], wall_ns);
+	if (batch >= 0)
+		model->own_batch = batch;
+	if (span->stage == PO_STAGE_COLLATE)
+		model->own_ready_ns = end_ns;
+}
+
+static enum po_status complete_stage(struct po_model *model, struct thread *thread,
+				     const struct open_span *span, bool bottom,
+				     const struct po_event *event)
+{
+	int64_t wall_ns = event->time_ns > span->begin_ns ? event->time_ns - span->begin_ns : 0;
+	int64_t cpu_ns = event->u.stage.cpu_ns;
+	int64_t batch = event->u.stage.batch >= 0 ? event->u.stage.batch : span->batch;
+	struct label_entry *label = &model->labels[span->label_index];
+	bool training = spans_is_training(model, thread);
+	enum po_status status = PO_STATUS_OK;
+
+	label->count++;
+	label->total_ns += wall_ns;
+	if (cpu_ns >= 0)
+		label->cpu_ns = add_known(label->cpu_ns, cpu_ns);
+	producer_stats(&model->processes[thread->process], span, bottom, wall_ns, cpu_ns);
+	if (is_loader_stage(span->stage) && training)
+		own_loading(model, span, batch, wall_ns, event->time_ns);
+	else if (is_loader_stage(span->stage))
+		status = batch_span(model, thread, span, batch, wall_ns, event->time_ns);
+	if (status != PO_STATUS_OK)
+		return status;
+	/* A data wait's begin names the batch expected, its end the one received (or -1). */
+	if (training && span->stage == PO_STAGE_DATA_WAIT && model->step_open)
+		consume_batch(model, open_step(model), event->u.stage.batch);
+	return detail_push_span(model, &(struct po_span){.kind = PO_SPAN_STAGE,
+							 .sub = span->stage,
+							 .pid = thread->pid,
+							 .tid = thread->tid,
+							 .device = -1,
+							 .stream = -1,
+							 .label = span->label,
+							 .begin_ns = span->begin_ns,
+							 .end_ns = span->begin_ns + wall_ns,
+							 .batch = batch});
+}
+
+/* Matches an end to its open span (index), popping mismatched spans above it. */
+static const struct open_span *close_open(struct po_model *model, struct thread *thread, long index,
+					  int64_t time_ns)
+{
+	if (spans_is_training(model, thread))
+		training_flush(model, time_ns);
+	note_unmatched(model, thread, (int64_t)thread->depth - index - 1, 0);
+	thread->depth = (size_t)index; /* the entry stays readable until the next push */
+	return &thread->stack[index];
+}
+
+enum po_status spans_stage_end(struct po_model *model, struct thread *thread,
+			       const struct po_event *event)
+{
+	long index = find_open(thread, OPEN_STAGE, event->u.stage.stage);
+	const struct open_span *span;
+
+	if (index < 0) {
+		note_unmatched(model, thread, 0, 1);
+		return PO_STATUS_OK;
+	}
+	span = close_open(model, thread, index, event->time_ns);
+	return complete_stage(model, thread, span, index == 0, event);
+}
+
+enum po_status spans_sync(struct po_model *model, struct thread *thread,
+			  const struct po_event *event)
+{
+	struct open_span open = {.kind = OPEN_SYNC,
+				 .begin_ns = event->time_ns,
+				 .batch = -1,
+				 .device = event->u.gpu_sync.device,
+				 .stream = event->u.gpu_sync.stream};
+	const struct open_span *span;
+	long index;
+
+	if (event->kind == PO_EV_GPU_SYNC_BEGIN) {
+		if (spans_is_training(model, thread))
+			training_flush(model, event->time_ns);
+		return push_open(model, thread, &open);
+	}
+	index = find_open(thread, OPEN_SYNC, 0);
+	if (index < 0) {
+		note_unmatched(model, thread, 0, 1);
+		return PO_STATUS_OK;
+	}
+	span = close_open(model, thread, index, event->time_ns);
+	return detail_push_span(model, &(struct po_span){.kind = PO_SPAN_SYNC,
+							 .pid = thread->pid,
+							 .tid = thread->tid,
+							 .device = span->device,
+							 .stream = span->stream,
+							 .begin_ns = span->begin_ns,
+							 .end_ns = event->time_ns > span->begin_ns
+								       ? event->time_ns
+								       : span->begin_ns,
+							 .batch = -1});
+}
+
+static void fill_own_loading(struct po_model *model, struct po_step *step)
+{
+	if (step->load_ns >= 0 || step->preprocess_ns >= 0 || step->collate_ns >= 0)
+		return; /* a worker's batch already filled them */
+	step->load_ns = model->own_stage_ns[0];
+	step->preprocess_ns = model->own_stage_ns[1];
+	step->collate_ns = model->own_stage_ns[2];
+	if (step->batch < 0)
+		step->batch = model->own_batch;
+	if (step->ready_ns < 0)
+		step->ready_ns = model->own_ready_ns;
+}
+
+/* Ends the open step at time_ns: breakdown, loading, memory, flags, timelines. */
+static enum po_status close_step(struct po_model *model, int64_t time_ns, int64_t batch_size)
+{
+	struct po_step *step = open_step(model);
+	enum po_status status;
+
+	training_flush(model, time_ns);
+	step->end_ns = model->last_change_ns;
+	if (step->batch_size < 0)
+		step->batch_size = batch_size;
+	fill_own_loading(model, step);
+	step->host_live_bytes = memory_host_live(model);
+	step->gpu_live_bytes = memory_gpu_live(model);
+	step->rss_bytes = model_current_rss_sum(model);
+	if (model->step_unmatched)
+		step->flags |= PO_STEP_UNMATCHED;
+	model->step_open = false;
+	status =
+	    detail_push_span(model, &(struct po_span){.kind = PO_SPAN_STEP,
+						      .pid = model->threads[model->training].pid,
+						      .tid = model->threads[model->training].tid,
+						      .device = -1,
+						      .stream = -1,
+						      .begin_ns = step->begin_ns,
+						      .end_ns = step->end_ns,
+						      .batch = step->batch});
+	return status != PO_STATUS_OK ? status : detail_step_ended(model);
+}
+
+static void reset_own_loading(struct po_model *model)
+{
+	for (int i = 0; i < 3; i++)
+		model->own_stage_ns[i] = -1;
+	model->own_batch = -1;
+	model->own_ready_ns = -1;
+	model->step_unmatched = false;
+}
+
+/* Opens a step on the training thread; it stays last in the array, end_ns INT64_MAX. */
+static enum po_status open_new_step(struct po_model *model, const struct po_event *event)
+{
+	struct po_step *step;
+
+	if (po_array_reserve((void **)&model->steps, &model->step_capacity, model->step_count + 1,
+			     sizeof(*step)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	step = &model->steps[model->step_count++];
+	*step = (struct po_step){.index = event->u.step.step,
+				 .epoch = event->u.step.epoch,
+				 .batch_size = event->u.step.batch_size,
+				 .begin_ns = event->time_ns,
+				 .end_ns = INT64_MAX,
+				 .batch = -1,
+				 .worker_pid = -1,
+				 .ready_ns = -1,
+				 .queue_depth = -1,
+				 .load_ns = -1,
+				 .preprocess_ns = -1,
+				 .collate_ns = -1,
+				 .host_live_bytes = -1,
+				 .gpu_live_bytes = -1,
+				 .rss_bytes = -1};
+	model->step_open = true;
+	model->last_change_ns = event->time_ns;
+	model->current_step_number = event->u.step.step;
+	reset_own_loading(model);
+	return PO_STATUS_OK;
+}
+
+enum po_status spans_step_begin(struct po_model *model, struct thread *thread,
+				const struct po_event *event)
+{
+	enum po_status status;
+
+	thread->step_count++;
+	model->processes[thread->process].step_count++;
+	if (!model->has_training) {
+		model->has_training = true;
+		model->training = (size_t)(thread - model->threads);
+	}
+	if (!spans_is_training(model, thread)) {
+		model->steps_other_threads++;
+		return PO_STATUS_OK;
+	}
+	if (model->step_open) { /* no step_end: the open step ends here */
+		note_unmatched(model, thread, 1, 0);
+		status = close_step(model, event->time_ns, -1);
+		if (status != PO_STATUS_OK)
+			return status;
+	}
+	return open_new_step(model, event);
+}
+
+enum po_status spans_step_end(struct po_model *model, struct thread *thread,
+			      const struct po_event *event)
+{
+	if (!spans_is_training(model, thread))
+		return PO_STATUS_OK;
+	if (!model->step_open) {
+		model->quality.unmatched_ends++;
+		return PO_STATUS_OK;
+	}
+	if (open_step(model)->index != event->u.step.step)
+		model->quality.step_mismatches++;
+	return close_step(model, event->time_ns, event->u.step.batch_size);
+}
+
+int spans_innermost_stage(const struct thread *thread)
+{
+	long index = -1;
+
+	for (size_t i = thread->depth; i-- > 0;) {
+		if (thread->stack[i].kind == OPEN_STAGE) {
+			index = (long)i;
+			break;
+		}
+	}
+	return index < 0 ? -1 : (int)thread->stack[index].stage;
+}

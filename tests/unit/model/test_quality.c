@@ -1,0 +1,154 @@
+/* test_quality.c: discarded events, time inversions, missing contexts, names, no input. */
+#include "builder.h"
+
+enum { MAIN = 100, WORKER = 7 };
+
+static void discards_flag_steps(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	for (int i = 0; i < 5; i++) {
+		step_begin(model, i * 10 * MS, MAIN, MAIN, i);
+		if (i == 3)
+			discard(model, PO_EV_DISCARDED_EVENTS, 33 * MS, MAIN, 5, 22 * MS);
+		if (i == 4) {
+			counter(model, 41 * MS, WORKER, PO_COUNTER_QUEUE_DEPTH, -1, 1);
+			discard(model, PO_EV_DISCARDED_PACKETS, 45 * MS, WORKER, PO_COUNT_UNKNOWN,
+				-1);
+		}
+		step_end(model, (i + 1) * 10 * MS, MAIN, MAIN, i);
+	}
+	analysis = model_done(model);
+	CHECK_INT_EQ(analysis->step_count, 5);
+	CHECK(!(analysis->steps[0].flags & PO_STEP_LOSSY));
+	CHECK(!(analysis->steps[1].flags & PO_STEP_LOSSY));
+	CHECK(analysis->steps[2].flags & PO_STEP_LOSSY);
+	CHECK(analysis->steps[3].flags & PO_STEP_LOSSY);
+	CHECK(analysis->steps[4].flags & PO_STEP_LOSSY);
+	CHECK_INT_EQ(analysis->quality.lossy_steps, 3);
+	CHECK_INT_EQ(analysis->quality.discarded_events, 5);
+	CHECK_INT_EQ(analysis->quality.discarded_packets, 0);
+	CHECK_INT_EQ(analysis->quality.unknown_discards, 1);
+	CHECK_INT_EQ(analysis->quality.window_count, 2);
+	CHECK_INT_EQ(analysis->discard_windows[0].kind, PO_DISCARD_EVENTS);
+	CHECK_INT_EQ(analysis->discard_windows[0].begin_ns, 22 * MS);
+	CHECK_INT_EQ(analysis->discard_windows[1].kind, PO_DISCARD_PACKETS);
+	CHECK_INT_EQ(analysis->discard_windows[1].begin_ns, -1);
+	CHECK_INT_EQ(analysis->discard_windows[1].trace_id, WORKER);
+	CHECK_INT_EQ(analysis->step_stats.clean_count, 2);
+	CHECK_INT_EQ(analysis->quality.trace_count, 2);
+	CHECK_INT_EQ(analysis->quality.events, 11); /* discard windows are not events */
+	CHECK_INT_EQ(analysis->quality.profopt_events, 11);
+	po_analysis_destroy(analysis);
+}
+
+/* A window with unknown begin reaches back to the trace's previous event only. */
+static void unknown_begin_window(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	step_begin(model, 0, MAIN, MAIN, 0);
+	step_end(model, 10 * MS, MAIN, MAIN, 0);
+	step_begin(model, 10 * MS, MAIN, MAIN, 1);
+	counter(model, 15 * MS, WORKER, PO_COUNTER_QUEUE_DEPTH, -1, 1);
+	step_end(model, 20 * MS, MAIN, MAIN, 1);
+	step_begin(model, 20 * MS, MAIN, MAIN, 2);
+	discard(model, PO_EV_DISCARDED_EVENTS, 25 * MS, WORKER, 3, -1);
+	step_end(model, 30 * MS, MAIN, MAIN, 2);
+	analysis = model_done(model);
+	CHECK(!(analysis->steps[0].flags & PO_STEP_LOSSY));
+	CHECK(analysis->steps[1].flags & PO_STEP_LOSSY);
+	CHECK(analysis->steps[2].flags & PO_STEP_LOSSY);
+	po_analysis_destroy(analysis);
+}
+
+static void time_inversion(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	counter(model, 10, MAIN, PO_COUNTER_QUEUE_DEPTH, -1, 1);
+	counter(model, 5, WORKER, PO_COUNTER_QUEUE_DEPTH, -1, 1); /* another thread: fine */
+	counter(model, 8, MAIN, PO_COUNTER_QUEUE_DEPTH, -1, 1);	  /* older than 10 */
+	counter(model, 12, MAIN, PO_COUNTER_QUEUE_DEPTH, -1, 1);
+	analysis = model_done(model);
+	CHECK_INT_EQ(analysis->quality.time_inversions, 1);
+	CHECK(find_warning(analysis, "time-inversions") != NULL);
+	CHECK(find_warning(analysis, "missing-context") == NULL);
+	CHECK(!analysis->quality.missing_vpid);
+	po_analysis_destroy(analysis);
+}
+
+static void missing_context(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+	struct po_event event = event_at(PO_EV_COUNTER, 1, -1, -1);
+	const struct po_warning *warning;
+
+	event.procname = str_of(NULL);
+	event.u.counter.kind = PO_COUNTER_QUEUE_DEPTH;
+	feed(model, &event);
+	feed(model, &event);
+	analysis = model_done(model);
+	CHECK(analysis->quality.missing_vpid);
+	CHECK(analysis->quality.missing_vtid);
+	CHECK(analysis->quality.missing_procname);
+	warning = find_warning(analysis, "missing-context");
+	CHECK(warning != NULL);
+	CHECK(warning && strstr(warning->text, "add-context -u -t vpid -t vtid -t procname"));
+	CHECK_INT_EQ(analysis->warning_count, 1);
+	CHECK_INT_EQ(analysis->process_count, 1);
+	CHECK_STR_EQ(analysis->processes[0].name, "");
+	po_analysis_destroy(analysis);
+}
+
+static void no_profopt_events(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis = NULL;
+	struct po_error err = {{0}};
+
+	libc_call(model, PO_EV_LIBC_MALLOC, 1, MAIN, 0x10, 0, 10, 0, 0);
+	CHECK(po_model_finish(model, &analysis, &err) == PO_STATUS_INPUT);
+	CHECK(analysis == NULL);
+	CHECK_STR_EQ(err.message, "no profopt events found in the trace");
+	po_model_destroy(model);
+
+	model = model_new(NULL);
+	CHECK(po_model_finish(model, &analysis, &err) == PO_STATUS_INPUT);
+	po_model_destroy(model);
+}
+
+static void names(void)
+{
+	CHECK_STR_EQ(po_stage_name(PO_STAGE_LOAD), "load");
+	CHECK_STR_EQ(po_stage_name(PO_STAGE_COUNT), "?");
+	CHECK_STR_EQ(po_counter_name(PO_COUNTER_GPU_MEM_RESERVED), "gpu_mem_reserved");
+	CHECK_STR_EQ(po_gpu_kind_name(PO_GPU_MEMCPY_H2D), "memcpy_h2d");
+	CHECK_STR_EQ(po_event_kind_name(PO_EV_LIBC_FREE), "lttng_ust_libc:free");
+	CHECK_STR_EQ(po_event_kind_name(PO_EV_STEP_BEGIN), "profopt:step_begin");
+	CHECK_STR_EQ(po_role_name(PO_ROLE_WORKER), "worker");
+	CHECK_STR_EQ(po_category_name(PO_CAT_GPU_SYNC), "gpu_sync");
+	CHECK_STR_EQ(po_category_name(PO_CAT_OTHER), "other");
+	CHECK_STR_EQ(po_finding_id_name(PO_FINDING_TRACE_DATA_LOSS), "trace-data-loss");
+	CHECK_STR_EQ(po_severity_name(PO_SEVERITY_INFO), "info");
+	CHECK_STR_EQ(po_verdict_name(PO_VERDICT_GPU_BOUND), "gpu-bound");
+	CHECK_STR_EQ(po_verdict_name((enum po_verdict) - 1), "?");
+	for (int s = 0; s < PO_STAGE_COUNT; s++)
+		CHECK_STR_EQ(po_category_name(po_category_of_stage((enum po_stage)s)),
+			     po_stage_name((enum po_stage)s));
+}
+
+int main(void)
+{
+	RUN(discards_flag_steps);
+	RUN(unknown_begin_window);
+	RUN(time_inversion);
+	RUN(missing_context);
+	RUN(no_profopt_events);
+	RUN(names);
+	return CHECK_SUMMARY();
+}
