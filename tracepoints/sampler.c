@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,17 +91,27 @@ static void *sampler_main(void *unused)
 	return NULL;
 }
 
-/* Called with the lock held. */
-static int start_locked(unsigned period_ms)
+/*
+ * (Re)initializes the condition variable on the monotonic clock. Its memory is cleared
+ * first, never destroyed: after fork() the parent's sampler thread may have been waiting
+ * on it, and pthread_cond_destroy() would then wait forever in the child.
+ */
+static void init_wake(void)
 {
 	pthread_condattr_t attr;
-	int ret;
 
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_destroy(&the_sampler.wake);
+	memset(&the_sampler.wake, 0, sizeof(the_sampler.wake));
 	pthread_cond_init(&the_sampler.wake, &attr);
 	pthread_condattr_destroy(&attr);
+}
+
+/* Called with the lock held. */
+static int start_locked(unsigned period_ms)
+{
+	int ret;
+
 	the_sampler.stop_requested = 0;
 	the_sampler.period_ms = period_ms;
 	ret = pthread_create(&the_sampler.thread, NULL, sampler_main, NULL);
@@ -163,7 +174,12 @@ static void after_fork_child(void)
 {
 	unsigned period_ms = the_sampler.period_ms;
 
+	memset(&the_sampler.lock, 0, sizeof(the_sampler.lock));
 	pthread_mutex_init(&the_sampler.lock, NULL);
+	init_wake();
+	/* The parent's thread may have been waiting on the condition: destroying it as
+	 * start_locked() does would wait for that waiter forever. */
+	pthread_cond_init(&the_sampler.wake, NULL);
 	the_sampler.period_ms = 0;
 	if (period_ms) {
 		pthread_mutex_lock(&the_sampler.lock);
@@ -178,6 +194,7 @@ __attribute__((constructor)) static void sampler_init(void)
 	char *end;
 	unsigned long period_ms;
 
+	init_wake();
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	if (!text || !*text)
 		return;

@@ -15,7 +15,7 @@
 typedef enum po_status (*po_event_fn)(void *ctx, const struct po_event *event);
 
 struct po_ingest_options {
-	bool salvage; /* skip unreadable streams instead of failing */
+	bool salvage; /* leave out a trace (one process buffer) that fails instead of failing */
 };
 
 struct po_ingest_stats {
@@ -24,17 +24,35 @@ struct po_ingest_stats {
 	int64_t trace_count;   /* CTF traces found (one per process buffer) */
 	int64_t streams;
 	bool partial;          /* salvage skipped something */
+	/* Anomalies, counted and skipped (trace quality). */
+	int64_t no_clock_events;   /* events without a clock snapshot */
+	int64_t malformed_events;  /* profopt events with an out-of-range enum or missing field */
+	int64_t foreign_events;    /* events of other providers */
+	int64_t discarded_messages; /* discarded-events and discarded-packets messages */
+	int64_t skipped_traces;    /* traces left out by salvage */
+	char skipped_note[PO_ERROR_MAX]; /* salvage: which traces were skipped and why */
 };
 
 /*
  * Checks before decoding, without babeltrace2: the path exists and is a directory, holds
- * at least one CTF trace (a "metadata" file), no stream file is empty or metadata-only,
- * no foreign regular file sits inside a trace directory, and no session is still
- * recording into it. PO_STATUS_INPUT with a one-line cause naming the file otherwise.
+ * at least one CTF trace (a "metadata" file starting with "/ * CTF" or the packetized
+ * metadata magic), every trace directory has stream files and not all of them are empty
+ * (a 0-byte stream file is accepted: LTTng leaves them for CPUs that recorded nothing and
+ * babeltrace2 skips them), no foreign regular file sits inside a trace directory (dot-files
+ * and index/ are allowed), and no session is still recording into it (heuristic: no file
+ * changes size within 300 ms, so a session recording but idle the whole time passes).
+ * PO_STATUS_INPUT with a one-line cause naming the file otherwise.
  */
 enum po_status po_ingest_check(const char *trace_dir, struct po_error *err) PO_NODISCARD;
 
-/* Decodes everything; stops at the first callback status that is not OK and returns it. */
+/*
+ * Decodes everything; stops at the first callback status that is not OK and returns it.
+ * stats is reset first. Calls po_isolate_progress() with each trace directory it opens and
+ * each stream it starts. With options->salvage, a trace that fails is left out (its events
+ * decoded so far are kept), stats->partial is set and stats->skipped_note names it; the
+ * other traces are decoded again from their start and their events already delivered are
+ * not delivered twice. Failures: PO_STATUS_DECODE, "Failed to decode trace: path=DIR: CAUSE".
+ */
 enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_options *options,
 			     po_event_fn callback, void *ctx, struct po_ingest_stats *stats,
 			     struct po_error *err) PO_NODISCARD;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # with-sessiond.sh CMD [ARGS...]: runs CMD next to a session daemon of its own.
 #
-# As root, the daemon and CMD run in a private mount namespace whose /run/lttng and
+# As root, the daemon and CMD run in private mount and PID namespaces whose /run/lttng and
 # /dev/shm are fresh tmpfs mounts, so tests can run in parallel with each other and with
-# a system daemon. As another user, a private LTTNG_HOME gives the same isolation. Where
+# a system daemon, and whatever is left running dies with the namespace when CMD ends or
+# the test is killed. As another user, a private LTTNG_HOME gives the same isolation. Where
 # unshare is not allowed, tests take a lock and use the global paths. The daemon is
 # started with --no-kernel and stopped by its pid when CMD ends; CMD's status is returned.
 set -u
@@ -11,8 +12,9 @@ set -u
 if [ "${PROFOPT_SESSIOND_STAGE:-}" = "" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		export PROFOPT_SESSIOND_STAGE=user
-	elif unshare --mount --propagation private true 2>/dev/null; then
-		PROFOPT_SESSIOND_STAGE=ns exec unshare --mount --propagation private "$0" "$@"
+	elif unshare --mount --pid --fork --mount-proc --propagation private true 2>/dev/null; then
+		PROFOPT_SESSIOND_STAGE=ns exec unshare --mount --pid --fork --kill-child \
+			--mount-proc --propagation private "$0" "$@"
 	else
 		PROFOPT_SESSIOND_STAGE=lock exec flock /tmp/profopt-sessiond-test.lock "$0" "$@"
 	fi

@@ -1,0 +1,446 @@
+/* isolate.c: runs a function in a forked child under CPU, memory and wall-clock limits. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "isolate.h"
+
+#define PO_MIB (1024ull * 1024ull)
+
+/* What the child is doing, written by the child and read by the parent after it died. */
+struct po_isolate_shared {
+	char phase[64];
+	char file[1024];
+};
+
+/* weak: the mapping of the current po_isolate_run(), NULL outside of one */
+static struct po_isolate_shared *isolate_shared;
+static volatile sig_atomic_t isolate_interrupted;
+
+/* What the child sends through the pipe before the error text and the output text. */
+struct po_isolate_header {
+	int32_t status;
+	uint32_t message_len;
+	uint64_t output_len;
+};
+
+/* The signals a decoder may die of, for the messages. X(name) */
+#define PO_ISOLATE_SIGNALS(X)                                                            \
+	X(SIGSEGV) X(SIGFPE) X(SIGABRT) X(SIGBUS) X(SIGILL) X(SIGKILL) X(SIGXCPU)        \
+	X(SIGTRAP) X(SIGSYS) X(SIGTERM) X(SIGINT) X(SIGPIPE) X(SIGXFSZ)
+
+static const char *signal_name(int signo)
+{
+	switch (signo) {
+#define PO_X(name)                                                                       \
+	case name:                                                                       \
+		return #name;
+		PO_ISOLATE_SIGNALS(PO_X)
+#undef PO_X
+	default:
+		return "an unexpected signal";
+	}
+}
+
+/* Parses "cpu=S,mem=MiB,wall=S" (any subset, any order); unknown keys are ignored. */
+static void limits_parse(struct po_isolate_limits *limits, const char *spec)
+{
+	char key[16];
+	unsigned long long value;
+	int used;
+
+	while (*spec) {
+		if (sscanf(spec, "%15[a-z]=%llu%n", key, &value, &used) == 2) {
+			if (strcmp(key, "cpu") == 0)
+				limits->cpu_seconds = (unsigned)value;
+			else if (strcmp(key, "mem") == 0)
+				limits->memory_bytes = (size_t)(value * PO_MIB);
+			else if (strcmp(key, "wall") == 0)
+				limits->wall_seconds = (unsigned)value;
+			spec += used;
+		}
+		spec = strchr(spec, ',');
+		if (!spec)
+			break;
+		spec++;
+	}
+}
+
+void po_isolate_limits_init(struct po_isolate_limits *limits)
+{
+	const char *spec = getenv("PROFOPT_DECODE_LIMITS");
+
+	limits->cpu_seconds = 3600;
+	limits->memory_bytes = (size_t)8 * 1024 * PO_MIB;
+	limits->wall_seconds = 7200;
+	if (spec)
+		limits_parse(limits, spec);
+}
+
+void po_isolate_progress(const char *phase, const char *file)
+{
+	if (!isolate_shared)
+		return;
+	snprintf(isolate_shared->phase, sizeof(isolate_shared->phase), "%s", phase ? phase : "");
+	snprintf(isolate_shared->file, sizeof(isolate_shared->file), "%s", file ? file : "");
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	const char *cursor = buf;
+
+	while (len > 0) {
+		ssize_t written = write(fd, cursor, len);
+
+		if (written < 0 && errno == EINTR)
+			continue;
+		if (written <= 0)
+			return false;
+		cursor += written;
+		len -= (size_t)written;
+	}
+	return true;
+}
+
+static void child_set_limits(const struct po_isolate_limits *limits)
+{
+	struct rlimit limit;
+
+	if (limits->cpu_seconds) {
+		/* SIGXCPU at the soft limit, SIGKILL one second later if it is caught. */
+		limit.rlim_cur = limits->cpu_seconds;
+		limit.rlim_max = (rlim_t)limits->cpu_seconds + 1;
+		setrlimit(RLIMIT_CPU, &limit);
+	}
+#if !defined(__SANITIZE_ADDRESS__)
+	/* AddressSanitizer reserves terabytes of address space: no RLIMIT_AS under it. */
+	if (limits->memory_bytes) {
+		limit.rlim_cur = limits->memory_bytes;
+		limit.rlim_max = limits->memory_bytes;
+		setrlimit(RLIMIT_AS, &limit);
+	}
+#endif
+}
+
+/* Sends the header, the error message and (on success only) the output text. */
+static bool child_send(int fd, enum po_status status, const struct po_error *err, FILE *output)
+{
+	struct po_isolate_header header = {.status = status};
+	char chunk[65536];
+	size_t got;
+	long size = 0;
+
+	header.message_len = (uint32_t)strnlen(err->message, sizeof(err->message));
+	if (status == PO_STATUS_OK && output && fflush(output) == 0 &&
+	    fseek(output, 0, SEEK_END) == 0)
+		size = ftell(output);
+	header.output_len = size > 0 ? (uint64_t)size : 0;
+	if (!write_all(fd, &header, sizeof(header)) ||
+	    !write_all(fd, err->message, header.message_len))
+		return false;
+	if (header.output_len == 0)
+		return true;
+	rewind(output);
+	while ((got = fread(chunk, 1, sizeof(chunk), output)) > 0) {
+		if (!write_all(fd, chunk, got))
+			return false;
+	}
+	return true;
+}
+
+static void child_main(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits,
+		       int fd)
+{
+	struct po_error err = {{0}};
+	enum po_status status;
+	FILE *output = tmpfile(); /* owned */
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	child_set_limits(limits);
+	if (!output) {
+		po_error_set(&err, "Failed to create a temporary file for the output: %s",
+			     strerror(errno));
+		status = PO_STATUS_INTERNAL;
+	} else {
+		status = fn(ctx, output, &err);
+	}
+	fflush(NULL);
+	if (!child_send(fd, status, &err, output))
+		_exit(2);
+	_exit(0);
+}
+
+/* Bytes received from the child, grown as they come. */
+struct po_isolate_buffer {
+	char *bytes; /* owned */
+	size_t len;
+	size_t cap;
+};
+
+static bool buffer_read(struct po_isolate_buffer *buf, int fd, bool *eof)
+{
+	ssize_t got;
+
+	if (buf->cap - buf->len < 65536) {
+		size_t cap = buf->cap ? buf->cap * 2 : 131072;
+		char *bytes = realloc(buf->bytes, cap);
+
+		if (!bytes)
+			return false;
+		buf->bytes = bytes;
+		buf->cap = cap;
+	}
+	got = read(fd, buf->bytes + buf->len, buf->cap - buf->len);
+	if (got < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (got == 0)
+		*eof = true;
+	buf->len += (size_t)got;
+	return true;
+}
+
+static void on_interrupt(int signo)
+{
+	(void)signo;
+	isolate_interrupted = 1;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+enum po_isolate_end { PO_END_EOF, PO_END_TIMEOUT, PO_END_INTERRUPTED, PO_END_NOMEM };
+
+/* Reads the child's pipe until EOF, the wall-clock limit or an interruption. */
+static enum po_isolate_end parent_collect(int fd, unsigned wall_seconds,
+					  struct po_isolate_buffer *buf)
+{
+	int64_t deadline = wall_seconds ? now_ns() + (int64_t)wall_seconds * 1000000000 : 0;
+	bool eof = false;
+
+	while (!eof) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+		if (isolate_interrupted)
+			return PO_END_INTERRUPTED;
+		if (deadline && now_ns() >= deadline)
+			return PO_END_TIMEOUT;
+		if (poll(&pfd, 1, 100) > 0 && !buffer_read(buf, fd, &eof))
+			return PO_END_NOMEM;
+	}
+	return PO_END_EOF;
+}
+
+static const char *where_text(char *out, size_t size)
+{
+	const char *phase = isolate_shared->phase;
+	const char *file = isolate_shared->file;
+
+	if (!phase[0] || strcmp(phase, "decoding") == 0)
+		phase = "reading";
+	if (file[0])
+		snprintf(out, size, "while %s %s", phase, file);
+	else
+		snprintf(out, size, "while %s the trace", phase);
+	return out;
+}
+
+static double cpu_seconds_used(const struct rusage *usage)
+{
+	return (double)usage->ru_utime.tv_sec + usage->ru_utime.tv_usec / 1e6 +
+	       (double)usage->ru_stime.tv_sec + usage->ru_stime.tv_usec / 1e6;
+}
+
+/* Describes a child that died of a signal: a limit it ran into, or a crash. */
+static void describe_death(int signo, const struct rusage *usage,
+			   const struct po_isolate_limits *limits, struct po_error *err)
+{
+	char where[1200];
+	uint64_t peak_bytes = (uint64_t)usage->ru_maxrss * 1024;
+
+	where_text(where, sizeof(where));
+	if (limits->cpu_seconds && (signo == SIGXCPU ||
+				    cpu_seconds_used(usage) >= limits->cpu_seconds)) {
+		po_error_set(err, "the trace decoder ran for more than %u s of CPU time %s",
+			     limits->cpu_seconds, where);
+	} else if (limits->memory_bytes && peak_bytes >= limits->memory_bytes / 2) {
+		/* Running into RLIMIT_AS makes allocations fail, which libraries turn into an
+		 * abort or a crash; a peak near the limit tells those apart from a bug. */
+		po_error_set(err, "the trace decoder exceeded its memory limit (%zu MiB) %s",
+			     (size_t)(limits->memory_bytes / PO_MIB), where);
+	} else {
+		po_error_set(err, "the trace decoder crashed (%s) %s; the trace is malformed",
+			     signal_name(signo), where);
+	}
+}
+
+/* Turns the bytes the child sent into the status, error and output of po_isolate_run(). */
+static enum po_status parse_reply(const struct po_isolate_buffer *buf, char **output_text,
+				  struct po_error *err)
+{
+	struct po_isolate_header header;
+	size_t message_len;
+
+	if (buf->len < sizeof(header)) {
+		po_error_set(err, "the trace decoder ended without a result");
+		return PO_STATUS_DECODE;
+	}
+	memcpy(&header, buf->bytes, sizeof(header));
+	if ((unsigned)header.status >= PO_STATUS_COUNT ||
+	    sizeof(header) + header.message_len + header.output_len != buf->len) {
+		po_error_set(err, "the trace decoder sent a truncated result");
+		return PO_STATUS_DECODE;
+	}
+	message_len = header.message_len < PO_ERROR_MAX ? header.message_len : PO_ERROR_MAX - 1;
+	memcpy(err->message, buf->bytes + sizeof(header), message_len);
+	err->message[message_len] = '\0';
+	if (header.status == PO_STATUS_OK && output_text) {
+		*output_text = malloc(header.output_len + 1);
+		if (!*output_text) {
+			po_error_set(err, "Failed to hold the output of the analysis");
+			return PO_STATUS_NOMEM;
+		}
+		memcpy(*output_text, buf->bytes + sizeof(header) + header.message_len,
+		       header.output_len);
+		(*output_text)[header.output_len] = '\0';
+	}
+	return (enum po_status)header.status;
+}
+
+static enum po_status parent_finish(pid_t child, enum po_isolate_end end,
+				    const struct po_isolate_buffer *buf,
+				    const struct po_isolate_limits *limits, char **output_text,
+				    struct po_error *err)
+{
+	struct rusage usage;
+	int wstatus = 0;
+
+	if (end != PO_END_EOF)
+		kill(child, SIGKILL);
+	while (wait4(child, &wstatus, 0, &usage) < 0 && errno == EINTR)
+		;
+	switch (end) {
+	case PO_END_INTERRUPTED:
+		po_error_set(err, "interrupted");
+		return PO_STATUS_INTERRUPTED;
+	case PO_END_NOMEM:
+		po_error_set(err, "Failed to hold the result of the trace decoder");
+		return PO_STATUS_NOMEM;
+	case PO_END_TIMEOUT: {
+		char where[1200];
+
+		po_error_set(err, "the trace decoder ran for more than %u s %s",
+			     limits->wall_seconds, where_text(where, sizeof(where)));
+		return PO_STATUS_DECODE;
+	}
+	case PO_END_EOF:
+		break;
+	}
+	if (WIFSIGNALED(wstatus)) {
+		describe_death(WTERMSIG(wstatus), &usage, limits, err);
+		return PO_STATUS_DECODE;
+	}
+	if (buf->len == 0 && WIFEXITED(wstatus)) {
+		char where[1200];
+
+		/* A library that calls exit() itself, or a sanitizer that stops the process. */
+		po_error_set(err, "the trace decoder stopped (exit status %d) %s, without a result",
+			     WEXITSTATUS(wstatus), where_text(where, sizeof(where)));
+		return PO_STATUS_DECODE;
+	}
+	return parse_reply(buf, output_text, err);
+}
+
+/* SIGINT and SIGTERM set a flag while the child runs; the previous handlers come back. */
+struct po_isolate_handlers {
+	struct sigaction old_int;
+	struct sigaction old_term;
+};
+
+static void handlers_install(struct po_isolate_handlers *saved)
+{
+	struct sigaction action;
+
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = on_interrupt;
+	sigemptyset(&action.sa_mask);
+	isolate_interrupted = 0;
+	sigaction(SIGINT, &action, &saved->old_int);
+	sigaction(SIGTERM, &action, &saved->old_term);
+}
+
+static void handlers_restore(const struct po_isolate_handlers *saved)
+{
+	sigaction(SIGINT, &saved->old_int, NULL);
+	sigaction(SIGTERM, &saved->old_term, NULL);
+}
+
+enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits,
+			      char **output_text, struct po_error *err)
+{
+	struct po_isolate_buffer buf = {0};
+	struct po_isolate_handlers saved;
+	enum po_isolate_end end;
+	enum po_status status;
+	int fds[2];
+	pid_t child;
+
+	if (output_text)
+		*output_text = NULL;
+	isolate_shared = mmap(NULL, sizeof(*isolate_shared), PROT_READ | PROT_WRITE,
+			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (isolate_shared == MAP_FAILED) {
+		isolate_shared = NULL;
+		po_error_set(err, "Failed to map the progress area: %s", strerror(errno));
+		return PO_STATUS_INTERNAL;
+	}
+	memset(isolate_shared, 0, sizeof(*isolate_shared));
+	if (pipe(fds) != 0) {
+		po_error_set(err, "Failed to create a pipe: %s", strerror(errno));
+		status = PO_STATUS_INTERNAL;
+		goto end_unmap;
+	}
+	handlers_install(&saved);
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		po_error_set(err, "Failed to start the trace decoder: fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		status = PO_STATUS_INTERNAL;
+		goto end_handlers;
+	}
+	if (child == 0) {
+		close(fds[0]);
+		child_main(fn, ctx, limits, fds[1]);
+	}
+	close(fds[1]);
+	end = parent_collect(fds[0], limits->wall_seconds, &buf);
+	close(fds[0]);
+	status = parent_finish(child, end, &buf, limits, output_text, err);
+	free(buf.bytes);
+end_handlers:
+	handlers_restore(&saved);
+end_unmap:
+	munmap(isolate_shared, sizeof(*isolate_shared));
+	isolate_shared = NULL;
+	return status;
+}

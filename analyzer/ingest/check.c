@@ -1,0 +1,297 @@
+/*
+ * check.c: po_ingest_check(), the input checks made before decoding, without babeltrace2.
+ *
+ * Decisions: an empty (0-byte) stream file is accepted, because babeltrace2 skips it and
+ * LTTng leaves one behind for a CPU or a process that recorded nothing; a trace directory
+ * with no stream file at all is "metadata only" and refused, and so is a directory whose
+ * stream files are all empty (nothing to analyze). A regular file that does not start
+ * with the CTF packet magic, in a trace whose metadata declares a magic field, is foreign
+ * (babeltrace2 would try to decode it and fail).
+ * A session still recording is detected by watching the sizes of every stream and metadata
+ * file for PO_CHECK_SETTLE_MS: LTTng's consumer daemon appends whole packets as they fill or
+ * at each flush period, so a growing file means the session is active. A session that is
+ * started but idle for the whole interval is not detected.
+ */
+#define _DEFAULT_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ingest.h"
+#include "ingest_internal.h"
+
+#define PO_CHECK_SETTLE_MS 300
+#define PO_CTF_PACKET_MAGIC 0xC1FC1FC1u
+#define PO_CTF_METADATA_MAGIC 0x75D11D57u
+
+static uint32_t read_u32_le(const unsigned char *bytes)
+{
+	return (uint32_t)bytes[0] | (uint32_t)bytes[1] << 8 | (uint32_t)bytes[2] << 16 |
+	       (uint32_t)bytes[3] << 24;
+}
+
+static bool is_magic(const unsigned char *bytes, uint32_t magic)
+{
+	uint32_t value = read_u32_le(bytes);
+
+	return value == magic || __builtin_bswap32(value) == magic;
+}
+
+/* Whether the text of a metadata file declares a packet magic field. */
+static bool mentions_magic(FILE *file)
+{
+	char chunk[8192 + 8];
+	size_t kept = 0, got;
+
+	rewind(file);
+	while ((got = fread(chunk + kept, 1, sizeof(chunk) - 1 - kept, file)) > 0) {
+		size_t len = kept + got;
+
+		chunk[len] = '\0';
+		/* The text may hold NUL bytes (packetized metadata): search piecewise. */
+		for (size_t at = 0; at < len; at += strlen(chunk + at) + 1) {
+			if (strstr(chunk + at, "magic"))
+				return true;
+		}
+		kept = len < 8 ? len : 8;
+		memmove(chunk, chunk + len - kept, kept);
+	}
+	return false;
+}
+
+/* The metadata file is CTF: "/ * CTF" text or packetized metadata. */
+static enum po_status check_metadata(const char *trace, bool *needs_magic, struct po_error *err)
+{
+	char path[4096];
+	unsigned char head[8];
+	size_t got;
+	FILE *file; /* owned */
+
+	snprintf(path, sizeof(path), "%s/metadata", trace);
+	file = fopen(path, "rb");
+	if (!file) {
+		po_error_set(err, "%s: cannot be read: %s", path, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	got = fread(head, 1, sizeof(head), file);
+	if (got == 0) {
+		fclose(file);
+		po_error_set(err, "%s: empty metadata file; the trace was not written completely",
+			     path);
+		return PO_STATUS_INPUT;
+	}
+	if (!(got >= 6 && memcmp(head, "/* CTF", 6) == 0) &&
+	    !(got >= 4 && is_magic(head, PO_CTF_METADATA_MAGIC))) {
+		fclose(file);
+		po_error_set(err,
+			     "%s: not a CTF metadata file (no \"/* CTF\" header or packet magic)",
+			     path);
+		return PO_STATUS_INPUT;
+	}
+	*needs_magic = mentions_magic(file);
+	fclose(file);
+	return PO_STATUS_OK;
+}
+
+/* One regular file of a trace directory other than "metadata". */
+static enum po_status check_stream_file(const char *path, off_t size, bool needs_magic,
+					size_t *data_files, struct po_error *err)
+{
+	unsigned char head[4];
+	FILE *file; /* owned */
+	size_t got;
+
+	if (size == 0)
+		return PO_STATUS_OK;
+	if (!needs_magic) {
+		(*data_files)++;
+		return PO_STATUS_OK;
+	}
+	file = fopen(path, "rb");
+	if (!file) {
+		po_error_set(err, "%s: cannot be read: %s", path, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	got = fread(head, 1, sizeof(head), file);
+	fclose(file);
+	if (got < sizeof(head) || !is_magic(head, PO_CTF_PACKET_MAGIC)) {
+		po_error_set(err, "%s: not a CTF stream file (foreign file in a trace directory; "
+			     "move it out)", path);
+		return PO_STATUS_INPUT;
+	}
+	(*data_files)++;
+	return PO_STATUS_OK;
+}
+
+/* Adds to *data_files the trace's non-empty stream files. */
+static enum po_status check_trace_files(const char *trace, bool needs_magic,
+					size_t *data_files, struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+	size_t stream_files = 0;
+	struct dirent *entry;
+	DIR *handle = opendir(trace); /* owned */
+
+	if (!handle) {
+		po_error_set(err, "%s: cannot be read: %s", trace, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	while (status == PO_STATUS_OK && (entry = readdir(handle))) {
+		char path[4096];
+		struct stat st;
+
+		if (entry->d_name[0] == '.' || strcmp(entry->d_name, "metadata") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", trace, entry->d_name);
+		if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+			continue;
+		if (!S_ISREG(st.st_mode)) {
+			po_error_set(err, "%s: not a regular file (foreign file in a trace "
+				     "directory; move it out)", path);
+			status = PO_STATUS_INPUT;
+			break;
+		}
+		stream_files++;
+		status = check_stream_file(path, st.st_size, needs_magic, data_files, err);
+	}
+	closedir(handle);
+	if (status == PO_STATUS_OK && stream_files == 0) {
+		po_error_set(err, "%s: metadata only, no stream data (nothing was recorded, or "
+			     "the buffers were never flushed)", trace);
+		status = PO_STATUS_INPUT;
+	}
+	return status;
+}
+
+/* The size of every file of the traces, to tell whether a session still writes into them. */
+struct po_size_entry {
+	ino_t inode;
+	off_t size;
+};
+
+struct po_size_snapshot {
+	struct po_size_entry *entries; /* owned */
+	size_t count;
+	size_t capacity;
+	char grown[4096]; /* a file whose size changed, found by the second pass */
+};
+
+static off_t snapshot_size_of(const struct po_size_snapshot *snap, ino_t inode)
+{
+	for (size_t i = 0; i < snap->count; i++) {
+		if (snap->entries[i].inode == inode)
+			return snap->entries[i].size;
+	}
+	return -1;
+}
+
+static void snapshot_add(struct po_size_snapshot *snap, ino_t inode, off_t size)
+{
+	if (snap->count == snap->capacity) {
+		size_t capacity = snap->capacity ? snap->capacity * 2 : 64;
+		struct po_size_entry *entries = realloc(snap->entries, capacity * sizeof(*entries));
+
+		if (!entries)
+			return; /* the heuristic then sees fewer files */
+		snap->entries = entries;
+		snap->capacity = capacity;
+	}
+	snap->entries[snap->count++] = (struct po_size_entry){inode, size};
+}
+
+/* First pass (compare NULL): records sizes; second pass: notes a file whose size changed. */
+static void snapshot_trace(const char *trace, struct po_size_snapshot *snap,
+			   const struct po_size_snapshot *compare)
+{
+	struct dirent *entry;
+	DIR *handle = opendir(trace); /* owned */
+
+	while (handle && (entry = readdir(handle)) && !snap->grown[0]) {
+		char path[4096];
+		struct stat st;
+
+		if (entry->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", trace, entry->d_name);
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (!compare)
+			snapshot_add(snap, st.st_ino, st.st_size);
+		else if (snapshot_size_of(compare, st.st_ino) != st.st_size)
+			snprintf(snap->grown, sizeof(snap->grown), "%s", path);
+	}
+	if (handle)
+		closedir(handle);
+}
+
+static enum po_status check_not_recording(const struct po_trace_list *traces,
+					  struct po_error *err)
+{
+	struct po_size_snapshot before = {0}, after = {0};
+	struct timespec pause = {0, PO_CHECK_SETTLE_MS * 1000000L};
+
+	for (size_t i = 0; i < traces->count; i++)
+		snapshot_trace(traces->paths[i], &before, NULL);
+	nanosleep(&pause, NULL);
+	for (size_t i = 0; i < traces->count && !after.grown[0]; i++)
+		snapshot_trace(traces->paths[i], &after, &before);
+	free(before.entries);
+	if (!after.grown[0])
+		return PO_STATUS_OK;
+	po_error_set(err, "%s: still being written (a tracing session is recording into this "
+		     "directory; stop it with `lttng stop` or `lttng destroy` first)", after.grown);
+	return PO_STATUS_INPUT;
+}
+
+static enum po_status check_root(const char *trace_dir, struct po_error *err)
+{
+	struct stat st;
+
+	if (stat(trace_dir, &st) != 0) {
+		po_error_set(err, "%s: %s", trace_dir, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		po_error_set(err, "%s: not a directory (give the directory that profopt-record "
+			     "or lttng wrote)", trace_dir);
+		return PO_STATUS_INPUT;
+	}
+	return PO_STATUS_OK;
+}
+
+enum po_status po_ingest_check(const char *trace_dir, struct po_error *err)
+{
+	struct po_trace_list traces = {0};
+	size_t data_files = 0;
+	enum po_status status = check_root(trace_dir, err);
+
+	if (status != PO_STATUS_OK)
+		return status;
+	status = po_trace_list_find(trace_dir, &traces, err);
+	if (status == PO_STATUS_OK && traces.count == 0) {
+		po_error_set(err, "%s: not a trace (no CTF \"metadata\" file below it)", trace_dir);
+		status = PO_STATUS_INPUT;
+	}
+	for (size_t i = 0; status == PO_STATUS_OK && i < traces.count; i++) {
+		bool needs_magic = false;
+
+		status = check_metadata(traces.paths[i], &needs_magic, err);
+		if (status == PO_STATUS_OK)
+			status = check_trace_files(traces.paths[i], needs_magic, &data_files, err);
+	}
+	if (status == PO_STATUS_OK && data_files == 0) {
+		po_error_set(err, "%s: every stream file is empty (0 bytes): nothing was recorded",
+			     trace_dir);
+		status = PO_STATUS_INPUT;
+	}
+	if (status == PO_STATUS_OK)
+		status = check_not_recording(&traces, err);
+	po_trace_list_fini(&traces);
+	return status;
+}

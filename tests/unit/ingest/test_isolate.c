@@ -1,0 +1,258 @@
+/* test_isolate.c: po_isolate_run() turns crashes, limits and hangs of the child into errors. */
+#define _DEFAULT_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "common/isolate.h"
+
+static volatile unsigned sink_value;
+
+/* Under AddressSanitizer, let the crashes below kill the child as they would without it. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "handle_segv=0:handle_sigfpe=0:handle_sigbus=0:handle_abort=0";
+}
+
+static enum po_status child_ok(void *ctx, FILE *output, struct po_error *err)
+{
+	po_isolate_progress("decoding", "/traces/ok/channel0_0");
+	fprintf(output, "hello from the child: %s\n", (const char *)ctx);
+	return PO_STATUS_OK;
+}
+
+static enum po_status child_fails(void *ctx, FILE *output, struct po_error *err)
+{
+	fprintf(output, "partial output that must not reach the parent\n");
+	po_error_set(err, "Failed to decode trace: path=/x: bad packet");
+	return PO_STATUS_DECODE;
+}
+
+__attribute__((no_sanitize("undefined"))) static enum po_status child_segfault(void *ctx, FILE *output, struct po_error *err)
+{
+	volatile int *null_pointer = NULL;
+
+	po_isolate_progress("decoding", "/traces/bad/channel0_1");
+	sink_value = *null_pointer;
+	return PO_STATUS_OK;
+}
+
+/* A real division by zero, not UndefinedBehaviorSanitizer's report of it. */
+__attribute__((no_sanitize("undefined"))) static enum po_status child_divide(void *ctx, FILE *output, struct po_error *err)
+{
+	volatile int numerator = 7, zero = 0;
+
+	po_isolate_progress("decoding", "/traces/bad/channel0_2");
+	sink_value = numerator / zero;
+	return PO_STATUS_OK;
+}
+
+static enum po_status child_abort(void *ctx, FILE *output, struct po_error *err)
+{
+	po_isolate_progress("decoding", "/traces/bad/metadata");
+	abort();
+}
+
+static enum po_status child_spin(void *ctx, FILE *output, struct po_error *err)
+{
+	po_isolate_progress("decoding", "/traces/slow/channel0_3");
+	for (;;)
+		sink_value++;
+	return PO_STATUS_OK;
+}
+
+static enum po_status child_sleep(void *ctx, FILE *output, struct po_error *err)
+{
+	po_isolate_progress("decoding", "/traces/stuck/channel0_4");
+	for (;;)
+		pause();
+	return PO_STATUS_OK;
+}
+
+#if !defined(__SANITIZE_ADDRESS__) /* isolate.c sets no RLIMIT_AS under AddressSanitizer */
+/* Touches every page it gets, as a decoder filling buffers; aborts when malloc fails. */
+static enum po_status child_allocate(void *ctx, FILE *output, struct po_error *err)
+{
+	po_isolate_progress("decoding", "/traces/huge/channel0_5");
+	for (;;) {
+		char *block = malloc(16 << 20);
+
+		if (!block)
+			abort();
+		memset(block, 1, 16 << 20);
+	}
+	return PO_STATUS_OK;
+}
+#endif
+
+static enum po_status child_big_output(void *ctx, FILE *output, struct po_error *err)
+{
+	for (int i = 0; i < 200000; i++)
+		fprintf(output, "line %d\n", i);
+	return PO_STATUS_OK;
+}
+
+static struct po_isolate_limits test_limits(void)
+{
+	struct po_isolate_limits limits = {.cpu_seconds = 20, .memory_bytes = (size_t)512 << 20,
+					   .wall_seconds = 60};
+	return limits;
+}
+
+static enum po_status run(po_isolated_fn fn, const struct po_isolate_limits *limits,
+			  char **output, struct po_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	return po_isolate_run(fn, "ctx", limits, output, err);
+}
+
+static void test_success_with_output(void)
+{
+	struct po_isolate_limits limits = test_limits();
+	struct po_error err;
+	char *output = NULL;
+
+	CHECK_INT_EQ(run(child_ok, &limits, &output, &err), PO_STATUS_OK);
+	CHECK_STR_EQ(output, "hello from the child: ctx\n");
+	free(output);
+	CHECK_INT_EQ(run(child_big_output, &limits, &output, &err), PO_STATUS_OK);
+	CHECK(output && strstr(output, "line 0\n") == output);
+	CHECK(output && strstr(output, "line 199999\n"));
+	free(output);
+}
+
+static void test_failure_keeps_error_drops_output(void)
+{
+	struct po_isolate_limits limits = test_limits();
+	struct po_error err;
+	char *output = NULL;
+
+	CHECK_INT_EQ(run(child_fails, &limits, &output, &err), PO_STATUS_DECODE);
+	CHECK_STR_EQ(err.message, "Failed to decode trace: path=/x: bad packet");
+	CHECK(output == NULL);
+}
+
+static void check_crash(po_isolated_fn fn, const char *signal_text, const char *file)
+{
+	struct po_isolate_limits limits = test_limits();
+	struct po_error err;
+	char *output = NULL;
+
+	CHECK_INT_EQ(run(fn, &limits, &output, &err), PO_STATUS_DECODE);
+	CHECK(strstr(err.message, "crashed") != NULL);
+	CHECK(strstr(err.message, signal_text) != NULL);
+	CHECK(strstr(err.message, file) != NULL);
+	CHECK(strchr(err.message, '\n') == NULL);
+	CHECK(output == NULL);
+	fprintf(stderr, "  %s\n", err.message);
+}
+
+static void test_segfault(void)
+{
+	check_crash(child_segfault, "(SIGSEGV)", "while reading /traces/bad/channel0_1");
+}
+
+static void test_divide_by_zero(void)
+{
+	check_crash(child_divide, "(SIGFPE)", "/traces/bad/channel0_2");
+}
+
+static void test_abort(void)
+{
+	check_crash(child_abort, "(SIGABRT)", "/traces/bad/metadata");
+}
+
+static void test_cpu_limit(void)
+{
+	struct po_isolate_limits limits = {.cpu_seconds = 1, .wall_seconds = 120};
+	struct po_error err;
+
+	CHECK_INT_EQ(run(child_spin, &limits, NULL, &err), PO_STATUS_DECODE);
+	CHECK(strstr(err.message, "more than 1 s of CPU time") != NULL);
+	CHECK(strstr(err.message, "/traces/slow/channel0_3") != NULL);
+	fprintf(stderr, "  %s\n", err.message);
+}
+
+static void test_wall_limit(void)
+{
+	struct po_isolate_limits limits = {.cpu_seconds = 10, .wall_seconds = 1};
+	struct po_error err;
+
+	CHECK_INT_EQ(run(child_sleep, &limits, NULL, &err), PO_STATUS_DECODE);
+	CHECK(strstr(err.message, "ran for more than 1 s") != NULL);
+	CHECK(strstr(err.message, "/traces/stuck/channel0_4") != NULL);
+	fprintf(stderr, "  %s\n", err.message);
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
+static void test_memory_limit(void)
+{
+	struct po_isolate_limits limits = test_limits();
+	struct po_error err;
+
+	limits.memory_bytes = (size_t)256 << 20;
+	CHECK_INT_EQ(run(child_allocate, &limits, NULL, &err), PO_STATUS_DECODE);
+	CHECK(strstr(err.message, "exceeded its memory limit (256 MiB)") != NULL);
+	CHECK(strstr(err.message, "/traces/huge/channel0_5") != NULL);
+	fprintf(stderr, "  %s\n", err.message);
+}
+#endif
+
+static void send_sigint(int signo)
+{
+	(void)signo;
+	kill(getpid(), SIGINT);
+}
+
+static void test_interrupted(void)
+{
+	struct po_isolate_limits limits = {.wall_seconds = 60};
+	struct po_error err;
+
+	/* SIGINT reaches the parent one second after the start, while the child sleeps. */
+	signal(SIGALRM, send_sigint);
+	alarm(1);
+	CHECK_INT_EQ(run(child_sleep, &limits, NULL, &err), PO_STATUS_INTERRUPTED);
+	signal(SIGALRM, SIG_DFL);
+}
+
+static void test_limits_from_environment(void)
+{
+	struct po_isolate_limits limits;
+
+	unsetenv("PROFOPT_DECODE_LIMITS");
+	po_isolate_limits_init(&limits);
+	CHECK_INT_EQ(limits.cpu_seconds, 3600);
+	CHECK_INT_EQ(limits.wall_seconds, 7200);
+	CHECK_INT_EQ(limits.memory_bytes, (size_t)8 << 30);
+	setenv("PROFOPT_DECODE_LIMITS", "cpu=5,mem=100,wall=9", 1);
+	po_isolate_limits_init(&limits);
+	CHECK_INT_EQ(limits.cpu_seconds, 5);
+	CHECK_INT_EQ(limits.wall_seconds, 9);
+	CHECK_INT_EQ(limits.memory_bytes, (size_t)100 << 20);
+	setenv("PROFOPT_DECODE_LIMITS", "wall=3", 1);
+	po_isolate_limits_init(&limits);
+	CHECK_INT_EQ(limits.cpu_seconds, 3600);
+	CHECK_INT_EQ(limits.wall_seconds, 3);
+	unsetenv("PROFOPT_DECODE_LIMITS");
+}
+
+int main(void)
+{
+	RUN(test_success_with_output);
+	RUN(test_failure_keeps_error_drops_output);
+	RUN(test_segfault);
+	RUN(test_divide_by_zero);
+	RUN(test_abort);
+	RUN(test_cpu_limit);
+	RUN(test_wall_limit);
+#if !defined(__SANITIZE_ADDRESS__)
+	RUN(test_memory_limit);
+#endif
+	RUN(test_interrupted);
+	RUN(test_limits_from_environment);
+	return CHECK_SUMMARY();
+}
