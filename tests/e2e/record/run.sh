@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# run.sh PROFOPT_RECORD RECORD_WORKLOAD CASE [PROFOPT_SIM]: one end-to-end case of
+# profopt-record, run next to a private session daemon (tests/lib/with-sessiond.sh).
+# Prints one line per check and "N passed, N failed".
+set -u
+record=$1 workload=$2 case=$3 sim=${4:-}
+# own_sessiond runs without with-sessiond.sh: as root, in a mount namespace of its own
+# where no session daemon is reachable.
+if [ "$case" = own_sessiond ] && [ "$(id -u)" -eq 0 ] && [ -z "${PROFOPT_RECORD_NS:-}" ]; then
+	PROFOPT_RECORD_NS=1 exec unshare --mount --propagation private "$0" "$@"
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/profopt-record-test.XXXXXX)
+trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+passed=0 failed=0
+
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then
+		passed=$((passed + 1)); echo "ok   $what"
+	else
+		failed=$((failed + 1)); echo "FAIL $what"
+	fi
+}
+
+# run_record ARGS...: runs profopt-record; status in $status, output in $work/out, $work/err.
+run_record() {
+	"$record" "$@" >"$work/out" 2>"$work/err"
+	status=$?
+}
+
+one_error_line() { # the error is one "profopt-record: " line mentioning $1
+	[ "$(grep -vc '^profopt-record: no session daemon\|^profopt-record: session daemon started' \
+		"$work/err")" -eq 1 ] && grep -q "^profopt-record: .*$1" "$work/err"
+}
+
+check_trace() { # check_trace MODE DIR
+	if /usr/bin/python3 "$here/check_trace.py" "$1" "$2" >"$work/check" 2>&1; then
+		passed=$((passed + 1)); sed 's/^/     /' "$work/check"; echo "ok   trace checks ($1)"
+	else
+		failed=$((failed + 1)); sed 's/^/     /' "$work/check"; echo "FAIL trace checks ($1)"
+	fi
+}
+
+case_pipeline() {
+	run_record -o "$work/trace" -- "$workload" pipeline
+	check "recording the pipeline exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "the trace path is the last line of stdout" \
+		[ "$(tail -n 1 "$work/out")" = "$work/trace" ]
+	check "stderr says no events were discarded" grep -q "no events were discarded" "$work/err"
+	check "one trace per process (3 under ust/pid)" \
+		[ "$(ls "$work/trace/ust/pid" | wc -l)" -eq 3 ]
+	check_trace pipeline "$work/trace"
+	cat "$work/err"
+}
+
+case_exit_status() {
+	run_record -o "$work/t3" -- "$workload" exit 3
+	check "a command exiting 3 gives 3 (got $status)" [ "$status" -eq 3 ]
+	check "its trace is kept" [ -d "$work/t3/ust" ]
+	run_record -o "$work/t0" -- "$workload" exit 0
+	check "a command exiting 0 gives 0 (got $status)" [ "$status" -eq 0 ]
+	run_record -o "$work/t9" -- /bin/sh -c 'kill -9 $$'
+	check "a command killed by SIGKILL gives 137 (got $status)" [ "$status" -eq 137 ]
+	cd "$work" && mkdir default && cd default || return
+	run_record -- "$workload" exit 0
+	check "the default trace directory is ./profopt-trace-YYYYMMDD-HHMMSS" \
+		[ -d "$(tail -n 1 "$work/out")" ] && [[ "$(tail -n 1 "$work/out")" =~ \
+		^$work/default/profopt-trace-[0-9]{8}-[0-9]{6}$ ]]
+	cd "$work" || return
+	check "the session daemon found running is left running" \
+		kill -0 "$(cat "$(daemon_pid_file)")"
+}
+
+daemon_pid_file() {
+	if [ "$(id -u)" -eq 0 ]; then
+		echo /run/lttng/lttng-sessiond.pid
+	else
+		echo "${LTTNG_HOME:-$HOME}/.lttng/lttng-sessiond.pid"
+	fi
+}
+
+case_own_sessiond() {
+	if [ "$(id -u)" -eq 0 ]; then
+		mkdir -p /run/lttng && mount -t tmpfs profopt-test /run/lttng &&
+			mount -t tmpfs profopt-test /dev/shm || { echo "FAIL private /run/lttng"; return; }
+	fi
+	export LTTNG_HOME=$work/home HOME=$work/home
+	mkdir -p "$LTTNG_HOME"
+	run_record -o "$work/trace" -- "$workload" exit 5
+	check "recording without a daemon works and passes status 5 through (got $status)" \
+		[ "$status" -eq 5 ] && [ -d "$work/trace/ust" ]
+	check "it says it starts a session daemon" grep -q "starting lttng-sessiond" "$work/err"
+	local pid
+	pid=$(sed -n 's/.*session daemon started (pid \([0-9]*\)).*/\1/p' "$work/err")
+	check "it names the daemon's pid ($pid)" [ -n "$pid" ] && [ "$pid" -gt 0 ]
+	check "the daemon it started is stopped at the end" [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null
+	check "no daemon pid file is left" [ ! -s "$(daemon_pid_file)" ]
+	cat "$work/err"
+}
+
+case_not_found() {
+	run_record -o "$work/trace" -- profopt-no-such-command --flag
+	check "a command not in PATH gives 127 (got $status)" [ "$status" -eq 127 ]
+	check "a one-line error names the command" one_error_line "profopt-no-such-command"
+	check "no trace directory is left behind" [ ! -e "$work/trace" ]
+	run_record -o "$work/trace" -- "$work/missing/program"
+	check "a missing path gives 127 (got $status)" [ "$status" -eq 127 ]
+	check "no trace directory is left behind" [ ! -e "$work/trace" ]
+	printf 'data\n' >"$work/not-executable" && chmod a-x "$work/not-executable"
+	run_record -o "$work/trace" -- "$work/not-executable"
+	check "a file that is not executable gives 126 (got $status)" [ "$status" -eq 126 ]
+	check "no trace directory is left behind" [ ! -e "$work/trace" ]
+}
+
+case_output_dir() {
+	mkdir -p "$work/busy" && echo keep >"$work/busy/notes.txt"
+	run_record -o "$work/busy" -- "$workload" exit 0
+	check "a non-empty output directory gives 2 (got $status)" [ "$status" -eq 2 ]
+	check "a one-line error names the directory" one_error_line "$work/busy"
+	check "the user's file is untouched" grep -q keep "$work/busy/notes.txt"
+	check "nothing was added to it" [ "$(ls "$work/busy")" = notes.txt ]
+	run_record -o "$work/busy/notes.txt" -- "$workload" exit 0
+	check "an output path that is a file gives 2 (got $status)" [ "$status" -eq 2 ]
+	mkdir "$work/empty"
+	run_record -o "$work/empty" -- "$workload" exit 0
+	check "an existing empty directory is used (got $status)" \
+		[ "$status" -eq 0 ] && [ -d "$work/empty/ust" ]
+	mkdir "$work/empty2"
+	run_record -o "$work/empty2" -- profopt-no-such-command
+	check "a command not found leaves an existing empty directory as it was" \
+		[ "$status" -eq 127 ] && [ -d "$work/empty2" ] && [ -z "$(ls -A "$work/empty2")" ]
+}
+
+case_help_version() {
+	run_record --help
+	check "--help exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "--help shows the usage" grep -q "^Usage: profopt-record" "$work/out"
+	check "--help documents the exit statuses" grep -q "127 COMMAND not found" "$work/out"
+	run_record --version
+	check "--version prints profopt-record 0.1.0" [ "$(cat "$work/out")" = "profopt-record 0.1.0" ]
+	local bad
+	for bad in "" "--bogus -- true" "-o" "--subbuf-size 3000 -- true" "--num-subbuf 3 -- true" \
+		"--sample-ms -1 -- true" "--subbuf-size 1Q -- true"; do
+		# shellcheck disable=SC2086
+		run_record $bad
+		check "'$bad' gives 2 with one error line (got $status)" \
+			[ "$status" -eq 2 ] && one_error_line ""
+	done
+}
+
+# Starts a recording of "record_workload wait", sends SIGNAL to profopt-record once the
+# command runs, and checks the command saw it and the trace was kept.
+signal_case() {
+	local signal=$1 trace=$work/trace-$1 pid waited=0
+	"$record" -o "$trace" -- "$workload" wait "$work/ready-$signal" >"$work/out" 2>"$work/err" &
+	pid=$!
+	while [ ! -e "$work/ready-$signal" ] && [ $waited -lt 600 ]; do
+		sleep 0.1; waited=$((waited + 1))
+	done
+	sleep 0.3
+	kill -s "$signal" "$pid"
+	wait "$pid"
+	status=$?
+	check "SIG$signal reached the command, which exited 42 (got $status)" [ "$status" -eq 42 ]
+	check "the trace path is printed after SIG$signal" [ "$(tail -n 1 "$work/out")" = "$trace" ]
+	check_trace wait "$trace"
+}
+
+case_signal() {
+	signal_case TERM
+	signal_case INT
+}
+
+case_heap() {
+	run_record --heap -o "$work/trace" -- "$workload" heap
+	check "recording with --heap exits 0 (got $status)" [ "$status" -eq 0 ]
+	check_trace heap "$work/trace"
+}
+
+case_sim() {
+	run_record -o "$work/trace" -- "$sim" --workers 2 --steps 50
+	check "recording profopt-sim exits 0 (got $status)" [ "$status" -eq 0 ]
+	check_trace sim "$work/trace"
+}
+
+"case_$case"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,145 @@
+/*
+ * main.c: profopt-record, which records the profopt events of a command and of the
+ * processes it forks into one LTTng trace, for profopt-analyze. Only this file prints.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "record.h"
+
+static const int status_exit_codes[REC_STATUS_COUNT] = {
+#define REC_X(name, text, exit_status) [REC_STATUS_##name] = exit_status,
+	REC_STATUSES(REC_X)
+#undef REC_X
+};
+
+int rec_status_exit_code(enum rec_status status)
+{
+	return (unsigned)status < REC_STATUS_COUNT ? status_exit_codes[status] : 1;
+}
+
+static int fail(enum rec_status status, const struct po_error *err)
+{
+	fprintf(stderr, "profopt-record: %s\n", err->message);
+	return rec_status_exit_code(status);
+}
+
+/* Tells the user, before analysis, whether the trace is complete. */
+static void report_loss(const struct rec_session *session)
+{
+	struct po_error err = {{0}};
+	uint64_t discarded = 0;
+	enum rec_status status = rec_trace_count_discarded(session->output_dir, &discarded, &err);
+
+	if (status != REC_STATUS_OK && !session->counts_known) {
+		fprintf(stderr,
+			"profopt-record: warning: cannot tell whether events were lost: %s\n",
+			err.message);
+		return;
+	}
+	if (session->counts_known && session->discarded_events > discarded)
+		discarded = session->discarded_events;
+	if (discarded == 0) {
+		fprintf(stderr, "profopt-record: no events were discarded\n");
+		return;
+	}
+	fprintf(stderr,
+		"profopt-record: warning: the tracer discarded %llu events (buffers full); the "
+		"trace is incomplete: record again with a larger --subbuf-size or --num-subbuf\n",
+		(unsigned long long)discarded);
+}
+
+/* Stops and destroys the session; the trace stays unless the command never ran. */
+static enum rec_status finish_session(struct rec_session *session, bool keep_trace,
+				      struct po_error *err)
+{
+	enum rec_status status = rec_session_stop(session, err);
+	struct po_error destroy_err = {{0}};
+	enum rec_status destroy_status = rec_session_destroy(session, &destroy_err);
+
+	if (status == REC_STATUS_OK && destroy_status != REC_STATUS_OK) {
+		*err = destroy_err;
+		status = destroy_status;
+	}
+	if (!keep_trace)
+		rec_session_remove_output(session);
+	return status;
+}
+
+/* Session, command, teardown; returns the command's exit status or profopt-record's own. */
+static int record(const struct rec_options *options, struct rec_command *command)
+{
+	struct rec_session session;
+	struct po_error err = {{0}}, finish_err = {{0}};
+	enum rec_status status;
+	int exit_code;
+
+	status = rec_session_create(&session, options, &err);
+	if (status == REC_STATUS_OK)
+		status = rec_session_start(&session, &err);
+	if (status == REC_STATUS_OK)
+		status = rec_command_spawn(command, options, &err);
+	if (status != REC_STATUS_OK) {
+		if (finish_session(&session, false, &finish_err) != REC_STATUS_OK)
+			fprintf(stderr, "profopt-record: %s\n", finish_err.message);
+		rec_session_fini(&session);
+		return fail(status, &err);
+	}
+	if (rec_signals_received())
+		kill(command->pid, rec_signals_received());
+	rec_command_wait(command);
+	exit_code = command->exit_status;
+	status = finish_session(&session, true, &err);
+	if (status != REC_STATUS_OK) {
+		exit_code = fail(status, &err);
+	} else {
+		if (session.destroy_timed_out)
+			fprintf(stderr,
+				"profopt-record: warning: the session daemon did not finish "
+				"writing the trace within %d s (is a traced process hung?); the "
+				"last packets may be missing\n",
+				REC_DESTROY_TIMEOUT_MS / 1000);
+		report_loss(&session);
+		printf("%s\n", session.output_dir);
+	}
+	rec_session_fini(&session);
+	return exit_code;
+}
+
+int main(int argc, char **argv)
+{
+	struct rec_options options;
+	struct rec_command command;
+	struct rec_sessiond sessiond;
+	struct po_error err = {{0}};
+	enum rec_status status;
+	int exit_code;
+
+	status = rec_options_parse(&options, argc, argv, &err);
+	if (status != REC_STATUS_OK)
+		return fail(status, &err);
+	if (options.show_help) {
+		rec_options_print_help();
+		return 0;
+	}
+	if (options.show_version) {
+		printf("profopt-record %s\n", PROFOPT_VERSION);
+		return 0;
+	}
+	status = rec_command_resolve(&command, &options, &err);
+	if (status == REC_STATUS_OK)
+		status = rec_signals_install(&err);
+	if (status == REC_STATUS_OK)
+		status = rec_sessiond_ensure(&sessiond, &err);
+	if (status != REC_STATUS_OK) {
+		rec_command_fini(&command);
+		return fail(status, &err);
+	}
+	exit_code = record(&options, &command);
+	rec_sessiond_stop(&sessiond);
+	rec_command_fini(&command);
+	fflush(stdout);
+	return exit_code;
+}

@@ -1,0 +1,174 @@
+/* options.c: the command line of profopt-record and its --help text. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+enum {
+	OPT_HEAP = 256,
+	OPT_SUBBUF_SIZE,
+	OPT_NUM_SUBBUF,
+	OPT_SAMPLE_MS,
+	OPT_HELP,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"heap", no_argument, NULL, OPT_HEAP},
+	{"subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE},
+	{"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
+	{"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
+	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+void rec_options_print_help(void)
+{
+	printf("Usage: profopt-record [OPTIONS] [--] COMMAND [ARGS...]\n"
+	       "Records the profopt events of COMMAND and of the processes it forks with LTTng,\n"
+	       "for profopt-analyze. The trace path is printed on stdout as the last line.\n\n"
+	       "Options:\n"
+	       "  -o, --output DIR    trace directory (default ./profopt-trace-YYYYMMDD-HHMMSS);\n"
+	       "                      it must not exist or be empty\n"
+	       "      --heap          also record malloc/free (lttng_ust_libc), with the ip\n"
+	       "                      context\n"
+	       "      --subbuf-size SIZE  sub-buffer size, a power of 2 with optional k/M suffix\n"
+	       "                      (default 4M)\n"
+	       "      --num-subbuf N  sub-buffers per CPU and process, a power of 2 (default 8)\n"
+	       "      --sample-ms N   RSS/CPU sampling period of libprofopt in ms, 0 to disable\n"
+	       "                      (default: PROFOPT_SAMPLE_MS if set, else 20)\n"
+	       "      --help          print this help and exit\n"
+	       "      --version       print the version and exit\n\n"
+	       "A session daemon is started if none is running, and stopped at the end.\n"
+	       "SIGINT, SIGTERM and SIGHUP are forwarded to COMMAND; the trace is kept.\n\n"
+	       "Exit status: COMMAND's exit status (128+N if it was killed by signal N),\n"
+	       "1 tracing error, 2 bad command line, 126 COMMAND not executable,\n"
+	       "127 COMMAND not found.\n");
+}
+
+/* Parses "4M", "512k", "65536": binary multiples. */
+static int parse_size(const char *text, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long value;
+	unsigned shift = 0;
+
+	errno = 0;
+	value = strtoull(text, &end, 10);
+	if (errno || end == text || text[0] == '-')
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end != '\0' || value > (UINT64_MAX >> shift))
+		return -1;
+	*bytes = (uint64_t)value << shift;
+	return 0;
+}
+
+static bool is_power_of_two(uint64_t value)
+{
+	return value && !(value & (value - 1));
+}
+
+static enum rec_status parse_option(struct rec_options *options, int opt, const char *arg,
+				    struct po_error *err)
+{
+	char *end;
+
+	switch (opt) {
+	case 'o':
+		options->output_dir = arg;
+		break;
+	case OPT_HEAP:
+		options->heap = true;
+		break;
+	case OPT_SUBBUF_SIZE:
+		if (parse_size(arg, &options->subbuf_bytes) || options->subbuf_bytes < 4096 ||
+		    !is_power_of_two(options->subbuf_bytes)) {
+			po_error_set(err, "invalid --subbuf-size '%s': a power of 2, at least 4k",
+				     arg);
+			return REC_STATUS_USAGE;
+		}
+		break;
+	case OPT_NUM_SUBBUF:
+		if (parse_size(arg, &options->subbuf_count) || options->subbuf_count < 2 ||
+		    !is_power_of_two(options->subbuf_count)) {
+			po_error_set(err, "invalid --num-subbuf '%s': a power of 2, at least 2",
+				     arg);
+			return REC_STATUS_USAGE;
+		}
+		break;
+	case OPT_SAMPLE_MS:
+		errno = 0;
+		options->sample_ms = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || options->sample_ms < 0 ||
+		    options->sample_ms > 3600000) {
+			po_error_set(err, "invalid --sample-ms '%s': 0 to 3600000", arg);
+			return REC_STATUS_USAGE;
+		}
+		break;
+	case OPT_HELP:
+		options->show_help = true;
+		break;
+	case OPT_VERSION:
+		options->show_version = true;
+		break;
+	default:
+		po_error_set(err, "invalid option (see --help)");
+		return REC_STATUS_USAGE;
+	}
+	return REC_STATUS_OK;
+}
+
+enum rec_status rec_options_parse(struct rec_options *options, int argc, char **argv,
+				  struct po_error *err)
+{
+	enum rec_status status;
+	int opt;
+
+	*options = (struct rec_options){
+		.subbuf_bytes = REC_DEFAULT_SUBBUF_BYTES,
+		.subbuf_count = REC_DEFAULT_SUBBUF_COUNT,
+		.sample_ms = -1,
+	};
+	opterr = 0;
+	optind = 0; /* GNU getopt: start over, so that parsing can be repeated */
+	/* "+": options end at COMMAND, whose own options are not ours. */
+	while ((opt = getopt_long(argc, argv, "+:o:", long_options, NULL)) != -1) {
+		if (opt == ':') {
+			po_error_set(err, "option '%s' needs a value", argv[optind - 1]);
+			return REC_STATUS_USAGE;
+		}
+		if (opt == '?') {
+			po_error_set(err, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return REC_STATUS_USAGE;
+		}
+		status = parse_option(options, opt, optarg, err);
+		if (status != REC_STATUS_OK)
+			return status;
+	}
+	if (options->show_help || options->show_version)
+		return REC_STATUS_OK;
+	if (optind >= argc) {
+		po_error_set(err, "no command to record (see --help)");
+		return REC_STATUS_USAGE;
+	}
+	if (options->output_dir && !options->output_dir[0]) {
+		po_error_set(err, "empty output directory name");
+		return REC_STATUS_USAGE;
+	}
+	options->command_argv = argv + optind;
+	return REC_STATUS_OK;
+}

@@ -1,0 +1,128 @@
+/*
+ * record.h: what the parts of profopt-record share: its status table, its options and
+ * the interfaces of the session daemon, session and command modules.
+ */
+#ifndef PO_RECORD_H
+#define PO_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/status.h"
+
+/*
+ * X(name, description, exit status). The exit statuses are documented in --help and in
+ * profopt-record(1); a recording that worked exits with the command's own status instead.
+ */
+#define REC_STATUSES(X)                                                              \
+	X(OK, "success", 0)                                                          \
+	X(TRACING, "tracing error", 1)                                               \
+	X(NOMEM, "out of memory", 1)                                                 \
+	X(USAGE, "bad command line", 2)                                              \
+	X(NOT_EXECUTABLE, "command found but not executable", 126)                   \
+	X(NOT_FOUND, "command not found", 127)
+
+enum rec_status {
+#define REC_X(name, text, exit_status) REC_STATUS_##name,
+	REC_STATUSES(REC_X)
+#undef REC_X
+	REC_STATUS_COUNT
+};
+
+int rec_status_exit_code(enum rec_status status);
+
+/* Default ring buffer geometry: per CPU and per traced process (see docs/recording.md). */
+#define REC_DEFAULT_SUBBUF_BYTES (4u * 1024 * 1024)
+#define REC_DEFAULT_SUBBUF_COUNT 8u
+#define REC_DEFAULT_SAMPLE_MS 20u
+/* Switch timer: flushes partly filled sub-buffers of quiet processes every second. */
+#define REC_SWITCH_TIMER_US 1000000u
+/* How long to wait for the session daemon to finish destroying the session. */
+#define REC_DESTROY_TIMEOUT_MS 60000
+
+struct rec_options {
+	const char *output_dir;        /* weak: argv, or NULL for the dated default */
+	bool heap;                     /* also record libc malloc/free */
+	uint64_t subbuf_bytes;
+	uint64_t subbuf_count;
+	long sample_ms;                /* -1: keep the user's PROFOPT_SAMPLE_MS, else 20 */
+	char *const *command_argv;     /* weak: argv, NULL-terminated */
+	bool show_help;
+	bool show_version;
+};
+
+/* Parses argv; on REC_STATUS_USAGE, err says what is wrong. */
+enum rec_status rec_options_parse(struct rec_options *options, int argc, char **argv,
+				  struct po_error *err) PO_NODISCARD;
+void rec_options_print_help(void);
+
+/* Session daemon: one found running is left alone, one started here is stopped by pid. */
+struct rec_sessiond {
+	bool started_here;
+	pid_t pid; /* the daemon started here; 0 if unknown or found running */
+};
+
+enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_error *err)
+	PO_NODISCARD;
+void rec_sessiond_stop(struct rec_sessiond *sessiond);
+
+/* The tracing session, one UST channel with per-process buffers. */
+struct rec_session {
+	char name[128];
+	char *output_dir;     /* owned: absolute path of the trace directory */
+	bool output_checked;  /* the directory was missing or empty: what is in it is ours */
+	bool output_existed;  /* the directory was there (empty) before the session */
+	bool created;
+	bool started;
+	uint64_t discarded_events; /* valid after rec_session_stop() */
+	uint64_t lost_packets;
+	bool counts_known;
+	bool destroy_timed_out; /* the daemon did not confirm the destruction in time */
+};
+
+enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
+				   struct po_error *err) PO_NODISCARD;
+enum rec_status rec_session_start(struct rec_session *session, struct po_error *err)
+	PO_NODISCARD;
+/* Stops tracing, waiting until every buffer was written, and reads the loss counters. */
+enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err)
+	PO_NODISCARD;
+/* Destroys the session; the trace stays. */
+enum rec_status rec_session_destroy(struct rec_session *session, struct po_error *err)
+	PO_NODISCARD;
+
+/*
+ * Removes what the session wrote (when the command never ran): the directory, or only its
+ * contents if it existed empty before. Does nothing unless the directory was checked to be
+ * missing or empty, so a user's files are never removed.
+ */
+void rec_session_remove_output(struct rec_session *session);
+void rec_session_fini(struct rec_session *session);
+
+/* Events the tracer discarded, read from the trace's packet indexes (all processes). */
+enum rec_status rec_trace_count_discarded(const char *trace_dir, uint64_t *discarded_events,
+					  struct po_error *err) PO_NODISCARD;
+
+/* The traced command. */
+struct rec_command {
+	char *path;         /* owned: the resolved executable */
+	char **envp;        /* owned: environment with LD_PRELOAD and PROFOPT_SAMPLE_MS */
+	pid_t pid;
+	int exit_status;    /* its status, 128+signal if killed */
+};
+
+/* Resolves the command through PATH before anything is recorded. */
+enum rec_status rec_command_resolve(struct rec_command *command, const struct rec_options *options,
+				    struct po_error *err) PO_NODISCARD;
+enum rec_status rec_command_spawn(struct rec_command *command, const struct rec_options *options,
+				  struct po_error *err) PO_NODISCARD;
+/* Waits for the command, forwarding SIGINT, SIGTERM and SIGHUP sent to profopt-record. */
+void rec_command_wait(struct rec_command *command);
+void rec_command_fini(struct rec_command *command);
+/* Installs the forwarding handlers; call once before rec_command_spawn(). */
+enum rec_status rec_signals_install(struct po_error *err) PO_NODISCARD;
+/* The last signal received, 0 if none. */
+int rec_signals_received(void);
+
+#endif /* PO_RECORD_H */

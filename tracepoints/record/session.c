@@ -1,0 +1,355 @@
+/*
+ * session.c: the LTTng tracing session of profopt-record, through liblttng-ctl: one UST
+ * channel in discard mode with per-process buffers, the profopt events (and libc's with
+ * --heap) and the contexts profopt-analyze needs to tell processes and threads apart.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lttng/lttng.h>
+
+#include "record.h"
+
+#define CHANNEL_NAME "profopt"
+
+static const struct lttng_domain ust_domain = {
+	.type = LTTNG_DOMAIN_UST,
+	.buf_type = LTTNG_BUFFER_PER_PID,
+};
+
+/* 0: missing, 1: empty directory, -1: anything else (errno or ENOTEMPTY/ENOTDIR). */
+static int output_dir_state(const char *path)
+{
+	struct stat info;
+	struct dirent *entry;
+	DIR *dir;
+	int state = 1;
+
+	if (stat(path, &info) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(info.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((entry = readdir(dir))) {
+		if (strcmp(entry->d_name, ".") && strcmp(entry->d_name, "..")) {
+			errno = ENOTEMPTY;
+			state = -1;
+			break;
+		}
+	}
+	closedir(dir);
+	return state;
+}
+
+/* The absolute trace path: DIR, or ./profopt-trace-YYYYMMDD-HHMMSS. */
+static enum rec_status make_output_path(struct rec_session *session, const char *dir,
+					struct po_error *err)
+{
+	char cwd[PATH_MAX];
+	char dated[64];
+	time_t now = time(NULL);
+	struct tm local;
+
+	if (!dir) {
+		localtime_r(&now, &local);
+		strftime(dated, sizeof(dated), "profopt-trace-%Y%m%d-%H%M%S", &local);
+		dir = dated;
+	}
+	if (dir[0] == '/') {
+		session->output_dir = strdup(dir);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd))) {
+			po_error_set(err, "Failed to get the current directory: %s",
+				     strerror(errno));
+			return REC_STATUS_TRACING;
+		}
+		if (asprintf(&session->output_dir, "%s/%s", cwd, dir) == -1)
+			session->output_dir = NULL;
+	}
+	if (!session->output_dir) {
+		po_error_set(err, "out of memory");
+		return REC_STATUS_NOMEM;
+	}
+	return REC_STATUS_OK;
+}
+
+static enum rec_status check_output_dir(struct rec_session *session, const char *shown,
+					struct po_error *err)
+{
+	int state = output_dir_state(session->output_dir);
+
+	if (state == -1) {
+		po_error_set(err, "cannot write the trace into %s: %s", shown,
+			     errno == ENOTEMPTY ? "directory not empty" : strerror(errno));
+		return REC_STATUS_USAGE;
+	}
+	session->output_existed = state == 1;
+	session->output_checked = true;
+	return REC_STATUS_OK;
+}
+
+static enum rec_status ctl_failed(struct po_error *err, int code, const char *what)
+{
+	po_error_set(err, "%s: %s", what, lttng_strerror(code));
+	return REC_STATUS_TRACING;
+}
+
+static enum rec_status enable_channel(struct lttng_handle *handle,
+				      const struct rec_options *options, struct po_error *err)
+{
+	struct lttng_domain domain = ust_domain;
+	struct lttng_channel *channel = lttng_channel_create(&domain);
+	int ret;
+
+	if (!channel) {
+		po_error_set(err, "out of memory");
+		return REC_STATUS_NOMEM;
+	}
+	snprintf(channel->name, sizeof(channel->name), "%s", CHANNEL_NAME);
+	channel->attr.overwrite = 0;
+	channel->attr.subbuf_size = options->subbuf_bytes;
+	channel->attr.num_subbuf = options->subbuf_count;
+	channel->attr.switch_timer_interval = REC_SWITCH_TIMER_US;
+	channel->attr.output = LTTNG_EVENT_MMAP;
+	ret = lttng_channel_set_blocking_timeout(channel, 0);
+	if (ret >= 0)
+		ret = lttng_enable_channel(handle, channel);
+	lttng_channel_destroy(channel);
+	if (ret < 0)
+		return ctl_failed(err, ret, "Failed to create channel " CHANNEL_NAME);
+	return REC_STATUS_OK;
+}
+
+static enum rec_status enable_events(struct lttng_handle *handle, const char *pattern,
+				     struct po_error *err)
+{
+	struct lttng_event *event = lttng_event_create();
+	int ret;
+
+	if (!event) {
+		po_error_set(err, "out of memory");
+		return REC_STATUS_NOMEM;
+	}
+	event->type = LTTNG_EVENT_TRACEPOINT;
+	event->loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
+	snprintf(event->name, sizeof(event->name), "%s", pattern);
+	ret = lttng_enable_event_with_exclusions(handle, event, CHANNEL_NAME, NULL, 0, NULL);
+	lttng_event_destroy(event);
+	if (ret < 0) {
+		po_error_set(err, "Failed to enable events %s: %s", pattern, lttng_strerror(ret));
+		return REC_STATUS_TRACING;
+	}
+	return REC_STATUS_OK;
+}
+
+static enum rec_status add_context(struct lttng_handle *handle, enum lttng_event_context_type type,
+				   const char *name, struct po_error *err)
+{
+	struct lttng_event_context context;
+	int ret;
+
+	memset(&context, 0, sizeof(context));
+	context.ctx = type;
+	ret = lttng_add_context(handle, &context, NULL, CHANNEL_NAME);
+	if (ret < 0) {
+		po_error_set(err, "Failed to add context %s: %s", name, lttng_strerror(ret));
+		return REC_STATUS_TRACING;
+	}
+	return REC_STATUS_OK;
+}
+
+static enum rec_status configure(struct lttng_handle *handle, const struct rec_options *options,
+				 struct po_error *err)
+{
+	enum rec_status status = enable_channel(handle, options, err);
+
+	if (status == REC_STATUS_OK)
+		status = enable_events(handle, "profopt:*", err);
+	if (status == REC_STATUS_OK && options->heap)
+		status = enable_events(handle, "lttng_ust_libc:*", err);
+	if (status == REC_STATUS_OK)
+		status = add_context(handle, LTTNG_EVENT_CONTEXT_VPID, "vpid", err);
+	if (status == REC_STATUS_OK)
+		status = add_context(handle, LTTNG_EVENT_CONTEXT_VTID, "vtid", err);
+	if (status == REC_STATUS_OK)
+		status = add_context(handle, LTTNG_EVENT_CONTEXT_PROCNAME, "procname", err);
+	if (status == REC_STATUS_OK && options->heap)
+		status = add_context(handle, LTTNG_EVENT_CONTEXT_IP, "ip", err);
+	return status;
+}
+
+enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
+				   struct po_error *err)
+{
+	struct lttng_domain domain = ust_domain;
+	struct lttng_handle *handle;
+	enum rec_status status;
+	char url[PATH_MAX + 16];
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm local;
+	int ret;
+
+	*session = (struct rec_session){0};
+	status = make_output_path(session, options->output_dir, err);
+	if (status == REC_STATUS_OK)
+		status = check_output_dir(session, options->output_dir ? options->output_dir :
+						   session->output_dir, err);
+	if (status != REC_STATUS_OK)
+		return status;
+	localtime_r(&now, &local);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+	snprintf(session->name, sizeof(session->name), "profopt-record-%ld-%s", (long)getpid(),
+		 stamp);
+	snprintf(url, sizeof(url), "file://%s", session->output_dir);
+	ret = lttng_create_session(session->name, url);
+	if (ret < 0) {
+		po_error_set(err, "Failed to create session %s writing to %s: %s", session->name,
+			     session->output_dir, lttng_strerror(ret));
+		return REC_STATUS_TRACING;
+	}
+	session->created = true;
+	handle = lttng_create_handle(session->name, &domain);
+	if (!handle) {
+		po_error_set(err, "Failed to get a handle on session %s", session->name);
+		return REC_STATUS_TRACING;
+	}
+	status = configure(handle, options, err);
+	lttng_destroy_handle(handle);
+	return status;
+}
+
+enum rec_status rec_session_start(struct rec_session *session, struct po_error *err)
+{
+	int ret = lttng_start_tracing(session->name);
+
+	if (ret < 0)
+		return ctl_failed(err, ret, "Failed to start tracing");
+	session->started = true;
+	return REC_STATUS_OK;
+}
+
+/* The tracer's own counters; with per-process buffers they cover the processes alive now. */
+static void read_loss_counters(struct rec_session *session)
+{
+	struct lttng_domain domain = ust_domain;
+	struct lttng_handle *handle = lttng_create_handle(session->name, &domain);
+	struct lttng_channel *channels = NULL;
+	int count, i;
+
+	if (!handle)
+		return;
+	count = lttng_list_channels(handle, &channels);
+	for (i = 0; i < count; i++) {
+		if (strcmp(channels[i].name, CHANNEL_NAME))
+			continue;
+		if (lttng_channel_get_discarded_event_count(&channels[i],
+							    &session->discarded_events) == 0 &&
+		    lttng_channel_get_lost_packet_count(&channels[i], &session->lost_packets) == 0)
+			session->counts_known = true;
+	}
+	free(channels);
+	lttng_destroy_handle(handle);
+}
+
+enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err)
+{
+	int ret;
+
+	if (!session->started)
+		return REC_STATUS_OK;
+	/* Waits until the consumer daemon has written every buffer. */
+	ret = lttng_stop_tracing(session->name);
+	if (ret < 0)
+		return ctl_failed(err, ret, "Failed to stop tracing");
+	session->started = false;
+	read_loss_counters(session);
+	return REC_STATUS_OK;
+}
+
+/*
+ * Destroying waits until the consumer daemon released every buffer; a traced process that
+ * hangs can hold that up forever, so the wait is bounded and reported.
+ */
+static enum rec_status destroy_and_wait(struct rec_session *session, struct po_error *err)
+{
+	struct lttng_destruction_handle *handle = NULL;
+	enum lttng_destruction_handle_status wait_status;
+	enum lttng_error_code result = LTTNG_OK;
+	enum lttng_error_code code = lttng_destroy_session_ext(session->name, &handle);
+
+	if (code != LTTNG_OK)
+		return ctl_failed(err, -(int)code, "Failed to destroy the session");
+	wait_status = lttng_destruction_handle_wait_for_completion(handle, REC_DESTROY_TIMEOUT_MS);
+	if (wait_status == LTTNG_DESTRUCTION_HANDLE_STATUS_TIMEOUT)
+		session->destroy_timed_out = true;
+	else if (wait_status != LTTNG_DESTRUCTION_HANDLE_STATUS_COMPLETED ||
+		 lttng_destruction_handle_get_result(handle, &result) !=
+			 LTTNG_DESTRUCTION_HANDLE_STATUS_OK)
+		result = LTTNG_ERR_UNK;
+	lttng_destruction_handle_destroy(handle);
+	if (result != LTTNG_OK)
+		return ctl_failed(err, -(int)result, "Failed to destroy the session");
+	return REC_STATUS_OK;
+}
+
+enum rec_status rec_session_destroy(struct rec_session *session, struct po_error *err)
+{
+	enum rec_status status = REC_STATUS_OK;
+
+	if (session->created) {
+		status = destroy_and_wait(session, err);
+		session->created = false;
+	}
+	return status;
+}
+
+static int remove_entry(const char *path, const struct stat *info, int type, struct FTW *walk)
+{
+	(void)info;
+	(void)walk;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void rec_session_remove_output(struct rec_session *session)
+{
+	DIR *dir;
+	struct dirent *entry;
+	char path[PATH_MAX];
+
+	if (!session->output_dir || !session->output_checked)
+		return;
+	if (!session->output_existed) {
+		nftw(session->output_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		return;
+	}
+	dir = opendir(session->output_dir);
+	if (!dir)
+		return;
+	while ((entry = readdir(dir))) {
+		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", session->output_dir, entry->d_name);
+		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	closedir(dir);
+}
+
+void rec_session_fini(struct rec_session *session)
+{
+	free(session->output_dir);
+	session->output_dir = NULL;
+}

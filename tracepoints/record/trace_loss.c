@@ -1,0 +1,106 @@
+/*
+ * trace_loss.c: counts the events the tracer discarded, from the packet indexes LTTng
+ * writes next to each stream (the .idx files of index/). Each packet index records the
+ * stream's running count of discarded events, so the last packet of a stream holds its
+ * total. Unlike the session daemon's counters, these cover processes that exited before
+ * the session stopped.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "record.h"
+
+#define CTF_INDEX_MAGIC 0xC1F1DCC1u
+#define CTF_INDEX_HEADER_BYTES 16
+/* offset, packet_size, content_size, timestamp_begin, timestamp_end: 5 x 8 bytes. */
+#define CTF_INDEX_DISCARDED_OFFSET 40
+#define CTF_INDEX_MIN_ENTRY_BYTES 56
+
+static uint64_t walk_total;
+static int walk_errno;
+
+static uint64_t read_be64(const unsigned char *bytes)
+{
+	uint64_t value;
+
+	memcpy(&value, bytes, sizeof(value));
+	return be64toh(value);
+}
+
+static uint32_t read_be32(const unsigned char *bytes)
+{
+	uint32_t value;
+
+	memcpy(&value, bytes, sizeof(value));
+	return be32toh(value);
+}
+
+/* Adds the discarded count of the last packet of one index file; -1 if it is not one. */
+static int add_index_file(const char *path)
+{
+	unsigned char header[CTF_INDEX_HEADER_BYTES];
+	unsigned char entry[256];
+	uint32_t entry_bytes;
+	long size, last;
+	FILE *file = fopen(path, "rb");
+	int ret = -1;
+
+	if (!file)
+		return -1;
+	if (fread(header, 1, sizeof(header), file) != sizeof(header) ||
+	    read_be32(header) != CTF_INDEX_MAGIC)
+		goto end;
+	entry_bytes = read_be32(header + 12);
+	if (entry_bytes < CTF_INDEX_MIN_ENTRY_BYTES || entry_bytes > sizeof(entry))
+		goto end;
+	if (fseek(file, 0, SEEK_END) || (size = ftell(file)) < CTF_INDEX_HEADER_BYTES)
+		goto end;
+	ret = 0;
+	if (size < CTF_INDEX_HEADER_BYTES + (long)entry_bytes)
+		goto end; /* a stream without any packet */
+	last = CTF_INDEX_HEADER_BYTES +
+	       (size - CTF_INDEX_HEADER_BYTES) / entry_bytes * entry_bytes - entry_bytes;
+	if (fseek(file, last, SEEK_SET) || fread(entry, 1, entry_bytes, file) != entry_bytes) {
+		ret = -1;
+		goto end;
+	}
+	walk_total += read_be64(entry + CTF_INDEX_DISCARDED_OFFSET);
+end:
+	fclose(file);
+	return ret;
+}
+
+static int visit(const char *path, const struct stat *info, int type, struct FTW *walk)
+{
+	size_t length = strlen(path);
+
+	(void)info;
+	(void)walk;
+	if (type == FTW_F && length > 4 && !strcmp(path + length - 4, ".idx") &&
+	    add_index_file(path) == -1 && !walk_errno)
+		walk_errno = EINVAL;
+	return 0;
+}
+
+enum rec_status rec_trace_count_discarded(const char *trace_dir, uint64_t *discarded_events,
+					  struct po_error *err)
+{
+	walk_total = 0;
+	walk_errno = 0;
+	if (nftw(trace_dir, visit, 16, FTW_PHYS) == -1) {
+		po_error_set(err, "Failed to read the packet indexes of %s: %s", trace_dir,
+			     strerror(errno));
+		return REC_STATUS_TRACING;
+	}
+	if (walk_errno) {
+		po_error_set(err, "Failed to read the packet indexes of %s: unreadable index file",
+			     trace_dir);
+		return REC_STATUS_TRACING;
+	}
+	*discarded_events = walk_total;
+	return REC_STATUS_OK;
+}
