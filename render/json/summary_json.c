@@ -1,0 +1,779 @@
+/*
+ * summary_json.c: summary.json, the analysis result as a stable, versioned JSON document
+ * (docs/summary-schema.md). Keys of every object are in byte order; times are milliseconds
+ * relative to the trace's first event, so no absolute clock value appears.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_names.h"
+#include "json_writer.h"
+#include "render_json.h"
+
+struct summary {
+	struct po_json_writer *writer;	       /* weak */
+	const struct po_analysis *analysis;    /* weak */
+	int64_t base_ns;		       /* time 0 of the document */
+	int category_order[PO_CATEGORY_COUNT]; /* categories by name, for keyed objects */
+};
+
+/* A trace time as milliseconds since time 0; null when unknown (negative). */
+static void kv_time(struct summary *summary, const char *key, int64_t ns)
+{
+	po_json_write_key(summary->writer, key);
+	if (ns < 0)
+		po_json_write_null(summary->writer);
+	else
+		po_json_write_ms(summary->writer, ns - summary->base_ns);
+}
+
+static void kv_us(struct po_json_writer *writer, const char *key, int64_t us)
+{
+	po_json_write_key(writer, key);
+	po_json_write_us_as_ms(writer, us);
+}
+
+/* part / whole in percent, 1 decimal; null when whole is not positive. */
+static void kv_pct(struct po_json_writer *writer, const char *key, int64_t part, int64_t whole)
+{
+	po_json_write_key(writer, key);
+	if (whole <= 0 || part < 0)
+		po_json_write_null(writer);
+	else
+		po_json_write_double(writer, 100.0 * (double)part / (double)whole, 1);
+}
+
+/* total_ns / count as milliseconds; null when count is 0 or total unknown. */
+static void kv_ms_per(struct po_json_writer *writer, const char *key, int64_t total_ns,
+		      int64_t count)
+{
+	po_json_write_key(writer, key);
+	if (count <= 0 || total_ns < 0)
+		po_json_write_null(writer);
+	else
+		po_json_write_ms(writer, (total_ns + count / 2) / count);
+}
+
+static int compare_category_names(const void *left, const void *right)
+{
+	return strcmp(po_json_category_name(*(const int *)left),
+		      po_json_category_name(*(const int *)right));
+}
+
+/* Objects keyed by category list them in name order, like every other object. */
+static void sort_category_names(int order[PO_CATEGORY_COUNT])
+{
+	int category;
+
+	for (category = 0; category < PO_CATEGORY_COUNT; category++)
+		order[category] = category;
+	qsort(order, PO_CATEGORY_COUNT, sizeof(int), compare_category_names);
+}
+
+/* {category: ms} in name order; skip_zero leaves out the categories at 0. */
+static void write_category_us(struct summary *summary, const int64_t parts_us[PO_CATEGORY_COUNT],
+			      bool skip_zero)
+{
+	struct po_json_writer *writer = summary->writer;
+	int i;
+
+	po_json_write_begin_object(writer);
+	for (i = 0; i < PO_CATEGORY_COUNT; i++) {
+		int category = summary->category_order[i];
+
+		if (skip_zero && parts_us[category] == 0)
+			continue;
+		kv_us(writer, po_json_category_name(category), parts_us[category]);
+	}
+	po_json_write_end_object(writer);
+}
+
+static void write_category_ns(struct summary *summary, const int64_t ns[PO_CATEGORY_COUNT])
+{
+	int64_t parts_us[PO_CATEGORY_COUNT];
+	int category;
+
+	for (category = 0; category < PO_CATEGORY_COUNT; category++)
+		parts_us[category] = po_json_ns_to_us(ns[category]);
+	write_category_us(summary, parts_us, false);
+}
+
+static void write_breakdown(struct summary *summary)
+{
+	const struct po_step_stats *stats = &summary->analysis->step_stats;
+	int64_t parts_us[PO_CATEGORY_COUNT];
+	int64_t total_us;
+	int i;
+
+	po_json_write_key(summary->writer, "breakdown_ms");
+	if (stats->clean_count > 0) {
+		po_render_breakdown_us(stats, parts_us, &total_us);
+		write_category_us(summary, parts_us, false);
+		return;
+	}
+	po_json_write_begin_object(summary->writer);
+	for (i = 0; i < PO_CATEGORY_COUNT; i++) {
+		po_json_write_key(summary->writer, po_json_category_name(summary->category_order[i]));
+		po_json_write_null(summary->writer);
+	}
+	po_json_write_end_object(summary->writer);
+}
+
+/* ---- findings ---- */
+
+static int compare_evidence_keys(const void *left, const void *right)
+{
+	const struct po_evidence *a = *(const struct po_evidence *const *)left;
+	const struct po_evidence *b = *(const struct po_evidence *const *)right;
+
+	int order = strcmp(a->key ? a->key : "", b->key ? b->key : "");
+
+	/* Equal keys keep their order in the finding, so the first one is written. */
+	if (order == 0)
+		order = (a > b) - (a < b);
+	return order;
+}
+
+static void write_evidence_value(struct po_json_writer *writer, const struct po_evidence *evidence)
+{
+	switch (evidence->type) {
+	case PO_EVIDENCE_NUMBER:
+		po_json_write_double(writer, evidence->number, 3);
+		break;
+	case PO_EVIDENCE_INTEGER:
+		po_json_write_int(writer, evidence->integer);
+		break;
+	default:
+		po_json_write_string(writer, evidence->text);
+		break;
+	}
+}
+
+/* {key: value} in key order; of repeated keys only the first is written. */
+static enum po_status write_evidence(struct po_json_writer *writer,
+				     const struct po_finding *finding, struct po_error *err)
+{
+	const struct po_evidence **sorted;
+	size_t i;
+
+	sorted = calloc(finding->evidence_count ? finding->evidence_count : 1, sizeof(*sorted));
+	if (!sorted) {
+		po_error_set(err, "Failed to sort the evidence of a finding: out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	for (i = 0; i < finding->evidence_count; i++)
+		sorted[i] = &finding->evidence[i];
+	qsort(sorted, finding->evidence_count, sizeof(*sorted), compare_evidence_keys);
+	po_json_write_key(writer, "evidence");
+	po_json_write_begin_object(writer);
+	for (i = 0; i < finding->evidence_count; i++) {
+		const char *key = sorted[i]->key ? sorted[i]->key : "";
+
+		if (i > 0 && strcmp(key, sorted[i - 1]->key ? sorted[i - 1]->key : "") == 0)
+			continue;
+		po_json_write_key(writer, key);
+		write_evidence_value(writer, sorted[i]);
+	}
+	po_json_write_end_object(writer);
+	free(sorted);
+	return PO_STATUS_OK;
+}
+
+static void write_recommendation(struct po_json_writer *writer, const struct po_recommendation *rec)
+{
+	po_json_write_begin_object(writer);
+	po_json_write_kv_string(writer, "action", rec->action);
+	po_json_write_kv_string(writer, "effect", rec->effect);
+	po_json_write_kv_string(writer, "knob", rec->knob);
+	po_json_write_kv_double(writer, "predicted_speedup", rec->predicted_speedup, 3);
+	po_json_write_kv_double(writer, "predicted_step_ms", rec->predicted_step_ms, 3);
+	po_json_write_kv_string(writer, "why", rec->why);
+	po_json_write_end_object(writer);
+}
+
+static void write_finding_lists(struct summary *summary, const struct po_finding *finding)
+{
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "recommendations");
+	po_json_write_begin_array(writer);
+	for (i = 0; i < finding->recommendation_count; i++)
+		write_recommendation(writer, &finding->recommendations[i]);
+	po_json_write_end_array(writer);
+	po_json_write_kv_string(writer, "severity", po_json_severity_name(finding->severity));
+	po_json_write_key(writer, "steps");
+	po_json_write_begin_array(writer);
+	po_json_write_inline(writer);
+	for (i = 0; i < finding->step_count; i++)
+		po_json_write_int(writer, finding->steps[i]);
+	po_json_write_end_array(writer);
+	po_json_write_kv_string(writer, "summary", finding->summary);
+	po_json_write_key(writer, "windows");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (i = 0; i < finding->window_count; i++) {
+		po_json_write_begin_object(writer);
+		kv_time(summary, "begin_ms", finding->windows[i].begin_ns);
+		kv_time(summary, "end_ms", finding->windows[i].end_ns);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
+static enum po_status write_findings(struct summary *summary, struct po_error *err)
+{
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "findings");
+	po_json_write_begin_array(writer);
+	for (i = 0; i < summary->analysis->finding_count; i++) {
+		const struct po_finding *finding = &summary->analysis->findings[i];
+
+		po_json_write_begin_object(writer);
+		po_json_write_kv_double(writer, "confidence", finding->confidence, 2);
+		if (write_evidence(writer, finding, err) != PO_STATUS_OK)
+			return PO_STATUS_NOMEM;
+		po_json_write_kv_string(writer, "id", po_json_finding_id_name(finding->id));
+		write_finding_lists(summary, finding);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+	return PO_STATUS_OK;
+}
+
+/* ---- GPU ---- */
+
+static void write_kind_ms(struct po_json_writer *writer, const int64_t kind_ns[PO_GPU_KIND_COUNT])
+{
+	static const int kinds_by_name[] = {PO_GPU_KERNEL, PO_GPU_MEMCPY_D2D, PO_GPU_MEMCPY_D2H,
+					    PO_GPU_MEMCPY_H2D, PO_GPU_MEMSET};
+	size_t i;
+
+	_Static_assert(sizeof(kinds_by_name) / sizeof(kinds_by_name[0]) == PO_GPU_KIND_COUNT,
+		       "a GPU kind is missing from kinds_by_name");
+	po_json_write_key(writer, "kind_ms");
+	po_json_write_begin_object(writer);
+	for (i = 0; i < PO_GPU_KIND_COUNT; i++)
+		po_json_write_kv_ms(writer, po_json_gpu_kind_name(kinds_by_name[i]),
+			      kind_ns[kinds_by_name[i]]);
+	po_json_write_end_object(writer);
+}
+
+static void write_streams(struct summary *summary, int32_t device)
+{
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "streams");
+	po_json_write_begin_array(writer);
+	for (i = 0; i < summary->analysis->stream_count; i++) {
+		const struct po_gpu_stream *stream = &summary->analysis->streams[i];
+
+		if (stream->device != device)
+			continue;
+		po_json_write_begin_object(writer);
+		po_json_write_kv_int(writer, "activity_count", stream->activity_count);
+		po_json_write_kv_ms(writer, "busy_ms", stream->busy_ns);
+		po_json_write_kv_int(writer, "bytes", stream->bytes);
+		write_kind_ms(writer, stream->kind_ns);
+		po_json_write_kv_int(writer, "stream", stream->stream);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
+static void write_gaps(struct summary *summary, const struct po_gpu_device *gpu)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "gaps");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (i = gpu->gaps_begin; i < gpu->gaps_begin + gpu->gap_count && i < analysis->gap_count;
+	     i++) {
+		const struct po_gpu_gap *gap = &analysis->gaps[i];
+		bool in_step =
+		    gap->step_index >= 0 && (size_t)gap->step_index < analysis->step_count;
+
+		po_json_write_begin_object(writer);
+		kv_time(summary, "begin_ms", gap->begin_ns);
+		po_json_write_kv_string(writer, "cause", po_json_category_name(gap->cause));
+		po_json_write_kv_ms(writer, "cause_ms", gap->cause_ns);
+		kv_time(summary, "end_ms", gap->end_ns);
+		po_json_write_kv_ms(writer, "ms", gap->end_ns - gap->begin_ns);
+		po_json_write_kv_int_or_null(writer, "step",
+				       in_step ? analysis->steps[gap->step_index].index : -1);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
+static void write_gpu_device(struct summary *summary, const struct po_gpu_device *gpu)
+{
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int(writer, "activity_count", gpu->activity_count);
+	po_json_write_kv_ms(writer, "busy_ms", gpu->busy_ns);
+	kv_pct(writer, "busy_pct", gpu->busy_ns, gpu->window_ns);
+	po_json_write_kv_int(writer, "device", gpu->device);
+	po_json_write_kv_int(writer, "gap_count", (int64_t)gpu->gap_count);
+	po_json_write_key(writer, "gap_ms_by_cause");
+	write_category_ns(summary, gpu->gap_ns_by_cause);
+	write_gaps(summary, gpu);
+	po_json_write_kv_int(writer, "gaps_not_kept", gpu->gaps_not_kept);
+	po_json_write_kv_ms(writer, "idle_ms", gpu->idle_ns);
+	po_json_write_kv_int(writer, "late_records", gpu->late_records);
+	write_streams(summary, gpu->device);
+	po_json_write_kv_ms(writer, "window_ms", gpu->window_ns);
+	po_json_write_end_object(writer);
+}
+
+static void write_gpu(struct summary *summary)
+{
+	size_t i;
+
+	po_json_write_key(summary->writer, "gpu");
+	po_json_write_begin_array(summary->writer);
+	for (i = 0; i < summary->analysis->gpu_count; i++)
+		write_gpu_device(summary, &summary->analysis->gpus[i]);
+	po_json_write_end_array(summary->writer);
+}
+
+/* ---- labels ---- */
+
+static void write_labels(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_kv_int(writer, "label_count", (int64_t)analysis->label_stat_count);
+	po_json_write_key(writer, "labels");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (i = 0; i < analysis->label_stat_count && i < PO_SUMMARY_MAX_LABELS; i++) {
+		const struct po_label_stat *stat = &analysis->label_stats[i];
+
+		po_json_write_begin_object(writer);
+		po_json_write_kv_int(writer, "count", stat->count);
+		po_json_write_kv_ms_or_null(writer, "cpu_ms", stat->cpu_ns);
+		po_json_write_kv_string(writer, "label", stat->label);
+		po_json_write_kv_string(writer, "role", po_json_role_name(stat->role));
+		po_json_write_kv_string(writer, "stage", po_json_stage_name(stat->stage));
+		po_json_write_kv_ms(writer, "total_ms", stat->total_ns);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
+/* ---- memory ---- */
+
+static void write_site(struct po_json_writer *writer, const struct po_mem_site *site)
+{
+	char ip[24];
+
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int(writer, "alloc_bytes", site->alloc_bytes);
+	po_json_write_kv_int(writer, "alloc_count", site->alloc_count);
+	po_json_write_kv_int_or_null(writer, "device", site->device);
+	po_json_write_kv_int_or_null(writer, "first_live_step", site->first_live_step);
+	po_json_write_kv_int(writer, "free_bytes", site->free_bytes);
+	po_json_write_kv_int(writer, "free_count", site->free_count);
+	snprintf(ip, sizeof(ip), "0x%" PRIx64, site->ip);
+	po_json_write_kv_string(writer, "ip", site->ip ? ip : NULL);
+	po_json_write_kv_string(writer, "label", site->label);
+	po_json_write_kv_int_or_null(writer, "last_live_step", site->last_live_step);
+	po_json_write_kv_int(writer, "live_bytes", site->live_bytes);
+	po_json_write_kv_int(writer, "live_count", site->live_count);
+	po_json_write_kv_int(writer, "pid", site->pid);
+	po_json_write_kv_string(writer, "role", po_json_role_name(site->role));
+	po_json_write_kv_string(writer, "stage",
+			  site->stage >= 0 ? po_json_stage_name(site->stage) : NULL);
+	po_json_write_end_object(writer);
+}
+
+static void write_memory_sources(struct po_json_writer *writer, const struct po_memory *memory)
+{
+	po_json_write_key(writer, "sources");
+	po_json_write_begin_array(writer);
+	po_json_write_inline(writer);
+	if (memory->has_alloc_events)
+		po_json_write_string(writer, "alloc_events");
+	if (memory->has_gpu_counter)
+		po_json_write_string(writer, "gpu_counter");
+	if (memory->has_libc_events)
+		po_json_write_string(writer, "libc_events");
+	if (memory->has_rss)
+		po_json_write_string(writer, "rss");
+	po_json_write_end_array(writer);
+}
+
+static void write_memory(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	const struct po_memory *memory = &analysis->memory;
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "memory");
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int_or_null(writer, "gpu_peak_bytes", memory->gpu_peak_bytes);
+	po_json_write_kv_int_or_null(writer, "host_peak_bytes", memory->host_peak_bytes);
+	po_json_write_kv_int_or_null(writer, "rss_peak_bytes", memory->rss_peak_bytes);
+	po_json_write_kv_int(writer, "site_count", (int64_t)analysis->mem_site_count);
+	po_json_write_key(writer, "sites");
+	po_json_write_begin_array(writer);
+	for (i = 0; i < analysis->mem_site_count && i < PO_SUMMARY_MAX_SITES; i++)
+		write_site(writer, &analysis->mem_sites[i]);
+	po_json_write_end_array(writer);
+	write_memory_sources(writer, memory);
+	po_json_write_kv_int(writer, "unmatched_frees", memory->unmatched_frees);
+	po_json_write_end_object(writer);
+}
+
+/* ---- run and steps ---- */
+
+static void write_run(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "run");
+	po_json_write_begin_object(writer);
+	po_json_write_key(writer, "config");
+	po_json_write_begin_object(writer);
+	/* Sorted by key in the result; a key given twice keeps its first value. */
+	for (i = 0; i < analysis->config_count; i++) {
+		const char *key = analysis->config[i].key ? analysis->config[i].key : "";
+
+		if (i > 0 && analysis->config[i - 1].key &&
+		    strcmp(key, analysis->config[i - 1].key) == 0)
+			continue;
+		po_json_write_kv_string(writer, key, analysis->config[i].value);
+	}
+	po_json_write_end_object(writer);
+	po_json_write_kv_int_or_null(writer, "cpu_count", analysis->cpu_count);
+	po_json_write_kv_string(writer, "framework", analysis->framework);
+	po_json_write_kv_int_or_null(writer, "main_pid", analysis->main_pid);
+	po_json_write_end_object(writer);
+}
+
+static void write_rate(struct po_json_writer *writer, const char *key, double rate, bool known)
+{
+	po_json_write_key(writer, key);
+	if (known && rate >= 0)
+		po_json_write_double(writer, rate, 3);
+	else
+		po_json_write_null(writer);
+}
+
+static void write_step_stats(struct summary *summary)
+{
+	const struct po_step_stats *stats = &summary->analysis->step_stats;
+	struct po_json_writer *writer = summary->writer;
+	int64_t parts_us[PO_CATEGORY_COUNT], mean_us;
+	bool known = stats->clean_count > 0;
+
+	po_render_breakdown_us(stats, parts_us, &mean_us);
+	po_json_write_key(writer, "steps");
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int(writer, "clean_count", stats->clean_count);
+	po_json_write_kv_int(writer, "count", stats->count);
+	po_json_write_kv_ms_or_null(writer, "max_ms", known ? stats->max_ns : -1);
+	po_json_write_key(writer, "mean_ms");
+	if (known)
+		po_json_write_us_as_ms(writer, mean_us);
+	else
+		po_json_write_null(writer);
+	po_json_write_kv_ms_or_null(writer, "min_ms", known ? stats->min_ns : -1);
+	po_json_write_kv_ms_or_null(writer, "p50_ms", known ? stats->p50_ns : -1);
+	po_json_write_kv_ms_or_null(writer, "p90_ms", known ? stats->p90_ns : -1);
+	po_json_write_kv_ms_or_null(writer, "p95_ms", known ? stats->p95_ns : -1);
+	po_json_write_kv_ms_or_null(writer, "p99_ms", known ? stats->p99_ns : -1);
+	write_rate(writer, "samples_per_s", stats->samples_per_s, known);
+	write_rate(writer, "steps_per_s", stats->steps_per_s, known);
+	po_json_write_end_object(writer);
+}
+
+static void write_step_flags(struct po_json_writer *writer, uint32_t flags)
+{
+	po_json_write_key(writer, "flags");
+	po_json_write_begin_array(writer);
+	if (flags & PO_STEP_LOSSY)
+		po_json_write_string(writer, "lossy");
+	if (flags & PO_STEP_UNMATCHED)
+		po_json_write_string(writer, "unmatched");
+	po_json_write_end_array(writer);
+}
+
+static void write_step(struct summary *summary, const struct po_step *step)
+{
+	struct po_json_writer *writer = summary->writer;
+	int64_t parts_us[PO_CATEGORY_COUNT], wall_us;
+
+	po_render_step_parts_us(step, parts_us, &wall_us);
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int_or_null(writer, "batch", step->batch);
+	po_json_write_kv_int_or_null(writer, "batch_size", step->batch_size);
+	kv_time(summary, "begin_ms", step->begin_ns);
+	po_json_write_key(writer, "categories_ms");
+	write_category_us(summary, parts_us, true);
+	po_json_write_kv_ms_or_null(writer, "collate_ms", step->collate_ns);
+	po_json_write_kv_int_or_null(writer, "epoch", step->epoch);
+	write_step_flags(writer, step->flags);
+	po_json_write_kv_ms_or_null(writer, "gpu_busy_ms", step->gpu_busy_ns);
+	po_json_write_kv_int_or_null(writer, "gpu_live_bytes", step->gpu_live_bytes);
+	po_json_write_kv_int_or_null(writer, "host_live_bytes", step->host_live_bytes);
+	po_json_write_kv_int(writer, "index", step->index);
+	po_json_write_kv_ms_or_null(writer, "load_ms", step->load_ns);
+	po_json_write_kv_ms_or_null(writer, "preprocess_ms", step->preprocess_ns);
+	po_json_write_kv_int_or_null(writer, "queue_depth", step->queue_depth);
+	kv_time(summary, "ready_ms", step->ready_ns);
+	po_json_write_kv_int_or_null(writer, "rss_bytes", step->rss_bytes);
+	kv_us(writer, "wall_ms", wall_us);
+	po_json_write_kv_int_or_null(writer, "worker_pid", step->worker_pid);
+	po_json_write_end_object(writer);
+}
+
+static void write_step_series(struct summary *summary)
+{
+	size_t i;
+
+	po_json_write_key(summary->writer, "step_series");
+	po_json_write_begin_array(summary->writer);
+	po_json_write_inline_items(summary->writer);
+	for (i = 0; i < summary->analysis->step_count; i++)
+		write_step(summary, &summary->analysis->steps[i]);
+	po_json_write_end_array(summary->writer);
+}
+
+/* ---- trace quality ---- */
+
+static void write_discard_windows(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "discard_windows");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (i = 0; i < analysis->quality.window_count; i++) {
+		const struct po_discard_window *window = &analysis->discard_windows[i];
+
+		po_json_write_begin_object(writer);
+		kv_time(summary, "begin_ms", window->begin_ns);
+		po_json_write_kv_int_or_null(writer, "count", window->count);
+		kv_time(summary, "end_ms", window->end_ns);
+		po_json_write_kv_string(writer, "kind",
+				  window->kind == PO_DISCARD_PACKETS ? "packets" : "events");
+		po_json_write_kv_int_or_null(writer, "pid", window->pid);
+		po_json_write_kv_int(writer, "trace_id", window->trace_id);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
+static void write_missing_contexts(struct po_json_writer *writer, const struct po_quality *quality)
+{
+	po_json_write_key(writer, "missing_contexts");
+	po_json_write_begin_array(writer);
+	po_json_write_inline(writer);
+	if (quality->missing_procname)
+		po_json_write_string(writer, "procname");
+	if (quality->missing_vpid)
+		po_json_write_string(writer, "vpid");
+	if (quality->missing_vtid)
+		po_json_write_string(writer, "vtid");
+	po_json_write_end_array(writer);
+}
+
+static void write_process(struct summary *summary, const struct po_process *process)
+{
+	struct po_json_writer *writer = summary->writer;
+	bool cpu_known =
+	    process->cpu_first_ns >= 0 && process->cpu_last_ns >= process->cpu_first_ns;
+
+	po_json_write_begin_object(writer);
+	po_json_write_kv_ms_or_null(writer, "cpu_ms",
+			      cpu_known ? process->cpu_last_ns - process->cpu_first_ns : -1);
+	po_json_write_kv_int(writer, "event_count", process->event_count);
+	kv_time(summary, "first_ms", process->first_ns);
+	kv_time(summary, "last_ms", process->last_ns);
+	po_json_write_kv_string(writer, "name", process->name);
+	po_json_write_kv_int_or_null(writer, "parent_pid", process->parent_pid);
+	po_json_write_kv_int(writer, "pid", process->pid);
+	po_json_write_kv_string(writer, "role", po_json_role_name(process->role));
+	po_json_write_kv_int_or_null(writer, "rss_peak_bytes", process->rss_peak_bytes);
+	po_json_write_kv_int_or_null(writer, "worker_id", process->worker_id);
+	po_json_write_end_object(writer);
+}
+
+static void write_processes(struct summary *summary)
+{
+	size_t i;
+
+	po_json_write_key(summary->writer, "processes");
+	po_json_write_begin_array(summary->writer);
+	for (i = 0; i < summary->analysis->process_count; i++)
+		write_process(summary, &summary->analysis->processes[i]);
+	po_json_write_end_array(summary->writer);
+}
+
+static void write_threads(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+	size_t i;
+
+	po_json_write_key(writer, "threads");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (i = 0; i < analysis->thread_count; i++) {
+		po_json_write_begin_object(writer);
+		po_json_write_kv_string(writer, "name", analysis->threads[i].name);
+		po_json_write_kv_int(writer, "pid", analysis->threads[i].pid);
+		po_json_write_kv_int(writer, "tid", analysis->threads[i].tid);
+		po_json_write_kv_bool(writer, "training_loop", analysis->threads[i].is_training_loop);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
+static void write_warnings(struct po_json_writer *writer, const struct po_analysis *analysis)
+{
+	size_t i;
+
+	po_json_write_key(writer, "warnings");
+	po_json_write_begin_array(writer);
+	for (i = 0; i < analysis->warning_count; i++) {
+		po_json_write_begin_object(writer);
+		po_json_write_kv_string(writer, "code", analysis->warnings[i].code);
+		po_json_write_kv_string(writer, "text", analysis->warnings[i].text);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
+static void write_trace(struct summary *summary)
+{
+	const struct po_quality *quality = &summary->analysis->quality;
+	struct po_json_writer *writer = summary->writer;
+	bool span_known = quality->first_ns >= 0 && quality->last_ns >= quality->first_ns;
+
+	po_json_write_key(writer, "trace");
+	po_json_write_begin_object(writer);
+	write_discard_windows(summary);
+	po_json_write_kv_int(writer, "discard_windows_not_kept", quality->windows_not_kept);
+	po_json_write_kv_int(writer, "discarded_events", quality->discarded_events);
+	po_json_write_kv_int(writer, "discarded_packets", quality->discarded_packets);
+	po_json_write_kv_int(writer, "discarded_unknown_windows", quality->unknown_discards);
+	po_json_write_kv_ms_or_null(writer, "duration_ms",
+			      span_known ? quality->last_ns - quality->first_ns : -1);
+	po_json_write_kv_int(writer, "events", quality->events);
+	po_json_write_kv_int(writer, "libc_events", quality->libc_events);
+	po_json_write_kv_int(writer, "lossy_steps", quality->lossy_steps);
+	write_missing_contexts(writer, quality);
+	po_json_write_kv_bool(writer, "partial", quality->partial);
+	write_processes(summary);
+	po_json_write_kv_int(writer, "profopt_events", quality->profopt_events);
+	po_json_write_kv_int(writer, "step_mismatches", quality->step_mismatches);
+	write_threads(summary);
+	po_json_write_kv_int(writer, "time_inversions", quality->time_inversions);
+	po_json_write_kv_int(writer, "trace_count", quality->trace_count);
+	po_json_write_kv_int(writer, "unmatched_begins", quality->unmatched_begins);
+	po_json_write_kv_int(writer, "unmatched_ends", quality->unmatched_ends);
+	write_warnings(writer, summary->analysis);
+	po_json_write_end_object(writer);
+}
+
+/* ---- workers ---- */
+
+static void write_worker(struct po_json_writer *writer, const struct po_worker *worker)
+{
+	int64_t lifetime_ns = worker->last_ns >= worker->first_ns && worker->first_ns >= 0
+				  ? worker->last_ns - worker->first_ns
+				  : -1;
+
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int(writer, "batches", worker->batches);
+	po_json_write_kv_ms(writer, "busy_ms", worker->busy_ns);
+	kv_pct(writer, "busy_pct", worker->busy_ns, lifetime_ns);
+	kv_ms_per(writer, "collate_cpu_ms", worker->stage_cpu_ns[PO_STAGE_COLLATE],
+		  worker->batches);
+	kv_ms_per(writer, "collate_ms", worker->stage_ns[PO_STAGE_COLLATE], worker->batches);
+	po_json_write_kv_ms_or_null(writer, "lifetime_ms", lifetime_ns);
+	kv_ms_per(writer, "load_cpu_ms", worker->stage_cpu_ns[PO_STAGE_LOAD], worker->batches);
+	kv_ms_per(writer, "load_ms", worker->stage_ns[PO_STAGE_LOAD], worker->batches);
+	po_json_write_kv_int(writer, "pid", worker->pid);
+	kv_ms_per(writer, "preprocess_cpu_ms", worker->stage_cpu_ns[PO_STAGE_PREPROCESS],
+		  worker->batches);
+	kv_ms_per(writer, "preprocess_ms", worker->stage_ns[PO_STAGE_PREPROCESS], worker->batches);
+	po_json_write_kv_int_or_null(writer, "worker_id", worker->worker_id);
+	po_json_write_end_object(writer);
+}
+
+static void write_workers(struct summary *summary)
+{
+	size_t i;
+
+	po_json_write_key(summary->writer, "workers");
+	po_json_write_begin_array(summary->writer);
+	for (i = 0; i < summary->analysis->worker_count; i++)
+		write_worker(summary->writer, &summary->analysis->workers[i]);
+	po_json_write_end_array(summary->writer);
+}
+
+/* ---- the document ---- */
+
+static enum po_status write_document(struct summary *summary, struct po_error *err)
+{
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_begin_object(writer);
+	write_breakdown(summary);
+	if (summary->analysis->comparison)
+		po_render_comparison_json(writer, summary->analysis->comparison);
+	if (write_findings(summary, err) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	write_gpu(summary);
+	write_labels(summary);
+	write_memory(summary);
+	write_run(summary);
+	po_json_write_kv_string(writer, "schema", PO_SUMMARY_SCHEMA);
+	write_step_series(summary);
+	write_step_stats(summary);
+	write_trace(summary);
+	po_json_write_kv_string(writer, "verdict", po_json_verdict_name(summary->analysis->verdict));
+	write_workers(summary);
+	po_json_write_end_object(writer);
+	return PO_STATUS_OK;
+}
+
+enum po_status po_render_summary_json(const struct po_analysis *analysis, const char *path,
+				      struct po_error *err)
+{
+	struct po_json_writer writer;
+	struct summary summary = {
+	    .writer = &writer, .analysis = analysis, .base_ns = po_render_time_base_ns(analysis)};
+	enum po_status status;
+
+	sort_category_names(summary.category_order);
+	status = po_json_writer_open(&writer, path, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	status = write_document(&summary, err);
+	if (status != PO_STATUS_OK) {
+		po_json_writer_abandon(&writer);
+		po_error_prepend(err, "Failed to write %s", path);
+		return status;
+	}
+	return po_json_writer_close(&writer, err);
+}

@@ -1,0 +1,178 @@
+/*
+ * text_summary.c: the short summary profopt-analyze prints on stdout: trace-quality warnings
+ * first (a verdict on lossy data must say so), then the verdict, the step statistics, where
+ * a step's time goes, and the top findings with their first recommendation.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_names.h"
+#include "json_writer.h"
+#include "render_json.h"
+
+/*
+ * Text from the trace, made safe for a terminal: control characters (and the U+2028/U+2029
+ * line separators) are shown as '?', invalid UTF-8 bytes as U+FFFD.
+ */
+static void put_text(FILE *out, const char *text)
+{
+	const unsigned char *c = (const unsigned char *)text;
+	size_t left = text ? strlen(text) : 0, seq;
+
+	if (!text) {
+		fputs("-", out);
+		return;
+	}
+	while (left) {
+		seq = po_json_utf8_length(c, left);
+		if (seq == 1 && (*c < 0x20 || *c == 0x7f))
+			fputc('?', out);
+		else if (seq == 3 && c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9))
+			fputc('?', out);
+		else if (seq)
+			fwrite(c, 1, seq, out);
+		else
+			fputs("\xef\xbf\xbd", out);
+		seq = seq ? seq : 1;
+		c += seq;
+		left -= seq;
+	}
+}
+
+static void put_ms(FILE *out, int64_t us, int width)
+{
+	char buf[32];
+
+	po_json_format_us_as_ms(buf, sizeof(buf), us);
+	fprintf(out, "%*s", width, buf);
+}
+
+static void print_quality(const struct po_analysis *analysis, FILE *out)
+{
+	const struct po_quality *quality = &analysis->quality;
+	size_t i;
+
+	if (!analysis->warning_count && !quality->partial)
+		return;
+	fputs("Trace quality:\n", out);
+	if (quality->partial)
+		fputs("  partial: only the readable part of the trace was analysed\n", out);
+	for (i = 0; i < analysis->warning_count; i++) {
+		fputs("  ", out);
+		put_text(out, analysis->warnings[i].code);
+		fputs(": ", out);
+		put_text(out, analysis->warnings[i].text);
+		fputc('\n', out);
+	}
+}
+
+static void print_steps(const struct po_analysis *analysis, FILE *out)
+{
+	const struct po_step_stats *stats = &analysis->step_stats;
+	int64_t parts_us[PO_CATEGORY_COUNT], mean_us;
+
+	fprintf(out, "Steps: %lld (%lld clean)", (long long)stats->count,
+		(long long)stats->clean_count);
+	if (stats->clean_count <= 0) {
+		fputs("; no clean step to measure\n", out);
+		return;
+	}
+	po_render_breakdown_us(stats, parts_us, &mean_us);
+	fputs(": mean ", out);
+	put_ms(out, mean_us, 0);
+	fputs(" ms, p50 ", out);
+	put_ms(out, po_json_ns_to_us(stats->p50_ns), 0);
+	fputs(" ms, p90 ", out);
+	put_ms(out, po_json_ns_to_us(stats->p90_ns), 0);
+	fputs(" ms, max ", out);
+	put_ms(out, po_json_ns_to_us(stats->max_ns), 0);
+	fprintf(out, " ms; %.1f steps/s", isfinite(stats->steps_per_s) ? stats->steps_per_s : 0.0);
+	if (isfinite(stats->samples_per_s) && stats->samples_per_s >= 0)
+		fprintf(out, ", %.1f samples/s", stats->samples_per_s);
+	fputc('\n', out);
+}
+
+struct part {
+	int category;
+	int64_t us;
+};
+
+/* Largest first; equal parts in category order. */
+static int compare_parts(const void *left, const void *right)
+{
+	const struct part *a = left, *b = right;
+
+	if (a->us != b->us)
+		return a->us < b->us ? 1 : -1;
+	return a->category - b->category;
+}
+
+static void print_breakdown(const struct po_analysis *analysis, FILE *out)
+{
+	const struct po_step_stats *stats = &analysis->step_stats;
+	int64_t parts_us[PO_CATEGORY_COUNT], mean_us;
+	struct part parts[PO_CATEGORY_COUNT];
+	int i;
+
+	if (stats->clean_count <= 0)
+		return;
+	po_render_breakdown_us(stats, parts_us, &mean_us);
+	for (i = 0; i < PO_CATEGORY_COUNT; i++)
+		parts[i] = (struct part){i, parts_us[i]};
+	qsort(parts, PO_CATEGORY_COUNT, sizeof(parts[0]), compare_parts);
+	fputs("Time per step (mean):\n", out);
+	for (i = 0; i < PO_CATEGORY_COUNT && parts[i].us > 0; i++) {
+		fprintf(out, "  %-11s", po_json_category_name(parts[i].category));
+		put_ms(out, parts[i].us, 10);
+		fprintf(out, " ms  %5.1f%%\n", mean_us > 0 ? 100.0 * parts[i].us / mean_us : 0.0);
+	}
+}
+
+static void print_recommendation(const struct po_recommendation *rec, FILE *out)
+{
+	fputs("      -> ", out);
+	put_text(out, rec->action);
+	if (isfinite(rec->predicted_step_ms))
+		fprintf(out, " (predicted %.3f ms/step", rec->predicted_step_ms);
+	if (isfinite(rec->predicted_step_ms) && isfinite(rec->predicted_speedup))
+		fprintf(out, ", %.2fx", rec->predicted_speedup);
+	if (isfinite(rec->predicted_step_ms))
+		fputc(')', out);
+	fputc('\n', out);
+}
+
+static void print_findings(const struct po_analysis *analysis, FILE *out)
+{
+	size_t i;
+
+	if (!analysis->finding_count) {
+		fputs("Findings: none\n", out);
+		return;
+	}
+	fprintf(out, "Findings (%zu):\n", analysis->finding_count);
+	for (i = 0; i < analysis->finding_count && i < PO_TEXT_MAX_FINDINGS; i++) {
+		const struct po_finding *finding = &analysis->findings[i];
+
+		fprintf(out,
+			"  %-8s %s (confidence %.2f): ", po_json_severity_name(finding->severity),
+			po_json_finding_id_name(finding->id),
+			isfinite(finding->confidence) ? finding->confidence : 0.0);
+		put_text(out, finding->summary);
+		fputc('\n', out);
+		if (finding->recommendation_count)
+			print_recommendation(&finding->recommendations[0], out);
+	}
+	if (analysis->finding_count > PO_TEXT_MAX_FINDINGS)
+		fprintf(out, "  ... %zu more in summary.json\n",
+			analysis->finding_count - PO_TEXT_MAX_FINDINGS);
+}
+
+void po_render_text_summary(const struct po_analysis *analysis, FILE *out)
+{
+	print_quality(analysis, out);
+	fprintf(out, "Verdict: %s\n", po_json_verdict_name(analysis->verdict));
+	print_steps(analysis, out);
+	print_breakdown(analysis, out);
+	print_findings(analysis, out);
+}
