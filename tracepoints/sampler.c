@@ -177,9 +177,6 @@ static void after_fork_child(void)
 	memset(&the_sampler.lock, 0, sizeof(the_sampler.lock));
 	pthread_mutex_init(&the_sampler.lock, NULL);
 	init_wake();
-	/* The parent's thread may have been waiting on the condition: destroying it as
-	 * start_locked() does would wait for that waiter forever. */
-	pthread_cond_init(&the_sampler.wake, NULL);
 	the_sampler.period_ms = 0;
 	if (period_ms) {
 		pthread_mutex_lock(&the_sampler.lock);

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# analyze.sh BIN_DIR EXPECT [TRAIN ARGS...]: records samples/pytorch/train.py, runs
+# profopt-analyze on the trace and checks that summary.json has the expected finding:
+# EXPECT is input-bound (with preprocess as its stage or cause) or leak
+# (host-memory-growth).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+bin=$1 expect=$2
+shift 2
+work=$(mktemp -d /tmp/profopt-e2e-python.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+train=("$root/samples/pytorch/train.py" "$@")
+if [ -x "$bin/profopt-record" ]; then
+	"$bin/profopt-record" -o "$work/trace" -- /usr/bin/python3 "${train[@]}" \
+		>"$work/record.log" 2>&1 || { cat "$work/record.log"; exit 1; }
+else
+	"$root/tests/lib/with-sessiond.sh" "$here/record.sh" "$work/trace" \
+		/usr/bin/python3 "${train[@]}" || exit 1
+fi
+"$bin/profopt-analyze" "$work/trace" -o "$work/report" >"$work/analyze.log" 2>&1 || {
+	cat "$work/analyze.log"; exit 1; }
+
+/usr/bin/python3 - "$expect" "$work/report/summary.json" <<'PY'
+import json, sys
+expect, path = sys.argv[1], sys.argv[2]
+summary = json.load(open(path))
+findings = summary.get("findings", [])
+ids = [f.get("id") for f in findings]
+print("verdict:", summary.get("verdict"), "findings:", ids)
+def mentions_preprocess(finding):
+    evidence = finding.get("evidence", {})
+    return "preprocess" in (str(evidence.get("stage")), str(evidence.get("cause")))
+if expect == "input-bound":
+    ok = any(f.get("id") == "input-bound" and mentions_preprocess(f) for f in findings)
+    print(("ok   " if ok else "FAIL ") + "input-bound with preprocess as its stage or cause")
+else:
+    ok = "host-memory-growth" in ids
+    print(("ok   " if ok else "FAIL ") + "host-memory-growth found")
+sys.exit(0 if ok else 1)
+PY

@@ -1,0 +1,142 @@
+"""profopt: marks what a PyTorch training loop is doing as LTTng-UST events of the
+"profopt" provider (through libprofopt, with ctypes), for profopt-analyze.
+
+    import profopt
+    loader = profopt.instrument(loader)
+    with profopt.run(loader=loader, model=model, optimizer=optimizer):
+        for images, labels in loader:
+            ...
+
+Without libprofopt every call is a no-op (after one warning); without a recording
+session the events cost a ctypes call each.
+"""
+
+import sys
+
+from ._api import (DEVICE_HOST, UNKNOWN, Counter, GpuKind, Stage, batch_ready, counter,
+                   epoch_begin, epoch_end, gpu_activity, gpu_launch, gpu_sync_begin,
+                   gpu_sync_end, library_path, mem_alloc, mem_free, now_ns, run_begin,
+                   run_config, run_end, sampler_start, sampler_stop, span, stage_begin,
+                   stage_end, step, step_begin, step_end, tracing_enabled, version,
+                   worker_begin, worker_end)
+from . import _api
+from ._lib import GpuRecord
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Counter", "DEVICE_HOST", "GpuKind", "GpuRecord", "Stage", "UNKNOWN", "batch_ready",
+    "counter", "epoch_begin", "epoch_end", "gpu_activity", "gpu_launch", "gpu_sync_begin",
+    "gpu_sync_end", "instrument", "instrument_model", "instrument_optimizer",
+    "library_path", "loader_config", "mem_alloc", "mem_free", "now_ns", "run", "run_begin",
+    "run_config", "run_end", "sampler_start", "sampler_stop", "span", "stage_begin",
+    "stage_end", "step", "step_begin", "step_end", "tracing_enabled", "version",
+    "worker_begin", "worker_end",
+]
+
+
+def instrument(loader, steps=True):
+    """Wraps a torch DataLoader: see profopt._loader."""
+    from ._loader import instrument as _instrument
+    return _instrument(loader, steps)
+
+
+def instrument_model(model, label=None):
+    """Forward and backward spans for a torch.nn.Module: see profopt._model."""
+    from ._model import instrument_model as _instrument_model
+    return _instrument_model(model, label)
+
+
+def instrument_optimizer(optimizer, label=None):
+    """An optimizer span around each optimizer.step()."""
+    from ._model import instrument_optimizer as _instrument_optimizer
+    return _instrument_optimizer(optimizer, label)
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def loader_config(loader):
+    """The configuration of a DataLoader (or of an instrumented one), as strings."""
+    loader = getattr(loader, "loader", loader)
+    from torch.utils.data import IterableDataset
+    from ._loader import nominal_batch_size
+    workers = loader.num_workers
+    return {
+        "num_workers": _text(workers),
+        "batch_size": _text(nominal_batch_size(loader)),
+        "prefetch_factor": _text(loader.prefetch_factor if workers > 0 else 0),
+        "pin_memory": _text(loader.pin_memory),
+        "persistent_workers": _text(loader.persistent_workers),
+        "drop_last": _text(loader.drop_last),
+        "dataset_type": "iterable" if isinstance(loader.dataset, IterableDataset) else "map",
+        "dataset": type(loader.dataset).__name__,
+    }
+
+
+def _torch_config(model):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return {}
+    config = {"torch_version": torch.__version__}
+    device = None
+    if model is not None:
+        parameter = next(iter(model.parameters()), None)
+        device = parameter.device if parameter is not None else None
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    config["device"] = str(device)
+    return config
+
+
+class run:
+    """The whole job, as a context manager: records run begin/end and the configuration
+    (the loader's, torch's, then the pairs of config). model and optimizer, when given,
+    are instrumented. Device memory is sampled at each step end when CUDA is available,
+    otherwise the host RSS sampler runs every sample_ms while the run lasts (unless
+    PROFOPT_SAMPLE_MS already started it)."""
+
+    def __init__(self, config=None, loader=None, framework="pytorch", *, model=None,
+                 optimizer=None, sample_ms=50):
+        self.config = dict(config or {})  # user's pairs, recorded after the derived ones
+        self.loader = loader
+        self.framework = framework
+        self.model = model
+        self.optimizer = optimizer
+        self.sample_ms = sample_ms
+
+    def _pairs(self):
+        pairs = {}
+        if self.loader is not None:
+            pairs.update(loader_config(self.loader))
+        pairs.update(_torch_config(self.model))
+        pairs.update({str(key): _text(value) for key, value in self.config.items()})
+        return pairs
+
+    def __enter__(self):
+        run_begin(self.framework)
+        pairs = self._pairs()
+        for key, value in pairs.items():
+            run_config(key, value)
+        if self.loader is not None:
+            from ._loader import nominal_batch_size
+            _api.STATE.batch_size = nominal_batch_size(getattr(self.loader, "loader",
+                                                               self.loader))
+        _api.STATE.cuda = pairs.get("device", "cpu").startswith("cuda")
+        if not _api.STATE.cuda:
+            _api.start_host_sampler(self.sample_ms)
+        if self.model is not None:
+            instrument_model(self.model)
+        if self.optimizer is not None:
+            instrument_optimizer(self.optimizer)
+        return self
+
+    def __exit__(self, *exc):
+        _api.stop_host_sampler()
+        run_end()
+        return False

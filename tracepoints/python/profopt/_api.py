@@ -1,0 +1,308 @@
+"""The Python face of profopt.h: enums, thin wrappers, and the run/step/span markers."""
+
+import enum
+import functools
+import os
+import sys
+
+from ._lib import LIB, GpuRecord
+
+UNKNOWN = -1
+DEVICE_HOST = -1
+
+
+class Stage(enum.IntEnum):
+    """Pipeline stages (enum profopt_stage); values are part of the trace format."""
+
+    DATA_WAIT = 0
+    LOAD = 1
+    PREPROCESS = 2
+    COLLATE = 3
+    H2D_COPY = 4
+    FORWARD = 5
+    BACKWARD = 6
+    OPTIMIZER = 7
+    EVAL = 8
+    CHECKPOINT = 9
+    CUSTOM = 10
+
+
+class Counter(enum.IntEnum):
+    """Counter kinds (enum profopt_counter)."""
+
+    QUEUE_DEPTH = 0
+    HOST_RSS = 1
+    GPU_MEM_USED = 2
+    PROCESS_CPU = 3
+    GPU_MEM_RESERVED = 4
+
+
+class GpuKind(enum.IntEnum):
+    """Kinds of GPU activity records (enum profopt_gpu_kind)."""
+
+    KERNEL = 0
+    MEMCPY_H2D = 1
+    MEMCPY_D2H = 2
+    MEMCPY_D2D = 3
+    MEMSET = 4
+
+
+_STAGE_BY_NAME = {stage.name.lower(): stage for stage in Stage}
+
+
+def encode(text):
+    """Text as the NUL-terminated UTF-8 bytes C expects; None stays NULL. Never raises."""
+    if text is None or isinstance(text, bytes):
+        return text
+    if not isinstance(text, str):
+        try:
+            text = str(text)
+        except Exception:
+            text = "?"
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeError:
+        data = text.encode("utf-8", "replace")
+    return data.replace(b"\0", b"?")
+
+
+def resolve_stage(stage, label=""):
+    """(stage value, label) for a Stage, an int or a name; an unknown name is a custom
+    stage labelled with that name."""
+    if isinstance(stage, str):
+        known = _STAGE_BY_NAME.get(stage.strip().lower())
+        if known is None:
+            return int(Stage.CUSTOM), (label or stage)
+        return int(known), label
+    value = int(stage)
+    if not 0 <= value <= int(Stage.CUSTOM):
+        raise ValueError(f"profopt: unknown stage value {value}")
+    return value, label
+
+
+# Thin wrappers, one per function of profopt.h.
+
+def version():
+    raw = LIB.profopt_version()
+    return raw.decode() if raw else None
+
+
+def tracing_enabled():
+    return bool(LIB.profopt_tracing_enabled())
+
+
+def library_path():
+    """Path of the loaded libprofopt, or None when instrumentation is off."""
+    return getattr(LIB, "path", None)
+
+
+def run_begin(framework="pytorch"):
+    LIB.profopt_run_begin(encode(framework))
+
+
+def run_config(key, value):
+    LIB.profopt_run_config(encode(key), encode(value))
+
+
+def run_end():
+    LIB.profopt_run_end()
+
+
+def worker_begin(worker_id):
+    LIB.profopt_worker_begin(worker_id)
+
+
+def worker_end(worker_id):
+    LIB.profopt_worker_end(worker_id)
+
+
+def epoch_begin(epoch):
+    LIB.profopt_epoch_begin(epoch)
+
+
+def epoch_end(epoch):
+    LIB.profopt_epoch_end(epoch)
+
+
+def step_begin(step, epoch=UNKNOWN, batch_size=UNKNOWN):
+    LIB.profopt_step_begin(step, epoch, batch_size)
+
+
+def step_end(step, epoch=UNKNOWN, batch_size=UNKNOWN):
+    LIB.profopt_step_end(step, epoch, batch_size)
+
+
+def stage_begin(stage, label="", batch=UNKNOWN, sample=UNKNOWN):
+    value, label = resolve_stage(stage, label)
+    LIB.profopt_stage_begin(value, encode(label), batch, sample)
+
+
+def stage_end(stage, label="", batch=UNKNOWN, sample=UNKNOWN):
+    value, label = resolve_stage(stage, label)
+    LIB.profopt_stage_end(value, encode(label), batch, sample)
+
+
+def batch_ready(batch, queue_depth=UNKNOWN):
+    LIB.profopt_batch_ready(batch, queue_depth)
+
+
+def counter(kind, value, device=UNKNOWN):
+    LIB.profopt_counter(int(kind), device, int(value))
+
+
+def mem_alloc(addr, nbytes, device=DEVICE_HOST, label=""):
+    LIB.profopt_mem_alloc(addr, nbytes, device, encode(label))
+
+
+def mem_free(addr, nbytes, device=DEVICE_HOST, label=""):
+    LIB.profopt_mem_free(addr, nbytes, device, encode(label))
+
+
+def gpu_launch(device, stream, correlation_id, name=""):
+    LIB.profopt_gpu_launch(device, stream, correlation_id, encode(name))
+
+
+def gpu_activity(device, stream, kind, name, nbytes, start_ns, end_ns, correlation_id=0):
+    record = GpuRecord(device, stream, int(kind), encode(name), nbytes, start_ns, end_ns,
+                       correlation_id)
+    LIB.profopt_gpu_activity(record)
+
+
+def gpu_sync_begin(device, stream=UNKNOWN):
+    LIB.profopt_gpu_sync_begin(device, stream)
+
+
+def gpu_sync_end(device, stream=UNKNOWN):
+    LIB.profopt_gpu_sync_end(device, stream)
+
+
+def sampler_start(period_ms):
+    """Starts the RSS/CPU sampler thread; True on success."""
+    return LIB.profopt_sampler_start(int(period_ms)) == 0
+
+
+def sampler_stop():
+    LIB.profopt_sampler_stop()
+
+
+def now_ns():
+    return LIB.profopt_now_ns()
+
+
+class _Marker:
+    """Base of the markers usable both as a context manager and as a decorator."""
+
+    def __call__(self, function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with self._copy():
+                return function(*args, **kwargs)
+        return wrapper
+
+    def _copy(self):
+        return self
+
+
+class span(_Marker):
+    """A stage span: `with profopt.span("forward"):` or `@profopt.span(Stage.EVAL)`.
+
+    stage is a Stage, its value or its name ("data_wait", "load", ...); another name is
+    recorded as a custom stage labelled with it. batch and sample are the indexes the work
+    belongs to, -1 when unknown.
+    """
+
+    __slots__ = ("_stage", "_label", "_batch", "_sample")
+
+    def __init__(self, stage, label="", batch=UNKNOWN, sample=UNKNOWN):
+        value, label = resolve_stage(stage, label)
+        self._stage = value
+        self._label = encode(label)
+        self._batch = batch
+        self._sample = sample
+
+    def __enter__(self):
+        LIB.profopt_stage_begin(self._stage, self._label, self._batch, self._sample)
+        return self
+
+    def __exit__(self, *exc):
+        LIB.profopt_stage_end(self._stage, self._label, self._batch, self._sample)
+        return False
+
+
+class _State:
+    """What the markers of this process share: the open run and the loop's open step."""
+
+    def __init__(self):
+        self.batch_size = UNKNOWN  # of the run's loader, for steps that do not say
+        self.cuda = False          # record device memory counters at step end
+        self.loader_step = None    # the step an instrumented loader opened (weak), or None
+        self.next_step = 0         # auto-numbering of step() without an index
+        self.sampler_started = False
+
+
+STATE = _State()
+
+
+def record_memory_counters():
+    """Device memory counters, when CUDA is in use."""
+    if not STATE.cuda:
+        return
+    torch = sys.modules.get("torch")
+    try:
+        device = torch.cuda.current_device()
+        LIB.profopt_counter(int(Counter.GPU_MEM_USED), device,
+                            torch.cuda.memory_allocated(device))
+        LIB.profopt_counter(int(Counter.GPU_MEM_RESERVED), device,
+                            torch.cuda.memory_reserved(device))
+    except Exception:
+        STATE.cuda = False
+
+
+class step(_Marker):
+    """A training step: `with profopt.step(i, epoch=e):` or as a decorator.
+
+    index None numbers steps from 0 in this process. Inside a step opened by an
+    instrumented loader (profopt.instrument), this marker records nothing: the loader's
+    step already covers the data wait and the loop body.
+    """
+
+    def __init__(self, index=None, epoch=UNKNOWN, batch_size=None):
+        self._index = index
+        self._epoch = epoch
+        self._batch_size = batch_size
+        self._open = None  # (index, epoch, batch size) recorded at enter
+
+    def _copy(self):
+        return step(self._index, self._epoch, self._batch_size)
+
+    def __enter__(self):
+        if STATE.loader_step is not None:
+            return self
+        index = self._index
+        if index is None:
+            index = STATE.next_step
+        STATE.next_step = index + 1
+        size = STATE.batch_size if self._batch_size is None else self._batch_size
+        self._open = (index, self._epoch, size)
+        LIB.profopt_step_begin(*self._open)
+        return self
+
+    def __exit__(self, *exc):
+        if self._open is not None:
+            record_memory_counters()
+            LIB.profopt_step_end(*self._open)
+            self._open = None
+        return False
+
+
+def start_host_sampler(period_ms):
+    """Starts the RSS/CPU sampler unless PROFOPT_SAMPLE_MS or this module already did."""
+    if STATE.sampler_started or os.environ.get("PROFOPT_SAMPLE_MS"):
+        return
+    STATE.sampler_started = sampler_start(period_ms)
+
+
+def stop_host_sampler():
+    if STATE.sampler_started:
+        sampler_stop()
+        STATE.sampler_started = False

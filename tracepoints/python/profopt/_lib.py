@@ -1,0 +1,142 @@
+"""Finds libprofopt and binds every function of profopt.h with ctypes.
+
+The library is looked up in this order: the PROFOPT_LIBRARY environment variable, the
+path recorded at install or build time (_location.py, next to this file), a build tree of
+the source repository (build*/lib/libprofopt.so, newest first), then the system linker
+path (ctypes.util.find_library). When none loads, every function becomes a no-op and one
+warning is issued, so an instrumented program still runs.
+"""
+
+import ctypes
+import ctypes.util
+import glob
+import os
+import time
+import warnings
+
+# Stage, counter and GPU kinds share the C enums' values (part of the trace format).
+_c_int64 = ctypes.c_int64
+_c_int32 = ctypes.c_int32
+_c_uint64 = ctypes.c_uint64
+_c_int = ctypes.c_int
+_c_str = ctypes.c_char_p
+
+
+class GpuRecord(ctypes.Structure):
+    """struct profopt_gpu_record: one completed piece of GPU work."""
+
+    _fields_ = [
+        ("device", ctypes.c_int32),
+        ("stream", ctypes.c_int32),
+        ("kind", ctypes.c_int),
+        ("name", ctypes.c_char_p),
+        ("bytes", ctypes.c_uint64),
+        ("start_ns", ctypes.c_int64),
+        ("end_ns", ctypes.c_int64),
+        ("correlation_id", ctypes.c_uint64),
+    ]
+
+
+# name: (restype, argtypes). Every function of tracepoints/include/profopt.h.
+SIGNATURES = {
+    "profopt_version": (_c_str, []),
+    "profopt_tracing_enabled": (_c_int, []),
+    "profopt_run_begin": (None, [_c_str]),
+    "profopt_run_config": (None, [_c_str, _c_str]),
+    "profopt_run_end": (None, []),
+    "profopt_worker_begin": (None, [_c_int64]),
+    "profopt_worker_end": (None, [_c_int64]),
+    "profopt_epoch_begin": (None, [_c_int64]),
+    "profopt_epoch_end": (None, [_c_int64]),
+    "profopt_step_begin": (None, [_c_int64, _c_int64, _c_int64]),
+    "profopt_step_end": (None, [_c_int64, _c_int64, _c_int64]),
+    "profopt_stage_begin": (None, [_c_int, _c_str, _c_int64, _c_int64]),
+    "profopt_stage_end": (None, [_c_int, _c_str, _c_int64, _c_int64]),
+    "profopt_batch_ready": (None, [_c_int64, _c_int64]),
+    "profopt_counter": (None, [_c_int, _c_int32, _c_int64]),
+    "profopt_mem_alloc": (None, [_c_uint64, _c_uint64, _c_int32, _c_str]),
+    "profopt_mem_free": (None, [_c_uint64, _c_uint64, _c_int32, _c_str]),
+    "profopt_gpu_launch": (None, [_c_int32, _c_int32, _c_uint64, _c_str]),
+    "profopt_gpu_activity": (None, [ctypes.POINTER(GpuRecord)]),
+    "profopt_gpu_sync_begin": (None, [_c_int32, _c_int32]),
+    "profopt_gpu_sync_end": (None, [_c_int32, _c_int32]),
+    "profopt_sampler_start": (_c_int, [ctypes.c_uint]),
+    "profopt_sampler_stop": (None, []),
+    "profopt_now_ns": (_c_int64, []),
+}
+
+
+def _noop(*args):
+    return None
+
+
+class _NoLibrary:
+    """Stands in for the library when none loads: every call does nothing."""
+
+    def __init__(self, reason):
+        self.reason = reason  # why no library could be loaded, for the warning
+        self.path = None
+        for name in SIGNATURES:
+            setattr(self, name, _noop)
+        self.profopt_version = lambda: None
+        self.profopt_tracing_enabled = lambda: 0
+        self.profopt_sampler_start = lambda period_ms: -1
+        self.profopt_now_ns = time.monotonic_ns
+
+
+def _recorded_paths():
+    try:
+        from . import _location
+    except ImportError:
+        return []
+    return [path for path in getattr(_location, "LIBRARY_PATHS", []) if path]
+
+
+def _build_tree_paths():
+    # tracepoints/python/profopt/_lib.py -> the repository root is three levels up.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    found = glob.glob(os.path.join(root, "build*", "lib", "libprofopt.so"))
+    return sorted(found, key=lambda path: os.path.getmtime(path), reverse=True)
+
+
+def candidate_paths():
+    """The library paths to try, in order of preference."""
+    paths = []
+    env = os.environ.get("PROFOPT_LIBRARY")
+    if env:
+        paths.append(env)
+    paths += _recorded_paths()
+    paths += _build_tree_paths()
+    system = ctypes.util.find_library("profopt")
+    if system:
+        paths.append(system)
+    return paths
+
+
+def _bind(cdll):
+    for name, (restype, argtypes) in SIGNATURES.items():
+        function = getattr(cdll, name)
+        function.restype = restype
+        function.argtypes = argtypes
+    return cdll
+
+
+def load():
+    """Returns the bound library, or a no-op stand-in after one warning."""
+    errors = []
+    for path in candidate_paths():
+        try:
+            cdll = _bind(ctypes.CDLL(path))
+        except (OSError, AttributeError) as error:
+            errors.append(f"{path}: {error}")
+            continue
+        cdll.path = path
+        return cdll
+    reason = "; ".join(errors) if errors else "no libprofopt.so found"
+    warnings.warn(f"profopt: libprofopt is not loaded, instrumentation is off ({reason}); "
+                  "set PROFOPT_LIBRARY to its path", RuntimeWarning, stacklevel=3)
+    return _NoLibrary(reason)
+
+
+LIB = load()
