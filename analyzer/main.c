@@ -101,6 +101,7 @@ static const char usage_text[] =
 static enum po_status parse_step_range(const char *text, struct options *options,
 				       struct po_error *err)
 {
+	const char *original = text;
 	char *end;
 	long long first, last;
 
@@ -116,7 +117,7 @@ static enum po_status parse_step_range(const char *text, struct options *options
 	options->timeline_last_step = last;
 	return PO_STATUS_OK;
 error:
-	po_error_set(err, "--timeline-steps wants A:B with 0 <= A <= B, got \"%s\"", text);
+	po_error_set(err, "--timeline-steps wants A:B with 0 <= A <= B, got \"%s\"", original);
 	return PO_STATUS_USAGE;
 }
 
@@ -166,6 +167,7 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 	enum po_status status = PO_STATUS_OK;
 	int opt;
 
+	opterr = 0; /* one message, ours */
 	while (status == PO_STATUS_OK &&
 	       (opt = getopt_long(argc, argv, "o:fqhV", long_options, NULL)) != -1) {
 		switch (opt) {
@@ -208,7 +210,12 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 			*exit_now = true;
 			return PO_STATUS_OK;
 		default:
-			po_error_set(err, "unknown option (see profopt-analyze --help)");
+			if (optopt && strchr("o", optopt))
+				po_error_set(err, "-%c needs an argument (see profopt-analyze --help)",
+					     optopt);
+			else
+				po_error_set(err, "unknown option or missing argument: %s "
+					     "(see profopt-analyze --help)", argv[optind - 1]);
 			return PO_STATUS_USAGE;
 		}
 	}

@@ -25,12 +25,14 @@ a="$bin/profopt-analyze"
 
 expect 2 "no arguments" "$a"
 expect 2 "unknown option" "$a" --bogus "$work/trace"
+expect 2 "missing option argument" "$a" "$work/trace" -o
 expect 2 "two traces" "$a" "$work/trace" "$work/trace"
 expect 2 "bad --set" "$a" --set nonsense "$work/trace"
 expect 2 "bad --timeline-steps" "$a" --timeline-steps 5:1 "$work/trace"
 expect 3 "missing trace" "$a" "$work/nope" -o "$work/r0"
-expect 3 "not a trace" "$a" "$work" -o "$work/../profopt-cli-r1-$$"
-rm -rf "$work/../profopt-cli-r1-$$"
+mkdir -p "$work/not-a-trace" && echo data >"$work/not-a-trace/file.bin"
+expect 3 "not a trace" "$a" "$work/not-a-trace" -o "$work/r1"
+[ -e "$work/r1" ] && { failed=$((failed + 1)); echo "FAIL output left for a bad input"; }
 expect 2 "output inside the trace" "$a" "$work/trace" -o "$work/trace/report"
 [ -e "$work/trace/report" ] && { failed=$((failed + 1)); echo "FAIL wrote into the trace"; }
 mkdir -p "$work/busy" && echo keep >"$work/busy/notes.txt"
