@@ -134,6 +134,12 @@ static void child_set_limits(const struct po_isolate_limits *limits)
 #endif
 }
 
+/* A status whose analysis completed: its output text is handed to the parent. */
+static bool keeps_output(enum po_status status)
+{
+	return status == PO_STATUS_OK || status == PO_STATUS_GATE;
+}
+
 /* Sends the header, the error message and (on success only) the output text. */
 static bool child_send(int fd, enum po_status status, const struct po_error *err, FILE *output)
 {
@@ -143,7 +149,7 @@ static bool child_send(int fd, enum po_status status, const struct po_error *err
 	long size = 0;
 
 	header.message_len = (uint32_t)strnlen(err->message, sizeof(err->message));
-	if (status == PO_STATUS_OK && output && fflush(output) == 0 &&
+	if (keeps_output(status) && output && fflush(output) == 0 &&
 	    fseek(output, 0, SEEK_END) == 0)
 		size = ftell(output);
 	header.output_len = size > 0 ? (uint64_t)size : 0;
@@ -312,7 +318,7 @@ static enum po_status parse_reply(const struct po_isolate_buffer *buf, char **ou
 	message_len = header.message_len < PO_ERROR_MAX ? header.message_len : PO_ERROR_MAX - 1;
 	memcpy(err->message, buf->bytes + sizeof(header), message_len);
 	err->message[message_len] = '\0';
-	if (header.status == PO_STATUS_OK && output_text) {
+	if (keeps_output((enum po_status)header.status) && output_text) {
 		*output_text = malloc(header.output_len + 1);
 		if (!*output_text) {
 			po_error_set(err, "Failed to hold the output of the analysis");

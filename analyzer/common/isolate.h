@@ -30,8 +30,9 @@ typedef enum po_status (*po_isolated_fn)(void *ctx, FILE *output, struct po_erro
 /*
  * Runs fn(ctx, output, err) in a forked child and waits for it. Returns the child's status
  * and error; PO_STATUS_DECODE when it was killed by a signal or a limit, PO_STATUS_INTERRUPTED
- * when the parent got SIGINT or SIGTERM meanwhile (the child is killed). On success,
- * *output_text (owned by the caller, free()) holds what the child wrote to output.
+ * when the parent got SIGINT or SIGTERM meanwhile (the child is killed). On success, and
+ * on PO_STATUS_GATE (an analysis that completed but tripped a --fail-if gate), *output_text
+ * (owned by the caller, free()) holds what the child wrote to output.
  */
 enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits,
 			      char **output_text, struct po_error *err) PO_NODISCARD;
