@@ -1,0 +1,319 @@
+/* html_sections.c: the report's narrative sections: header, verdict, findings, quality, run. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "html.h"
+
+/* html_data.c */
+enum po_status po_html_fill_data(struct po_html *html, struct po_error *err) PO_NODISCARD;
+
+static void fill_subtitle(struct po_html *html)
+{
+	const struct po_analysis *analysis = html->analysis;
+	xmlNodePtr node = po_html_find(html, "subtitle");
+	char framework[PO_REPORT_TEXT_MAX], text[PO_REPORT_TEXT_MAX + 160], span[32];
+	int64_t window = analysis->step_count ? analysis->steps[analysis->step_count - 1].end_ns -
+						    analysis->steps[0].begin_ns
+					      : -1;
+
+	if (!node)
+		return;
+	po_report_clean(analysis->framework ? analysis->framework : "unknown framework", framework,
+			sizeof(framework), 40);
+	po_report_fmt_ns(window, span, sizeof(span));
+	snprintf(text, sizeof(text),
+		 "%s \xc2\xb7 %zu step%s over %s \xc2\xb7 %zu process%s \xc2\xb7 %zu data-loader "
+		 "worker%s",
+		 framework, analysis->step_count, analysis->step_count == 1 ? "" : "s", span,
+		 analysis->process_count, analysis->process_count == 1 ? "" : "es",
+		 analysis->worker_count, analysis->worker_count == 1 ? "" : "s");
+	xmlNodeAddContent(node, BAD_CAST text);
+}
+
+static double gpu_busy_share(const struct po_analysis *analysis)
+{
+	int64_t busy = 0, window = 0;
+
+	for (size_t i = 0; i < analysis->gpu_count; i++) {
+		busy += analysis->gpus[i].busy_ns;
+		window += analysis->gpus[i].window_ns;
+	}
+	return window > 0 ? (double)busy / window : -1;
+}
+
+static void add_kpi(struct po_html *html, xmlNodePtr parent, const char *value, const char *label)
+{
+	xmlNodePtr kpi = po_html_el(html, parent, "div", "kpi", NULL);
+
+	po_html_el(html, kpi, "div", "kpi-value", value);
+	po_html_el(html, kpi, "div", "kpi-label", label);
+}
+
+static void fill_kpis(struct po_html *html, xmlNodePtr parent)
+{
+	const struct po_step_stats *stats = &html->analysis->step_stats;
+	xmlNodePtr kpis = po_html_el(html, parent, "div", "kpis", NULL);
+	bool measured = stats->clean_count > 0;
+	char value[48];
+
+	po_report_fmt_ns(measured ? stats->p50_ns : -1, value, sizeof(value));
+	add_kpi(html, kpis, value, "median step time");
+	po_report_fmt_ns(measured ? stats->p95_ns : -1, value, sizeof(value));
+	add_kpi(html, kpis, value, "p95 step time");
+	if (measured)
+		snprintf(value, sizeof(value), "%.2f/s", stats->steps_per_s);
+	else
+		snprintf(value, sizeof(value), "n/a");
+	add_kpi(html, kpis, value, "steps per second");
+	if (stats->samples_per_s >= 0)
+		snprintf(value, sizeof(value), "%.1f/s", stats->samples_per_s);
+	else
+		snprintf(value, sizeof(value), "n/a");
+	add_kpi(html, kpis, value, "samples per second");
+	po_report_fmt_pct(gpu_busy_share(html->analysis), value, sizeof(value));
+	add_kpi(html, kpis, value, "GPU busy");
+	po_report_fmt_pct(
+	    stats->mean_ns > 0 ? stats->category_mean_ns[PO_CAT_DATA_WAIT] / stats->mean_ns : -1,
+	    value, sizeof(value));
+	add_kpi(html, kpis, value, "of each step waiting for data");
+}
+
+static void fill_verdict(struct po_html *html)
+{
+	xmlNodePtr section = po_html_find(html, "verdict");
+	xmlNodePtr card;
+	char class_name[64];
+
+	if (!section)
+		return;
+	snprintf(class_name, sizeof(class_name), "verdict-card verdict-%s",
+		 po_report_verdict_key(html->analysis->verdict));
+	card = po_html_el(html, section, "div", class_name, NULL);
+	po_html_el(html, card, "p", "eyebrow", "Verdict");
+	po_html_el(html, card, "p", "verdict-title",
+		   po_report_verdict_title(html->analysis->verdict));
+	po_html_el(html, card, "p", "verdict-text",
+		   po_report_verdict_sentence(html->analysis->verdict));
+	fill_kpis(html, section);
+}
+
+static void fill_evidence(struct po_html *html, xmlNodePtr parent, const struct po_finding *finding)
+{
+	static const char *const headers[] = {"Evidence", "Value"};
+	xmlNodePtr body;
+
+	if (finding->evidence_count == 0)
+		return;
+	body = po_html_table(html, parent, "evidence", headers, 2, PO_HTML_NUMERIC_TAIL);
+	for (size_t i = 0; i < finding->evidence_count; i++) {
+		char value[PO_REPORT_TEXT_MAX];
+		const char *cells[2] = {finding->evidence[i].key, value};
+
+		po_report_fmt_evidence(&finding->evidence[i], value, sizeof(value));
+		po_html_row(html, body, cells, 2, PO_HTML_NUMERIC_TAIL);
+	}
+}
+
+static void fill_prediction(struct po_html *html, xmlNodePtr item,
+			    const struct po_recommendation *rec)
+{
+	char text[128];
+
+	if (isnan(rec->predicted_step_ms) && isnan(rec->predicted_speedup))
+		return;
+	if (isnan(rec->predicted_speedup))
+		snprintf(text, sizeof(text), "Predicted step time %.1f ms", rec->predicted_step_ms);
+	else if (isnan(rec->predicted_step_ms))
+		snprintf(text, sizeof(text), "Predicted speed-up %.2f\xc3\x97",
+			 rec->predicted_speedup);
+	else
+		snprintf(text, sizeof(text), "Predicted step time %.1f ms (%.2f\xc3\x97 faster)",
+			 rec->predicted_step_ms, rec->predicted_speedup);
+	po_html_el(html, item, "p", "prediction", text);
+}
+
+static void fill_recommendations(struct po_html *html, xmlNodePtr parent,
+				 const struct po_finding *finding)
+{
+	xmlNodePtr list;
+
+	if (finding->recommendation_count == 0)
+		return;
+	list = po_html_el(html, parent, "ol", "recs", NULL);
+	for (size_t i = 0; i < finding->recommendation_count; i++) {
+		const struct po_recommendation *rec = &finding->recommendations[i];
+		xmlNodePtr item = po_html_el(html, list, "li", NULL, NULL);
+
+		po_html_label(html, item, "p", "rec-action", rec->action, 300);
+		if (rec->why)
+			po_html_label(html, item, "p", "rec-why", rec->why, 600);
+		if (rec->effect)
+			po_html_label(html, item, "p", "rec-effect", rec->effect, 600);
+		fill_prediction(html, item, rec);
+	}
+}
+
+static void fill_finding(struct po_html *html, xmlNodePtr parent, const struct po_finding *finding)
+{
+	char class_name[64], text[96];
+	xmlNodePtr article, header;
+
+	snprintf(class_name, sizeof(class_name), "finding sev-%s",
+		 po_report_severity_key(finding->severity));
+	article = po_html_el(html, parent, "article", class_name, NULL);
+	header = po_html_el(html, article, "div", "finding-head", NULL);
+	po_html_el(html, header, "span", "badge", po_report_severity_key(finding->severity));
+	po_html_el(html, header, "code", "finding-id", po_report_finding_key(finding->id));
+	snprintf(text, sizeof(text), "confidence %.0f%%", finding->confidence * 100);
+	po_html_el(html, header, "span", "confidence", text);
+	po_html_el(html, article, "h3", NULL, po_report_finding_title(finding->id));
+	po_html_label(html, article, "p", "summary", finding->summary, 600);
+	fill_evidence(html, article, finding);
+	fill_recommendations(html, article, finding);
+}
+
+static void fill_findings(struct po_html *html)
+{
+	xmlNodePtr parent = po_html_find(html, "findings");
+
+	if (!parent)
+		return;
+	if (html->analysis->finding_count == 0)
+		po_html_el(html, parent, "p", "empty",
+			   "No finding: no rule crossed its detection threshold.");
+	for (size_t i = 0; i < html->analysis->finding_count; i++)
+		fill_finding(html, parent, &html->analysis->findings[i]);
+}
+
+static void quality_row(struct po_html *html, xmlNodePtr body, const char *what, const char *value)
+{
+	const char *cells[2] = {what, value};
+
+	po_html_row(html, body, cells, 2, PO_HTML_NUMERIC_TAIL);
+}
+
+static void fill_quality_table(struct po_html *html, xmlNodePtr parent)
+{
+	static const char *const headers[] = {"Measure", "Value"};
+	const struct po_quality *quality = &html->analysis->quality;
+	xmlNodePtr body = po_html_table(html, parent, "kv", headers, 2, PO_HTML_NUMERIC_TAIL);
+	char text[128];
+
+	snprintf(text, sizeof(text), "%lld (%lld profopt, %lld libc)", (long long)quality->events,
+		 (long long)quality->profopt_events, (long long)quality->libc_events);
+	quality_row(html, body, "Events read", text);
+	snprintf(text, sizeof(text), "%lld events, %lld packets%s",
+		 (long long)quality->discarded_events, (long long)quality->discarded_packets,
+		 quality->unknown_discards ? ", some counts unknown" : "");
+	quality_row(html, body, "Discarded by the tracer", text);
+	snprintf(text, sizeof(text), "%lld of %zu", (long long)quality->lossy_steps,
+		 html->analysis->step_count);
+	quality_row(html, body, "Steps overlapping lost data (excluded from statistics)", text);
+	snprintf(text, sizeof(text), "%lld begins, %lld ends", (long long)quality->unmatched_begins,
+		 (long long)quality->unmatched_ends);
+	quality_row(html, body, "Unmatched spans", text);
+	snprintf(text, sizeof(text), "%lld", (long long)quality->time_inversions);
+	quality_row(html, body, "Time inversions", text);
+	snprintf(text, sizeof(text), "%lld", (long long)quality->step_mismatches);
+	quality_row(html, body, "Step ends that did not match the open step", text);
+	snprintf(text, sizeof(text), "%s%s%s", quality->missing_vpid ? "vpid " : "",
+		 quality->missing_vtid ? "vtid " : "", quality->missing_procname ? "procname" : "");
+	quality_row(html, body, "Missing contexts", text[0] ? text : "none");
+}
+
+static void fill_quality(struct po_html *html)
+{
+	const struct po_quality *quality = &html->analysis->quality;
+	xmlNodePtr parent = po_html_find(html, "quality");
+	bool lossy = quality->discarded_events || quality->discarded_packets ||
+		     quality->unknown_discards || quality->partial;
+
+	if (!parent)
+		return;
+	po_html_el(html, parent, "p", lossy ? "note note-warn" : "note note-ok",
+		   lossy ? "The tracer lost data: steps that overlap a loss are excluded from the "
+			   "statistics, and verdicts on them carry less confidence."
+			 : "The trace is complete: the tracer reported no lost events or packets.");
+	if (quality->partial)
+		po_html_el(html, parent, "p", "note note-warn",
+			   "Only part of the trace was readable; this report covers that part.");
+	fill_quality_table(html, parent);
+	if (html->analysis->warning_count == 0)
+		return;
+	parent = po_html_el(html, parent, "ul", "warnings", NULL);
+	for (size_t i = 0; i < html->analysis->warning_count && i < 50; i++) {
+		xmlNodePtr item = po_html_el(html, parent, "li", NULL, NULL);
+
+		po_html_label(html, item, "code", NULL, html->analysis->warnings[i].code, 40);
+		po_html_label(html, item, "span", NULL, html->analysis->warnings[i].text, 400);
+	}
+}
+
+static void fill_processes(struct po_html *html, xmlNodePtr parent)
+{
+	static const char *const headers[] = {"Process", "Role", "PID", "Events", "Peak RSS"};
+	static const char *const roles[PO_ROLE_COUNT] = {
+#define PO_X(name, json) [PO_ROLE_##name] = json,
+	    PO_ROLES(PO_X)
+#undef PO_X
+	};
+	xmlNodePtr body = po_html_table(html, parent, "data", headers, 5, 0x1c);
+
+	for (size_t i = 0; i < html->analysis->process_count && i < 64; i++) {
+		const struct po_process *process = &html->analysis->processes[i];
+		char pid[16], events[24], rss[24];
+		const char *cells[5] = {
+		    process->name ? process->name : "",
+		    (unsigned)process->role < PO_ROLE_COUNT ? roles[process->role] : "?", pid,
+		    events, rss};
+
+		snprintf(pid, sizeof(pid), "%d", process->pid);
+		snprintf(events, sizeof(events), "%lld", (long long)process->event_count);
+		po_report_fmt_bytes(process->rss_peak_bytes, rss, sizeof(rss));
+		po_html_row(html, body, cells, 5, 0x1c);
+	}
+}
+
+static void fill_config(struct po_html *html)
+{
+	static const char *const headers[] = {"Setting", "Value"};
+	const struct po_analysis *analysis = html->analysis;
+	xmlNodePtr parent = po_html_find(html, "config");
+	xmlNodePtr body;
+	char cpus[24];
+	const char *framework_cells[2] = {"framework",
+					  analysis->framework ? analysis->framework : "unknown"};
+	const char *cpu_cells[2] = {"online CPUs", cpus};
+
+	if (!parent)
+		return;
+	body = po_html_table(html, parent, "kv", headers, 2, 0);
+	if (analysis->cpu_count > 0)
+		snprintf(cpus, sizeof(cpus), "%d", analysis->cpu_count);
+	else
+		snprintf(cpus, sizeof(cpus), "unknown");
+	po_html_row(html, body, framework_cells, 2, 0);
+	po_html_row(html, body, cpu_cells, 2, 0);
+	for (size_t i = 0; i < analysis->config_count && i < 100; i++) {
+		const char *cells[2] = {analysis->config[i].key, analysis->config[i].value};
+
+		po_html_row(html, body, cells, 2, 0);
+	}
+	if (analysis->config_count > 100)
+		po_html_el(html, parent, "p", "note", "More settings were recorded than shown.");
+	if (analysis->process_count == 0)
+		return;
+	po_html_el(html, parent, "h3", NULL, "Traced processes");
+	fill_processes(html, parent);
+}
+
+enum po_status po_html_fill_sections(struct po_html *html, struct po_error *err)
+{
+	fill_subtitle(html);
+	fill_verdict(html);
+	fill_findings(html);
+	fill_quality(html);
+	fill_config(html);
+	return po_html_fill_data(html, err);
+}
