@@ -8,7 +8,7 @@
 
 Each mode renders a synthetic analysis into a fresh directory with `TEST_REPORT render`,
 checks it, prints "N passed, N failed" and exits non-zero on any failure. The chromium mode
-exits 77 (skipped) when no Chromium is installed.
+fails when no Chromium is installed: tests/run.sh installs it.
 """
 import argparse
 import html.parser
@@ -350,8 +350,9 @@ def network_requests(net_log):
 
 def run_chromium(args, checks):
     if not shutil.which("chromium"):
-        print("chromium is not installed (Debian package chromium)", file=sys.stderr)
-        return 77
+        print("FAIL chromium is not installed (Debian package chromium; tests/run.sh installs it)",
+              file=sys.stderr)
+        return 1
     with OutputDir(args) as out_dir, tempfile.TemporaryDirectory() as scratch:
         shot = os.path.join(scratch, "shot.png")
         net_log = os.path.join(scratch, "net.json")
