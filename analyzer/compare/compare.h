@@ -103,7 +103,8 @@ enum po_status po_compare(const struct po_digest *old_run, const struct po_diges
 			  const struct po_compare_config *config, struct po_arena *arena,
 			  struct po_comparison **out, struct po_error *err) PO_NODISCARD;
 
-/* Copies the step series the comparison points to into arena, so the digests can go. */
+/* Copies the step series, label, verdicts and finding ids the comparison points to into
+ * arena, so the digests can go. */
 enum po_status po_comparison_take_series(struct po_comparison *comparison,
 					 struct po_arena *arena) PO_NODISCARD;
 

@@ -13,13 +13,36 @@ static const double *copy_series(const double *values, size_t count, struct po_a
 	return copy;
 }
 
+/* A copy in arena of a digest's string; NULL stays NULL. Sets *failed when out of memory. */
+static const char *copy_text(const char *text, struct po_arena *arena, bool *failed)
+{
+	char *copy = text ? po_arena_strdup(arena, text) : NULL;
+
+	*failed |= text && !copy;
+	return copy;
+}
+
 enum po_status po_comparison_take_series(struct po_comparison *comparison, struct po_arena *arena)
 {
+	bool failed = false;
+
 	comparison->old_step_ms = copy_series(comparison->old_step_ms, comparison->old_step_count,
 					      arena);
 	comparison->new_step_ms = copy_series(comparison->new_step_ms, comparison->new_step_count,
 					      arena);
-	return comparison->old_step_ms && comparison->new_step_ms ? PO_STATUS_OK : PO_STATUS_NOMEM;
+	/* The label, verdicts and finding ids live in the digests' arenas too. */
+	comparison->baseline = copy_text(comparison->baseline, arena, &failed);
+	comparison->old_verdict = copy_text(comparison->old_verdict, arena, &failed);
+	comparison->new_verdict = copy_text(comparison->new_verdict, arena, &failed);
+	for (size_t i = 0; i < comparison->finding_count; i++) {
+		struct po_finding_change *change = &comparison->findings[i];
+
+		change->id = copy_text(change->id, arena, &failed);
+		change->old_severity = copy_text(change->old_severity, arena, &failed);
+		change->new_severity = copy_text(change->new_severity, arena, &failed);
+	}
+	return comparison->old_step_ms && comparison->new_step_ms && !failed ? PO_STATUS_OK
+									     : PO_STATUS_NOMEM;
 }
 
 static const char *judgement_text(const struct po_metric_change *metric)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comparison.h"
 #include "report_priv.h"
 
 #define CHART_WIDTH 760.0
@@ -301,13 +302,24 @@ static bool step_window(const struct po_analysis *analysis, int64_t *begin_ns, i
 	return *end_ns > *begin_ns;
 }
 
+static void draw_gap_bar(cairo_t *cr, double left, double right, double y, enum po_category cause)
+{
+	po_draw_rect(cr, left, y, right - left < 0.8 ? 0.8 : right - left, 14,
+		     po_report_category_color(cause));
+}
+
 static void draw_gap_strip(cairo_t *cr, const struct po_analysis *analysis, double x, double y,
 			   double width, int64_t begin_ns, int64_t span_ns, bool *causes_seen)
 {
 	struct po_text_style style = {7.5, false, PO_COLOR_MUTED, PO_ALIGN_RIGHT, 0};
 
+	double run_left = 0, run_right = 0;
+	enum po_category run_cause = PO_CAT_OTHER;
+	bool open = false;
+
 	po_draw_rect(cr, x, y, width, 14, 0xf3f5f7);
 	po_draw_text(cr, x - 5, y + 1, "idle gaps", &style);
+	/* Gaps of one cause that touch the same pixel column are drawn as one bar. */
 	for (size_t i = 0; i < analysis->gap_count; i++) {
 		const struct po_gpu_gap *gap = &analysis->gaps[i];
 		double left = x + (double)(gap->begin_ns - begin_ns) / span_ns * width;
@@ -317,11 +329,22 @@ static void draw_gap_strip(cairo_t *cr, const struct po_analysis *analysis, doub
 			continue;
 		left = left < x ? x : left;
 		right = right > x + width ? x + width : right;
-		po_draw_rect(cr, left, y, right - left < 0.8 ? 0.8 : right - left, 14,
-			     po_report_category_color(gap->cause));
 		if ((unsigned)gap->cause < PO_CATEGORY_COUNT)
 			causes_seen[gap->cause] = true;
+		if (open && run_cause == gap->cause && left >= run_left &&
+		    floor(left) <= floor(run_right) + 1) {
+			run_right = right > run_right ? right : run_right;
+			continue;
+		}
+		if (open)
+			draw_gap_bar(cr, run_left, run_right, y, run_cause);
+		run_left = left;
+		run_right = right;
+		run_cause = gap->cause;
+		open = true;
 	}
+	if (open)
+		draw_gap_bar(cr, run_left, run_right, y, run_cause);
 }
 
 static void draw_gpu_legend(cairo_t *cr, double x, double y, double width, const bool *causes_seen)
@@ -344,6 +367,54 @@ static void draw_gpu_legend(cairo_t *cr, double x, double y, double width, const
 	po_draw_legend(cr, x, y, width, labels, colors, count);
 }
 
+/* Steps that start in the same pixel column, drawn as one bar of their pooled busy share. */
+struct gpu_column {
+	double left, right;
+	int64_t busy_ns, wall_ns;
+};
+
+static void gpu_column_draw(cairo_t *cr, const struct plot *plot, const struct gpu_column *column)
+{
+	double share = column->wall_ns > 0 ? (double)column->busy_ns / column->wall_ns : 0;
+	double top = plot_y(plot, share > 1 ? 1 : share);
+	double width = column->right - column->left;
+
+	po_draw_rect(cr, column->left, top, width > 0.6 ? width : 0.6, plot->y + plot->height - top,
+		     PO_COLOR_GPU);
+}
+
+/*
+ * One bar per step, or per pixel column where steps are narrower than a pixel: what is
+ * drawn stays bounded by the chart's width however many steps the trace holds.
+ */
+static void draw_gpu_columns(cairo_t *cr, const struct po_analysis *analysis,
+			     const struct plot *plot, int64_t begin_ns, int64_t span_ns)
+{
+	struct gpu_column column = {0};
+	bool open = false;
+
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		const struct po_step *step = &analysis->steps[i];
+		double left = plot->x + (double)(step->begin_ns - begin_ns) / span_ns * plot->width;
+		double right = plot->x + (double)(step->end_ns - begin_ns) / span_ns * plot->width;
+		int64_t wall_ns = step->end_ns > step->begin_ns ? step->end_ns - step->begin_ns : 0;
+		int64_t busy_ns = wall_ns > 0 && step->gpu_busy_ns > 0 ? step->gpu_busy_ns : 0;
+
+		if (open && floor(left) == floor(column.left)) {
+			column.right = right > column.right ? right : column.right;
+			column.busy_ns += busy_ns;
+			column.wall_ns += wall_ns;
+			continue;
+		}
+		if (open)
+			gpu_column_draw(cr, plot, &column);
+		column = (struct gpu_column){left, right, busy_ns, wall_ns};
+		open = true;
+	}
+	if (open)
+		gpu_column_draw(cr, plot, &column);
+}
+
 void po_chart_gpu(cairo_t *cr, const struct po_chart *chart)
 {
 	const struct po_analysis *analysis = chart->analysis;
@@ -357,18 +428,7 @@ void po_chart_gpu(cairo_t *cr, const struct po_chart *chart)
 	}
 	span_ns = end_ns - begin_ns;
 	draw_value_axis(cr, &plot, fmt_axis_pct);
-	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step *step = &analysis->steps[i];
-		double left = plot.x + (double)(step->begin_ns - begin_ns) / span_ns * plot.width;
-		double right = plot.x + (double)(step->end_ns - begin_ns) / span_ns * plot.width;
-		double share = step->end_ns > step->begin_ns && step->gpu_busy_ns > 0
-				   ? (double)step->gpu_busy_ns / (step->end_ns - step->begin_ns)
-				   : 0;
-		double top = plot_y(&plot, share > 1 ? 1 : share);
-
-		po_draw_rect(cr, left, top, right - left > 0.6 ? right - left : 0.6,
-			     plot.y + plot.height - top, PO_COLOR_GPU);
-	}
+	draw_gpu_columns(cr, analysis, &plot, begin_ns, span_ns);
 	draw_gap_strip(cr, analysis, plot.x, plot.y + plot.height + 6, plot.width, begin_ns,
 		       span_ns, causes_seen);
 	draw_time_axis(cr, plot.x, plot.y + plot.height + 22, plot.width, (double)span_ns,
@@ -627,13 +687,26 @@ static void timeline_charts_add(struct po_chart_list *list, const struct po_anal
 	}
 }
 
+/* Only with a --baseline: reports without one keep exactly their charts. */
+static void comparison_charts_add(struct po_chart_list *list, const struct po_analysis *analysis)
+{
+	chart_add(list, analysis, "comparison-breakdown.svg",
+		  "Step time breakdown: baseline and this run",
+		  po_chart_compare_breakdown_height(analysis->comparison),
+		  po_chart_compare_breakdown)
+	    ->comparison = true;
+	chart_add(list, analysis, "comparison-latency.svg", "Step latency: baseline and this run",
+		  250, po_chart_compare_histogram)
+	    ->comparison = true;
+}
+
 enum po_status po_report_charts_create(const struct po_analysis *analysis,
 				       struct po_chart_list *list, struct po_error *err)
 {
 	double workers_height = 50 + (analysis->worker_count ? analysis->worker_count : 1) * 22.0;
 
 	list->count = 0;
-	list->charts = calloc(analysis->detail_count + 8, sizeof(*list->charts));
+	list->charts = calloc(analysis->detail_count + 10, sizeof(*list->charts));
 	if (!list->charts) {
 		po_error_set(err, "Failed to allocate the chart list");
 		return PO_STATUS_NOMEM;
@@ -646,6 +719,8 @@ enum po_status po_report_charts_create(const struct po_analysis *analysis,
 	chart_add(list, analysis, "memory.svg", "Memory over time", 250, po_chart_memory);
 	chart_add(list, analysis, "workers.svg", "Data-loader worker utilization", workers_height,
 		  po_chart_workers);
+	if (analysis->comparison)
+		comparison_charts_add(list, analysis);
 	return PO_STATUS_OK;
 }
 

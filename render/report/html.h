@@ -47,5 +47,7 @@ const struct po_chart *po_html_chart(struct po_html *html, const char *file_name
 
 /* The sections (html_sections.c, html_data.c), filling the template's insertion points. */
 enum po_status po_html_fill_sections(struct po_html *html, struct po_error *err) PO_NODISCARD;
+/* The comparison section (comparison_html.c); removes it from the page without a baseline. */
+enum po_status po_html_fill_comparison(struct po_html *html, struct po_error *err) PO_NODISCARD;
 
 #endif /* PO_REPORT_HTML_H */

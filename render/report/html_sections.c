@@ -310,9 +310,14 @@ static void fill_config(struct po_html *html)
 
 enum po_status po_html_fill_sections(struct po_html *html, struct po_error *err)
 {
+	enum po_status status;
+
 	fill_subtitle(html);
 	fill_verdict(html);
 	fill_findings(html);
+	status = po_html_fill_comparison(html, err);
+	if (status != PO_STATUS_OK)
+		return status;
 	fill_quality(html);
 	fill_config(html);
 	return po_html_fill_data(html, err);

@@ -5,24 +5,10 @@
 
 #include <cairo-pdf.h>
 
+#include "pdf_page.h"
 #include "report_file.h"
-#include "report_priv.h"
 
-#define PAGE_WIDTH 595.0 /* A4 in points */
-#define PAGE_HEIGHT 842.0
-#define MARGIN 50.0
-#define CONTENT_WIDTH (PAGE_WIDTH - 2 * MARGIN)
-#define CONTENT_BOTTOM (PAGE_HEIGHT - 60.0)
-#define TEXT_CHARS 600
-
-struct page {
-	cairo_t *cr;			    /* weak */
-	const struct po_analysis *analysis; /* weak */
-	double y;
-	int number;
-};
-
-static void page_footer(struct page *page)
+static void page_footer(struct po_page *page)
 {
 	struct po_text_style style = {7.5, false, PO_COLOR_MUTED, PO_ALIGN_LEFT, 0};
 	char text[32];
@@ -35,7 +21,7 @@ static void page_footer(struct page *page)
 	po_draw_text(page->cr, PAGE_WIDTH - MARGIN, PAGE_HEIGHT - 36, text, &style);
 }
 
-static void page_break(struct page *page)
+void po_page_break(struct po_page *page)
 {
 	page_footer(page);
 	cairo_show_page(page->cr);
@@ -43,45 +29,46 @@ static void page_break(struct page *page)
 	page->y = MARGIN;
 }
 
-static void page_need(struct page *page, double height)
+void po_page_need(struct po_page *page, double height)
 {
 	if (page->y + height > CONTENT_BOTTOM && page->y > MARGIN)
-		page_break(page);
+		po_page_break(page);
 }
 
-static void page_text(struct page *page, const char *text, double size, bool bold, uint32_t color,
-		      double indent)
+void po_page_text(struct po_page *page, const char *text, double size, bool bold, uint32_t color,
+		  double indent)
 {
 	struct po_text_style style = {size, bold, color, PO_ALIGN_LEFT, CONTENT_WIDTH - indent};
 
-	page_need(page, size * 1.6);
+	po_page_need(page, size * 1.6);
 	page->y += po_draw_text(page->cr, MARGIN + indent, page->y, text, &style);
 }
 
-static void page_heading(struct page *page, const char *text)
+void po_page_heading(struct po_page *page, const char *text)
 {
-	page_need(page, 80);
+	po_page_need(page, 80);
 	page->y += 8;
-	page_text(page, text, 15, true, PO_COLOR_ACCENT, 0);
+	po_page_text(page, text, 15, true, PO_COLOR_ACCENT, 0);
 	po_draw_line(page->cr, MARGIN, page->y + 3, PAGE_WIDTH - MARGIN, page->y + 3,
 		     PO_COLOR_ACCENT, 1);
 	page->y += 12;
 }
 
 /* A label/value row, as in a two-column table. */
-static void page_row(struct page *page, const char *label, const char *value)
+void po_page_row(struct po_page *page, const char *label, const char *value)
 {
 	struct po_text_style left = {9, false, PO_COLOR_MUTED, PO_ALIGN_LEFT, 200};
 	struct po_text_style right = {9, false, PO_COLOR_INK, PO_ALIGN_LEFT, CONTENT_WIDTH - 215};
 	double height;
 
-	page_need(page, 14);
+	po_page_need(page, 14);
 	height = po_draw_text(page->cr, MARGIN, page->y, label, &left);
 	height = fmax(height, po_draw_text(page->cr, MARGIN + 215, page->y, value, &right));
 	page->y += height + 3;
 }
 
-static void key_number(struct page *page, double x, double y, const char *label, const char *value)
+static void key_number(struct po_page *page, double x, double y, const char *label,
+		       const char *value)
 {
 	struct po_text_style value_style = {18, true, PO_COLOR_INK, PO_ALIGN_LEFT, 0};
 	struct po_text_style label_style = {8, false, PO_COLOR_MUTED, PO_ALIGN_LEFT, 150};
@@ -102,7 +89,7 @@ static double gpu_busy_share(const struct po_analysis *analysis)
 	return window > 0 ? (double)busy / window : -1;
 }
 
-static void title_numbers(struct page *page)
+static void title_numbers(struct po_page *page)
 {
 	const struct po_step_stats *stats = &page->analysis->step_stats;
 	char values[6][32];
@@ -131,92 +118,95 @@ static void title_numbers(struct page *page)
 	page->y += 2 * 58 + 10;
 }
 
-static void title_page(struct page *page)
+static void title_page(struct po_page *page)
 {
 	const struct po_analysis *analysis = page->analysis;
 	char text[PO_REPORT_TEXT_MAX + 160], framework[PO_REPORT_TEXT_MAX];
 
 	page->y = 90;
-	page_text(page, "PROFOPT PERFORMANCE REPORT", 9, true, PO_COLOR_MUTED, 0);
+	po_page_text(page, "PROFOPT PERFORMANCE REPORT", 9, true, PO_COLOR_MUTED, 0);
 	page->y += 6;
 	po_report_clean(analysis->framework ? analysis->framework : "unknown framework", framework,
 			sizeof(framework), 40);
 	snprintf(text, sizeof(text), "%zu steps, %s, %lld traced processes", analysis->step_count,
 		 framework, (long long)analysis->process_count);
-	page_text(page, text, 10, false, PO_COLOR_MUTED, 0);
+	po_page_text(page, text, 10, false, PO_COLOR_MUTED, 0);
 	page->y += 40;
-	page_text(page, "Verdict", 10, true, PO_COLOR_MUTED, 0);
+	po_page_text(page, "Verdict", 10, true, PO_COLOR_MUTED, 0);
 	page->y += 4;
-	page_text(page, po_report_verdict_title(analysis->verdict), 34, true, PO_COLOR_ACCENT, 0);
+	po_page_text(page, po_report_verdict_title(analysis->verdict), 34, true, PO_COLOR_ACCENT,
+		     0);
 	page->y += 8;
-	page_text(page, po_report_verdict_sentence(analysis->verdict), 12, false, PO_COLOR_INK, 0);
+	po_page_text(page, po_report_verdict_sentence(analysis->verdict), 12, false, PO_COLOR_INK,
+		     0);
 	page->y += 36;
 	title_numbers(page);
 	page->y += 20;
 }
 
-static void title_findings(struct page *page)
+static void title_findings(struct po_page *page)
 {
 	char text[PO_REPORT_TEXT_MAX * 4];
 
-	page_text(page, "Top findings", 12, true, PO_COLOR_INK, 0);
+	po_page_text(page, "Top findings", 12, true, PO_COLOR_INK, 0);
 	page->y += 6;
 	if (page->analysis->finding_count == 0)
-		page_text(page, "No finding: nothing crossed a detection threshold.", 10, false,
-			  PO_COLOR_MUTED, 0);
+		po_page_text(page, "No finding: nothing crossed a detection threshold.", 10, false,
+			     PO_COLOR_MUTED, 0);
 	for (size_t i = 0; i < page->analysis->finding_count && i < 5; i++) {
 		const struct po_finding *finding = &page->analysis->findings[i];
 
 		snprintf(text, sizeof(text), "%s  [%s]", po_report_finding_title(finding->id),
 			 po_report_severity_key(finding->severity));
-		page_text(page, text, 10, true, PO_COLOR_INK, 0);
+		po_page_text(page, text, 10, true, PO_COLOR_INK, 0);
 		po_report_clean(finding->summary, text, sizeof(text), TEXT_CHARS);
-		page_text(page, text, 9, false, PO_COLOR_MUTED, 0);
+		po_page_text(page, text, 9, false, PO_COLOR_MUTED, 0);
 		page->y += 6;
 	}
 }
 
-static void finding_recommendation(struct page *page, const struct po_recommendation *rec)
+static void finding_recommendation(struct po_page *page, const struct po_recommendation *rec)
 {
 	char clean[PO_REPORT_TEXT_MAX * 4], text[PO_REPORT_TEXT_MAX * 5];
 
 	po_report_clean(rec->action, clean, sizeof(clean), TEXT_CHARS);
 	snprintf(text, sizeof(text), "\xe2\x86\x92 %s", clean);
-	page_text(page, text, 9.5, true, PO_COLOR_ACCENT, 12);
+	po_page_text(page, text, 9.5, true, PO_COLOR_ACCENT, 12);
 	if (rec->why) {
 		po_report_clean(rec->why, text, sizeof(text), TEXT_CHARS);
-		page_text(page, text, 9, false, PO_COLOR_INK, 24);
+		po_page_text(page, text, 9, false, PO_COLOR_INK, 24);
 	}
 	if (rec->effect) {
 		po_report_clean(rec->effect, clean, sizeof(clean), TEXT_CHARS);
 		snprintf(text, sizeof(text), "Expected effect: %s", clean);
-		page_text(page, text, 9, false, PO_COLOR_INK, 24);
+		po_page_text(page, text, 9, false, PO_COLOR_INK, 24);
 	}
 	if (!isnan(rec->predicted_step_ms) || !isnan(rec->predicted_speedup)) {
 		snprintf(text, sizeof(text), "Predicted step time %.1f ms, speed-up %.2f\xc3\x97",
 			 rec->predicted_step_ms, rec->predicted_speedup);
-		page_text(page, text, 9, false, PO_COLOR_MUTED, 24);
+		po_page_text(page, text, 9, false, PO_COLOR_MUTED, 24);
 	}
 }
 
-static void finding_block(struct page *page, const struct po_finding *finding)
+static void finding_block(struct po_page *page, const struct po_finding *finding)
 {
 	char text[PO_REPORT_TEXT_MAX * 4], value[PO_REPORT_TEXT_MAX], key[PO_REPORT_TEXT_MAX];
 
-	page_need(page, 90);
+	po_page_need(page, 90);
 	snprintf(text, sizeof(text), "%s \xc2\xb7 %s \xc2\xb7 confidence %.0f%%",
 		 po_report_severity_key(finding->severity), po_report_finding_key(finding->id),
 		 finding->confidence * 100);
-	page_text(page, text, 8, true,
-		  finding->severity == PO_SEVERITY_CRITICAL ? PO_COLOR_ALERT : PO_COLOR_MUTED, 0);
-	page_text(page, po_report_finding_title(finding->id), 12, true, PO_COLOR_INK, 0);
+	po_page_text(page, text, 8, true,
+		     finding->severity == PO_SEVERITY_CRITICAL ? PO_COLOR_ALERT : PO_COLOR_MUTED,
+		     0);
+	po_page_text(page, po_report_finding_title(finding->id), 12, true, PO_COLOR_INK, 0);
 	po_report_clean(finding->summary, text, sizeof(text), TEXT_CHARS);
-	page_text(page, text, 9.5, false, PO_COLOR_INK, 0);
+	po_page_text(page, text, 9.5, false, PO_COLOR_INK, 0);
 	page->y += 4;
 	for (size_t i = 0; i < finding->evidence_count; i++) {
 		po_report_clean(finding->evidence[i].key, key, sizeof(key), 60);
 		po_report_fmt_evidence(&finding->evidence[i], value, sizeof(value));
-		page_row(page, key, value);
+		po_page_row(page, key, value);
 	}
 	page->y += 4;
 	for (size_t i = 0; i < finding->recommendation_count; i++)
@@ -224,53 +214,53 @@ static void finding_block(struct page *page, const struct po_finding *finding)
 	page->y += 14;
 }
 
-static void quality_section(struct page *page)
+static void quality_section(struct po_page *page)
 {
 	const struct po_quality *quality = &page->analysis->quality;
 	char text[PO_REPORT_TEXT_MAX * 2];
 
-	page_heading(page, "Trace quality");
+	po_page_heading(page, "Trace quality");
 	snprintf(text, sizeof(text), "%lld", (long long)quality->events);
-	page_row(page, "events read", text);
+	po_page_row(page, "events read", text);
 	snprintf(text, sizeof(text), "%lld events, %lld packets%s",
 		 (long long)quality->discarded_events, (long long)quality->discarded_packets,
 		 quality->unknown_discards ? " (some counts unknown)" : "");
-	page_row(page, "discarded by the tracer", text);
+	po_page_row(page, "discarded by the tracer", text);
 	snprintf(text, sizeof(text), "%lld of %zu", (long long)quality->lossy_steps,
 		 page->analysis->step_count);
-	page_row(page, "steps overlapping a loss", text);
+	po_page_row(page, "steps overlapping a loss", text);
 	snprintf(text, sizeof(text), "%lld begins, %lld ends", (long long)quality->unmatched_begins,
 		 (long long)quality->unmatched_ends);
-	page_row(page, "unmatched spans", text);
+	po_page_row(page, "unmatched spans", text);
 	for (size_t i = 0; i < page->analysis->warning_count; i++) {
 		po_report_clean(page->analysis->warnings[i].text, text, sizeof(text), TEXT_CHARS);
-		page_text(page, text, 9, false, PO_COLOR_ALERT, 0);
+		po_page_text(page, text, 9, false, PO_COLOR_ALERT, 0);
 	}
 }
 
-static void config_section(struct page *page)
+static void config_section(struct po_page *page)
 {
 	char key[PO_REPORT_TEXT_MAX], value[PO_REPORT_TEXT_MAX];
 
-	page_heading(page, "Run configuration");
+	po_page_heading(page, "Run configuration");
 	po_report_clean(page->analysis->framework ? page->analysis->framework : "unknown", value,
 			sizeof(value), PO_REPORT_LABEL_CHARS);
-	page_row(page, "framework", value);
+	po_page_row(page, "framework", value);
 	for (size_t i = 0; i < page->analysis->config_count && i < 40; i++) {
 		po_report_clean(page->analysis->config[i].key, key, sizeof(key), 60);
 		po_report_clean(page->analysis->config[i].value, value, sizeof(value),
 				PO_REPORT_LABEL_CHARS);
-		page_row(page, key, value);
+		po_page_row(page, key, value);
 	}
 }
 
-static void chart_block(struct page *page, const struct po_chart *chart)
+void po_page_chart(struct po_page *page, const struct po_chart *chart)
 {
 	struct po_chart sized = *chart;
 
 	sized.width = CONTENT_WIDTH;
-	page_need(page, sized.height + 30);
-	page_text(page, chart->title, 10.5, true, PO_COLOR_INK, 0);
+	po_page_need(page, sized.height + 30);
+	po_page_text(page, chart->title, 10.5, true, PO_COLOR_INK, 0);
 	page->y += 6;
 	cairo_save(page->cr);
 	cairo_translate(page->cr, MARGIN, page->y);
@@ -279,17 +269,18 @@ static void chart_block(struct page *page, const struct po_chart *chart)
 	page->y += sized.height + 18;
 }
 
-static enum po_status pipeline_section(struct page *page, struct po_error *err)
+static enum po_status pipeline_section(struct po_page *page, struct po_error *err)
 {
 	double height = 0;
 	enum po_status status;
 
-	page_break(page);
-	page_heading(page, "Pipeline");
-	page_text(page,
-		  "The path of a batch from the loader stages to the GPU, with the mean time per "
-		  "batch; the bottleneck is outlined in red.",
-		  9.5, false, PO_COLOR_MUTED, 0);
+	po_page_break(page);
+	po_page_heading(page, "Pipeline");
+	po_page_text(
+	    page,
+	    "The path of a batch from the loader stages to the GPU, with the mean time per "
+	    "batch; the bottleneck is outlined in red.",
+	    9.5, false, PO_COLOR_MUTED, 0);
 	page->y += 12;
 	status = po_report_draw_pipeline(page->analysis, page->cr, MARGIN, page->y, CONTENT_WIDTH,
 					 &height, err);
@@ -297,22 +288,26 @@ static enum po_status pipeline_section(struct page *page, struct po_error *err)
 	return status;
 }
 
-static enum po_status draw_pages(struct page *page, const struct po_chart_list *charts,
+static enum po_status draw_pages(struct po_page *page, const struct po_chart_list *charts,
 				 struct po_error *err)
 {
 	enum po_status status;
 
 	title_page(page);
 	title_findings(page);
-	page_break(page);
-	page_heading(page, "Findings and recommendations");
+	po_page_break(page);
+	po_page_heading(page, "Findings and recommendations");
 	for (size_t i = 0; i < page->analysis->finding_count; i++)
 		finding_block(page, &page->analysis->findings[i]);
+	if (page->analysis->comparison)
+		po_pdf_comparison(page, charts);
 	quality_section(page);
-	page_break(page);
-	page_heading(page, "Charts");
-	for (size_t i = 0; i < charts->count; i++)
-		chart_block(page, &charts->charts[i]);
+	po_page_break(page);
+	po_page_heading(page, "Charts");
+	for (size_t i = 0; i < charts->count; i++) {
+		if (!charts->charts[i].comparison)
+			po_page_chart(page, &charts->charts[i]);
+	}
 	status = pipeline_section(page, err);
 	if (status != PO_STATUS_OK)
 		return status;
@@ -326,7 +321,7 @@ enum po_status po_report_write_pdf(const struct po_analysis *analysis,
 				   struct po_error *err)
 {
 	struct po_report_file out;
-	struct page page = {NULL, analysis, MARGIN, 1};
+	struct po_page page = {NULL, analysis, MARGIN, 1};
 	cairo_surface_t *surface;
 	enum po_status status = po_report_file_open(&out, path, err);
 

@@ -89,6 +89,7 @@ struct po_chart {
 	po_chart_draw_fn draw;
 	const struct po_analysis *analysis;  /* weak */
 	const struct po_step_detail *detail; /* weak: the timeline's step, else NULL */
+	bool comparison; /* drawn in the comparison section, not among the charts */
 };
 
 struct po_chart_list {

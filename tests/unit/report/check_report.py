@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """check_report.py: checks the report renderer's files from the outside.
 
-  check_report.py --renderer TEST_REPORT outputs normal|hostile|empty
-  check_report.py --renderer TEST_REPORT chromium hostile
-  check_report.py --renderer TEST_REPORT golden normal --golden-dir DIR  (UPDATE_GOLDEN=1 rewrites)
+  check_report.py --renderer TEST_REPORT outputs normal|hostile|empty|comparison|comparison-hostile
+  check_report.py --renderer TEST_REPORT absent normal   (no trace of a comparison without --baseline)
+  check_report.py --renderer TEST_REPORT chromium hostile|comparison-hostile
+  check_report.py --renderer TEST_REPORT golden normal|comparison --golden-dir DIR  (UPDATE_GOLDEN=1 rewrites)
   check_report.py --output-dir DIR outputs|chromium recorded   (a report profopt-analyze wrote)
 
 Each mode renders a synthetic analysis into a fresh directory with `TEST_REPORT render`,
@@ -24,7 +25,14 @@ import xml.etree.ElementTree as ET
 import zlib
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-VERDICT = {"normal": "Input-bound", "hostile": "Input-bound", "empty": "Undetermined"}
+VERDICT = {"normal": "Input-bound", "hostile": "Input-bound", "empty": "Undetermined",
+           "comparison": "Input-bound", "comparison-hostile": "Input-bound"}
+KINDS = ("normal", "hostile", "empty", "comparison", "comparison-hostile", "recorded")
+# The report's sections in page order; "comparison-section" only with --baseline.
+SECTIONS = ["verdict", "findings-section", "comparison-section", "quality-section", "breakdown-section",
+            "timelines-section", "latency-section", "gpu-section", "memory-section",
+            "workers-section", "pipeline-section", "config-section"]
+COMPARISON_CHARTS = ("comparison-breakdown.svg", "comparison-latency.svg")
 VERDICT_TITLES = {"input-bound": "Input-bound", "host-bound": "Host-bound", "gpu-bound": "GPU-bound",
                   "balanced": "Balanced", "unknown": "Undetermined"}
 HTML_CONTAINERS = ("div", "span", "p", "td", "th", "tr", "table", "thead", "tbody", "section",
@@ -255,6 +263,126 @@ def run_outputs(args, checks):
         pdf = check_pdf(checks, out_dir)
         if args.kind == "hostile":
             check_hostile(checks, root, view, pdf)
+        if args.kind.startswith("comparison") or (args.kind == "recorded" and
+                                                  find_by_id(root, "comparison-section") is not None):
+            check_comparison(checks, out_dir, root, pdf)
+        else:
+            check_no_comparison(checks, out_dir, root, pdf)
+        if args.kind == "comparison-hostile":
+            check_comparison_hostile(checks, root, pdf)
+
+
+def args_kind():
+    return sys.argv[-1] if sys.argv[-1] in KINDS else "recorded"
+
+
+def find_by_id(root, wanted):
+    return next((n for n in root.iter() if n.get("id") == wanted), None)
+
+
+def section_numbers(root):
+    return [n.text for n in root.iter() if local(n.tag) == "span" and n.get("class") == "num"]
+
+
+def check_no_comparison(checks, out_dir, root, pdf):
+    with open(os.path.join(out_dir, "index.html"), encoding="utf-8") as file:
+        text = file.read()
+    checks.check("comparison" not in text and "cmp-" not in text,
+                 "without a baseline the page holds no comparison section, link or style")
+    numbers = section_numbers(root)
+    checks.check(numbers == [str(i) for i in range(1, len(numbers) + 1)] and len(numbers) == 10,
+                 "without a baseline the sections are numbered 1 to 10: %r" % numbers)
+    charts = os.listdir(os.path.join(out_dir, "charts"))
+    checks.check(not set(COMPARISON_CHARTS) & set(charts), "no comparison chart is written")
+    checks.check("Comparison with the baseline" not in pdf, "the PDF has no comparison page")
+
+
+def comparison_texts(root):
+    section = find_by_id(root, "comparison-section")
+    return section, (" ".join(xml_text_blocks(section)) if section is not None else "")
+
+
+def check_comparison_order(checks, root):
+    ids = [n.get("id") for n in root.iter() if local(n.tag) == "section" and n.get("id")]
+    checks.check(ids == SECTIONS, "sections are in order, the comparison after the findings: %r" % ids)
+    links = [n.get("href") for n in root.iter() if local(n.tag) == "a"]
+    checks.check(links[:2] == ["#findings-section", "#comparison-section"],
+                 "the navigation links the comparison after the findings: %r" % links[:3])
+    numbers = section_numbers(root)
+    checks.check(numbers == [str(i) for i in range(1, 12)], "sections are numbered 1 to 11: %r" % numbers)
+
+
+def check_comparison_table(checks, section, text):
+    rows = [n for n in section.iter() if local(n.tag) == "tr" and "cmp-" in (n.get("class") or "")]
+    badges = [n.text for n in section.iter() if "cmp-badge" in (n.get("class") or "")]
+    checks.check(len(rows) >= 5, "the metric table has rows (%d)" % len(rows))
+    for word in ("Baseline", "This run", "Change", "95% interval", "Judgement", "Median step time"):
+        checks.check(word in text, "the comparison shows %r" % word)
+    checks.check({"worse", "better", "noise", "untested"} <= set(badges),
+                 "judgement badges better/worse/noise/untested: %r" % sorted(set(badges)))
+    checks.check({"new", "resolved", "persisting"} <= set(badges),
+                 "finding changes new/resolved/persisting: %r" % sorted(set(badges)))
+    worse = [n for n in rows if n.get("class") == "cmp-worse"]
+    checks.check(worse and all(any(b.text == "worse" for b in r.iter()) for r in worse),
+                 "rows judged worse are marked for the warning color")
+
+
+def check_comparison_charts(checks, out_dir, section):
+    inline = [n for n in section.iter() if local(n.tag) == "svg"]
+    checks.check(len(inline) == 2, "the comparison section holds its two charts inline (%d)" % len(inline))
+    for name in COMPARISON_CHARTS:
+        path = os.path.join(out_dir, "charts", name)
+        if not checks.check(os.path.exists(path), name + " is written"):
+            continue
+        checks.check(os.path.getsize(path) > 1000, name + " is drawn")
+    latency = os.path.join(out_dir, "charts", COMPARISON_CHARTS[1])
+    if os.path.exists(latency):
+        with open(latency, encoding="utf-8") as file:
+            svg = file.read()
+        checks.check(svg.count("<path") >= 4, "the latency chart draws both runs' bars and p50 marks")
+
+
+def check_comparison(checks, out_dir, root, pdf):
+    section, text = comparison_texts(root)
+    if not checks.check(section is not None, "the page has a comparison section"):
+        return
+    check_comparison_order(checks, root)
+    checks.check("Comparison with the baseline" in text, "the comparison section has its heading")
+    checks.check("Compared with the baseline:" in text, "the comparison names its baseline")
+    checks.check(re.search(r"(faster|slower) than the baseline|No change beyond run-to-run noise|"
+                           r"not tested against noise", text) is not None, "a headline says faster or slower")
+    checks.check(re.search(r"median step is .* the baseline's", text) is not None,
+                 "a sentence sums the change up")
+    checks.check("Verdict:" in text and "\u2192" in text, "the summary gives the verdicts old -> new")
+    check_comparison_table(checks, section, text)
+    check_comparison_charts(checks, out_dir, section)
+    page = pdf.find("Comparison with the baseline")
+    checks.check(page > pdf.find("Findings and recommendations") >= 0 and
+                 (pdf.find("Trace quality") < 0 or page < pdf.find("Trace quality")),
+                 "the PDF has the comparison after the findings, before trace quality")
+    for word in ("COMPARED WITH THE BASELINE", "Median step time", "JUDGEMENT", "worse", "resolved",
+                 "Step latency: baseline and this run"):
+        checks.check(word in pdf, "the PDF comparison shows %r" % word)
+    if args_kind() == "comparison":
+        checks.check("Compared with the baseline: runs/resnet50-4-workers" in text,
+                     "the fixture's baseline label is shown")
+
+
+def check_comparison_hostile(checks, root, pdf):
+    section, text = comparison_texts(root)
+    checks.check("</script><script>alert(3)</script>\"'><img src=x onerror=alert(4)>" in text,
+                 "a hostile baseline label is shown as text")
+    checks.check("\ufffd" in text, "invalid UTF-8 in the baseline label is shown as U+FFFD")
+    checks.check("\x1b" not in text and "\x01" not in text, "control bytes in the label are dropped")
+    checks.check("findings.new><script>alert(6)</script>" in text, "a hostile gate is shown as text")
+    checks.check("<b onmouseover=alert(5)>bold</b>" in text, "a hostile finding id is shown as text")
+    checks.check("alert(3)" in pdf, "the PDF shows the hostile baseline label as text")
+
+
+def run_absent(args, checks):
+    with OutputDir(args) as out_dir:
+        root = ET.parse(os.path.join(out_dir, "index.html")).getroot()
+        check_no_comparison(checks, out_dir, root, pdf_text(os.path.join(out_dir, "report.pdf")))
 
 
 def png_pixels(path):
@@ -398,12 +526,13 @@ def compare_golden(checks, golden_dir, name, actual):
 
 
 def run_golden(args, checks):
+    prefix = "" if args.kind == "normal" else args.kind + "-"
     with OutputDir(args) as out_dir:
         pdf = normalized(pdf_text(os.path.join(out_dir, "report.pdf")))
         root = ET.parse(os.path.join(out_dir, "index.html")).getroot()
         page = normalized("\n".join(xml_text_blocks(root)))
-        compare_golden(checks, args.golden_dir, "report.pdf.txt", pdf)
-        compare_golden(checks, args.golden_dir, "index.html.txt", page)
+        compare_golden(checks, args.golden_dir, prefix + "report.pdf.txt", pdf)
+        compare_golden(checks, args.golden_dir, prefix + "index.html.txt", page)
 
 
 def main():
@@ -411,15 +540,16 @@ def main():
     parser.add_argument("--renderer")
     parser.add_argument("--output-dir")
     parser.add_argument("--golden-dir")
-    parser.add_argument("mode", choices=("outputs", "chromium", "golden"))
-    parser.add_argument("kind", choices=("normal", "hostile", "empty", "recorded"))
+    parser.add_argument("mode", choices=("outputs", "absent", "chromium", "golden"))
+    parser.add_argument("kind", choices=KINDS)
     args = parser.parse_args()
     if not args.renderer and not args.output_dir:
         parser.error("--renderer or --output-dir is required")
     if args.output_dir:
         args.kind = "recorded"
     checks = Checks()
-    modes = {"outputs": run_outputs, "chromium": run_chromium, "golden": run_golden}
+    modes = {"outputs": run_outputs, "absent": run_absent, "chromium": run_chromium,
+             "golden": run_golden}
     code = modes[args.mode](args, checks)
     if code is not None:
         return code

@@ -468,7 +468,8 @@ static void build_quality(struct builder *b)
 struct po_analysis *fixture_create(enum fixture_kind kind)
 {
 	struct po_arena *arena = po_arena_create();
-	struct builder b = {arena, NULL, kind == FIXTURE_HOSTILE, 12345};
+	bool hostile = kind == FIXTURE_HOSTILE || kind == FIXTURE_COMPARISON_HOSTILE;
+	struct builder b = {arena, NULL, hostile, 12345};
 
 	if (!arena)
 		return NULL;
@@ -490,6 +491,8 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 	build_details(&b);
 	build_findings(&b);
 	build_quality(&b);
+	if (kind == FIXTURE_COMPARISON || kind == FIXTURE_COMPARISON_HOSTILE)
+		fixture_add_comparison(b.analysis, hostile);
 	return b.analysis;
 }
 

@@ -202,9 +202,12 @@ static void write_error_case(void)
 
 static int render_main(const char *kind_name, const char *out_dir)
 {
-	enum fixture_kind kind = strcmp(kind_name, "hostile") == 0 ? FIXTURE_HOSTILE
-				 : strcmp(kind_name, "empty") == 0 ? FIXTURE_EMPTY
-								   : FIXTURE_NORMAL;
+	enum fixture_kind kind = strcmp(kind_name, "hostile") == 0	? FIXTURE_HOSTILE
+				 : strcmp(kind_name, "empty") == 0	? FIXTURE_EMPTY
+				 : strcmp(kind_name, "comparison") == 0 ? FIXTURE_COMPARISON
+				 : strcmp(kind_name, "comparison-hostile") == 0
+				     ? FIXTURE_COMPARISON_HOSTILE
+				     : FIXTURE_NORMAL;
 	struct po_analysis *analysis = fixture_create(kind);
 	struct po_error err = {{0}};
 	enum po_status status = po_render_report(analysis, out_dir, &err);
