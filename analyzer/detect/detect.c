@@ -1,0 +1,189 @@
+/* detect.c: runs the detectors over an analysis, sorts their findings and sets the verdict. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+
+const struct po_step *det_clean_step(const struct det_ctx *ctx, size_t i)
+{
+	return &ctx->analysis->steps[ctx->clean[i]];
+}
+
+const struct po_step *det_all_clean_step(const struct det_ctx *ctx, size_t i)
+{
+	return &ctx->analysis->steps[ctx->all_clean[i]];
+}
+
+const char *det_config(const struct po_analysis *analysis, const char *key)
+{
+	for (size_t i = 0; i < analysis->config_count; i++) {
+		if (analysis->config[i].key && strcmp(analysis->config[i].key, key) == 0)
+			return analysis->config[i].value;
+	}
+	return NULL;
+}
+
+int64_t det_config_int(const struct po_analysis *analysis, const char *key, int64_t fallback)
+{
+	const char *text = det_config(analysis, key);
+	char *end = NULL;
+	long long value;
+
+	if (!text)
+		return fallback;
+	value = strtoll(text, &end, 10);
+	return end != text && *end == '\0' ? (int64_t)value : fallback;
+}
+
+/*
+ * Steps of an epoch's start-up: until every worker has delivered its first batch (the
+ * first max(1, workers) steps of the epoch), workers start and caches fill.
+ */
+static size_t startup_steps(const struct po_analysis *analysis)
+{
+	int64_t workers = det_config_int(analysis, "num_workers", (int64_t)analysis->worker_count);
+
+	if (workers < (int64_t)analysis->worker_count)
+		workers = (int64_t)analysis->worker_count;
+	return workers > 1 ? (size_t)workers : 1;
+}
+
+static void add_steady_step(struct det_ctx *ctx, size_t i, double *walls)
+{
+	const struct po_step *step = &ctx->analysis->steps[i];
+
+	walls[ctx->clean_count] = (double)(step->end_ns - step->begin_ns);
+	ctx->clean_wall_ns += walls[ctx->clean_count];
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		ctx->category_mean_ns[c] += (double)step->category_ns[c];
+	ctx->clean[ctx->clean_count++] = i;
+}
+
+/* Collects the clean and steady steps, and the steady steps' mean breakdown and median. */
+static enum po_status collect_clean_steps(struct det_ctx *ctx)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+	size_t room = analysis->step_count ? analysis->step_count : 1;
+	double *walls = malloc(room * sizeof(double));
+
+	ctx->clean = malloc(room * sizeof(size_t));
+	ctx->all_clean = malloc(room * sizeof(size_t));
+	if (!ctx->clean || !ctx->all_clean || !walls) {
+		free(walls);
+		return PO_STATUS_NOMEM;
+	}
+	size_t startup = startup_steps(analysis), in_epoch = 0;
+
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		in_epoch = i && analysis->steps[i - 1].epoch == analysis->steps[i].epoch
+			       ? in_epoch + 1
+			       : 0;
+		if (analysis->steps[i].flags & PO_STEP_LOSSY)
+			continue;
+		ctx->all_clean[ctx->all_clean_count++] = i;
+		if (in_epoch >= startup)
+			add_steady_step(ctx, i, walls);
+	}
+	if (ctx->clean_count) {
+		ctx->mean_step_ns = ctx->clean_wall_ns / (double)ctx->clean_count;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			ctx->category_mean_ns[c] /= (double)ctx->clean_count;
+		ctx->median_step_ns = det_median(walls, ctx->clean_count);
+	}
+	free(walls);
+	return PO_STATUS_OK;
+}
+
+/*
+ * How far the trace data can be trusted: discarded events or packets, unknown discard
+ * counts, unmatched spans and lossy steps each lower it.
+ */
+static double quality_factor(const struct po_analysis *analysis, const struct po_rules *rules)
+{
+	const struct po_quality *quality = &analysis->quality;
+	double factor = 1.0;
+
+	if (quality->discarded_events > 0 || quality->discarded_packets > 0)
+		factor -= rules->confidence_loss_penalty;
+	if (quality->unknown_discards > 0)
+		factor -= 2 * rules->confidence_loss_penalty;
+	if (quality->unmatched_begins + quality->unmatched_ends > 0)
+		factor -= rules->confidence_loss_penalty / 2;
+	if (analysis->step_count)
+		factor -= 0.5 * (double)quality->lossy_steps / (double)analysis->step_count;
+	return det_clamp(factor, 0.1, 1.0);
+}
+
+static double steps_factor(size_t clean_count, const struct po_rules *rules)
+{
+	double full = rules->confidence_full_steps > 0 ? rules->confidence_full_steps : 1;
+
+	return 0.5 + 0.5 * det_clamp((double)clean_count / full, 0.0, 1.0);
+}
+
+/* Severity first (critical first), then id; equal keys keep their order. */
+static void sort_findings(struct po_finding *findings, size_t count)
+{
+	for (size_t i = 1; i < count; i++) {
+		struct po_finding item = findings[i];
+		size_t j = i;
+
+		while (j > 0 && (findings[j - 1].severity > item.severity ||
+				 (findings[j - 1].severity == item.severity &&
+				  findings[j - 1].id > item.id))) {
+			findings[j] = findings[j - 1];
+			j--;
+		}
+		findings[j] = item;
+	}
+}
+
+typedef enum po_status (*det_fn)(struct det_ctx *ctx);
+
+/* Memory growth runs before unfreed-allocations, which reads its severity. */
+static const det_fn detectors[] = {
+    det_trace_data_loss, det_input_bound, det_gpu_idle,
+    det_memory_growth,	 det_unfreed,	  det_step_outliers,
+};
+
+static enum po_status run_detectors(struct det_ctx *ctx)
+{
+	for (size_t i = 0; i < sizeof(detectors) / sizeof(detectors[0]); i++) {
+		enum po_status status = detectors[i](ctx);
+
+		if (status == PO_STATUS_OK && ctx->nomem)
+			status = PO_STATUS_NOMEM;
+		if (status != PO_STATUS_OK)
+			return status;
+	}
+	return PO_STATUS_OK;
+}
+
+enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules *rules,
+			     struct po_error *err)
+{
+	struct det_ctx ctx = {.analysis = analysis, .rules = rules};
+	enum po_status status;
+
+	analysis->findings = NULL;
+	analysis->finding_count = 0;
+	analysis->verdict = PO_VERDICT_UNKNOWN;
+	status = collect_clean_steps(&ctx);
+	if (status == PO_STATUS_OK) {
+		ctx.quality_factor = quality_factor(analysis, rules);
+		ctx.steps_factor = steps_factor(ctx.clean_count, rules);
+		status = run_detectors(&ctx);
+	}
+	if (status == PO_STATUS_OK) {
+		sort_findings(ctx.findings, ctx.finding_count);
+		analysis->findings = ctx.findings;
+		analysis->finding_count = ctx.finding_count;
+		analysis->verdict = det_verdict(&ctx);
+	} else {
+		po_error_set(err, "Failed to run the detectors: %s", po_status_description(status));
+	}
+	free(ctx.clean);
+	free(ctx.all_clean);
+	return status;
+}

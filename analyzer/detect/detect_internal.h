@@ -1,0 +1,93 @@
+/*
+ * detect_internal.h: what the detectors share: the context of one run (clean steps and
+ * their means, the data-quality factor), the finding builder and the statistics helpers.
+ */
+#ifndef PO_DETECT_INTERNAL_H
+#define PO_DETECT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "detect.h"
+
+#define DET_MAX_EVIDENCE 40
+#define DET_MAX_RECOMMENDATIONS 6
+#define DET_NS_PER_MS 1e6
+#define DET_MIB (1024.0 * 1024.0)
+
+struct det_ctx {
+	struct po_analysis *analysis; /* weak: the caller's */
+	const struct po_rules *rules; /* weak */
+	/*
+	 * owned: indexes of the steady clean steps: not flagged lossy, and not among the first
+	 * max(1, workers) steps of an epoch (start-up: workers starting, caches filling),
+	 * which only the epoch-start checks and the memory trend see (all_clean).
+	 */
+	size_t *clean;
+	size_t clean_count;
+	size_t *all_clean; /* owned: every step not flagged lossy */
+	size_t all_clean_count;
+	double clean_wall_ns; /* summed wall time of the clean steps */
+	double mean_step_ns;  /* over clean steps; 0 without */
+	double median_step_ns;
+	double category_mean_ns[PO_CATEGORY_COUNT];
+	double quality_factor;	     /* 0..1: how much the trace data can be trusted */
+	double steps_factor;	     /* 0.5..1: lowered for few clean steps */
+	struct po_finding *findings; /* weak: in the analysis arena */
+	size_t finding_count;
+	size_t finding_capacity;
+	bool nomem; /* an arena allocation failed */
+};
+
+/* detect.c */
+const struct po_step *det_clean_step(const struct det_ctx *ctx, size_t i);
+const struct po_step *det_all_clean_step(const struct det_ctx *ctx, size_t i);
+/* A run_config value, or NULL. */
+const char *det_config(const struct po_analysis *analysis, const char *key);
+/* A run_config value as an integer, or fallback. */
+int64_t det_config_int(const struct po_analysis *analysis, const char *key, int64_t fallback);
+
+/* finding.c: a new finding with confidence own * the context's factors, or NULL. */
+struct po_finding *det_finding_add(struct det_ctx *ctx, enum po_finding_id id,
+				   enum po_severity severity, double own_confidence);
+void det_summary(struct det_ctx *ctx, struct po_finding *finding, const char *fmt, ...)
+    PO_PRINTF(3, 4);
+void det_ev_number(struct det_ctx *ctx, struct po_finding *finding, const char *key, double value);
+void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, const char *key, int64_t value);
+void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *key,
+		 const char *value);
+/* Adds a recommendation; action, why and effect are copied into the arena. */
+void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+		   const char *action, const char *why, const char *effect, double step_ms,
+		   double speedup);
+/* Copies step numbers and windows into the finding. */
+void det_set_steps(struct det_ctx *ctx, struct po_finding *finding, const int64_t *steps,
+		   size_t count);
+void det_set_windows(struct det_ctx *ctx, struct po_finding *finding,
+		     const struct po_window *windows, size_t count);
+char *det_printf(struct det_ctx *ctx, const char *fmt, ...) PO_PRINTF(2, 3);
+const struct po_finding *det_find(const struct det_ctx *ctx, enum po_finding_id id);
+
+/* stats.c */
+double det_median(double *values, size_t count); /* sorts values; NaN when empty */
+/* Median absolute deviation scaled to a normal standard deviation (x 1.4826). */
+double det_mad_scaled(const double *values, size_t count, double median);
+struct det_fit {
+	double slope;
+	double intercept;
+	double r2; /* 0 when y is constant */
+};
+bool det_linear_fit(const double *x, const double *y, size_t count, struct det_fit *fit);
+double det_clamp(double value, double low, double high);
+
+/* The detectors, each a pure function of the analysis and its rules. */
+enum po_status det_trace_data_loss(struct det_ctx *ctx);
+enum po_status det_input_bound(struct det_ctx *ctx);
+enum po_status det_gpu_idle(struct det_ctx *ctx);
+enum po_status det_memory_growth(struct det_ctx *ctx);
+enum po_status det_unfreed(struct det_ctx *ctx);
+enum po_status det_step_outliers(struct det_ctx *ctx);
+enum po_verdict det_verdict(const struct det_ctx *ctx);
+
+#endif /* PO_DETECT_INTERNAL_H */

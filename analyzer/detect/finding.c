@@ -1,0 +1,172 @@
+/* finding.c: builds findings in the analysis arena; an allocation failure is remembered. */
+#include <assert.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "detect_internal.h"
+
+static void *ctx_alloc(struct det_ctx *ctx, size_t size)
+{
+	void *memory = po_arena_alloc(ctx->analysis->arena, size ? size : 1);
+
+	if (!memory)
+		ctx->nomem = true;
+	return memory;
+}
+
+static const char *ctx_strdup(struct det_ctx *ctx, const char *text)
+{
+	char *copy;
+
+	if (!text)
+		return NULL;
+	copy = po_arena_strdup(ctx->analysis->arena, text);
+	if (!copy)
+		ctx->nomem = true;
+	return copy;
+}
+
+char *det_printf(struct det_ctx *ctx, const char *fmt, ...)
+{
+	char buffer[1024];
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(buffer, sizeof(buffer), fmt, args);
+	va_end(args);
+	return (char *)ctx_strdup(ctx, buffer);
+}
+
+static bool grow_findings(struct det_ctx *ctx)
+{
+	size_t capacity = ctx->finding_capacity ? ctx->finding_capacity * 2 : 16;
+	struct po_finding *grown = ctx_alloc(ctx, capacity * sizeof(*grown));
+
+	if (!grown)
+		return false;
+	if (ctx->finding_count)
+		memcpy(grown, ctx->findings, ctx->finding_count * sizeof(*grown));
+	ctx->findings = grown;
+	ctx->finding_capacity = capacity;
+	return true;
+}
+
+struct po_finding *det_finding_add(struct det_ctx *ctx, enum po_finding_id id,
+				   enum po_severity severity, double own_confidence)
+{
+	struct po_finding *finding;
+
+	if (ctx->finding_count == ctx->finding_capacity && !grow_findings(ctx))
+		return NULL;
+	finding = &ctx->findings[ctx->finding_count];
+	*finding = (struct po_finding){.id = id, .severity = severity, .summary = ""};
+	finding->confidence =
+	    det_clamp(own_confidence * ctx->quality_factor * ctx->steps_factor, 0.0, 1.0);
+	finding->evidence = ctx_alloc(ctx, DET_MAX_EVIDENCE * sizeof(struct po_evidence));
+	finding->recommendations =
+	    ctx_alloc(ctx, DET_MAX_RECOMMENDATIONS * sizeof(struct po_recommendation));
+	if (!finding->evidence || !finding->recommendations)
+		return NULL;
+	ctx->finding_count++;
+	return finding;
+}
+
+void det_summary(struct det_ctx *ctx, struct po_finding *finding, const char *fmt, ...)
+{
+	char buffer[2048];
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(buffer, sizeof(buffer), fmt, args);
+	va_end(args);
+	finding->summary = ctx_strdup(ctx, buffer);
+	if (!finding->summary)
+		finding->summary = "";
+}
+
+static struct po_evidence *next_evidence(struct po_finding *finding, const char *key)
+{
+	struct po_evidence *evidence;
+
+	assert(finding->evidence_count < DET_MAX_EVIDENCE);
+	evidence = &finding->evidence[finding->evidence_count++];
+	*evidence = (struct po_evidence){.key = key};
+	return evidence;
+}
+
+/* Keys are string literals of the detectors, so they are not copied. */
+void det_ev_number(struct det_ctx *ctx, struct po_finding *finding, const char *key, double value)
+{
+	struct po_evidence *evidence = next_evidence(finding, key);
+
+	evidence->type = PO_EVIDENCE_NUMBER;
+	evidence->number = value;
+}
+
+void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, const char *key, int64_t value)
+{
+	struct po_evidence *evidence = next_evidence(finding, key);
+
+	evidence->type = PO_EVIDENCE_INTEGER;
+	evidence->integer = value;
+}
+
+void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *key,
+		 const char *value)
+{
+	struct po_evidence *evidence = next_evidence(finding, key);
+
+	evidence->type = PO_EVIDENCE_TEXT;
+	evidence->text = value ? ctx_strdup(ctx, value) : "";
+	if (!evidence->text)
+		evidence->text = "";
+}
+
+void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+		   const char *action, const char *why, const char *effect, double step_ms,
+		   double speedup)
+{
+	struct po_recommendation *rec;
+
+	assert(finding->recommendation_count < DET_MAX_RECOMMENDATIONS);
+	rec = &finding->recommendations[finding->recommendation_count++];
+	rec->knob = knob;
+	rec->action = ctx_strdup(ctx, action);
+	rec->why = ctx_strdup(ctx, why);
+	rec->effect = ctx_strdup(ctx, effect);
+	rec->predicted_step_ms = step_ms;
+	rec->predicted_speedup = speedup;
+}
+
+void det_set_steps(struct det_ctx *ctx, struct po_finding *finding, const int64_t *steps,
+		   size_t count)
+{
+	finding->steps = ctx_alloc(ctx, count * sizeof(*steps));
+	if (!finding->steps)
+		return;
+	if (count)
+		memcpy(finding->steps, steps, count * sizeof(*steps));
+	finding->step_count = count;
+}
+
+void det_set_windows(struct det_ctx *ctx, struct po_finding *finding,
+		     const struct po_window *windows, size_t count)
+{
+	finding->windows = ctx_alloc(ctx, count * sizeof(*windows));
+	if (!finding->windows)
+		return;
+	if (count)
+		memcpy(finding->windows, windows, count * sizeof(*windows));
+	finding->window_count = count;
+}
+
+const struct po_finding *det_find(const struct det_ctx *ctx, enum po_finding_id id)
+{
+	for (size_t i = 0; i < ctx->finding_count; i++) {
+		if (ctx->findings[i].id == id)
+			return &ctx->findings[i];
+	}
+	return NULL;
+}

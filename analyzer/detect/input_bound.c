@@ -1,0 +1,682 @@
+/*
+ * input_bound.c: the input-bound detector. It measures how much of each clean step the
+ * training thread waits for data, finds why (loading on the training thread, too few
+ * workers, saturated cores, a slow stage, slow host-to-device copies), and predicts the
+ * step time of the fixes with the what-if model of whatif.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "whatif.h"
+
+#define LOADER_STAGES 3 /* load, preprocess, collate: PO_STAGE_LOAD + i */
+
+struct ib_facts {
+	double wait_ns; /* per clean step: data wait plus loading on the training thread */
+	double
+	    main_load_ns; /* per clean step: load + preprocess + collate on the training thread */
+	double h2d_ns;
+	double share_pct; /* wait_ns over the mean step */
+	double h2d_share_pct;
+	double waiting_steps_pct; /* steps waiting more than half the warning share */
+	int64_t workers;	  /* num_workers: run configuration, else worker processes seen */
+	bool loading_in_main;
+	double stage_wall_ns[LOADER_STAGES]; /* per batch */
+	double stage_cpu_ns[LOADER_STAGES];
+	bool cpu_measured;
+	double busy_pct;     /* workers' mean busy share; NaN without workers */
+	double demand_cores; /* CPU the loader and the main loop use */
+	bool saturated;
+	double queue_empty_pct; /* clean steps that found no batch ready; NaN unknown */
+	double load_cv;		/* variation of the consumed batches' service time */
+	enum po_stage dominant;
+	const char *label;
+	const char *cause;
+	struct det_whatif model;
+};
+
+/* Steps whose own input time is more than half the warning share of the step. */
+static double waiting_steps_pct(const struct det_ctx *ctx)
+{
+	double limit = ctx->rules->input_bound_warning_pct / 200.0;
+	size_t waiting = 0;
+
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step *step = det_clean_step(ctx, i);
+		const int64_t *cat = step->category_ns;
+		double input = (double)(cat[PO_CAT_DATA_WAIT] + cat[PO_CAT_LOAD] +
+					cat[PO_CAT_PREPROCESS] + cat[PO_CAT_COLLATE]);
+
+		if (input > limit * (double)(step->end_ns - step->begin_ns))
+			waiting++;
+	}
+	return ctx->clean_count ? 100.0 * (double)waiting / (double)ctx->clean_count : 0;
+}
+
+static void measure_waits(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	const double *mean = ctx->category_mean_ns;
+
+	facts->waiting_steps_pct = waiting_steps_pct(ctx);
+	facts->main_load_ns = mean[PO_CAT_LOAD] + mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE];
+	facts->wait_ns = mean[PO_CAT_DATA_WAIT] + facts->main_load_ns;
+	facts->h2d_ns = mean[PO_CAT_H2D_COPY];
+	facts->share_pct = 100.0 * facts->wait_ns / ctx->mean_step_ns;
+	facts->h2d_share_pct = 100.0 * facts->h2d_ns / ctx->mean_step_ns;
+}
+
+static int64_t worker_batches(const struct po_analysis *analysis)
+{
+	int64_t batches = 0;
+
+	for (size_t i = 0; i < analysis->worker_count; i++)
+		batches += analysis->workers[i].batches;
+	return batches;
+}
+
+/* Per-batch stage times summed over the workers; CPU where every worker measured it. */
+static bool service_from_workers(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+	int64_t batches = worker_batches(analysis);
+
+	if (batches <= 0)
+		return false;
+	facts->cpu_measured = true;
+	for (int s = 0; s < LOADER_STAGES; s++) {
+		double wall = 0, cpu = 0;
+		bool known = true;
+
+		for (size_t i = 0; i < analysis->worker_count; i++) {
+			wall += (double)analysis->workers[i].stage_ns[PO_STAGE_LOAD + s];
+			known = known && analysis->workers[i].stage_cpu_ns[PO_STAGE_LOAD + s] >= 0;
+			cpu += (double)analysis->workers[i].stage_cpu_ns[PO_STAGE_LOAD + s];
+		}
+		facts->stage_wall_ns[s] = wall / (double)batches;
+		facts->stage_cpu_ns[s] = known ? cpu / (double)batches : NAN;
+		facts->cpu_measured = facts->cpu_measured && known;
+	}
+	return true;
+}
+
+/* Loading on the training thread: its categories per step, CPU from the label statistics. */
+static void service_from_main(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+
+	facts->cpu_measured = true;
+	for (int s = 0; s < LOADER_STAGES; s++) {
+		double total = 0, cpu = 0;
+
+		facts->stage_wall_ns[s] = ctx->category_mean_ns[PO_CAT_LOAD + s];
+		for (size_t i = 0; i < analysis->label_stat_count; i++) {
+			const struct po_label_stat *stat = &analysis->label_stats[i];
+
+			if (stat->role != PO_ROLE_MAIN || (int)stat->stage != PO_STAGE_LOAD + s)
+				continue;
+			if (stat->cpu_ns < 0) {
+				total = -1;
+				break;
+			}
+			total += (double)stat->total_ns;
+			cpu += (double)stat->cpu_ns;
+		}
+		facts->stage_cpu_ns[s] = total > 0 ? facts->stage_wall_ns[s] * cpu / total : NAN;
+		if (total == 0 && facts->stage_wall_ns[s] == 0)
+			facts->stage_cpu_ns[s] = 0;
+		facts->cpu_measured = facts->cpu_measured && !isnan(facts->stage_cpu_ns[s]);
+	}
+}
+
+/* The consumed batches' own stage times, when the workers' totals are missing. */
+static void service_from_steps(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	double sums[LOADER_STAGES] = {0};
+	size_t known = 0;
+
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step *step = det_clean_step(ctx, i);
+
+		if (step->load_ns < 0 && step->preprocess_ns < 0 && step->collate_ns < 0)
+			continue;
+		sums[0] += step->load_ns > 0 ? (double)step->load_ns : 0;
+		sums[1] += step->preprocess_ns > 0 ? (double)step->preprocess_ns : 0;
+		sums[2] += step->collate_ns > 0 ? (double)step->collate_ns : 0;
+		known++;
+	}
+	for (int s = 0; s < LOADER_STAGES; s++) {
+		facts->stage_wall_ns[s] = known ? sums[s] / (double)known : 0;
+		facts->stage_cpu_ns[s] = NAN;
+	}
+	facts->cpu_measured = false;
+}
+
+/* Without measured CPU time, preprocess and collate count as CPU and load as waiting. */
+static void fill_cpu_assumption(struct ib_facts *facts)
+{
+	for (int s = 0; s < LOADER_STAGES; s++) {
+		if (isnan(facts->stage_cpu_ns[s]))
+			facts->stage_cpu_ns[s] = s == 0 ? 0 : facts->stage_wall_ns[s];
+	}
+}
+
+static void measure_service(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	if (facts->loading_in_main)
+		service_from_main(ctx, facts);
+	else if (!service_from_workers(ctx, facts))
+		service_from_steps(ctx, facts);
+	fill_cpu_assumption(facts);
+	facts->dominant = PO_STAGE_LOAD;
+	for (int s = 1; s < LOADER_STAGES; s++) {
+		if (facts->stage_wall_ns[s] > facts->stage_wall_ns[facts->dominant - PO_STAGE_LOAD])
+			facts->dominant = (enum po_stage)(PO_STAGE_LOAD + s);
+	}
+}
+
+static void measure_workers_busy(const struct po_analysis *analysis, struct ib_facts *facts)
+{
+	double sum = 0;
+	size_t counted = 0;
+
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		const struct po_worker *worker = &analysis->workers[i];
+		int64_t life_ns = worker->last_ns - worker->first_ns;
+
+		if (worker->first_ns < 0 || life_ns <= 0)
+			continue;
+		sum += det_clamp((double)worker->busy_ns / (double)life_ns, 0, 1);
+		counted++;
+	}
+	facts->busy_pct = counted ? 100.0 * sum / (double)counted : NAN;
+}
+
+static const struct po_process *main_process(const struct po_analysis *analysis)
+{
+	for (size_t i = 0; i < analysis->process_count; i++) {
+		if (analysis->processes[i].pid == analysis->main_pid)
+			return &analysis->processes[i];
+	}
+	return NULL;
+}
+
+/* The main loop's CPU per step from its process CPU counter, capped by its own time. */
+static double main_cpu_per_step(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	const struct po_process *process = main_process(ctx->analysis);
+	double rate;
+
+	if (facts->loading_in_main || !process || process->cpu_first_ns < 0 ||
+	    process->cpu_last_ns <= process->cpu_first_ns || process->last_ns <= process->first_ns)
+		return facts->model.main_ns;
+	rate = (double)(process->cpu_last_ns - process->cpu_first_ns) /
+	       (double)(process->last_ns - process->first_ns);
+	return fmin(facts->model.main_ns, rate * ctx->mean_step_ns);
+}
+
+/*
+ * Whether the step's batch was ready when the step began: from its ready time, else from
+ * the queue depth; -1 when unknown.
+ */
+static int batch_was_ready(const struct po_step *step)
+{
+	if (step->ready_ns >= 0)
+		return step->ready_ns <= step->begin_ns;
+	if (step->queue_depth >= 0)
+		return step->queue_depth >= 1;
+	return -1;
+}
+
+/* The data wait of steps whose batch was already ready is the handoff's cost. */
+static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	double *waits = malloc((ctx->clean_count ? ctx->clean_count : 1) * sizeof(double));
+	size_t ready = 0, known = 0;
+	double handoff = 0;
+
+	if (!waits)
+		return 0;
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step *step = det_clean_step(ctx, i);
+		int was_ready = batch_was_ready(step);
+
+		if (was_ready < 0)
+			continue;
+		known++;
+		if (was_ready)
+			waits[ready++] = (double)step->category_ns[PO_CAT_DATA_WAIT];
+	}
+	facts->queue_empty_pct = known ? 100.0 * (double)(known - ready) / (double)known : NAN;
+	if (ready >= 5)
+		handoff = det_median(waits, ready);
+	free(waits);
+	return handoff;
+}
+
+/*
+ * The cores are saturated when the loader's and the main loop's CPU demand fills them, or
+ * when the workers' CPU stages (preprocess, collate) make most of a batch's time and take
+ * clearly longer in wall time than on CPU: they wait for a core, whoever holds it.
+ */
+static bool cores_saturated(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	const struct po_rules *rules = ctx->rules;
+	double cores = facts->model.cores;
+	double cpu_ns = facts->stage_cpu_ns[1] + facts->stage_cpu_ns[2];
+	double wall_ns = facts->stage_wall_ns[1] + facts->stage_wall_ns[2];
+	bool starved;
+
+	if (cores <= 0 || facts->workers <= 0)
+		return false;
+	if (facts->demand_cores >= cores * rules->input_bound_saturated_pct / 100.0)
+		return true;
+	starved = facts->cpu_measured && cpu_ns > 0 &&
+		  wall_ns >= rules->input_bound_starved_ratio * cpu_ns;
+	return starved && wall_ns >= facts->stage_wall_ns[0];
+}
+
+/*
+ * Cores the loader and the main loop use: from the CPU per batch and per step, or from the
+ * workers' busy share times the CPU part of their work, whichever is larger (batch counts
+ * can include batches made but never consumed).
+ */
+static double cpu_demand(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	const struct det_whatif *model = &facts->model;
+	double main_cores = model->main_cpu_ns / ctx->mean_step_ns;
+	double per_batch = (model->cpu_ns + model->main_cpu_ns) / ctx->mean_step_ns;
+	double busy_workers;
+
+	if (isnan(facts->busy_pct) || model->service_ns <= 0)
+		return per_batch;
+	busy_workers = facts->busy_pct / 100.0 * (double)ctx->analysis->worker_count;
+	return fmax(per_batch, busy_workers * model->cpu_ns / model->service_ns + main_cores);
+}
+
+static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	struct det_whatif *model = &facts->model;
+
+	model->service_ns =
+	    facts->stage_wall_ns[0] + facts->stage_wall_ns[1] + facts->stage_wall_ns[2];
+	model->cpu_ns = fmin(model->service_ns, facts->stage_cpu_ns[0] + facts->stage_cpu_ns[1] +
+						    facts->stage_cpu_ns[2]);
+	model->main_ns = fmax(0, ctx->mean_step_ns - facts->wait_ns);
+	model->main_cpu_ns = main_cpu_per_step(ctx, facts);
+	model->handoff_ns = facts->loading_in_main ? 0 : measure_handoff(ctx, facts);
+	model->cores = ctx->analysis->cpu_count;
+	model->cpu_bound = model->cpu_ns >= model->service_ns - model->cpu_ns;
+	facts->demand_cores = cpu_demand(ctx, facts);
+	facts->saturated = cores_saturated(ctx, facts);
+}
+
+static double service_cv(const struct det_ctx *ctx)
+{
+	double sum = 0, sum_sq = 0, mean;
+	size_t known = 0;
+
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step *step = det_clean_step(ctx, i);
+		double service;
+
+		if (step->load_ns < 0 && step->preprocess_ns < 0 && step->collate_ns < 0)
+			continue;
+		service = (double)((step->load_ns > 0 ? step->load_ns : 0) +
+				   (step->preprocess_ns > 0 ? step->preprocess_ns : 0) +
+				   (step->collate_ns > 0 ? step->collate_ns : 0));
+		sum += service;
+		sum_sq += service * service;
+		known++;
+	}
+	if (known < 2 || sum <= 0)
+		return NAN;
+	mean = sum / (double)known;
+	return sqrt(fmax(0, sum_sq / (double)known - mean * mean)) / mean;
+}
+
+static const char *dominant_label(const struct po_analysis *analysis, enum po_stage stage,
+				  enum po_role role)
+{
+	for (size_t i = 0; i < analysis->label_stat_count; i++) {
+		const struct po_label_stat *stat = &analysis->label_stats[i];
+
+		if (stat->stage == stage && stat->role == role && stat->label)
+			return stat->label;
+	}
+	for (size_t i = 0; i < analysis->label_stat_count; i++) {
+		if (analysis->label_stats[i].stage == stage && analysis->label_stats[i].label)
+			return analysis->label_stats[i].label;
+	}
+	return "";
+}
+
+static const char *choose_cause(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	const struct det_whatif *model = &facts->model;
+
+	if (facts->loading_in_main)
+		return "loading-in-main-process";
+	if (facts->h2d_ns > facts->wait_ns)
+		return "slow-h2d";
+	if (facts->saturated)
+		return "cpu-saturated";
+	if (!isnan(facts->busy_pct) && facts->busy_pct >= ctx->rules->input_bound_worker_busy_pct)
+		return "too-few-workers";
+	if (facts->dominant == PO_STAGE_LOAD)
+		return "slow-load";
+	if (facts->dominant == PO_STAGE_PREPROCESS)
+		return "slow-preprocess";
+	(void)model;
+	return "slow-collate";
+}
+
+static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+
+	measure_waits(ctx, facts);
+	facts->workers = det_config_int(analysis, "num_workers", (int64_t)analysis->worker_count);
+	facts->loading_in_main =
+	    analysis->worker_count == 0 && (facts->workers == 0 || facts->main_load_ns > 0);
+	if (facts->loading_in_main)
+		facts->workers = 0;
+	measure_service(ctx, facts);
+	measure_workers_busy(analysis, facts);
+	facts->queue_empty_pct = NAN;
+	build_model(ctx, facts);
+	facts->load_cv = service_cv(ctx);
+	facts->label = dominant_label(analysis, facts->dominant,
+				      facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
+	facts->cause = choose_cause(ctx, facts);
+}
+
+/* The severity of the share, or COUNT when it does not fire. */
+static enum po_severity severity_of(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	const struct po_rules *rules = ctx->rules;
+	double share = facts->share_pct;
+
+	if (facts->waiting_steps_pct < rules->input_bound_waiting_steps_pct)
+		share = 0; /* a few long waits: sporadic spikes, which step-outliers reports */
+	if (share < rules->input_bound_warning_pct) {
+		if (facts->h2d_share_pct < rules->input_bound_h2d_warning_pct ||
+		    facts->h2d_ns <= facts->wait_ns)
+			return PO_SEVERITY_COUNT;
+		share += facts->h2d_share_pct;
+	}
+	if (share >= rules->input_bound_critical_pct)
+		return PO_SEVERITY_CRITICAL;
+	return share >= rules->input_bound_warning_pct ? PO_SEVERITY_WARNING : PO_SEVERITY_COUNT;
+}
+
+/* The recommendations, defined below. */
+static void recommend(struct det_ctx *ctx, struct po_finding *finding,
+		      const struct ib_facts *facts);
+
+static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
+			 const struct ib_facts *facts)
+{
+	const struct det_whatif *model = &facts->model;
+	double io_pct = model->service_ns > 0
+			    ? 100.0 * (model->service_ns - model->cpu_ns) / model->service_ns
+			    : 0;
+
+	det_ev_number(ctx, finding, "wait_share_pct", facts->share_pct);
+	det_ev_number(ctx, finding, "wait_ms_per_step", facts->wait_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "waiting_steps_pct", facts->waiting_steps_pct);
+	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
+	det_ev_text(ctx, finding, "cause", facts->cause);
+	det_ev_text(ctx, finding, "stage", po_stage_name(facts->dominant));
+	det_ev_text(ctx, finding, "label", facts->label);
+	det_ev_int(ctx, finding, "num_workers", facts->workers);
+	det_ev_int(ctx, finding, "cpu_count", ctx->analysis->cpu_count);
+	if (!isnan(facts->busy_pct))
+		det_ev_number(ctx, finding, "worker_busy_pct", facts->busy_pct);
+	det_ev_number(ctx, finding, "cpu_demand_cores", facts->demand_cores);
+	det_ev_number(ctx, finding, "service_ms_per_batch", model->service_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "cpu_ms_per_batch", model->cpu_ns / DET_NS_PER_MS);
+	det_ev_text(ctx, finding, "cpu_source", facts->cpu_measured ? "measured" : "assumed");
+	det_ev_number(ctx, finding, "io_wait_share_pct", io_pct);
+	det_ev_text(ctx, finding, "loading",
+		    io_pct >= ctx->rules->input_bound_io_share_pct ? "io-like" : "cpu-bound");
+	det_ev_number(ctx, finding, "main_ms_per_step", model->main_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "handoff_ms", model->handoff_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "h2d_ms_per_step", facts->h2d_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "model_step_ms",
+		      det_whatif_step_ns(model, facts->workers) / DET_NS_PER_MS);
+	if (!isnan(facts->queue_empty_pct))
+		det_ev_number(ctx, finding, "queue_empty_pct", facts->queue_empty_pct);
+}
+
+static const char *cause_sentence(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	if (strcmp(facts->cause, "loading-in-main-process") == 0)
+		return "the batches are loaded on the training thread itself (no worker processes)";
+	if (strcmp(facts->cause, "slow-h2d") == 0)
+		return "host-to-device copies take longer than the data wait";
+	if (strcmp(facts->cause, "cpu-saturated") == 0)
+		return det_printf(
+		    (struct det_ctx *)ctx,
+		    "the workers and the main loop use %.1f of %d cores and their CPU "
+		    "work waits for a core: more workers will not help",
+		    facts->demand_cores, ctx->analysis->cpu_count);
+	if (strcmp(facts->cause, "too-few-workers") == 0)
+		return det_printf((struct det_ctx *)ctx,
+				  "%lld worker(s) are busy %.0f%% of the time and cores are idle",
+				  (long long)facts->workers, facts->busy_pct);
+	return det_printf((struct det_ctx *)ctx, "the %s stage is slow",
+			  po_stage_name(facts->dominant));
+}
+
+enum po_status det_input_bound(struct det_ctx *ctx)
+{
+	struct ib_facts facts = {0};
+	enum po_severity severity;
+	struct po_finding *finding;
+	double margin;
+
+	if ((double)ctx->clean_count < ctx->rules->input_bound_min_steps || ctx->mean_step_ns <= 0)
+		return PO_STATUS_OK;
+	measure(ctx, &facts);
+	severity = severity_of(ctx, &facts);
+	if (severity == PO_SEVERITY_COUNT)
+		return PO_STATUS_OK;
+	if (facts.share_pct < ctx->rules->input_bound_warning_pct ||
+	    facts.waiting_steps_pct < ctx->rules->input_bound_waiting_steps_pct)
+		facts.cause = "slow-h2d";
+	margin = ctx->rules->input_bound_warning_pct > 0
+		     ? (facts.share_pct + facts.h2d_share_pct) / ctx->rules->input_bound_warning_pct
+		     : 2;
+	finding = det_finding_add(ctx, PO_FINDING_INPUT_BOUND, severity,
+				  det_clamp(0.6 + 0.2 * margin, 0, 1));
+	if (!finding)
+		return PO_STATUS_NOMEM;
+	det_summary(ctx, finding,
+		    "The training loop waits for data %.1f%% of each step (%.2f ms of %.2f ms on "
+		    "average over %zu clean steps): %s. The slowest loading stage is %s%s%s%s.",
+		    facts.share_pct, facts.wait_ns / DET_NS_PER_MS,
+		    ctx->mean_step_ns / DET_NS_PER_MS, ctx->clean_count,
+		    cause_sentence(ctx, &facts), po_stage_name(facts.dominant),
+		    facts.label[0] ? " (" : "", facts.label, facts.label[0] ? ")" : "");
+	add_evidence(ctx, finding, &facts);
+	recommend(ctx, finding, &facts);
+	return PO_STATUS_OK;
+}
+
+/* ---- recommendations ---- */
+
+static double speedup_of(const struct det_ctx *ctx, double step_ns)
+{
+	return step_ns > 0 ? ctx->mean_step_ns / step_ns : NAN;
+}
+
+/* Saturated cores keep the current num_workers: the model's CPU limit is then a guess. */
+static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
+			      const struct ib_facts *facts)
+{
+	const struct det_whatif *model = &facts->model;
+	int64_t best =
+	    facts->saturated
+		? facts->workers
+		: det_whatif_best_workers(model, (int64_t)ctx->rules->input_bound_max_workers,
+					  ctx->rules->input_bound_within_best_pct);
+	/* Keeping the current setting predicts the measured step. */
+	double step_ns = facts->saturated ? ctx->mean_step_ns : det_whatif_step_ns(model, best);
+	double speedup = speedup_of(ctx, step_ns);
+
+	det_ev_int(ctx, finding, "recommended_num_workers", best);
+	det_ev_number(ctx, finding, "predicted_step_ms", step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "predicted_speedup", speedup);
+	if (best <= facts->workers || speedup < 1.0 + ctx->rules->input_bound_within_best_pct / 100)
+		return;
+	det_recommend(
+	    ctx, finding, "num_workers", det_printf(ctx, "set num_workers=%lld", (long long)best),
+	    det_printf(ctx,
+		       "a batch takes %.2f ms to make (%.2f ms of it on CPU) and the main "
+		       "loop needs a batch every %.2f ms; %lld workers keep up within %.0f%% "
+		       "of the best the %d cores allow",
+		       model->service_ns / DET_NS_PER_MS, model->cpu_ns / DET_NS_PER_MS,
+		       model->main_ns / DET_NS_PER_MS, (long long)best,
+		       ctx->rules->input_bound_within_best_pct, model->cores),
+	    det_printf(ctx, "step %.2f ms -> %.2f ms (%.2fx)", ctx->mean_step_ns / DET_NS_PER_MS,
+		       step_ns / DET_NS_PER_MS, speedup),
+	    step_ns / DET_NS_PER_MS, speedup);
+}
+
+/* Saturated cores: say honestly that workers will not help, and cut CPU per batch. */
+static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
+			       const struct ib_facts *facts)
+{
+	struct det_whatif lighter = facts->model;
+	enum po_stage stage = facts->stage_cpu_ns[1] >= facts->stage_cpu_ns[2] ? PO_STAGE_PREPROCESS
+									       : PO_STAGE_COLLATE;
+	int s = stage - PO_STAGE_LOAD;
+	double now_ns = ctx->mean_step_ns;
+	double step_ns;
+
+	det_recommend(ctx, finding, "num_workers",
+		      det_printf(ctx, "keep num_workers=%lld", (long long)facts->workers),
+		      det_printf(ctx,
+				 "the %d cores are saturated: the workers' CPU work plus the "
+				 "main loop already fill them, so more workers only compete",
+				 facts->model.cores),
+		      "no gain from more workers", now_ns / DET_NS_PER_MS, speedup_of(ctx, now_ns));
+	lighter.service_ns -= facts->stage_wall_ns[s];
+	lighter.cpu_ns = fmax(0, lighter.cpu_ns - facts->stage_cpu_ns[s]);
+	step_ns = det_whatif_step_ns(&lighter, facts->workers);
+	det_recommend(ctx, finding, "transform",
+		      det_printf(ctx, "move the %s transform (%s) to the GPU or cache its output",
+				 po_stage_name(stage), facts->label),
+		      det_printf(ctx, "it costs %.2f ms of CPU per batch on saturated cores",
+				 facts->stage_cpu_ns[s] / DET_NS_PER_MS),
+		      det_printf(ctx,
+				 "at best step %.2f ms (%.2fx) if its CPU time left the loader",
+				 step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns)),
+		      step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
+}
+
+static void recommend_pinned(struct det_ctx *ctx, struct po_finding *finding,
+			     const struct ib_facts *facts)
+{
+	double saved_ns = facts->h2d_ns * ctx->rules->input_bound_pinned_saving_pct / 100.0;
+	double step_ns = ctx->mean_step_ns - saved_ns;
+	const char *pinned = det_config(ctx->analysis, "pin_memory");
+
+	if (pinned && (strcmp(pinned, "true") == 0 || strcmp(pinned, "True") == 0))
+		return;
+	det_recommend(ctx, finding, "pin_memory",
+		      "set pin_memory=True and copy with .to(device, non_blocking=True)",
+		      det_printf(ctx,
+				 "host-to-device copies take %.2f ms per step from pageable "
+				 "memory, and the training thread waits for them",
+				 facts->h2d_ns / DET_NS_PER_MS),
+		      det_printf(ctx, "about %.2f ms per step saved (assumed %.0f%% of the copy)",
+				 saved_ns / DET_NS_PER_MS,
+				 ctx->rules->input_bound_pinned_saving_pct),
+		      step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
+}
+
+static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
+			       const struct ib_facts *facts)
+{
+	int64_t prefetch = det_config_int(ctx->analysis, "prefetch_factor", 2);
+	int64_t wanted = prefetch * 2 > 4 ? 4 : (prefetch * 2 < 2 ? 2 : prefetch * 2);
+
+	if (facts->workers <= 0 || isnan(facts->load_cv) || isnan(facts->queue_empty_pct) ||
+	    facts->load_cv < ctx->rules->input_bound_burst_cv || facts->queue_empty_pct < 50 ||
+	    prefetch >= 4)
+		return;
+	det_recommend(ctx, finding, "prefetch_factor",
+		      det_printf(ctx, "set prefetch_factor=%lld", (long long)wanted),
+		      det_printf(ctx,
+				 "batch times vary by %.0f%% and %.0f%% of the steps found the "
+				 "queue empty: a deeper queue absorbs the bursts",
+				 facts->load_cv * 100, facts->queue_empty_pct),
+		      "shorter waits after slow batches; not predicted", NAN, NAN);
+}
+
+/* Excess data wait at the first step of every epoch after the first, over the median. */
+static double epoch_start_excess_ns(const struct det_ctx *ctx, int64_t *epochs)
+{
+	double *waits = malloc((ctx->clean_count ? ctx->clean_count : 1) * sizeof(double));
+	double median, excess = 0;
+
+	*epochs = 0;
+	if (!waits)
+		return 0;
+	for (size_t i = 0; i < ctx->clean_count; i++)
+		waits[i] = (double)det_clean_step(ctx, i)->category_ns[PO_CAT_DATA_WAIT];
+	median = det_median(waits, ctx->clean_count);
+	free(waits);
+	for (size_t i = 1; i < ctx->all_clean_count; i++) {
+		const struct po_step *step = det_all_clean_step(ctx, i);
+		double wait = (double)step->category_ns[PO_CAT_DATA_WAIT];
+
+		if (step->epoch == det_all_clean_step(ctx, i - 1)->epoch)
+			continue;
+		if (wait > ctx->rules->input_bound_epoch_start_factor * median &&
+		    wait - median > DET_NS_PER_MS) {
+			excess += wait - median;
+			(*epochs)++;
+		}
+	}
+	return excess;
+}
+
+static void recommend_persistent(struct det_ctx *ctx, struct po_finding *finding,
+				 const struct ib_facts *facts)
+{
+	const char *persistent = det_config(ctx->analysis, "persistent_workers");
+	int64_t epochs;
+	double excess_ns, step_ns;
+
+	if (facts->workers <= 0 || !persistent ||
+	    (strcmp(persistent, "false") != 0 && strcmp(persistent, "False") != 0))
+		return;
+	excess_ns = epoch_start_excess_ns(ctx, &epochs);
+	if (epochs == 0)
+		return;
+	step_ns = ctx->mean_step_ns - excess_ns / (double)ctx->all_clean_count;
+	det_recommend(
+	    ctx, finding, "persistent_workers", "set persistent_workers=True",
+	    det_printf(ctx,
+		       "%lld epoch starts waited %.1f ms longer than usual while "
+		       "the workers started again",
+		       (long long)epochs, excess_ns / DET_NS_PER_MS),
+	    det_printf(ctx, "%.1f ms saved per epoch", excess_ns / (double)epochs / DET_NS_PER_MS),
+	    step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
+}
+
+static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct ib_facts *facts)
+{
+	if (strcmp(facts->cause, "slow-h2d") == 0)
+		recommend_pinned(ctx, finding, facts);
+	recommend_workers(ctx, finding, facts);
+	if (facts->saturated)
+		recommend_less_cpu(ctx, finding, facts);
+	recommend_prefetch(ctx, finding, facts);
+	recommend_persistent(ctx, finding, facts);
+}

@@ -1,0 +1,270 @@
+/*
+ * memory.c: host-memory-growth, gpu-memory-growth and unfreed-allocations. Growth is a
+ * least-squares line through the live bytes at the end of each clean step after warm-up;
+ * it is attributed to the allocation sites that still hold memory at the end.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "detect_internal.h"
+
+struct growth {
+	bool gpu;
+	const char *source; /* "alloc_events", "rss" or "gpu_alloc_events" */
+	size_t point_count;
+	int64_t first_step; /* step numbers of the fitted range */
+	int64_t last_step;
+	struct det_fit fit;
+	double projected_run_bytes; /* slope over the whole run's steps */
+	double peak_bytes;
+};
+
+static int64_t step_value(const struct po_step *step, const struct growth *growth)
+{
+	if (growth->gpu)
+		return step->gpu_live_bytes;
+	return growth->source[0] == 'a' ? step->host_live_bytes : step->rss_bytes;
+}
+
+static size_t warmup_steps(const struct det_ctx *ctx)
+{
+	double skip =
+	    ceil(ctx->rules->memory_growth_warmup_pct / 100.0 * (double)ctx->all_clean_count);
+
+	return (size_t)fmax(skip, ctx->rules->memory_growth_warmup_min_steps);
+}
+
+/* Fits the series; false when there are too few points. */
+static bool fit_growth(const struct det_ctx *ctx, struct growth *growth)
+{
+	size_t skip = warmup_steps(ctx);
+	size_t room = ctx->all_clean_count > skip ? ctx->all_clean_count - skip : 0;
+	double *x = malloc((room ? room : 1) * sizeof(double));
+	double *y = malloc((room ? room : 1) * sizeof(double));
+	bool fitted = false;
+
+	for (size_t i = skip; x && y && i < ctx->all_clean_count; i++) {
+		const struct po_step *step = det_all_clean_step(ctx, i);
+		int64_t value = step_value(step, growth);
+
+		if (value < 0)
+			continue;
+		if (!growth->point_count)
+			growth->first_step = step->index;
+		growth->last_step = step->index;
+		x[growth->point_count] = (double)step->index;
+		y[growth->point_count++] = (double)value;
+		growth->peak_bytes = fmax(growth->peak_bytes, (double)value);
+	}
+	if ((double)growth->point_count >= ctx->rules->memory_growth_min_steps)
+		fitted = det_linear_fit(x, y, growth->point_count, &growth->fit);
+	free(x);
+	free(y);
+	return fitted;
+}
+
+/* The live allocation site that holds the most on this kind of memory, or NULL. */
+static const struct po_mem_site *top_site(const struct po_analysis *analysis, bool gpu)
+{
+	for (size_t i = 0; i < analysis->mem_site_count; i++) {
+		const struct po_mem_site *site = &analysis->mem_sites[i];
+
+		if (site->live_bytes > 0 && (site->device >= 0) == gpu)
+			return site;
+	}
+	return NULL;
+}
+
+static const char *site_where(struct det_ctx *ctx, const struct po_mem_site *site)
+{
+	const char *stage = site->stage >= 0 ? po_stage_name((enum po_stage)site->stage) : "none";
+
+	if (site->label)
+		return det_printf(ctx, "%s process %d, stage %s, label %s",
+				  po_role_name(site->role), site->pid, stage, site->label);
+	return det_printf(ctx, "%s process %d, stage %s, site 0x%" PRIx64, po_role_name(site->role),
+			  site->pid, stage, site->ip);
+}
+
+static void add_site_evidence(struct det_ctx *ctx, struct po_finding *finding,
+			      const struct po_mem_site *site)
+{
+	det_ev_int(ctx, finding, "site_pid", site->pid);
+	det_ev_text(ctx, finding, "site_role", po_role_name(site->role));
+	det_ev_text(ctx, finding, "stage",
+		    site->stage >= 0 ? po_stage_name((enum po_stage)site->stage) : "none");
+	if (site->label)
+		det_ev_text(ctx, finding, "label", site->label);
+	else
+		det_ev_text(ctx, finding, "ip", det_printf(ctx, "0x%" PRIx64, site->ip));
+	det_ev_number(ctx, finding, "site_live_mib", (double)site->live_bytes / DET_MIB);
+	det_ev_int(ctx, finding, "site_live_allocations", site->live_count);
+}
+
+static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
+				const struct growth *growth)
+{
+	double projection = ctx->rules->memory_growth_projection_steps;
+
+	det_ev_number(ctx, finding, "slope_bytes_per_step", growth->fit.slope);
+	det_ev_number(ctx, finding, "r2", growth->fit.r2);
+	det_ev_int(ctx, finding, "steps", (int64_t)growth->point_count);
+	det_ev_int(ctx, finding, "first_step", growth->first_step);
+	det_ev_int(ctx, finding, "last_step", growth->last_step);
+	det_ev_text(ctx, finding, "source", growth->source);
+	det_ev_number(ctx, finding, "growth_over_run_mib", growth->projected_run_bytes / DET_MIB);
+	det_ev_number(ctx, finding, "peak_mib", growth->peak_bytes / DET_MIB);
+	det_ev_number(ctx, finding, "projection_steps", projection);
+	det_ev_number(ctx, finding, "projected_growth_mib",
+		      growth->fit.slope * projection / DET_MIB);
+}
+
+static void recommend_free(struct det_ctx *ctx, struct po_finding *finding,
+			   const struct growth *growth, const struct po_mem_site *site)
+{
+	double projection = ctx->rules->memory_growth_projection_steps;
+	const char *where = site ? site_where(ctx, site) : "the allocations that are never freed";
+
+	det_recommend(ctx, finding, "allocation",
+		      det_printf(ctx, "free or reuse what is allocated in %s", where),
+		      det_printf(ctx,
+				 "%s memory grows by %.1f KiB per step (R^2 %.2f) and is "
+				 "never given back",
+				 growth->gpu ? "GPU" : "host", growth->fit.slope / 1024.0,
+				 growth->fit.r2),
+		      det_printf(ctx, "left as is, %.0f more steps hold %.1f MiB more", projection,
+				 growth->fit.slope * projection / DET_MIB),
+		      NAN, NAN);
+}
+
+static enum po_severity growth_severity(const struct det_ctx *ctx, const struct growth *growth)
+{
+	const struct po_rules *rules = ctx->rules;
+
+	if (growth->projected_run_bytes >= rules->memory_growth_critical_mib * DET_MIB ||
+	    growth->projected_run_bytes >=
+		rules->memory_growth_critical_peak_pct / 100.0 * growth->peak_bytes)
+		return PO_SEVERITY_CRITICAL;
+	return PO_SEVERITY_WARNING;
+}
+
+static double run_steps(const struct po_analysis *analysis)
+{
+	if (!analysis->step_count)
+		return 0;
+	return (double)(analysis->steps[analysis->step_count - 1].index - analysis->steps[0].index +
+			1);
+}
+
+static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
+{
+	enum po_finding_id id =
+	    growth->gpu ? PO_FINDING_GPU_MEMORY_GROWTH : PO_FINDING_HOST_MEMORY_GROWTH;
+	const struct po_mem_site *site = top_site(ctx->analysis, growth->gpu);
+	struct po_finding *finding;
+
+	if (!fit_growth(ctx, growth) ||
+	    growth->fit.slope < ctx->rules->memory_growth_min_slope_bytes ||
+	    growth->fit.r2 < ctx->rules->memory_growth_min_r2)
+		return PO_STATUS_OK;
+	growth->projected_run_bytes = growth->fit.slope * run_steps(ctx->analysis);
+	growth->peak_bytes =
+	    fmax(growth->peak_bytes, (double)(growth->gpu ? ctx->analysis->memory.gpu_peak_bytes
+							  : ctx->analysis->memory.host_peak_bytes));
+	finding = det_finding_add(ctx, id, growth_severity(ctx, growth), growth->fit.r2);
+	if (!finding)
+		return PO_STATUS_NOMEM;
+	det_summary(ctx, finding,
+		    "%s memory grows by %.1f KiB per step after warm-up (R^2 %.2f over %zu steps), "
+		    "%.1f MiB over the run; the most still held at the end was allocated in %s.",
+		    growth->gpu ? "GPU" : "Host", growth->fit.slope / 1024.0, growth->fit.r2,
+		    growth->point_count, growth->projected_run_bytes / DET_MIB,
+		    site ? site_where(ctx, site) : "an unknown place");
+	add_growth_evidence(ctx, finding, growth);
+	if (site) {
+		int64_t steps[2] = {site->first_live_step, site->last_live_step};
+
+		add_site_evidence(ctx, finding, site);
+		if (site->first_live_step >= 0)
+			det_set_steps(ctx, finding, steps,
+				      site->last_live_step > site->first_live_step ? 2 : 1);
+	}
+	recommend_free(ctx, finding, growth, site);
+	return PO_STATUS_OK;
+}
+
+enum po_status det_memory_growth(struct det_ctx *ctx)
+{
+	const struct po_memory *memory = &ctx->analysis->memory;
+	struct growth host = {.gpu = false,
+			      .source = memory->has_alloc_events ? "alloc_events" : "rss"};
+	struct growth gpu = {.gpu = true, .source = "gpu_alloc_events"};
+	enum po_status status;
+
+	status = growth_finding(ctx, &host);
+	if (status == PO_STATUS_OK)
+		status = growth_finding(ctx, &gpu);
+	return status;
+}
+
+/* ---- unfreed-allocations ---- */
+
+static void add_unfreed_sites(struct det_ctx *ctx, struct po_finding *finding)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+	size_t listed = 0;
+
+	for (size_t i = 0; i < analysis->mem_site_count; i++) {
+		const struct po_mem_site *site = &analysis->mem_sites[i];
+
+		if (site->live_bytes <= 0 || (double)listed >= ctx->rules->unfreed_max_sites)
+			continue;
+		listed++;
+		det_ev_text(ctx, finding, det_printf(ctx, "site%zu_where", listed),
+			    site_where(ctx, site));
+		det_ev_number(ctx, finding, det_printf(ctx, "site%zu_live_mib", listed),
+			      (double)site->live_bytes / DET_MIB);
+		det_ev_text(ctx, finding, det_printf(ctx, "site%zu_device", listed),
+			    site->device >= 0 ? det_printf(ctx, "gpu%d", site->device) : "host");
+	}
+}
+
+enum po_status det_unfreed(struct det_ctx *ctx)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+	const struct po_finding *host = det_find(ctx, PO_FINDING_HOST_MEMORY_GROWTH);
+	const struct po_finding *gpu = det_find(ctx, PO_FINDING_GPU_MEMORY_GROWTH);
+	int64_t live_bytes = 0, live_count = 0, sites = 0;
+	struct po_finding *finding;
+
+	for (size_t i = 0; i < analysis->mem_site_count; i++) {
+		if (analysis->mem_sites[i].live_bytes <= 0)
+			continue;
+		live_bytes += analysis->mem_sites[i].live_bytes;
+		live_count += analysis->mem_sites[i].live_count;
+		sites++;
+	}
+	if ((double)live_bytes < ctx->rules->unfreed_min_mib * DET_MIB || !live_bytes)
+		return PO_STATUS_OK;
+	finding = det_finding_add(ctx, PO_FINDING_UNFREED_ALLOCATIONS,
+				  host || gpu ? PO_SEVERITY_WARNING : PO_SEVERITY_INFO, 0.9);
+	if (!finding)
+		return PO_STATUS_NOMEM;
+	det_summary(ctx, finding,
+		    "%.1f MiB in %lld allocations from %lld sites were still allocated at the end "
+		    "of the trace%s; the largest: %s.",
+		    (double)live_bytes / DET_MIB, (long long)live_count, (long long)sites,
+		    host || gpu ? ", and memory grew steadily: a leak" : "",
+		    site_where(ctx, &analysis->mem_sites[0]));
+	det_ev_number(ctx, finding, "live_mib", (double)live_bytes / DET_MIB);
+	det_ev_int(ctx, finding, "live_allocations", live_count);
+	det_ev_int(ctx, finding, "sites", sites);
+	add_unfreed_sites(ctx, finding);
+	det_recommend(ctx, finding, "allocation",
+		      "free these allocations when they are no longer needed",
+		      "memory still held at the end was never given back; if it grows with the "
+		      "steps it is a leak",
+		      "no change to the step time; lower peak memory", NAN, NAN);
+	return PO_STATUS_OK;
+}

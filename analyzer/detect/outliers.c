@@ -1,0 +1,281 @@
+/*
+ * outliers.c: the step-outliers detector. Clean steps slower than median + k scaled MADs
+ * (and a minimum excess) are outliers; a common distance between them makes them periodic;
+ * the category with the largest excess over the median breakdown says what made them slow.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+
+#define MAX_LISTED_STEPS 100
+
+struct outliers {
+	double median_ns;
+	double threshold_ns;
+	double median_category_ns[PO_CATEGORY_COUNT];
+	size_t *items; /* owned: indexes into ctx->clean */
+	size_t count;
+	double excess_ns;
+	double excess_by_category_ns[PO_CATEGORY_COUNT];
+	enum po_category cause;
+	int64_t period; /* steps; 0 when sporadic */
+};
+
+static bool measure_medians(const struct det_ctx *ctx, struct outliers *out, double *values)
+{
+	double mad;
+
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		for (size_t i = 0; i < ctx->clean_count; i++)
+			values[i] = (double)det_clean_step(ctx, i)->category_ns[c];
+		out->median_category_ns[c] = det_median(values, ctx->clean_count);
+	}
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step *step = det_clean_step(ctx, i);
+
+		values[i] = (double)(step->end_ns - step->begin_ns);
+	}
+	mad = det_mad_scaled(values, ctx->clean_count, det_median(values, ctx->clean_count));
+	out->median_ns = det_median(values, ctx->clean_count);
+	if (isnan(mad))
+		return false;
+	out->threshold_ns =
+	    fmax(out->median_ns + ctx->rules->step_outliers_mad_k * mad,
+		 out->median_ns * (1.0 + ctx->rules->step_outliers_min_excess_pct / 100));
+	return true;
+}
+
+static void collect(const struct det_ctx *ctx, struct outliers *out)
+{
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step *step = det_clean_step(ctx, i);
+		double wall = (double)(step->end_ns - step->begin_ns);
+
+		if (wall <= out->threshold_ns)
+			continue;
+		out->items[out->count++] = i;
+		out->excess_ns += wall - out->median_ns;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			out->excess_by_category_ns[c] +=
+			    fmax(0, (double)step->category_ns[c] - out->median_category_ns[c]);
+	}
+	out->cause = PO_CAT_OTHER;
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		if (out->excess_by_category_ns[c] > out->excess_by_category_ns[out->cause])
+			out->cause = (enum po_category)c;
+	}
+}
+
+#define MAX_PERIOD 1000
+
+struct period_candidate {
+	int64_t period;
+	int64_t phase;
+	size_t hits;
+	double excess_ns;
+};
+
+/* Steady step numbers in [first, last] congruent to phase modulo period (lossy ones too). */
+static int64_t members(int64_t first, int64_t last, int64_t period, int64_t phase)
+{
+	int64_t start = first + ((phase - first % period) % period + period) % period;
+
+	return start > last ? 0 : (last - start) / period + 1;
+}
+
+/* What the period search reads of each outlier, taken once rather than per period. */
+struct period_scan {
+	int64_t first, last;	/* step numbers of the first and last clean steps */
+	int64_t *indexes;	/* owned: the outliers' step numbers */
+	double *excess_ns;	/* owned: each outlier's time above the median */
+	size_t *hits;		/* owned: per residue slot (residue + period), 2 * MAX_PERIOD */
+	double *slot_excess_ns; /* owned: the same slots */
+};
+
+/*
+ * The best (period, phase) for one period: the residue holding the most excess among the
+ * outliers, if most steps of that residue are outliers. Residues are tallied in slots
+ * (residue + period, as step numbers may be negative) and visited in increasing order;
+ * each residue's excess adds its outliers in their order. Linear in the outliers.
+ */
+static void best_phase(const struct det_ctx *ctx, const struct outliers *out,
+		       const struct period_scan *scan, int64_t period,
+		       struct period_candidate *best)
+{
+	size_t slot_count = (size_t)(2 * period);
+
+	memset(scan->hits, 0, slot_count * sizeof(*scan->hits));
+	memset(scan->slot_excess_ns, 0, slot_count * sizeof(*scan->slot_excess_ns));
+	for (size_t k = 0; k < out->count; k++) {
+		size_t slot = (size_t)(scan->indexes[k] % period + period);
+
+		scan->hits[slot]++;
+		scan->slot_excess_ns[slot] += scan->excess_ns[k];
+	}
+	for (size_t slot = 0; slot < slot_count; slot++) {
+		int64_t phase = (int64_t)slot - period;
+		size_t hits = scan->hits[slot];
+		double excess = scan->slot_excess_ns[slot];
+
+		if (hits >= 3 &&
+		    (double)hits >= ctx->rules->step_outliers_period_pct / 100.0 *
+					(double)members(scan->first, scan->last, period, phase) &&
+		    excess > best->excess_ns * 1.05)
+			*best = (struct period_candidate){period, phase, hits, excess};
+	}
+}
+
+static bool period_scan_init(const struct det_ctx *ctx, const struct outliers *out,
+			     struct period_scan *scan)
+{
+	scan->first = det_clean_step(ctx, 0)->index;
+	scan->last = det_clean_step(ctx, ctx->clean_count - 1)->index;
+	scan->indexes = malloc(out->count * sizeof(*scan->indexes));
+	scan->excess_ns = malloc(out->count * sizeof(*scan->excess_ns));
+	scan->hits = malloc(2 * MAX_PERIOD * sizeof(*scan->hits));
+	scan->slot_excess_ns = malloc(2 * MAX_PERIOD * sizeof(*scan->slot_excess_ns));
+	if (!scan->indexes || !scan->excess_ns || !scan->hits || !scan->slot_excess_ns)
+		return false;
+	for (size_t k = 0; k < out->count; k++) {
+		const struct po_step *step = det_clean_step(ctx, out->items[k]);
+
+		scan->indexes[k] = step->index;
+		scan->excess_ns[k] = (double)(step->end_ns - step->begin_ns) - out->median_ns;
+	}
+	return true;
+}
+
+static void period_scan_fini(struct period_scan *scan)
+{
+	free(scan->indexes);
+	free(scan->excess_ns);
+	free(scan->hits);
+	free(scan->slot_excess_ns);
+}
+
+/*
+ * Outliers are periodic with period N when, for one phase, most steps numbered
+ * phase + k * N are outliers and they hold at least half of the outliers' excess time.
+ * Sporadic outliers in between (noise) do not hide the period. The shortest period wins
+ * unless a longer one explains clearly more.
+ */
+static void find_period(const struct det_ctx *ctx, struct outliers *out)
+{
+	struct period_candidate best = {0};
+	struct period_scan scan = {0};
+	int64_t max_period = (int64_t)ctx->clean_count / 3;
+
+	if (out->count < 3)
+		return;
+	if (max_period > MAX_PERIOD)
+		max_period = MAX_PERIOD;
+	if (period_scan_init(ctx, out, &scan)) {
+		for (int64_t period = 2; period <= max_period; period++)
+			best_phase(ctx, out, &scan, period, &best);
+	}
+	period_scan_fini(&scan);
+	if (best.period && best.excess_ns >= 0.5 * out->excess_ns)
+		out->period = best.period;
+}
+
+static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
+			 const struct outliers *out, double share_pct)
+{
+	det_ev_int(ctx, finding, "outliers", (int64_t)out->count);
+	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
+	det_ev_number(ctx, finding, "median_ms", out->median_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "threshold_ms", out->threshold_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "excess_ms_per_outlier",
+		      out->excess_ns / (double)out->count / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "excess_share_pct", share_pct);
+	det_ev_int(ctx, finding, "period_steps", out->period);
+	det_ev_text(ctx, finding, "pattern", out->period ? "periodic" : "sporadic");
+	det_ev_text(ctx, finding, "cause", po_category_name(out->cause));
+	det_ev_number(ctx, finding, "cause_excess_ms_per_outlier",
+		      out->excess_by_category_ns[out->cause] / (double)out->count / DET_NS_PER_MS);
+}
+
+static const char *advice_for(enum po_category cause)
+{
+	switch (cause) {
+	case PO_CAT_CHECKPOINT:
+		return "save checkpoints asynchronously or less often";
+	case PO_CAT_EVAL:
+		return "evaluate less often or on a separate process";
+	case PO_CAT_DATA_WAIT:
+	case PO_CAT_LOAD:
+	case PO_CAT_PREPROCESS:
+	case PO_CAT_COLLATE:
+		return "smooth the loader: a larger prefetch_factor, persistent_workers, or "
+		       "caching the slow samples";
+	case PO_CAT_GPU_SYNC:
+		return "remove the periodic synchronization (logging .item() calls) or do it less "
+		       "often";
+	default:
+		return "look at the timeline of the slowest steps in the report";
+	}
+}
+
+static void add_finding(struct det_ctx *ctx, struct outliers *out)
+{
+	double share_pct = 100.0 * out->excess_ns / ctx->clean_wall_ns;
+	double step_ns = ctx->mean_step_ns - out->excess_ns / (double)ctx->clean_count;
+	struct po_finding *finding;
+	int64_t steps[MAX_LISTED_STEPS];
+	size_t listed = out->count < MAX_LISTED_STEPS ? out->count : MAX_LISTED_STEPS;
+
+	finding =
+	    det_finding_add(ctx, PO_FINDING_STEP_OUTLIERS,
+			    share_pct >= ctx->rules->step_outliers_warning_pct ? PO_SEVERITY_WARNING
+									       : PO_SEVERITY_INFO,
+			    out->period ? 0.9 : 0.7);
+	if (!finding)
+		return;
+	det_summary(ctx, finding,
+		    "%zu of %zu steps are slower than %.2f ms (median %.2f ms), %s, costing %.1f%% "
+		    "of the run; their extra time is mostly %s.",
+		    out->count, ctx->clean_count, out->threshold_ns / DET_NS_PER_MS,
+		    out->median_ns / DET_NS_PER_MS,
+		    out->period ? det_printf(ctx, "every %lld steps", (long long)out->period)
+				: "at irregular intervals",
+		    share_pct, po_category_name(out->cause));
+	add_evidence(ctx, finding, out, share_pct);
+	for (size_t i = 0; i < listed; i++)
+		steps[i] = det_clean_step(ctx, out->items[i])->index;
+	det_set_steps(ctx, finding, steps, listed);
+	det_recommend(
+	    ctx, finding, po_category_name(out->cause), advice_for(out->cause),
+	    det_printf(ctx, "the slow steps spend %.2f ms more in %s than the median step",
+		       out->excess_by_category_ns[out->cause] / (double)out->count / DET_NS_PER_MS,
+		       po_category_name(out->cause)),
+	    det_printf(ctx, "at most step %.2f ms -> %.2f ms without the excess",
+		       ctx->mean_step_ns / DET_NS_PER_MS, step_ns / DET_NS_PER_MS),
+	    step_ns / DET_NS_PER_MS, step_ns > 0 ? ctx->mean_step_ns / step_ns : NAN);
+}
+
+enum po_status det_step_outliers(struct det_ctx *ctx)
+{
+	struct outliers out = {0};
+	double *values;
+
+	if ((double)ctx->clean_count < ctx->rules->step_outliers_min_steps || !ctx->clean_count)
+		return PO_STATUS_OK;
+	values = malloc(ctx->clean_count * sizeof(double));
+	out.items = malloc(ctx->clean_count * sizeof(size_t));
+	if (!values || !out.items) {
+		free(values);
+		free(out.items);
+		return PO_STATUS_NOMEM;
+	}
+	if (measure_medians(ctx, &out, values)) {
+		collect(ctx, &out);
+		find_period(ctx, &out);
+		if (out.count && (double)out.count >= ctx->rules->step_outliers_min_count)
+			add_finding(ctx, &out);
+	}
+	free(values);
+	free(out.items);
+	return PO_STATUS_OK;
+}

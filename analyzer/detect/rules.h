@@ -1,0 +1,166 @@
+/*
+ * rules.h: every detection rule, threshold and default of the detectors, declared once.
+ *
+ * PO_RULES is the single table: the struct po_rules members, their defaults
+ * (po_rules_init), the RULE.KEY=VALUE parser (--set, --config) and the table in
+ * docs/rules.md all come from it (a unit test keeps the document in step with it).
+ * Every value is a non-negative double; counts are whole numbers stored as doubles.
+ */
+#ifndef PO_RULES_H
+#define PO_RULES_H
+
+#include <stddef.h>
+
+#include "../common/status.h"
+
+/* X(member, "rule", "key", default, "unit", "what it does", "where the default comes from") */
+#define PO_RULES(X)                                                                                \
+	X(input_bound_warning_pct, "input-bound", "warning_pct", 5, "%",                           \
+	  "share of clean step time spent waiting for data from which input-bound is a warning",   \
+	  "TensorFlow Profiler input-pipeline analysis (moderately input-bound from 5%)")          \
+	X(input_bound_critical_pct, "input-bound", "critical_pct", 20, "%",                        \
+	  "share of clean step time spent waiting for data from which input-bound is critical",    \
+	  "TensorFlow Profiler (highly input-bound from 20%); PyTorch profiler's data-loader "     \
+	  "note")                                                                                  \
+	X(input_bound_min_steps, "input-bound", "min_steps", 20, "steps",                          \
+	  "clean steps needed before input-bound may fire",                                        \
+	  "profopt: a mean over fewer steps is noise")                                             \
+	X(input_bound_waiting_steps_pct, "input-bound", "waiting_steps_pct", 25, "%",              \
+	  "steps that must wait more than half the warning share of their own time: fewer means "  \
+	  "sporadic spikes",                                                                       \
+	  "profopt")                                                                               \
+	X(input_bound_worker_busy_pct, "input-bound", "worker_busy_pct", 80, "%",                  \
+	  "worker busy share from which the workers are the bottleneck (too-few-workers)",         \
+	  "profopt")                                                                               \
+	X(input_bound_saturated_pct, "input-bound", "saturated_pct", 90, "%",                      \
+	  "CPU demand of workers plus main loop, as a share of the cores, from which the cores "   \
+	  "are saturated",                                                                         \
+	  "profopt")                                                                               \
+	X(input_bound_starved_ratio, "input-bound", "starved_ratio", 1.25, "ratio",                \
+	  "wall over CPU time of the workers' CPU stages from which they wait for a core",         \
+	  "profopt")                                                                               \
+	X(input_bound_io_share_pct, "input-bound", "io_share_pct", 50, "%",                        \
+	  "share of a batch's service time spent waiting (not on CPU) from which loading is "      \
+	  "I/O-like",                                                                              \
+	  "profopt")                                                                               \
+	X(input_bound_h2d_warning_pct, "input-bound", "h2d_warning_pct", 15, "%",                  \
+	  "share of step time in host-to-device copies from which slow-h2d fires", "profopt")      \
+	X(input_bound_within_best_pct, "input-bound", "within_best_pct", 5, "%",                   \
+	  "the recommended num_workers is the smallest whose predicted step is within this of "    \
+	  "the best",                                                                              \
+	  "profopt")                                                                               \
+	X(input_bound_max_workers, "input-bound", "max_workers", 32, "workers",                    \
+	  "largest num_workers the what-if model considers", "profopt")                            \
+	X(input_bound_pinned_saving_pct, "input-bound", "pinned_saving_pct", 50, "%",              \
+	  "share of host-to-device copy time assumed saved by pin_memory with non_blocking "       \
+	  "copies",                                                                                \
+	  "PyTorch pinned-memory guide (pinned copies are about twice as fast and can overlap)")   \
+	X(input_bound_burst_cv, "input-bound", "burst_cv", 0.3, "ratio",                           \
+	  "coefficient of variation of per-batch load time from which workers count as bursty",    \
+	  "profopt")                                                                               \
+	X(input_bound_epoch_start_factor, "input-bound", "epoch_start_factor", 3, "ratio",         \
+	  "data wait at an epoch's first step, over the median wait, that shows worker start-up",  \
+	  "profopt")                                                                               \
+	X(gpu_idle_min_gap_ms, "gpu-idle", "min_gap_ms", 1, "ms",                                  \
+	  "GPU gaps shorter than this are ignored (also passed to the model)", "profopt")          \
+	X(gpu_idle_min_gap_step_pct, "gpu-idle", "min_gap_step_pct", 5, "%",                       \
+	  "GPU gaps shorter than this share of the median step are ignored", "profopt")            \
+	X(gpu_idle_warning_pct, "gpu-idle", "warning_pct", 10, "%",                                \
+	  "share of clean step time in counted GPU gaps from which gpu-idle is a warning",         \
+	  "profopt")                                                                               \
+	X(gpu_idle_critical_pct, "gpu-idle", "critical_pct", 30, "%",                              \
+	  "share of clean step time in counted GPU gaps from which gpu-idle is critical",          \
+	  "profopt")                                                                               \
+	X(gpu_idle_max_windows, "gpu-idle", "max_windows", 10, "gaps",                             \
+	  "worst gaps listed as windows", "profopt")                                               \
+	X(memory_growth_warmup_pct, "memory-growth", "warmup_pct", 10, "%",                        \
+	  "share of the steps skipped as warm-up before fitting the growth (host and GPU)",        \
+	  "profopt")                                                                               \
+	X(memory_growth_warmup_min_steps, "memory-growth", "warmup_min_steps", 5, "steps",         \
+	  "steps skipped as warm-up at least", "profopt")                                          \
+	X(memory_growth_min_steps, "memory-growth", "min_steps", 10, "steps",                      \
+	  "steps after warm-up needed to fit a trend", "profopt")                                  \
+	X(memory_growth_min_slope_bytes, "memory-growth", "min_slope_bytes", 1024, "bytes/step",   \
+	  "slope below which memory counts as flat", "profopt")                                    \
+	X(memory_growth_min_r2, "memory-growth", "min_r2", 0.8, "ratio",                           \
+	  "least-squares fit (R^2) needed to report growth", "profopt")                            \
+	X(memory_growth_critical_mib, "memory-growth", "critical_mib", 100, "MiB",                 \
+	  "growth projected over the run from which growth is critical", "profopt")                \
+	X(memory_growth_critical_peak_pct, "memory-growth", "critical_peak_pct", 10, "%",          \
+	  "growth projected over the run, as a share of the peak, from which growth is critical",  \
+	  "profopt")                                                                               \
+	X(memory_growth_projection_steps, "memory-growth", "projection_steps", 10000, "steps",     \
+	  "steps ahead for the predicted effect (bytes held after N more steps)", "profopt")       \
+	X(unfreed_min_mib, "unfreed-allocations", "min_mib", 1, "MiB",                             \
+	  "live bytes at the end of the trace below which nothing is reported", "profopt")         \
+	X(unfreed_max_sites, "unfreed-allocations", "max_sites", 5, "sites",                       \
+	  "allocation sites named in the evidence", "profopt")                                     \
+	X(step_outliers_mad_k, "step-outliers", "mad_k", 3, "MADs",                                \
+	  "a step is an outlier above median + k scaled MADs",                                     \
+	  "robust statistics (Hampel filter)")                                                     \
+	X(step_outliers_min_excess_pct, "step-outliers", "min_excess_pct", 20, "%",                \
+	  "an outlier is also at least this much slower than the median step", "profopt")          \
+	X(step_outliers_min_steps, "step-outliers", "min_steps", 20, "steps",                      \
+	  "clean steps needed before looking for outliers", "profopt")                             \
+	X(step_outliers_min_count, "step-outliers", "min_count", 3, "steps",                       \
+	  "outliers needed for a finding", "profopt")                                              \
+	X(step_outliers_warning_pct, "step-outliers", "warning_pct", 5, "%",                       \
+	  "share of clean time lost in outliers from which the finding is a warning", "profopt")   \
+	X(step_outliers_period_pct, "step-outliers", "period_pct", 70, "%",                        \
+	  "share of the steps of one phase (every N steps) that must be outliers for a period N",  \
+	  "profopt")                                                                               \
+	X(trace_loss_warning_pct, "trace-data-loss", "warning_pct", 0.1, "%",                      \
+	  "discarded events, as a share of all, from which data loss is a warning", "profopt")     \
+	X(trace_loss_critical_pct, "trace-data-loss", "critical_pct", 5, "%",                      \
+	  "discarded events or lossy steps, as a share, from which data loss is critical",         \
+	  "profopt")                                                                               \
+	X(confidence_full_steps, "confidence", "full_steps", 100, "steps",                         \
+	  "clean steps from which the step count no longer lowers confidence", "profopt")          \
+	X(confidence_loss_penalty, "confidence", "loss_penalty", 0.2, "ratio",                     \
+	  "confidence removed when events or packets were discarded (twice for unknown counts)",   \
+	  "profopt")                                                                               \
+	X(verdict_min_steps, "verdict", "min_steps", 20, "steps",                                  \
+	  "clean steps needed for a verdict other than unknown", "profopt")                        \
+	X(verdict_gpu_bound_pct, "verdict", "gpu_bound_pct", 80, "%",                              \
+	  "GPU busy share of clean step time from which the run is gpu-bound", "profopt")          \
+	X(verdict_host_gpu_pct, "verdict", "host_gpu_pct", 50, "%",                                \
+	  "GPU busy share below which host compute may make the run host-bound", "profopt")        \
+	X(verdict_host_compute_pct, "verdict", "host_compute_pct", 50, "%",                        \
+	  "share of step time in host compute categories from which the run is host-bound",        \
+	  "profopt")
+
+struct po_rules {
+#define PO_X(member, rule, key, def, unit, doc, source) double member;
+	PO_RULES(PO_X)
+#undef PO_X
+};
+
+/* One row of the table, for documentation and tests. */
+struct po_rule_info {
+	const char *rule;
+	const char *key;
+	double default_value;
+	const char *unit;
+	const char *doc;
+	const char *source;
+	size_t offset; /* of the member in struct po_rules */
+};
+
+/* The table's rows in declaration order; *count is set to their number. */
+const struct po_rule_info *po_rule_infos(size_t *count);
+
+/* Fills every member with its default. */
+void po_rules_init(struct po_rules *rules);
+
+/*
+ * Applies one "RULE.KEY=VALUE" assignment (spaces around the parts allowed). On failure
+ * the rules are unchanged and err names the assignment.
+ */
+enum po_status po_rules_set(struct po_rules *rules, const char *assignment,
+			    struct po_error *err) PO_NODISCARD;
+
+/* Applies a file of assignments, one a line, '#' starts a comment; errors name path:line. */
+enum po_status po_rules_load(struct po_rules *rules, const char *path,
+			     struct po_error *err) PO_NODISCARD;
+
+#endif /* PO_RULES_H */

@@ -1,0 +1,49 @@
+/*
+ * verdict.c: the verdict, from the mean breakdown of clean steps (docs/rules.md):
+ * input-bound when the input-bound finding is a warning or worse; else gpu-bound when the
+ * GPU is busy most of the step; else host-bound when host compute dominates while the GPU
+ * is mostly idle; else balanced. Unknown with too few clean steps.
+ */
+#include "detect_internal.h"
+
+/* Categories of host work on the training thread that keep the GPU waiting for launches. */
+static double host_compute_ns(const struct det_ctx *ctx)
+{
+	static const enum po_category host[] = {
+	    PO_CAT_FORWARD, PO_CAT_BACKWARD, PO_CAT_OPTIMIZER, PO_CAT_CHECKPOINT,
+	    PO_CAT_EVAL,    PO_CAT_CUSTOM,   PO_CAT_OTHER};
+	double total = 0;
+
+	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
+		total += ctx->category_mean_ns[host[i]];
+	return total;
+}
+
+static double gpu_busy_pct(const struct det_ctx *ctx)
+{
+	double busy = 0;
+
+	for (size_t i = 0; i < ctx->clean_count; i++)
+		busy += (double)det_clean_step(ctx, i)->gpu_busy_ns;
+	return ctx->clean_wall_ns > 0 ? 100.0 * busy / ctx->clean_wall_ns : 0;
+}
+
+enum po_verdict det_verdict(const struct det_ctx *ctx)
+{
+	const struct po_rules *rules = ctx->rules;
+	const struct po_finding *input = det_find(ctx, PO_FINDING_INPUT_BOUND);
+	double busy_pct, host_pct;
+
+	if (!ctx->clean_count || (double)ctx->clean_count < rules->verdict_min_steps ||
+	    ctx->mean_step_ns <= 0)
+		return PO_VERDICT_UNKNOWN;
+	if (input && input->severity <= PO_SEVERITY_WARNING)
+		return PO_VERDICT_INPUT_BOUND;
+	busy_pct = ctx->analysis->gpu_count ? gpu_busy_pct(ctx) : 0;
+	if (busy_pct >= rules->verdict_gpu_bound_pct)
+		return PO_VERDICT_GPU_BOUND;
+	host_pct = 100.0 * host_compute_ns(ctx) / ctx->mean_step_ns;
+	if (busy_pct < rules->verdict_host_gpu_pct && host_pct >= rules->verdict_host_compute_pct)
+		return PO_VERDICT_HOST_BOUND;
+	return PO_VERDICT_BALANCED;
+}

@@ -1,0 +1,48 @@
+/*
+ * whatif.c: the data-loader what-if model. With n workers the producer delivers
+ * min(n / S, (K - u_main) / C) batches per second; charging the main loop's CPU per step
+ * instead of its share gives the CPU limit as (C + M_cpu) / K seconds per step. The step
+ * cannot be shorter than the main loop's own time M, and the handoff is added on top.
+ */
+#include <math.h>
+
+#include "whatif.h"
+
+double det_whatif_step_ns(const struct det_whatif *model, int64_t workers)
+{
+	double step_ns = model->main_ns;
+
+	if (workers <= 0)
+		return model->main_ns + model->service_ns;
+	if (model->service_ns / (double)workers > step_ns)
+		step_ns = model->service_ns / (double)workers;
+	if (model->cores > 0) {
+		double cpu_limit_ns = (model->cpu_ns + model->main_cpu_ns) / (double)model->cores;
+
+		if (cpu_limit_ns > step_ns)
+			step_ns = cpu_limit_ns;
+	}
+	return step_ns + model->handoff_ns;
+}
+
+int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_workers,
+				double within_pct)
+{
+	double best_ns = INFINITY;
+
+	if (model->cpu_bound && model->cores > 0 && max_workers > model->cores)
+		max_workers = model->cores;
+	if (max_workers < 1)
+		max_workers = 1;
+	for (int64_t n = 1; n <= max_workers; n++) {
+		double step_ns = det_whatif_step_ns(model, n);
+
+		if (step_ns < best_ns)
+			best_ns = step_ns;
+	}
+	for (int64_t n = 1; n <= max_workers; n++) {
+		if (det_whatif_step_ns(model, n) <= best_ns * (1.0 + within_pct / 100.0))
+			return n;
+	}
+	return max_workers;
+}

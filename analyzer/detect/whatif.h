@@ -1,0 +1,33 @@
+/*
+ * whatif.h: the data-loader what-if model (docs/rules.md, "Predicted effect"). Given a
+ * batch's service time in a worker, the CPU part of it, the main loop's own time per step,
+ * the cores and a handoff overhead, it predicts the step time for any num_workers.
+ */
+#ifndef PO_DETECT_WHATIF_H
+#define PO_DETECT_WHATIF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "detect_internal.h"
+
+struct det_whatif {
+	double service_ns;  /* S: load + preprocess + collate wall time per batch */
+	double cpu_ns;	    /* C: the CPU part of S */
+	double main_ns;	    /* M: the main loop's own time per step (no data wait) */
+	double main_cpu_ns; /* the CPU part of M; M when unknown */
+	double handoff_ns;  /* measured cost of taking a ready batch; 0 when unknown */
+	int32_t cores;	    /* K; <= 0 when unknown */
+	bool cpu_bound;	    /* C >= S - C: more workers than cores cannot help */
+};
+
+/* Predicted step time with workers processes (0: loading on the training thread). */
+double det_whatif_step_ns(const struct det_whatif *model, int64_t workers);
+/*
+ * The smallest num_workers whose predicted step is within within_pct of the best over
+ * 1..max_workers (capped by the cores for CPU-bound loading).
+ */
+int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_workers,
+				double within_pct);
+
+#endif /* PO_DETECT_WHATIF_H */

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# scenario.sh BIN_DIR NAME: records profopt-sim in one pipeline scenario, analyses the trace
+# and checks summary.json's verdict and findings with check.py. Runs inside
+# tests/lib/with-sessiond.sh. Durations are long enough that a busy 2-core machine cannot
+# flip the outcome.
+set -u
+bin=$1
+name=$2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/profopt-scenario.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# Common settings: 8 kernels per step, a little jitter, a fixed seed.
+common=(--kernels 8 --jitter 5 --seed 3)
+
+case $name in
+main-loading)
+	args=(--workers 0 --steps 120 --load-ms 6 --preprocess-ms 3 --collate-ms 1 --h2d-ms 0.3
+	      --forward-ms 3 --backward-ms 3 --optimizer-ms 1 --gpu-ms 4) ;;
+too-few-workers)
+	args=(--workers 1 --steps 120 --load-ms 40 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.3 --forward-ms 4 --backward-ms 4 --optimizer-ms 1 --gpu-ms 5) ;;
+cpu-saturated)
+	# 15.5 ms of CPU per batch in each of 2 workers and 4.5 ms per step in the main loop:
+	# three busy threads share 2 cores, so the CPU stages wait for a core (more so when
+	# other programs run too).
+	# The run is pinned to 2 cores, whatever the machine has.
+	args=(--workers 2 --steps 120 --load-ms 0.5 --preprocess-ms 14 --collate-ms 1
+	      --h2d-ms 0.2 --forward-ms 2 --backward-ms 2 --optimizer-ms 0.5 --gpu-ms 3)
+	launcher=(taskset -c 0,1) ;;
+leak-worker)
+	args=(--workers 2 --steps 150 --load-ms 2 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.3 --forward-ms 3 --backward-ms 3 --optimizer-ms 1 --gpu-ms 4
+	      --leak-bytes 262144 --leak-in worker) ;;
+leak-main)
+	args=(--workers 2 --steps 150 --load-ms 2 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.3 --forward-ms 3 --backward-ms 3 --optimizer-ms 1 --gpu-ms 4
+	      --leak-bytes 262144 --leak-in main) ;;
+periodic-stall)
+	args=(--workers 2 --steps 100 --load-ms 2 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.3 --forward-ms 3 --backward-ms 3 --optimizer-ms 1 --gpu-ms 5
+	      --stall-every 10 --stall-ms 80) ;;
+compute-bound)
+	args=(--workers 2 --steps 100 --load-ms 2 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.2 --forward-ms 2 --backward-ms 2 --optimizer-ms 0.5 --gpu-ms 30) ;;
+balanced)
+	# Many short kernels: the GPU's idle time is spread in gaps far below 1 ms, even when
+	# a busy machine stretches the host's time between launches a few times over.
+	args=(--workers 2 --steps 120 --load-ms 2 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.3 --forward-ms 4 --backward-ms 4 --optimizer-ms 0.3 --gpu-ms 3
+	      --kernels 32) ;;
+few-steps)
+	args=(--workers 0 --steps 12 --load-ms 6 --preprocess-ms 3 --collate-ms 1 --h2d-ms 0.3
+	      --forward-ms 3 --backward-ms 3 --optimizer-ms 1 --gpu-ms 4) ;;
+lossy)
+	args=(--workers 1 --steps 300 --load-ms 1 --preprocess-ms 0.2 --collate-ms 0.1
+	      --h2d-ms 0.1 --forward-ms 0.5 --backward-ms 0.5 --optimizer-ms 0.1 --gpu-ms 1
+	      --kernels 400)
+	record_options=(--subbuf-size 4096 --num-subbuf 2) ;;
+*)
+	echo "scenario.sh: unknown scenario $name" >&2
+	exit 2 ;;
+esac
+
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+record_sim "$work/trace" "${record_options[@]+"${record_options[@]}"}" -- "${common[@]}" "${args[@]}" || exit 1
+analyze "$work/trace" "$work/report" || exit 1
+/usr/bin/python3 "$here/check.py" "$name" "$work/report/summary.json"
