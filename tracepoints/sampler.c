@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,17 +31,25 @@ static struct sampler the_sampler = {
 	.wake = PTHREAD_COND_INITIALIZER,
 };
 
+/* Resident bytes from /proc/self/statm, read with plain system calls (no allocation). */
 static int64_t rss_bytes(void)
 {
-	long size_pages, resident_pages;
-	FILE *file = fopen("/proc/self/statm", "re");
-	int matched;
+	char text[128];
+	ssize_t len;
+	char *cursor, *end;
+	long resident_pages;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 
-	if (!file)
+	if (fd < 0)
 		return -1;
-	matched = fscanf(file, "%ld %ld", &size_pages, &resident_pages);
-	fclose(file);
-	if (matched != 2)
+	len = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	text[len] = '\0';
+	strtol(text, &cursor, 10); /* total program size, then the resident set */
+	resident_pages = strtol(cursor, &end, 10);
+	if (end == cursor || resident_pages < 0)
 		return -1;
 	return (int64_t)resident_pages * sysconf(_SC_PAGESIZE);
 }
@@ -54,13 +63,16 @@ static int64_t process_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void sample_once(void)
+static void sample_emit(int64_t rss)
 {
-	int64_t rss = rss_bytes();
-
 	if (rss >= 0)
 		profopt_counter(PROFOPT_COUNTER_HOST_RSS, PROFOPT_DEVICE_HOST, rss);
 	profopt_counter(PROFOPT_COUNTER_PROCESS_CPU, PROFOPT_DEVICE_HOST, process_cpu_ns());
+}
+
+static void sample_once(void)
+{
+	sample_emit(rss_bytes());
 }
 
 static void deadline_after(struct timespec *deadline, unsigned period_ms)
@@ -78,8 +90,18 @@ static void *sampler_main(void *unused)
 	(void)unused;
 	pthread_mutex_lock(&the_sampler.lock);
 	while (!the_sampler.stop_requested) {
+		/*
+		 * RSS is read (fopen: malloc) with the lock held, so that fork(), whose prepare
+		 * handler takes the lock, never runs while this thread is inside malloc():
+		 * allocators that are not fork-safe, such as AddressSanitizer's, would leave the
+		 * child deadlocked. The tracepoints are emitted without the lock: LTTng-UST's
+		 * fork wrapper holds its RCU registry lock across fork(), and a thread's first
+		 * tracepoint takes it.
+		 */
+		int64_t rss = rss_bytes();
+
 		pthread_mutex_unlock(&the_sampler.lock);
-		sample_once();
+		sample_emit(rss);
 		pthread_mutex_lock(&the_sampler.lock);
 		deadline_after(&deadline, the_sampler.period_ms);
 		while (!the_sampler.stop_requested &&
