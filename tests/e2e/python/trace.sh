@@ -11,8 +11,11 @@ work=$(mktemp -d /tmp/profopt-e2e-python.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 train=("$root/samples/pytorch/train.py" --workers "$workers" --steps "$steps" "$@")
 if [ -x "$bin/profopt-record" ]; then
-	"$bin/profopt-record" -o "$work/trace" -- /usr/bin/python3 "${train[@]}" \
-		>"$work/record.log" 2>&1 || { cat "$work/record.log"; exit 1; }
+	# Next to a private daemon: tests run in parallel, and a daemon profopt-record
+	# started in the shared namespace would be stopped under another test's feet.
+	"$root/tests/lib/with-sessiond.sh" "$bin/profopt-record" -o "$work/trace" -- \
+		/usr/bin/python3 "${train[@]}" >"$work/record.log" 2>&1 ||
+		{ cat "$work/record.log"; exit 1; }
 else
 	"$root/tests/lib/with-sessiond.sh" "$here/record.sh" "$work/trace" \
 		/usr/bin/python3 "${train[@]}" || exit 1
