@@ -6,7 +6,10 @@
  * with no stream file at all is "metadata only" and refused, and so is a directory whose
  * stream files are all empty (nothing to analyze). A regular file that does not start
  * with the CTF packet magic, in a trace whose metadata declares a magic field, is foreign
- * (babeltrace2 would try to decode it and fail).
+ * (babeltrace2 would try to decode it and fail), unless it is named like an LTTng stream file
+ * (CHANNEL_N): that is a damaged stream, for the decoder to report and --salvage to leave out.
+ * Packetized metadata must be whole: babeltrace2 2.0.4 loops forever on a last packet cut
+ * short, so the packet headers are walked here (one 37-byte read per 4 KiB packet).
  * A session still recording is detected by watching the sizes of every stream and metadata
  * file for PO_CHECK_SETTLE_MS: LTTng's consumer daemon appends whole packets as they fill or
  * at each flush period, so a growing file means the session is active. A session that is
@@ -15,6 +18,7 @@
 #define _DEFAULT_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +69,59 @@ static bool mentions_magic(FILE *file)
 	return false;
 }
 
+/* CTF packetized metadata: each packet starts with this header (CTF 1.8, section 7.1). */
+#define PO_METADATA_HEADER_BYTES 37
+#define PO_METADATA_CONTENT_SIZE_AT 24
+#define PO_METADATA_PACKET_SIZE_AT 28
+
+static uint32_t read_u32(const unsigned char *bytes, bool swap)
+{
+	uint32_t value = read_u32_le(bytes);
+
+	return swap ? __builtin_bswap32(value) : value;
+}
+
+/*
+ * Walks the packet headers of packetized metadata and refuses a file whose last packet is
+ * cut short or whose sizes are inconsistent: babeltrace2 may wait forever for the rest of
+ * such a packet instead of failing. Costs one small read per packet.
+ */
+static enum po_status check_metadata_packets(FILE *file, const char *path, struct po_error *err)
+{
+	unsigned char header[PO_METADATA_HEADER_BYTES];
+	struct stat st;
+	uint64_t offset = 0;
+	bool swap;
+
+	if (fstat(fileno(file), &st) != 0)
+		return PO_STATUS_OK; /* the decoder reports an unreadable file */
+	while (offset < (uint64_t)st.st_size) {
+		uint32_t content_bits, packet_bits;
+
+		if (fseeko(file, (off_t)offset, SEEK_SET) != 0 ||
+		    fread(header, 1, sizeof(header), file) != sizeof(header))
+			goto truncated;
+		swap = read_u32_le(header) != PO_CTF_METADATA_MAGIC;
+		content_bits = read_u32(header + PO_METADATA_CONTENT_SIZE_AT, swap);
+		packet_bits = read_u32(header + PO_METADATA_PACKET_SIZE_AT, swap);
+		if (!is_magic(header, PO_CTF_METADATA_MAGIC) || packet_bits % 8 != 0 ||
+		    packet_bits / 8 <= sizeof(header) || content_bits < sizeof(header) * 8 ||
+		    content_bits > packet_bits) {
+			po_error_set(err, "%s: corrupted metadata packet header at byte %" PRIu64
+				     " (magic, content size or packet size out of range)", path, offset);
+			return PO_STATUS_INPUT;
+		}
+		if (offset + packet_bits / 8 > (uint64_t)st.st_size)
+			goto truncated;
+		offset += packet_bits / 8;
+	}
+	return PO_STATUS_OK;
+truncated:
+	po_error_set(err, "%s: truncated metadata: the packet at byte %" PRIu64 " is cut short "
+		     "(the trace was not written completely)", path, offset);
+	return PO_STATUS_INPUT;
+}
+
 /* The metadata file is CTF: "/ * CTF" text or packetized metadata. */
 static enum po_status check_metadata(const char *trace, bool *needs_magic, struct po_error *err)
 {
@@ -94,9 +151,27 @@ static enum po_status check_metadata(const char *trace, bool *needs_magic, struc
 			     path);
 		return PO_STATUS_INPUT;
 	}
+	if (got >= 4 && is_magic(head, PO_CTF_METADATA_MAGIC) &&
+	    check_metadata_packets(file, path, err) != PO_STATUS_OK) {
+		fclose(file);
+		return PO_STATUS_INPUT;
+	}
 	*needs_magic = mentions_magic(file);
 	fclose(file);
 	return PO_STATUS_OK;
+}
+
+/*
+ * Whether a file name follows LTTng's naming of stream files, CHANNEL_N. Such a file
+ * with a bad packet magic is a damaged stream, left to the decoder (and to --salvage),
+ * not a foreign file.
+ */
+static bool is_stream_name(const char *name)
+{
+	const char *underscore = strrchr(name, '_');
+
+	return underscore && underscore != name && underscore[1] &&
+	       strspn(underscore + 1, "0123456789") == strlen(underscore + 1);
 }
 
 /* One regular file of a trace directory other than "metadata". */
@@ -120,7 +195,8 @@ static enum po_status check_stream_file(const char *path, off_t size, bool needs
 	}
 	got = fread(head, 1, sizeof(head), file);
 	fclose(file);
-	if (got < sizeof(head) || !is_magic(head, PO_CTF_PACKET_MAGIC)) {
+	if ((got < sizeof(head) || !is_magic(head, PO_CTF_PACKET_MAGIC)) &&
+	    !is_stream_name(strrchr(path, '/') + 1)) {
 		po_error_set(err, "%s: not a CTF stream file (foreign file in a trace directory; "
 			     "move it out)", path);
 		return PO_STATUS_INPUT;

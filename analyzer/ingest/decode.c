@@ -426,6 +426,13 @@ static bool deliver(struct po_decoder *decoder, const struct po_event *event)
 		return true;
 	}
 	state->delivered++;
+	if (decoder->pipe) {
+		if (po_pipe_push(decoder->pipe, event, &decoder->nomem))
+			return true;
+		if (!decoder->nomem)
+			decoder->callback_status = po_pipe_drain(decoder->pipe);
+		return false;
+	}
 	status = decoder->callback(decoder->callback_ctx, event);
 	if (status != PO_STATUS_OK) {
 		decoder->callback_status = status;

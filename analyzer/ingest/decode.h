@@ -11,6 +11,7 @@
 #include <babeltrace2/babeltrace.h>
 
 #include "ingest.h"
+#include "pipe.h"
 
 /* Payload members a kind reads, in the order of the kind's row in decode.c's table. */
 #define PO_MEMBERS_MAX 8
@@ -48,6 +49,7 @@ struct po_decoder {
 	size_t trace_count;
 	po_event_fn callback;
 	void *callback_ctx;              /* weak */
+	struct po_pipe *pipe;            /* weak; when set, events go through it to callback */
 	struct po_ingest_stats *stats;   /* weak */
 	enum po_status callback_status;  /* the first non-OK status of the callback */
 	bool probing;                    /* decode nothing: a probe for a failing trace */

@@ -43,6 +43,43 @@ static void flatten(char *text)
 	}
 }
 
+/* The length of a "key=0x1234" or "key=(nil)" field at text (babeltrace2 object addresses). */
+static size_t address_field_len(const char *text)
+{
+	size_t len = strspn(text, "abcdefghijklmnopqrstuvwxyz0123456789-_");
+
+	if (len == 0 || text[len] != '=')
+		return 0;
+	if (strncmp(text + len + 1, "(nil)", 5) == 0)
+		return len + 6;
+	if (strncmp(text + len + 1, "0x", 2) != 0)
+		return 0;
+	return len + 3 + strspn(text + len + 3, "0123456789abcdefABCDEF");
+}
+
+/*
+ * Removes babeltrace2's object addresses ("msg-it-addr=0x55d0..., ") from a cause: they
+ * mean nothing to the user and make messages differ from run to run.
+ */
+static void strip_addresses(char *text)
+{
+	char *at = text;
+
+	while (*at) {
+		size_t field = (at == text || at[-1] == ' ') ? address_field_len(at) : 0;
+
+		if (field == 0) {
+			at++;
+			continue;
+		}
+		if (strncmp(at + field, ", ", 2) == 0)
+			field += 2;
+		else if (at - text >= 2 && (at[-2] == ',' || at[-2] == ':'))
+			at -= 2, field += 2; /* the last field: drop the separator before it */
+		memmove(at, at + field, strlen(at + field) + 1);
+	}
+}
+
 static const char *cause_component_name(const bt_error_cause *cause)
 {
 	switch (bt_error_cause_get_actor_type(cause)) {
@@ -76,6 +113,7 @@ static void take_failure(struct po_bt_failure *failure)
 				 bt_error_cause_get_message(cause));
 	}
 	flatten(failure->cause);
+	strip_addresses(failure->cause);
 	if (error)
 		bt_error_release(error);
 }
@@ -298,12 +336,30 @@ static bool salvage_exclude(struct po_run *run, const struct po_bt_failure *fail
 	return remaining > 0;
 }
 
+/*
+ * Runs the graph, then waits until the callback has had every event queued so far: a
+ * failure of the callback counts as the graph's. False with a babeltrace2 error pending
+ * unless the callback failed.
+ */
+static bool run_graph_drained(struct po_run *run)
+{
+	bool ok = run_graph(run);
+
+	if (run->decoder.pipe) {
+		enum po_status status = po_pipe_drain(run->decoder.pipe);
+
+		if (status != PO_STATUS_OK && run->decoder.callback_status == PO_STATUS_OK)
+			run->decoder.callback_status = status;
+	}
+	return ok && run->decoder.callback_status == PO_STATUS_OK;
+}
+
 static enum po_status run_all(struct po_run *run, struct po_error *err)
 {
 	struct po_bt_failure failure;
 
 	for (;;) {
-		if (run_graph(run))
+		if (run_graph_drained(run))
 			return PO_STATUS_OK;
 		if (run->decoder.callback_status != PO_STATUS_OK || run->decoder.nomem) {
 			bt_current_thread_clear_error();
@@ -345,6 +401,24 @@ static enum po_status run_setup(struct po_run *run, po_event_fn callback, void *
 	return classes_find(&run->classes, err);
 }
 
+/*
+ * run_all() with the callback on a second thread, so that decoding and the callback's work
+ * (the model) overlap; on one thread when the second cannot be started.
+ */
+static enum po_status run_piped(struct po_run *run, struct po_error *err)
+{
+	struct po_pipe pipe;
+	enum po_status status;
+
+	if (!po_pipe_start(&pipe, run->decoder.callback, run->decoder.callback_ctx))
+		return run_all(run, err);
+	run->decoder.pipe = &pipe;
+	status = run_all(run, err);
+	po_pipe_stop(&pipe);
+	run->decoder.pipe = NULL;
+	return status;
+}
+
 enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_options *options,
 			     po_event_fn callback, void *ctx, struct po_ingest_stats *stats,
 			     struct po_error *err)
@@ -364,7 +438,7 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 	if (status == PO_STATUS_OK)
 		status = run_setup(&run, callback, ctx, stats, err);
 	if (status == PO_STATUS_OK)
-		status = run_all(&run, err);
+		status = run_piped(&run, err);
 	po_decoder_fini(&run.decoder);
 	classes_fini(&run.classes);
 	free(run.excluded);

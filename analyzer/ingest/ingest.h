@@ -52,6 +52,9 @@ enum po_status po_ingest_check(const char *trace_dir, struct po_error *err) PO_N
  * decoded so far are kept), stats->partial is set and stats->skipped_note names it; the
  * other traces are decoded again from their start and their events already delivered are
  * not delivered twice. Failures: PO_STATUS_DECODE, "Failed to decode trace: path=DIR: CAUSE".
+ * The callback runs on a second thread while the first decodes (one call at a time, in
+ * time order; the strings of an event stay valid until the callback returns), or on the
+ * calling thread when no thread can be started; it is done with every event on return.
  */
 enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_options *options,
 			     po_event_fn callback, void *ctx, struct po_ingest_stats *stats,

@@ -168,15 +168,23 @@ static const struct po_span *ring_span(const struct po_model *model, size_t logi
 	return &model->span_ring[(first + logical) % PO_SPAN_RING_CAP];
 }
 
-/* Copies the ring's spans overlapping the step (two passes: exact allocation). */
+/*
+ * Copies the ring's spans overlapping the step (two passes: exact allocation). The first
+ * pass also notes where the matches lie, so the second reads only that stretch.
+ */
 static enum po_status copy_spans(const struct po_model *model, struct po_step_detail *out)
 {
-	size_t wanted = 0;
+	size_t wanted = 0, first = 0, end = 0;
 
 	for (size_t i = 0; i < model->span_ring_count; i++) {
 		const struct po_span *span = ring_span(model, i);
 
-		wanted += overlaps(span->begin_ns, span->end_ns, out->begin_ns, out->end_ns);
+		if (!overlaps(span->begin_ns, span->end_ns, out->begin_ns, out->end_ns))
+			continue;
+		if (!wanted)
+			first = i;
+		end = i + 1;
+		wanted++;
 	}
 	if (wanted > model->config.detail_span_cap) {
 		wanted = model->config.detail_span_cap;
@@ -185,7 +193,7 @@ static enum po_status copy_spans(const struct po_model *model, struct po_step_de
 	out->spans = calloc(wanted + 1, sizeof(*out->spans));
 	if (!out->spans)
 		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < model->span_ring_count && out->span_count < wanted; i++) {
+	for (size_t i = first; i < end && out->span_count < wanted; i++) {
 		const struct po_span *span = ring_span(model, i);
 
 		if (overlaps(span->begin_ns, span->end_ns, out->begin_ns, out->end_ns))

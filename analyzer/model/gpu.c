@@ -16,19 +16,35 @@
 static void device_interval(struct po_model *model, struct gpu_device_state *device,
 			    int64_t begin_ns, int64_t end_ns);
 
-/* Adds the interval's overlap with every step to their gpu_busy_ns. */
-static void steps_busy(struct po_model *model, int64_t begin_ns, int64_t end_ns)
+/*
+ * The first step that begins after time_ns. Intervals mostly fall in the latest steps, so
+ * the few newest are tried before a binary search over the rest.
+ */
+static size_t steps_upper_bound(const struct po_model *model, int64_t time_ns)
 {
 	size_t low = 0, high = model->step_count;
 
+	for (int tries = 0; tries < 4 && high > 0; tries++) {
+		if (model->steps[high - 1].begin_ns <= time_ns)
+			return high;
+		high--;
+	}
 	while (low < high) {
 		size_t mid = low + (high - low) / 2;
 
-		if (model->steps[mid].begin_ns <= begin_ns)
+		if (model->steps[mid].begin_ns <= time_ns)
 			low = mid + 1;
 		else
 			high = mid;
 	}
+	return low;
+}
+
+/* Adds the interval's overlap with every step to their gpu_busy_ns. */
+static void steps_busy(struct po_model *model, int64_t begin_ns, int64_t end_ns)
+{
+	size_t low = steps_upper_bound(model, begin_ns);
+
 	for (size_t i = low ? low - 1 : 0; i < model->step_count; i++) {
 		struct po_step *step = &model->steps[i];
 		int64_t from = step->begin_ns > begin_ns ? step->begin_ns : begin_ns;
@@ -133,6 +149,8 @@ static enum po_status union_add(struct po_model *model, struct gpu_union *merge,
 			     sizeof(struct gpu_rec)) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	high = merge->count;
+	if (high && merge->buffer[high - 1].begin_ns <= record.begin_ns)
+		low = high; /* the usual case: records come almost in start order */
 	while (low < high) { /* after every record that begins no later */
 		size_t mid = low + (high - low) / 2;
 

@@ -246,10 +246,36 @@ static struct thread *thread_get(struct po_model *model, int32_t pid, int32_t ti
 	return thread;
 }
 
+/* The process of the event, through the one-entry cache of the last event's thread. */
+static struct process *process_of(struct po_model *model, const struct po_event *event)
+{
+	if (model->last_valid && model->last_pid == event->pid && model->last_tid == event->tid)
+		return &model->processes[model->last_process];
+	return process_get(model, event->pid);
+}
+
+static struct thread *thread_of(struct po_model *model, const struct po_event *event,
+				size_t process)
+{
+	struct thread *thread;
+
+	if (model->last_valid && model->last_pid == event->pid && model->last_tid == event->tid)
+		return &model->threads[model->last_thread];
+	thread = thread_get(model, event->pid, event->tid, process);
+	if (thread) {
+		model->last_valid = true;
+		model->last_pid = event->pid;
+		model->last_tid = event->tid;
+		model->last_process = process;
+		model->last_thread = (size_t)(thread - model->threads);
+	}
+	return thread;
+}
+
 static enum po_status note_process(struct po_model *model, const struct po_event *event,
 				   struct process **out)
 {
-	struct process *process = process_get(model, event->pid);
+	struct process *process = process_of(model, event);
 
 	if (!process)
 		return PO_STATUS_NOMEM;
@@ -315,9 +341,11 @@ static void on_discard(struct po_model *model, const struct po_event *event, int
 	if (event->u.discarded.count == PO_COUNT_UNKNOWN || event->u.discarded.count < 0)
 		quality->unknown_discards++;
 	else if (packets)
-		quality->discarded_packets += event->u.discarded.count;
+		quality->discarded_packets = po_add_sat(quality->discarded_packets,
+							event->u.discarded.count);
 	else
-		quality->discarded_events += event->u.discarded.count;
+		quality->discarded_events = po_add_sat(quality->discarded_events,
+						       event->u.discarded.count);
 	if (quality->window_count < PO_WINDOW_CAP)
 		model->windows[quality->window_count++] = (struct po_discard_window){
 		    .kind = packets ? PO_DISCARD_PACKETS : PO_DISCARD_EVENTS,
@@ -337,11 +365,15 @@ static void on_discard(struct po_model *model, const struct po_event *event, int
 static enum po_status note_trace(struct po_model *model, const struct po_event *event,
 				 int64_t *previous_ns)
 {
-	bool created;
-	struct po_map_entry *entry = po_map_upsert(&model->traces, event->trace_id, 0, &created);
+	bool created = false;
+	struct po_map_entry *entry = model->last_trace;
 
+	/* Only this function inserts into traces, so the cached entry stays valid. */
+	if (!entry || entry->a != event->trace_id || entry->b != 0)
+		entry = po_map_upsert(&model->traces, event->trace_id, 0, &created);
 	if (!entry)
 		return PO_STATUS_NOMEM;
+	model->last_trace = entry;
 	*previous_ns = created ? -1 : entry->aux1;
 	if (created)
 		model->quality.trace_count++;
@@ -366,7 +398,8 @@ static void on_rss(struct po_model *model, struct process *process, int64_t valu
 		process->rss_peak_bytes = value;
 	model->memory.has_rss = true;
 	model->rss_sum_bytes =
-	    (model->rss_sum_bytes < 0 ? 0 : model->rss_sum_bytes) + value - (old < 0 ? 0 : old);
+	    po_add_sat(po_add_sat(model->rss_sum_bytes < 0 ? 0 : model->rss_sum_bytes, value),
+		       old < 0 ? 0 : -old);
 	if (model->rss_sum_bytes > model->memory.rss_peak_bytes)
 		model->memory.rss_peak_bytes = model->rss_sum_bytes;
 }
@@ -381,9 +414,9 @@ static void on_gpu_counter(struct po_model *model, struct process *process, int3
 	old = process->gpu_used_bytes[device];
 	process->gpu_used_bytes[device] = value;
 	model->memory.has_gpu_counter = true;
-	model->gpu_counter_sum_bytes =
-	    (model->gpu_counter_sum_bytes < 0 ? 0 : model->gpu_counter_sum_bytes) + value -
-	    (old < 0 ? 0 : old);
+	model->gpu_counter_sum_bytes = po_add_sat(
+	    po_add_sat(model->gpu_counter_sum_bytes < 0 ? 0 : model->gpu_counter_sum_bytes, value),
+	    old < 0 ? 0 : -old);
 	if (model->gpu_counter_sum_bytes > model->gpu_counter_peak_bytes)
 		model->gpu_counter_peak_bytes = model->gpu_counter_sum_bytes;
 }
@@ -502,6 +535,24 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	}
 }
 
+/* Whether every time the event carries is in range (a window start may be -1: unknown). */
+static bool event_times_valid(const struct po_event *event)
+{
+	if (!po_time_valid(event->time_ns))
+		return false;
+	switch (event->kind) {
+	case PO_EV_GPU_ACTIVITY:
+		return po_time_valid(event->u.gpu_activity.start_ns) &&
+		       po_time_valid(event->u.gpu_activity.end_ns);
+	case PO_EV_DISCARDED_EVENTS:
+	case PO_EV_DISCARDED_PACKETS:
+		return event->u.discarded.begin_ns == -1 ||
+		       po_time_valid(event->u.discarded.begin_ns);
+	default:
+		return true;
+	}
+}
+
 enum po_status po_model_consume(struct po_model *model, const struct po_event *event)
 {
 	struct process *process;
@@ -511,6 +562,10 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 
 	if ((unsigned)event->kind >= PO_EV_COUNT)
 		return PO_STATUS_OK;
+	if (!event_times_valid(event)) {
+		model->quality.time_inversions++;
+		return PO_STATUS_OK;
+	}
 	note_quality(model, event);
 	status = note_trace(model, event, &previous_ns);
 	if (status != PO_STATUS_OK)
@@ -522,7 +577,7 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 	status = note_process(model, event, &process);
 	if (status != PO_STATUS_OK)
 		return status;
-	thread = thread_get(model, event->pid, event->tid, (size_t)(process - model->processes));
+	thread = thread_of(model, event, (size_t)(process - model->processes));
 	if (!thread)
 		return PO_STATUS_NOMEM;
 	if (event->time_ns < thread->last_ns)

@@ -25,6 +25,28 @@
 #define PO_DEVICE_SLOTS 16		/* GPU devices whose memory counter is summed */
 #define PO_FINALIZE_LAG 2		/* steps after its end before a step's detail is decided */
 
+/*
+ * Times outside [0, PO_TIME_LIMIT_NS] come only from corrupted traces; events carrying
+ * them are dropped (counted as time inversions), so that no difference or sum of two
+ * times can overflow.
+ */
+#define PO_TIME_LIMIT_NS (INT64_C(1) << 61)
+
+static inline bool po_time_valid(int64_t time_ns)
+{
+	return time_ns >= 0 && time_ns <= PO_TIME_LIMIT_NS;
+}
+
+/* a + b, clamped to the int64_t range: counts and times in damaged traces may be huge. */
+static inline int64_t po_add_sat(int64_t a, int64_t b)
+{
+	int64_t sum;
+
+	if (__builtin_add_overflow(a, b, &sum))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return sum;
+}
+
 /* An open-addressing hash table from a 128-bit key to three integers. */
 struct po_map_entry {
 	uint64_t a;
@@ -207,6 +229,7 @@ struct po_model {
 	struct po_discard_window *windows; /* owned */
 	size_t window_capacity;
 	struct po_map traces; /* trace_id -> last event time */
+	struct po_map_entry *last_trace; /* weak: the last event's entry in traces; NULL */
 	int64_t steps_other_threads;
 
 	struct process *processes; /* owned */
@@ -217,6 +240,10 @@ struct po_model {
 	size_t thread_count;
 	size_t thread_capacity;
 	struct po_map thread_index; /* (pid, tid) -> index */
+	/* The last event's thread: consecutive events mostly share one (no map lookup). */
+	bool last_valid;
+	int32_t last_pid, last_tid;
+	size_t last_process, last_thread; /* indexes into processes and threads */
 
 	/* the training thread and its steps */
 	bool has_training;
