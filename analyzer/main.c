@@ -172,6 +172,10 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 	       (opt = getopt_long(argc, argv, "o:fqhV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
+			if (!*optarg) {
+				po_error_set(err, "-o needs a directory, got an empty string");
+				return PO_STATUS_USAGE;
+			}
 			options->out_dir = optarg;
 			break;
 		case 'f':
@@ -617,6 +621,26 @@ static enum po_status check_baseline(const char *baseline, struct po_error *err)
 	return status;
 }
 
+/* Set by SIGINT or SIGTERM once a staging directory may exist: run() then removes it. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int signo)
+{
+	(void)signo;
+	interrupted = 1;
+}
+
+static void catch_interrupts(void)
+{
+	struct sigaction action;
+
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = on_interrupt;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+}
+
 static enum po_status run(struct options *options, struct po_error *err)
 {
 	struct po_isolate_limits limits;
@@ -633,12 +657,18 @@ static enum po_status run(struct options *options, struct po_error *err)
 		status = check_baseline(options->baseline, err);
 	if (status != PO_STATUS_OK)
 		return status;
+	catch_interrupts();
 	status = create_staging(options->out_dir, &staging, err);
 	if (status != PO_STATUS_OK)
 		return status;
 	job.staging_dir = staging;
 	po_isolate_limits_init(&limits);
-	status = po_isolate_run(analyze, &job, &limits, &text, err);
+	if (!interrupted)
+		status = po_isolate_run(analyze, &job, &limits, &text, err);
+	if (interrupted && status == PO_STATUS_OK) {
+		po_error_set(err, "interrupted");
+		status = PO_STATUS_INTERRUPTED;
+	}
 	if (status == PO_STATUS_OK || status == PO_STATUS_GATE) {
 		/* A tripped gate still leaves its report, to show what tripped it. */
 		struct po_error commit_err = {{0}};

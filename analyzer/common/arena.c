@@ -163,7 +163,8 @@ static struct slot *find_slot(struct slot *slots, size_t capacity, const char *t
 
 		if (!slot->text)
 			return slot;
-		if (slot->hash == hash && slot->len == len && memcmp(slot->text, text, len) == 0)
+		if (slot->hash == hash && slot->len == len &&
+		    (len == 0 || memcmp(slot->text, text, len) == 0))
 			return slot;
 	}
 }

@@ -252,7 +252,8 @@ static enum po_isolate_end parent_collect(int fd, unsigned wall_seconds,
 		if (poll(&pfd, 1, 100) > 0 && !buffer_read(buf, fd, &eof))
 			return PO_END_NOMEM;
 	}
-	return PO_END_EOF;
+	/* Ctrl-C reaches the whole process group: the child may die of it first. */
+	return isolate_interrupted ? PO_END_INTERRUPTED : PO_END_EOF;
 }
 
 static const char *where_text(char *out, size_t size)

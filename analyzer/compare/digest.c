@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compare.h"
 #include "json_read.h"
@@ -119,9 +120,15 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 
 static enum po_status read_file(const char *path, char **text, size_t *len, struct po_error *err)
 {
-	FILE *file = fopen(path, "rb");
+	struct stat st;
+	FILE *file = NULL;
 	long size;
 
+	/* A directory opens too, and then reports a size of LONG_MAX. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		errno = EISDIR;
+	else
+		file = fopen(path, "rb");
 	if (!file || fseek(file, 0, SEEK_END) != 0 || (size = ftell(file)) < 0) {
 		po_error_set(err, "Failed to read %s: %s", path, strerror(errno));
 		if (file)

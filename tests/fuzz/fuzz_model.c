@@ -47,6 +47,12 @@ static int64_t take_int(struct cursor *cursor)
 	}
 }
 
+/* a + b with two's-complement wrap-around: the harness itself must not overflow. */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static struct po_str take_str(struct cursor *cursor)
 {
 	size_t len = take(cursor, 1) % 24;
@@ -81,7 +87,8 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 		event->u.gpu_activity.kind = (enum po_gpu_kind)(take(cursor, 1) % PO_GPU_KIND_COUNT);
 		event->u.gpu_activity.name = take_str(cursor);
 		event->u.gpu_activity.start_ns = event->time_ns - (int64_t)take(cursor, 3);
-		event->u.gpu_activity.end_ns = event->u.gpu_activity.start_ns + take_int(cursor);
+		event->u.gpu_activity.end_ns = wrap_add(event->u.gpu_activity.start_ns,
+							 take_int(cursor));
 		break;
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:
@@ -93,7 +100,8 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 	case PO_EV_DISCARDED_EVENTS:
 	case PO_EV_DISCARDED_PACKETS:
 		event->u.discarded.count = take_int(cursor);
-		event->u.discarded.begin_ns = event->time_ns - take_int(cursor);
+		event->u.discarded.begin_ns =
+		    (int64_t)((uint64_t)event->time_ns - (uint64_t)take_int(cursor));
 		break;
 	default:
 		/* Every other kind: fill the union's bytes, then keep enums in range. */

@@ -5,6 +5,7 @@ set -u
 bin=$1
 work=$(mktemp -d /tmp/profopt-cli.XXXXXX)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+. "$(dirname "$0")/lib.sh"
 failed=0 passed=0
 
 expect() { # expect STATUS DESCRIPTION COMMAND...
@@ -21,11 +22,12 @@ expect() { # expect STATUS DESCRIPTION COMMAND...
 
 "$bin/profopt-record" -o "$work/trace" -- "$bin/profopt-sim" --workers 1 --steps 25 \
 	--load-ms 1 --forward-ms 1 --gpu-ms 1 --kernels 2 >/dev/null 2>&1 || { echo "FAIL record"; exit 1; }
-a="$bin/profopt-analyze"
+a=analyzer
 
 expect 2 "no arguments" "$a"
 expect 2 "unknown option" "$a" --bogus "$work/trace"
 expect 2 "missing option argument" "$a" "$work/trace" -o
+expect 2 "empty output directory" "$a" "$work/trace" -o ""
 expect 2 "two traces" "$a" "$work/trace" "$work/trace"
 expect 2 "bad --set" "$a" --set nonsense "$work/trace"
 expect 2 "bad --timeline-steps" "$a" --timeline-steps 5:1 "$work/trace"
@@ -50,8 +52,26 @@ if [ "$(id -u)" -ne 0 ]; then
 	mkdir -p "$work/ro" && chmod a-w "$work/ro"
 	expect 5 "read-only parent" "$a" "$work/trace" -o "$work/ro/report"
 fi
+# A full file system (a small tmpfs in a private mount namespace holding a copy of the
+# earlier report and little more): exit 5, the earlier report intact, no staging left.
+# Exit 90-93 from the namespace: could not mount, could not copy, report changed, staging left.
+if [ "$(id -u)" -eq 0 ] && unshare --mount true 2>/dev/null; then
+	mkdir -p "$work/small"
+	expect 5 "full file system" unshare --mount bash -c '
+		small=$1 report=$2 kb=$3
+		shift 3
+		mount -t tmpfs -o size="$kb"k tmpfs "$small" || exit 90
+		cp -a "$report" "$small/report" || exit 91
+		"$@" -o "$small/report" --force
+		status=$?
+		cmp -s "$report/summary.json" "$small/report/summary.json" || exit 92
+		ls -a "$small" | grep -q "\.profopt-" && exit 93
+		exit $status' full-fs "$work/small" "$work/report" \
+		$(($(du -sk "$work/report" | cut -f1) + 16)) "${analyzer_command[@]}" "$work/trace"
+fi
 expect 0 "--version" "$a" --version
 ls -a "$work" | grep -q '\.profopt-' && { failed=$((failed + 1)); echo "FAIL staging left behind"; }
 
+valgrind_verdict || failed=$((failed + 1))
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -8,6 +8,8 @@ corpus=$2
 [ -d "$corpus" ] || { echo "FAIL corpus not found at $corpus"; exit 1; }
 work=$(mktemp -d /tmp/profopt-corpus.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+bin=$(dirname "$analyze")
+. "$(dirname "$0")/lib.sh"
 export PROFOPT_DECODE_LIMITS="cpu=20,mem=1024,wall=30"
 
 passed=0 failed=0
@@ -15,7 +17,7 @@ while IFS= read -r metadata; do
 	trace=$(dirname "$metadata")
 	name=${trace#"$corpus"/}
 	out="$work/out-$passed-$failed"
-	timeout 60 "$analyze" "$trace" -o "$out" >"$work/stdout" 2>"$work/stderr"
+	timeout 60 "${analyzer_command[@]}" "$trace" -o "$out" >"$work/stdout" 2>"$work/stderr"
 	status=$?
 	lines=$(wc -l <"$work/stderr")
 	problem=""
@@ -39,5 +41,6 @@ while IFS= read -r metadata; do
 	fi
 	rm -rf "$out"
 done < <(find "$corpus" -name metadata -type f | sort)
+valgrind_verdict || failed=$((failed + 1))
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 10 ]

@@ -6,13 +6,14 @@ set -eu
 bin=$1
 work=$(mktemp -d /tmp/profopt-e2e.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/lib.sh"
 
 "$bin/profopt-record" -o "$work/trace" -- "$bin/profopt-sim" --workers 4 --steps 120 \
 	--batch-size 16 --load-ms 4 --preprocess-ms 1 --collate-ms 1 --h2d-ms 1 \
 	--forward-ms 3 --backward-ms 4 --optimizer-ms 1 --kernels 6 --gpu-ms 5 --seed 7 \
 	--report-json "$work/sim.json" >"$work/record.log" 2>&1 || {
 	cat "$work/record.log"; exit 1; }
-"$bin/profopt-analyze" "$work/trace" -o "$work/report" >"$work/analyze.log" 2>&1 || {
+analyzer "$work/trace" -o "$work/report" >"$work/analyze.log" 2>&1 || {
 	cat "$work/analyze.log"; exit 1; }
 
 /usr/bin/python3 - "$work/sim.json" "$work/report/summary.json" <<'PY'
@@ -46,3 +47,4 @@ check(summary["trace"]["discarded_events"] == 0, "no discarded events")
 check(summary["run"]["config"].get("num_workers") == "4", "run configuration recorded")
 sys.exit(1 if failures else 0)
 PY
+valgrind_verdict

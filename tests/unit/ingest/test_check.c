@@ -15,7 +15,10 @@ static char root[256];
 static const char ctf_text[] = "/* CTF 1.8 */\ntrace { packet.header := struct { "
 			       "uint32_t magic; }; };\n";
 static const unsigned char packet_magic[] = {0xC1, 0xFC, 0x1F, 0xC1, 0, 0, 0, 0};
-static const unsigned char metadata_packet_magic[] = {0x57, 0x1D, 0xD1, 0x75, 0, 0, 0, 0};
+/* One whole 64-byte packetized metadata packet: magic, then content and packet sizes in
+ * bits at bytes 24 and 28 (little-endian). */
+static const unsigned char metadata_packet_magic[64] = {
+	0x57, 0x1D, 0xD1, 0x75, [24] = 0x00, 0x02, 0, 0, [28] = 0x00, 0x02, 0, 0};
 
 static void write_file(const char *dir, const char *name, const void *bytes, size_t len)
 {
@@ -102,6 +105,11 @@ static void test_bad_metadata(void)
 	write_file(dir, "metadata", "{\"json\": 1}\n", 12);
 	write_file(dir, "channel0_0", packet_magic, sizeof(packet_magic));
 	expect_input(dir, "not a CTF metadata file", "meta-json/metadata");
+	make_dir("meta-cut", "", dir, sizeof(dir));
+	write_file(dir, "metadata", metadata_packet_magic, sizeof(metadata_packet_magic) - 1);
+	write_file(dir, "channel0_0", packet_magic, sizeof(packet_magic));
+	expect_input(dir, "truncated metadata: the packet at byte 0 is cut short",
+		     "meta-cut/metadata");
 }
 
 static void test_metadata_only(void)

@@ -1,0 +1,34 @@
+# lib.sh: sourced by the end-to-end analyzer tests once $bin and $work are set.
+# analyzer ARGS... runs $bin/profopt-analyze; with PROFOPT_VALGRIND=1 it runs under valgrind
+# memcheck, which follows the forked analysis child, with one log per process in
+# $work/valgrind/. "${analyzer_command[@]}" is the same command, for timeout(1).
+# valgrind_verdict (called at the end) fails the test on any memcheck error or definite
+# leak in those logs (leaks inside system libraries: tests/lib/valgrind.supp).
+analyzer_command=("$bin/profopt-analyze")
+if [ "${PROFOPT_VALGRIND:-0}" = 1 ]; then
+	mkdir -p "$work/valgrind"
+	analyzer_command=(valgrind --tool=memcheck --trace-children=yes --leak-check=full
+		--errors-for-leak-kinds=definite --show-leak-kinds=definite --error-exitcode=99
+		--suppressions="$(dirname "${BASH_SOURCE[0]}")/../../lib/valgrind.supp"
+		--log-file="$work/valgrind/%p.log" "$bin/profopt-analyze")
+fi
+
+analyzer() {
+	"${analyzer_command[@]}" "$@"
+}
+
+valgrind_verdict() {
+	[ "${PROFOPT_VALGRIND:-0}" = 1 ] || return 0
+	local bad
+	if ! ls "$work"/valgrind/*.log >/dev/null 2>&1; then
+		echo "FAIL valgrind: no logs"
+		return 1
+	fi
+	bad=$(grep -L "ERROR SUMMARY: 0 errors" "$work"/valgrind/*.log)
+	if [ -n "$bad" ]; then
+		echo "FAIL valgrind: memcheck errors:"
+		for log in $bad; do grep -A30 -m1 -E "^==[0-9]+== [A-Z0-9]" "$log"; done
+		return 1
+	fi
+	echo "ok   valgrind: $(ls "$work"/valgrind/*.log | wc -l) processes, 0 errors"
+}
