@@ -436,7 +436,10 @@ static enum po_status feed_event(void *ctx, const struct po_event *event)
 static void init_model_config(const struct options *options, struct po_model_config *config)
 {
 	po_model_config_init(config);
-	config->min_gap_ns = (int64_t)(options->rules.gpu_idle_min_gap_ms * 1e6);
+	/* Clamped: a huge --set value must not overflow the nanosecond threshold. */
+	config->min_gap_ns = options->rules.gpu_idle_min_gap_ms >= 9e12
+				     ? INT64_MAX
+				     : (int64_t)(options->rules.gpu_idle_min_gap_ms * 1e6);
 	config->timeline_first_step = options->timeline_first_step;
 	config->timeline_last_step = options->timeline_last_step;
 }

@@ -6,6 +6,7 @@
  * thread CPU clock (a system call), because their spans last milliseconds.
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,37 +115,43 @@ PO_EXPORT void profopt_step_end(int64_t step, int64_t epoch, int64_t batch_size)
 	lttng_ust_tracepoint(profopt, step_end, step, epoch, batch_size);
 }
 
+/*
+ * The CPU stack is pushed and popped whether or not a session records, so that a session
+ * starting or stopping in the middle of a span never pairs a begin with the wrong end.
+ */
 PO_EXPORT void profopt_stage_begin(enum profopt_stage stage, const char *label, int64_t batch,
 				   int64_t sample)
 {
-	if (!lttng_ust_tracepoint_enabled(profopt, stage_begin))
-		return;
+	bool enabled = lttng_ust_tracepoint_enabled(profopt, stage_begin);
+
 	if (is_loader_stage(stage)) {
 		if (cpu_depth < CPU_STACK_DEPTH)
-			cpu_stack[cpu_depth] = thread_cpu_ns();
+			cpu_stack[cpu_depth] = enabled ? thread_cpu_ns() : -1;
 		cpu_depth++;
 	}
-	lttng_ust_do_tracepoint(profopt, stage_begin, (int)stage, nonnull(label), batch, sample, -1);
+	if (enabled)
+		lttng_ust_do_tracepoint(profopt, stage_begin, (int)stage, nonnull(label), batch,
+					sample, -1);
 }
 
 PO_EXPORT void profopt_stage_end(enum profopt_stage stage, const char *label, int64_t batch,
 				 int64_t sample)
 {
+	bool enabled = lttng_ust_tracepoint_enabled(profopt, stage_end);
 	int64_t cpu_ns = -1;
 
-	if (!lttng_ust_tracepoint_enabled(profopt, stage_end))
-		return;
 	if (is_loader_stage(stage) && cpu_depth > 0) {
 		cpu_depth--;
-		if (cpu_depth < CPU_STACK_DEPTH && cpu_stack[cpu_depth] >= 0) {
+		if (enabled && cpu_depth < CPU_STACK_DEPTH && cpu_stack[cpu_depth] >= 0) {
 			int64_t now = thread_cpu_ns();
 
 			if (now >= 0)
 				cpu_ns = now - cpu_stack[cpu_depth];
 		}
 	}
-	lttng_ust_do_tracepoint(profopt, stage_end, (int)stage, nonnull(label), batch, sample,
-				cpu_ns);
+	if (enabled)
+		lttng_ust_do_tracepoint(profopt, stage_end, (int)stage, nonnull(label), batch,
+					sample, cpu_ns);
 }
 
 PO_EXPORT void profopt_batch_ready(int64_t batch, int64_t queue_depth)

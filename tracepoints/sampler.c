@@ -91,12 +91,11 @@ static void *sampler_main(void *unused)
 	pthread_mutex_lock(&the_sampler.lock);
 	while (!the_sampler.stop_requested) {
 		/*
-		 * RSS is read (fopen: malloc) with the lock held, so that fork(), whose prepare
-		 * handler takes the lock, never runs while this thread is inside malloc():
-		 * allocators that are not fork-safe, such as AddressSanitizer's, would leave the
-		 * child deadlocked. The tracepoints are emitted without the lock: LTTng-UST's
-		 * fork wrapper holds its RCU registry lock across fork(), and a thread's first
-		 * tracepoint takes it.
+		 * RSS is read with plain system calls (no allocation) under the lock. The
+		 * tracepoints are emitted without it: LTTng-UST's fork wrapper holds its RCU
+		 * registry lock across fork(), whose prepare handler takes this lock, and a
+		 * thread's first tracepoint takes that registry lock: holding both here would
+		 * deadlock a fork.
 		 */
 		int64_t rss = rss_bytes();
 

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "compare.h"
@@ -21,6 +22,39 @@ struct gate {
 	double threshold;
 	int value_kind; /* VALUE_* */
 };
+
+static const char *const plain_metrics[] = {
+	"steps.p50_ms", "steps.p95_ms", "steps.mean_ms", "steps.steps_per_s",
+	"steps.samples_per_s", "gpu.busy_pct", "workers.busy_pct",
+	"memory.growth_bytes_per_step", "findings.new", "findings.resolved",
+};
+
+static const char *const category_names[PO_CATEGORY_COUNT] = {
+#define PO_X(name, json) json,
+	PO_CATEGORIES(PO_X)
+#undef PO_X
+};
+
+/* The metric names a comparison can hold: the table above and breakdown.<category>_ms. */
+static bool known_metric(const char *metric)
+{
+	char name[64];
+
+	for (size_t i = 0; i < sizeof(plain_metrics) / sizeof(plain_metrics[0]); i++)
+		if (strcmp(metric, plain_metrics[i]) == 0)
+			return true;
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		snprintf(name, sizeof(name), "breakdown.%s_ms", category_names[c]);
+		if (strcmp(metric, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool is_findings_count(const char *metric)
+{
+	return strncmp(metric, "findings.", 9) == 0;
+}
 
 static enum po_status parse_gate(const char *expression, struct gate *gate, struct po_error *err)
 {
@@ -53,6 +87,17 @@ static enum po_status parse_gate(const char *expression, struct gate *gate, stru
 	}
 	if (*end != '\0')
 		goto bad;
+	if (!known_metric(gate->metric)) {
+		po_error_set(err, "--fail-if \"%s\": no metric %s (see README: steps.p50_ms, "
+			     "breakdown.<category>_ms, gpu.busy_pct, findings.new, ...)", expression,
+			     gate->metric);
+		return PO_STATUS_USAGE;
+	}
+	if (is_findings_count(gate->metric) && gate->value_kind != VALUE_NEW) {
+		po_error_set(err, "--fail-if \"%s\": %s is a count: compare it with a plain "
+			     "number, e.g. %s>0", expression, gate->metric, gate->metric);
+		return PO_STATUS_USAGE;
+	}
 	return PO_STATUS_OK;
 bad:
 	po_error_set(err, "--fail-if \"%s\": expected METRIC OP VALUE, e.g. steps.p50_ms>+10%% "
@@ -96,7 +141,7 @@ enum po_status po_gate_evaluate(const struct po_comparison *comparison, const ch
 
 	if (parse_gate(expression, &gate, err) != PO_STATUS_OK)
 		return PO_STATUS_USAGE;
-	if (strcmp(gate.metric, "findings.new") == 0 || strcmp(gate.metric, "findings.resolved") == 0) {
+	if (is_findings_count(gate.metric)) {
 		value = (double)(gate.metric[9] == 'n' ? comparison->new_findings
 						       : comparison->resolved_findings);
 		*tripped = gate.value_kind == VALUE_NEW && holds(value, gate.op, gate.threshold);
@@ -104,9 +149,9 @@ enum po_status po_gate_evaluate(const struct po_comparison *comparison, const ch
 	}
 	metric = find_metric(comparison, gate.metric);
 	if (!metric) {
-		po_error_set(err, "--fail-if \"%s\": no metric %s in this comparison", expression,
-			     gate.metric);
-		return PO_STATUS_USAGE;
+		/* A known metric with no data in either run (no GPU, an empty category). */
+		*tripped = false;
+		return PO_STATUS_OK;
 	}
 	value = gate.value_kind == VALUE_NEW ? metric->new_value
 		: gate.value_kind == VALUE_DELTA ? metric->delta : metric->delta_pct;

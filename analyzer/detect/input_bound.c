@@ -603,12 +603,14 @@ static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
 			       const struct ib_facts *facts)
 {
 	int64_t prefetch = det_config_int(ctx->analysis, "prefetch_factor", 2);
-	int64_t wanted = prefetch * 2 > 4 ? 4 : (prefetch * 2 < 2 ? 2 : prefetch * 2);
+	int64_t wanted;
 
 	if (facts->workers <= 0 || isnan(facts->load_cv) || isnan(facts->queue_empty_pct) ||
 	    facts->load_cv < ctx->rules->input_bound_burst_cv || facts->queue_empty_pct < 50 ||
 	    prefetch >= 4)
 		return;
+	/* prefetch comes from the trace's run configuration: bounded above by the test. */
+	wanted = prefetch * 2 > 4 ? 4 : (prefetch * 2 < 2 ? 2 : prefetch * 2);
 	det_recommend(ctx, finding, "prefetch_factor",
 		      det_printf(ctx, "set prefetch_factor=%lld", (long long)wanted),
 		      det_printf(ctx,

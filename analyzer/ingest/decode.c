@@ -319,7 +319,10 @@ static void fill_libc(int kind, const bt_field *p, const struct po_member *m, st
 		ev->u.libc.ptr = member_u64(p, &m[1]);
 		break;
 	case PO_EV_LIBC_CALLOC:
-		ev->u.libc.size = member_u64(p, &m[0]) * member_u64(p, &m[1]);
+		/* An overflowing calloc fails in libc; saturate rather than wrap. */
+		if (__builtin_mul_overflow(member_u64(p, &m[0]), member_u64(p, &m[1]),
+					   &ev->u.libc.size))
+			ev->u.libc.size = UINT64_MAX;
 		ev->u.libc.ptr = member_u64(p, &m[2]);
 		break;
 	case PO_EV_LIBC_REALLOC:

@@ -358,7 +358,11 @@ static void on_discard(struct po_model *model, const struct po_event *event, int
 		quality->windows_not_kept++;
 	if (begin_ns < 0)
 		begin_ns = previous_ns >= 0 ? previous_ns : INT64_MIN;
-	flag_lossy(model, begin_ns, event->time_ns);
+	/*
+	 * A window with no end time (a tracer that stamps neither end) lies somewhere up to
+	 * now, when the message arrives: every step from its start so far is suspect.
+	 */
+	flag_lossy(model, begin_ns, event->time_ns >= 0 ? event->time_ns : INT64_MAX);
 }
 
 /* Updates the trace's last event time; returns the previous one (-1 for a new trace). */

@@ -153,9 +153,15 @@ static enum rec_status build_environment(struct rec_command *command,
 	char *replacements[2];
 	size_t replacement_count = 0;
 
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s", REC_UST_FORK_LIB,
-		 options->heap ? ":" : "", options->heap ? REC_UST_LIBC_WRAPPER_LIB : "",
-		 user_preload && *user_preload ? ":" : "", user_preload ? user_preload : "");
+	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s", REC_UST_FORK_LIB,
+			     options->heap ? ":" : "",
+			     options->heap ? REC_UST_LIBC_WRAPPER_LIB : "",
+			     user_preload && *user_preload ? ":" : "",
+			     user_preload ? user_preload : "") >= sizeof(preload)) {
+		po_error_set(err, "LD_PRELOAD is too long (%zu bytes) to add the tracing libraries",
+			     strlen(user_preload));
+		return REC_STATUS_USAGE;
+	}
 	replacements[replacement_count++] = preload;
 	if (options->sample_ms >= 0 || !getenv("PROFOPT_SAMPLE_MS")) {
 		snprintf(sample, sizeof(sample), "PROFOPT_SAMPLE_MS=%ld",

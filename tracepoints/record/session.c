@@ -342,7 +342,10 @@ void rec_session_remove_output(struct rec_session *session)
 	while ((entry = readdir(dir))) {
 		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", session->output_dir, entry->d_name);
+		/* A truncated path could name something else: never remove one. */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", session->output_dir,
+				     entry->d_name) >= sizeof(path))
+			continue;
 		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
 	closedir(dir);

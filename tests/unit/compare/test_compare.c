@@ -150,6 +150,12 @@ static void test_comparisons_and_gates(void)
 	CHECK(po_gate_check("steps.p50_ms>10%", &err) == PO_STATUS_USAGE);
 	CHECK(po_gate_check(">5", &err) == PO_STATUS_USAGE);
 	CHECK(po_gate_evaluate(slower, "no.such_metric>1", &tripped, &err) == PO_STATUS_USAGE);
+	CHECK(po_gate_check("findings.new>+0", &err) == PO_STATUS_USAGE);
+	CHECK(po_gate_check("breakdown.data_wait_ms>+5%", &err) == PO_STATUS_OK);
+	CHECK(po_gate_check("breakdown.nonsense_ms>+5%", &err) == PO_STATUS_USAGE);
+	tripped = true;
+	CHECK(po_gate_evaluate(slower, "breakdown.checkpoint_ms>+1%", &tripped, &err) == PO_STATUS_OK);
+	CHECK(!tripped);
 	CHECK(po_digest_from_summary(dir, &(struct po_digest *){NULL}, &err) != PO_STATUS_OK);
 	unlink(base);
 	unlink(same);
