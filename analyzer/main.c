@@ -444,6 +444,31 @@ static void init_model_config(const struct options *options, struct po_model_con
 	config->timeline_last_step = options->timeline_last_step;
 }
 
+/* What the decoder dropped or left out goes into the trace-quality warnings. */
+static enum po_status add_ingest_warnings(struct po_analysis *analysis,
+					  const struct po_ingest_stats *stats)
+{
+	char text[PO_ERROR_MAX + 64];
+	enum po_status status = PO_STATUS_OK;
+
+	if (stats->malformed_events > 0) {
+		snprintf(text, sizeof(text), "%lld profopt events had out-of-range values or "
+			 "missing fields and were skipped", (long long)stats->malformed_events);
+		status = po_analysis_add_warning(analysis, "malformed-events", text);
+	}
+	if (status == PO_STATUS_OK && stats->no_clock_events > 0) {
+		snprintf(text, sizeof(text), "%lld events had no timestamp and were skipped",
+			 (long long)stats->no_clock_events);
+		status = po_analysis_add_warning(analysis, "events-without-time", text);
+	}
+	if (status == PO_STATUS_OK && stats->skipped_traces > 0) {
+		snprintf(text, sizeof(text), "--salvage left out %lld damaged trace(s): %s",
+			 (long long)stats->skipped_traces, stats->skipped_note);
+		status = po_analysis_add_warning(analysis, "skipped-traces", text);
+	}
+	return status;
+}
+
 /* Decodes one trace and runs the model and the detectors on it. */
 static enum po_status analyze_trace(const struct options *options, const char *trace_dir,
 				    struct po_analysis **out, struct po_error *err)
@@ -472,6 +497,11 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 	if (status != PO_STATUS_OK)
 		return status;
 	(*out)->quality.partial = (*out)->quality.partial || stats.partial;
+	status = add_ingest_warnings(*out, &stats);
+	if (status != PO_STATUS_OK) {
+		po_error_set(err, "out of memory");
+		return status;
+	}
 	return po_detect_run(*out, &options->rules, err);
 }
 

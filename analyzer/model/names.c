@@ -78,3 +78,21 @@ void po_analysis_destroy(struct po_analysis *analysis)
 	po_arena_destroy(analysis->arena);
 	free(analysis);
 }
+
+enum po_status po_analysis_add_warning(struct po_analysis *analysis, const char *code,
+				       const char *text)
+{
+	struct po_warning *grown = realloc(analysis->warnings, (analysis->warning_count + 1) *
+								       sizeof(*grown));
+	const char *code_copy, *text_copy;
+
+	if (!grown)
+		return PO_STATUS_NOMEM;
+	analysis->warnings = grown;
+	code_copy = po_arena_strdup(analysis->arena, code);
+	text_copy = po_arena_strdup(analysis->arena, text);
+	if (!code_copy || !text_copy)
+		return PO_STATUS_NOMEM;
+	grown[analysis->warning_count++] = (struct po_warning){code_copy, text_copy};
+	return PO_STATUS_OK;
+}

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../common/arena.h"
+#include "../common/status.h"
 #include "event.h"
 
 /* Roles of processes. X(NAME, json name) */
@@ -450,5 +451,9 @@ struct po_analysis {
 };
 
 void po_analysis_destroy(struct po_analysis *analysis);
+
+/* Appends a trace-quality warning; code and text are copied into the analysis arena. */
+enum po_status po_analysis_add_warning(struct po_analysis *analysis, const char *code,
+				       const char *text);
 
 #endif /* PO_RESULT_H */
