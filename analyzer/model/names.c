@@ -23,26 +23,6 @@ PO_NAME_TABLE(po_finding_id_name, enum po_finding_id, PO_FINDING_ID_COUNT, PO_FI
 PO_NAME_TABLE(po_severity_name, enum po_severity, PO_SEVERITY_COUNT, PO_SEVERITIES, PO_JSON)
 PO_NAME_TABLE(po_verdict_name, enum po_verdict, PO_VERDICT_COUNT, PO_VERDICTS, PO_JSON)
 
-enum po_category po_category_of_stage(enum po_stage stage)
-{
-	/* Each stage counts as the category of the same name; the table follows PO_STAGES. */
-	static const enum po_category categories[PO_STAGE_COUNT] = {
-	    [PO_STAGE_DATA_WAIT] = PO_CAT_DATA_WAIT,
-	    [PO_STAGE_LOAD] = PO_CAT_LOAD,
-	    [PO_STAGE_PREPROCESS] = PO_CAT_PREPROCESS,
-	    [PO_STAGE_COLLATE] = PO_CAT_COLLATE,
-	    [PO_STAGE_H2D_COPY] = PO_CAT_H2D_COPY,
-	    [PO_STAGE_FORWARD] = PO_CAT_FORWARD,
-	    [PO_STAGE_BACKWARD] = PO_CAT_BACKWARD,
-	    [PO_STAGE_OPTIMIZER] = PO_CAT_OPTIMIZER,
-	    [PO_STAGE_EVAL] = PO_CAT_EVAL,
-	    [PO_STAGE_CHECKPOINT] = PO_CAT_CHECKPOINT,
-	    [PO_STAGE_CUSTOM] = PO_CAT_CUSTOM,
-	};
-
-	return (unsigned)stage < PO_STAGE_COUNT ? categories[stage] : PO_CAT_OTHER;
-}
-
 static void destroy_details(struct po_step_detail *details, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {

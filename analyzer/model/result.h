@@ -61,8 +61,23 @@ enum po_category {
 
 const char *po_role_name(enum po_role role);
 const char *po_category_name(enum po_category category);
-/* The category a stage's time counts as on the training thread. */
-enum po_category po_category_of_stage(enum po_stage stage);
+/*
+ * The category a stage's time counts as on the training thread: the category of the same
+ * name, generated from PO_STAGES so the two lists cannot drift. Inline, so renderers need
+ * no model library for it.
+ */
+static inline enum po_category po_category_of_stage(enum po_stage stage)
+{
+	switch (stage) {
+#define PO_X(name, json)                                                                         \
+	case PO_STAGE_##name:                                                                    \
+		return PO_CAT_##name;
+		PO_STAGES(PO_X)
+#undef PO_X
+	default:
+		return PO_CAT_OTHER;
+	}
+}
 
 struct po_process {
 	int32_t pid;

@@ -601,7 +601,7 @@ static void draw_worker_row(cairo_t *cr, const struct po_worker *worker, double 
 		if (worker->stage_ns[stage] <= 0)
 			continue;
 		po_draw_rect(cr, x, y, segment, 16,
-			     po_report_category_color(po_report_category_of_stage(stage)));
+			     po_report_category_color(po_category_of_stage(stage)));
 		x += segment;
 	}
 	po_report_fmt_pct(life > 0 ? worker->busy_ns / life : -1, pct, sizeof(pct));
@@ -626,7 +626,7 @@ static void draw_worker_legend(cairo_t *cr, const struct po_analysis *analysis, 
 		if (!seen[stage])
 			continue;
 		labels[count] = po_report_stage_title(stage);
-		colors[count++] = po_report_category_color(po_report_category_of_stage(stage));
+		colors[count++] = po_report_category_color(po_category_of_stage(stage));
 	}
 	labels[count] = "idle";
 	colors[count++] = 0xf3f5f7;

@@ -45,7 +45,6 @@ const char *po_report_verdict_key(enum po_verdict verdict);
 const char *po_report_verdict_title(enum po_verdict verdict);
 const char *po_report_verdict_sentence(enum po_verdict verdict);
 const char *po_report_gpu_kind_title(enum po_gpu_kind kind);
-enum po_category po_report_category_of_stage(enum po_stage stage);
 /* "slowest, median" for PO_DETAIL_* reasons. */
 void po_report_detail_reasons(uint32_t reasons, char *out, size_t out_size);
 /* The finding with that id, or NULL. */

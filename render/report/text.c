@@ -168,28 +168,9 @@ const char *po_report_category_title(enum po_category category)
 	return (unsigned)category < PO_CATEGORY_COUNT ? category_titles[category] : "?";
 }
 
-enum po_category po_report_category_of_stage(enum po_stage stage)
-{
-	static const enum po_category map[PO_STAGE_COUNT] = {
-	    [PO_STAGE_DATA_WAIT] = PO_CAT_DATA_WAIT,
-	    [PO_STAGE_LOAD] = PO_CAT_LOAD,
-	    [PO_STAGE_PREPROCESS] = PO_CAT_PREPROCESS,
-	    [PO_STAGE_COLLATE] = PO_CAT_COLLATE,
-	    [PO_STAGE_H2D_COPY] = PO_CAT_H2D_COPY,
-	    [PO_STAGE_FORWARD] = PO_CAT_FORWARD,
-	    [PO_STAGE_BACKWARD] = PO_CAT_BACKWARD,
-	    [PO_STAGE_OPTIMIZER] = PO_CAT_OPTIMIZER,
-	    [PO_STAGE_EVAL] = PO_CAT_EVAL,
-	    [PO_STAGE_CHECKPOINT] = PO_CAT_CHECKPOINT,
-	    [PO_STAGE_CUSTOM] = PO_CAT_CUSTOM,
-	};
-
-	return (unsigned)stage < PO_STAGE_COUNT ? map[stage] : PO_CAT_OTHER;
-}
-
 const char *po_report_stage_title(enum po_stage stage)
 {
-	return po_report_category_title(po_report_category_of_stage(stage));
+	return po_report_category_title(po_category_of_stage(stage));
 }
 
 static const char *const finding_keys[PO_FINDING_ID_COUNT] = {

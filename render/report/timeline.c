@@ -152,7 +152,7 @@ static uint32_t span_color(const struct po_span *span)
 		return po_report_gpu_color((enum po_gpu_kind)span->sub);
 	if (span->kind == PO_SPAN_SYNC)
 		return po_report_category_color(PO_CAT_GPU_SYNC);
-	return po_report_category_color(po_report_category_of_stage((enum po_stage)span->sub));
+	return po_report_category_color(po_category_of_stage((enum po_stage)span->sub));
 }
 
 static void draw_span(cairo_t *cr, const struct po_chart *chart, const struct lanes *lanes,
@@ -236,7 +236,7 @@ static void draw_timeline_legend(cairo_t *cr, const struct po_chart *chart, doub
 		else if (span->kind == PO_SPAN_SYNC)
 			seen[PO_CAT_GPU_SYNC] = true;
 		else if (span->kind == PO_SPAN_STAGE)
-			seen[po_report_category_of_stage((enum po_stage)span->sub)] = true;
+			seen[po_category_of_stage((enum po_stage)span->sub)] = true;
 	}
 	for (int rank = 0; rank < PO_CATEGORY_COUNT; rank++) {
 		enum po_category cat = po_report_category_order[rank];
