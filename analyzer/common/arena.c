@@ -118,7 +118,7 @@ struct po_strtab {
 	size_t count;
 };
 
-static uint64_t hash_bytes(const char *text, size_t len)
+uint64_t po_hash_bytes(const char *text, size_t len)
 {
 	uint64_t hash = 1469598103934665603ULL; /* FNV-1a */
 
@@ -190,7 +190,7 @@ static int grow(struct po_strtab *table)
 
 const char *po_strtab_intern(struct po_strtab *table, const char *text, size_t len)
 {
-	uint64_t hash = hash_bytes(text, len);
+	uint64_t hash = po_hash_bytes(text, len);
 	struct slot *slot = find_slot(table->slots, table->capacity, text, len, hash);
 
 	if (slot->text)

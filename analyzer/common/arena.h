@@ -25,6 +25,9 @@ char *po_arena_printf(struct po_arena *arena, const char *fmt, ...) PO_PRINTF(2,
 /* Bytes held by the arena, for memory accounting. */
 size_t po_arena_bytes(const struct po_arena *arena);
 
+/* FNV-1a hash of len bytes. */
+uint64_t po_hash_bytes(const char *text, size_t len);
+
 /* Interns byte strings: equal bytes give the same pointer, stored in the arena. */
 struct po_strtab;
 

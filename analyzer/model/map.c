@@ -18,17 +18,6 @@ static uint64_t mix(uint64_t a, uint64_t b)
 	return x;
 }
 
-uint64_t po_hash_bytes(const char *text, size_t len)
-{
-	uint64_t hash = 1469598103934665603ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		hash ^= (unsigned char)text[i];
-		hash *= 1099511628211ULL;
-	}
-	return hash;
-}
-
 void po_sort(void *items, size_t count, size_t size, int (*compare)(const void *, const void *))
 {
 	if (count > 1)

@@ -70,7 +70,6 @@ struct po_map_entry *po_map_upsert(struct po_map *map, uint64_t a, uint64_t b, b
 void po_map_remove(struct po_map *map, struct po_map_entry *entry);
 void po_map_free(struct po_map *map);
 size_t po_map_bytes(const struct po_map *map);
-uint64_t po_hash_bytes(const char *text, size_t len);
 /* qsort that accepts an empty (possibly NULL) array. */
 void po_sort(void *items, size_t count, size_t size, int (*compare)(const void *, const void *));
 
