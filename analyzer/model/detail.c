@@ -307,13 +307,35 @@ static void reservoir_insert(struct po_model *model, size_t index)
 	}
 }
 
+/*
+ * A start-up step: the run's first, or one that consumed the first batch of a worker
+ * (worker processes start; non-persistent workers start again each epoch with new pids).
+ * Its slowness is start-up cost, so it is not offered as one of the slowest steps.
+ */
+static bool is_startup(struct po_model *model, size_t index)
+{
+	int32_t producer = model->steps[index].worker_pid;
+
+	if (index == 0)
+		return true;
+	if (producer < 0)
+		return false;
+	for (size_t i = 0; i < model->producer_count; i++)
+		if (model->producers_seen[i] == producer)
+			return false;
+	if (model->producer_count < PO_PRODUCERS_CAP)
+		model->producers_seen[model->producer_count++] = producer;
+	return true;
+}
+
 static enum po_status finalize(struct po_model *model, size_t index)
 {
 	uint32_t reasons;
 	enum po_status status = PO_STATUS_OK;
 
 	model->finalized_steps = index + 1;
-	slowest_insert(model, index);
+	if (!is_startup(model, index))
+		slowest_insert(model, index);
 	reservoir_insert(model, index);
 	reasons = reasons_now(model, index);
 	if (reasons)

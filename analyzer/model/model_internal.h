@@ -208,6 +208,8 @@ struct alloc_totals {
 #define SOURCE_PROFOPT 0
 #define SOURCE_LIBC 1
 
+#define PO_PRODUCERS_CAP 256
+
 struct po_model {
 	struct po_model_config config;
 	struct po_arena *arena;	     /* owned until finish hands it to the analysis */
@@ -308,6 +310,9 @@ struct po_model {
 	size_t finalized_steps; /* steps whose detail was decided */
 	size_t *slowest;	/* owned; step indexes, config.slowest_steps_kept */
 	size_t slowest_count;
+	/* Producer pids whose first batch a step has consumed: later batches are steady. */
+	int32_t producers_seen[PO_PRODUCERS_CAP];
+	size_t producer_count;
 	size_t reservoir[PO_RESERVOIR_CAP];
 	size_t reservoir_count;
 	uint64_t reservoir_seen;

@@ -152,9 +152,32 @@ static void requested_and_truncated(void)
 	po_analysis_destroy(analysis);
 }
 
+/* The first step carries start-up cost: the slowest timeline is the slowest steady step. */
+static void startup_step_not_slowest(void)
+{
+	struct po_model_config config;
+	int durations[STEPS];
+	struct po_analysis *analysis;
+	const struct po_step_detail *detail;
+
+	po_model_config_init(&config);
+	config.slowest_steps_kept = 1;
+	for (int i = 0; i < STEPS; i++)
+		durations[i] = 10;
+	durations[0] = 50;
+	durations[7] = 30;
+	analysis = run(&config, durations);
+	detail = detail_of(analysis, 7);
+	CHECK(detail && (detail->reasons & PO_DETAIL_SLOWEST));
+	detail = detail_of(analysis, 0);
+	CHECK(!detail || !(detail->reasons & PO_DETAIL_SLOWEST));
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(slowest_neighbors_median_stall);
+	RUN(startup_step_not_slowest);
 	RUN(slowest_replaced);
 	RUN(requested_and_truncated);
 	return CHECK_SUMMARY();
