@@ -249,7 +249,7 @@ static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
 			waits[ready++] = (double)step->category_ns[PO_CAT_DATA_WAIT];
 	}
 	facts->queue_empty_pct = known ? 100.0 * (double)(known - ready) / (double)known : NAN;
-	if (ready >= 5)
+	if ((double)ready >= ctx->rules->input_bound_handoff_min_steps)
 		handoff = det_median(waits, ready);
 	free(waits);
 	return handoff;
@@ -603,14 +603,16 @@ static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
 			       const struct ib_facts *facts)
 {
 	int64_t prefetch = det_config_int(ctx->analysis, "prefetch_factor", 2);
-	int64_t wanted;
+	int64_t wanted, max;
 
 	if (facts->workers <= 0 || isnan(facts->load_cv) || isnan(facts->queue_empty_pct) ||
-	    facts->load_cv < ctx->rules->input_bound_burst_cv || facts->queue_empty_pct < 50 ||
-	    prefetch >= 4)
+	    facts->load_cv < ctx->rules->input_bound_burst_cv ||
+	    facts->queue_empty_pct < ctx->rules->input_bound_prefetch_queue_empty_pct ||
+	    (double)prefetch >= ctx->rules->input_bound_prefetch_max)
 		return;
 	/* prefetch comes from the trace's run configuration: bounded above by the test. */
-	wanted = prefetch * 2 > 4 ? 4 : (prefetch * 2 < 2 ? 2 : prefetch * 2);
+	max = (int64_t)ctx->rules->input_bound_prefetch_max;
+	wanted = prefetch * 2 > max ? max : (prefetch * 2 < 2 ? 2 : prefetch * 2);
 	det_recommend(ctx, finding, "prefetch_factor",
 		      det_printf(ctx, "set prefetch_factor=%lld", (long long)wanted),
 		      det_printf(ctx,

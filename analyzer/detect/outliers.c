@@ -119,7 +119,7 @@ static void best_phase(const struct det_ctx *ctx, const struct outliers *out,
 		size_t hits = scan->hits[slot];
 		double excess = scan->slot_excess_ns[slot];
 
-		if (hits >= 3 &&
+		if ((double)hits >= ctx->rules->step_outliers_period_min_hits &&
 		    (double)hits >= ctx->rules->step_outliers_period_pct / 100.0 *
 					(double)members(scan->first, scan->last, period, phase) &&
 		    excess > best->excess_ns * 1.05)

@@ -61,6 +61,13 @@
 	X(input_bound_epoch_start_factor, "input-bound", "epoch_start_factor", 3, "ratio",         \
 	  "data wait at an epoch's first step, over the median wait, that shows worker start-up",  \
 	  "profopt")                                                                               \
+	X(input_bound_prefetch_queue_empty_pct, "input-bound", "prefetch_queue_empty_pct", 50,     \
+	  "%", "share of steps that found no batch ready from which prefetch_factor is raised",    \
+	  "profopt")                                                                               \
+	X(input_bound_prefetch_max, "input-bound", "prefetch_max", 4, "batches",                   \
+	  "largest prefetch_factor recommended", "PyTorch DataLoader (default 2)")                 \
+	X(input_bound_handoff_min_steps, "input-bound", "handoff_min_steps", 5, "steps",           \
+	  "steps that found their batch ready needed to measure the hand-off cost", "profopt")     \
 	X(gpu_idle_min_gap_ms, "gpu-idle", "min_gap_ms", 1, "ms",                                  \
 	  "GPU gaps shorter than this are ignored (also passed to the model)", "profopt")          \
 	X(gpu_idle_min_gap_step_pct, "gpu-idle", "min_gap_step_pct", 5, "%",                       \
@@ -106,6 +113,8 @@
 	  "outliers needed for a finding", "profopt")                                              \
 	X(step_outliers_warning_pct, "step-outliers", "warning_pct", 5, "%",                       \
 	  "share of clean time lost in outliers from which the finding is a warning", "profopt")   \
+	X(step_outliers_period_min_hits, "step-outliers", "period_min_hits", 3, "steps",           \
+	  "outliers at one phase needed before a period is considered", "profopt")                 \
 	X(step_outliers_period_pct, "step-outliers", "period_pct", 70, "%",                        \
 	  "share of the steps of one phase (every N steps) that must be outliers for a period N",  \
 	  "profopt")                                                                               \
