@@ -19,6 +19,7 @@
 #include "sampler.h"
 
 struct sampler {
+	pthread_mutex_t control; /* serializes start and stop, so two stops never join twice */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_t thread;
@@ -27,6 +28,7 @@ struct sampler {
 };
 
 static struct sampler the_sampler = {
+	.control = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
 };
@@ -152,12 +154,14 @@ int po_sampler_start(unsigned period_ms)
 		errno = EINVAL;
 		return -1;
 	}
+	pthread_mutex_lock(&the_sampler.control);
 	pthread_mutex_lock(&the_sampler.lock);
 	if (the_sampler.period_ms)
 		the_sampler.period_ms = period_ms;
 	else
 		ret = start_locked(period_ms);
 	pthread_mutex_unlock(&the_sampler.lock);
+	pthread_mutex_unlock(&the_sampler.control);
 	return ret;
 }
 
@@ -165,9 +169,11 @@ void po_sampler_stop(void)
 {
 	pthread_t thread;
 
+	pthread_mutex_lock(&the_sampler.control);
 	pthread_mutex_lock(&the_sampler.lock);
 	if (!the_sampler.period_ms) {
 		pthread_mutex_unlock(&the_sampler.lock);
+		pthread_mutex_unlock(&the_sampler.control);
 		return;
 	}
 	the_sampler.stop_requested = 1;
@@ -178,6 +184,7 @@ void po_sampler_stop(void)
 	pthread_mutex_lock(&the_sampler.lock);
 	the_sampler.period_ms = 0;
 	pthread_mutex_unlock(&the_sampler.lock);
+	pthread_mutex_unlock(&the_sampler.control);
 }
 
 static void before_fork(void)
@@ -195,6 +202,8 @@ static void after_fork_child(void)
 {
 	unsigned period_ms = the_sampler.period_ms;
 
+	memset(&the_sampler.control, 0, sizeof(the_sampler.control));
+	pthread_mutex_init(&the_sampler.control, NULL);
 	memset(&the_sampler.lock, 0, sizeof(the_sampler.lock));
 	pthread_mutex_init(&the_sampler.lock, NULL);
 	init_wake();
