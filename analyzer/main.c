@@ -33,17 +33,17 @@
 #endif
 
 struct options {
-	const char *trace_dir;    /* weak: argv */
-	const char *out_dir;      /* weak: argv, or owned default_out_dir */
-	char *default_out_dir;    /* owned */
+	const char *trace_dir; /* weak: argv */
+	const char *out_dir;   /* weak: argv, or owned default_out_dir */
+	char *default_out_dir; /* owned */
 	bool force;
 	bool salvage;
 	bool quiet;
 	bool json_only;
 	int64_t timeline_first_step;
 	int64_t timeline_last_step;
-	const char *baseline;        /* weak: argv; a trace directory or a summary.json */
-	const char *gates[16];       /* weak: argv; --fail-if expressions */
+	const char *baseline;  /* weak: argv; a trace directory or a summary.json */
+	const char *gates[16]; /* weak: argv; --fail-if expressions */
 	size_t gate_count;
 	struct po_rules rules;
 };
@@ -55,48 +55,48 @@ struct job {
 };
 
 static const char usage_text[] =
-	"Usage: profopt-analyze [OPTIONS] TRACE_DIR\n"
-	"\n"
-	"Reads an LTTng trace of a program instrumented with profopt (recorded with\n"
-	"profopt-record, or any lttng session that enabled the profopt events with the vpid,\n"
-	"vtid and procname contexts), rebuilds every training step across the main process\n"
-	"and its data-loader workers, diagnoses stalls, GPU idle gaps and memory growth, and\n"
-	"writes a report.\n"
-	"\n"
-	"Options:\n"
-	"  -o, --output DIR        where to write the report (default: TRACE_DIR-report);\n"
-	"                          it must not lie inside TRACE_DIR\n"
-	"  -f, --force             replace an earlier profopt report in DIR\n"
-	"      --set RULE.KEY=VAL  change a detection rule (see docs/rules.md); repeatable\n"
-	"      --config FILE       read RULE.KEY=VALUE lines from FILE\n"
-	"      --timeline-steps A:B  keep the timelines of steps A to B (step numbers)\n"
-	"      --salvage           analyse the readable part of a damaged trace; the report\n"
-	"                          is marked partial\n"
-	"      --json-only         write summary.json and timeline.json only\n"
-	"      --baseline OLD      compare with an earlier run: a trace directory or the\n"
-	"                          summary.json of an earlier report\n"
-	"      --fail-if EXPR      with --baseline: exit with status 6 when EXPR is true, e.g.\n"
-	"                          steps.p50_ms>+10%%, breakdown.data_wait_ms>+2, findings.new>0;\n"
-	"                          a change counts only when it is beyond run-to-run noise\n"
-	"  -q, --quiet             print nothing on success\n"
-	"  -h, --help              show this help\n"
-	"  -V, --version           show the version\n"
-	"\n"
-	"Outputs (in DIR): summary.json, timeline.json (Perfetto / chrome://tracing),\n"
-	"index.html, report.pdf, pipeline.svg, charts/*.svg. They are written to a temporary\n"
-	"directory beside DIR and moved into place only when all of them succeeded.\n"
-	"\n"
-	"Exit status:\n"
-	"  0    success\n"
-	"  1    internal error or out of memory\n"
-	"  2    bad command line, or DIR is unusable (inside the trace, not a report)\n"
-	"  3    the input is not a usable profopt trace (missing, not a trace, empty,\n"
-	"       still being recorded, foreign files, no profopt events)\n"
-	"  4    the trace could not be decoded (malformed, or the decoder crashed, hung or\n"
-	"       ran out of memory; it runs in a separate process with limits)\n"
-	"  5    an output could not be written\n"
-	"  6    a --fail-if condition is true (the report is written)\n"
-	"  130  interrupted; no output was left behind\n";
+    "Usage: profopt-analyze [OPTIONS] TRACE_DIR\n"
+    "\n"
+    "Reads an LTTng trace of a program instrumented with profopt (recorded with\n"
+    "profopt-record, or any lttng session that enabled the profopt events with the vpid,\n"
+    "vtid and procname contexts), rebuilds every training step across the main process\n"
+    "and its data-loader workers, diagnoses stalls, GPU idle gaps and memory growth, and\n"
+    "writes a report.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output DIR        where to write the report (default: TRACE_DIR-report);\n"
+    "                          it must not lie inside TRACE_DIR\n"
+    "  -f, --force             replace an earlier profopt report in DIR\n"
+    "      --set RULE.KEY=VAL  change a detection rule (see docs/rules.md); repeatable\n"
+    "      --config FILE       read RULE.KEY=VALUE lines from FILE\n"
+    "      --timeline-steps A:B  keep the timelines of steps A to B (step numbers)\n"
+    "      --salvage           analyse the readable part of a damaged trace; the report\n"
+    "                          is marked partial\n"
+    "      --json-only         write summary.json and timeline.json only\n"
+    "      --baseline OLD      compare with an earlier run: a trace directory or the\n"
+    "                          summary.json of an earlier report\n"
+    "      --fail-if EXPR      with --baseline: exit with status 6 when EXPR is true, e.g.\n"
+    "                          steps.p50_ms>+10%%, breakdown.data_wait_ms>+2, findings.new>0;\n"
+    "                          a change counts only when it is beyond run-to-run noise\n"
+    "  -q, --quiet             print nothing on success\n"
+    "  -h, --help              show this help\n"
+    "  -V, --version           show the version\n"
+    "\n"
+    "Outputs (in DIR): summary.json, timeline.json (Perfetto / chrome://tracing),\n"
+    "index.html, report.pdf, pipeline.svg, charts/*.svg. They are written to a temporary\n"
+    "directory beside DIR and moved into place only when all of them succeeded.\n"
+    "\n"
+    "Exit status:\n"
+    "  0    success\n"
+    "  1    internal error or out of memory\n"
+    "  2    bad command line, or DIR is unusable (inside the trace, not a report)\n"
+    "  3    the input is not a usable profopt trace (missing, not a trace, empty,\n"
+    "       still being recorded, foreign files, no profopt events)\n"
+    "  4    the trace could not be decoded (malformed, or the decoder crashed, hung or\n"
+    "       ran out of memory; it runs in a separate process with limits)\n"
+    "  5    an output could not be written\n"
+    "  6    a --fail-if condition is true (the report is written)\n"
+    "  130  interrupted; no output was left behind\n";
 
 static enum po_status parse_step_range(const char *text, struct options *options,
 				       struct po_error *err)
@@ -145,24 +145,24 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, 'f'},
-	{"set", required_argument, NULL, OPT_SET},
-	{"config", required_argument, NULL, OPT_CONFIG},
-	{"timeline-steps", required_argument, NULL, OPT_TIMELINE_STEPS},
-	{"salvage", no_argument, NULL, OPT_SALVAGE},
-	{"json-only", no_argument, NULL, OPT_JSON_ONLY},
-	{"baseline", required_argument, NULL, OPT_BASELINE},
-	{"fail-if", required_argument, NULL, OPT_FAIL_IF},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"output", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, 'f'},
+    {"set", required_argument, NULL, OPT_SET},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"timeline-steps", required_argument, NULL, OPT_TIMELINE_STEPS},
+    {"salvage", no_argument, NULL, OPT_SALVAGE},
+    {"json-only", no_argument, NULL, OPT_JSON_ONLY},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"fail-if", required_argument, NULL, OPT_FAIL_IF},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Returns OK to go on, or a status; *exit_now is set for --help and --version. */
-static enum po_status parse_options(int argc, char **argv, struct options *options,
-				    bool *exit_now, struct po_error *err)
+static enum po_status parse_options(int argc, char **argv, struct options *options, bool *exit_now,
+				    struct po_error *err)
 {
 	enum po_status status = PO_STATUS_OK;
 	int opt;
@@ -215,19 +215,23 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 			return PO_STATUS_OK;
 		default:
 			if (optopt && strchr("o", optopt))
-				po_error_set(err, "-%c needs an argument (see profopt-analyze --help)",
+				po_error_set(err,
+					     "-%c needs an argument (see profopt-analyze --help)",
 					     optopt);
 			else
-				po_error_set(err, "unknown option or missing argument: %s "
-					     "(see profopt-analyze --help)", argv[optind - 1]);
+				po_error_set(err,
+					     "unknown option or missing argument: %s "
+					     "(see profopt-analyze --help)",
+					     argv[optind - 1]);
 			return PO_STATUS_USAGE;
 		}
 	}
 	if (status != PO_STATUS_OK)
 		return status == PO_STATUS_INPUT ? PO_STATUS_USAGE : status;
 	if (optind != argc - 1) {
-		po_error_set(err, optind >= argc ? "missing TRACE_DIR (see profopt-analyze --help)"
-						 : "too many arguments (see profopt-analyze --help)");
+		po_error_set(err, optind >= argc
+				      ? "missing TRACE_DIR (see profopt-analyze --help)"
+				      : "too many arguments (see profopt-analyze --help)");
 		return PO_STATUS_USAGE;
 	}
 	options->trace_dir = argv[optind];
@@ -303,14 +307,17 @@ static enum po_status check_output(const struct options *options, struct po_erro
 	if (!realpath(options->trace_dir, trace_real) || !resolve_path(options->out_dir, out_real))
 		return PO_STATUS_OK; /* the input check names the missing path */
 	if (path_is_within(out_real, trace_real) || path_is_within(trace_real, out_real)) {
-		po_error_set(err, "the output directory %s overlaps the trace directory %s; "
-			     "choose another -o", options->out_dir, options->trace_dir);
+		po_error_set(err,
+			     "the output directory %s overlaps the trace directory %s; "
+			     "choose another -o",
+			     options->out_dir, options->trace_dir);
 		return PO_STATUS_USAGE;
 	}
 	if (stat(options->out_dir, &st) != 0)
 		return PO_STATUS_OK;
 	if (!S_ISDIR(st.st_mode)) {
-		po_error_set(err, "the output path %s exists and is not a directory", options->out_dir);
+		po_error_set(err, "the output path %s exists and is not a directory",
+			     options->out_dir);
 		return PO_STATUS_USAGE;
 	}
 	snprintf(summary, sizeof(summary), "%s/summary.json", options->out_dir);
@@ -322,8 +329,10 @@ static enum po_status check_output(const struct options *options, struct po_erro
 		return PO_STATUS_USAGE;
 	}
 	if (!directory_is_empty(options->out_dir)) {
-		po_error_set(err, "%s is not empty and holds no profopt report; "
-			     "choose another -o", options->out_dir);
+		po_error_set(err,
+			     "%s is not empty and holds no profopt report; "
+			     "choose another -o",
+			     options->out_dir);
 		return PO_STATUS_USAGE;
 	}
 	return PO_STATUS_OK;
@@ -438,8 +447,8 @@ static void init_model_config(const struct options *options, struct po_model_con
 	po_model_config_init(config);
 	/* Clamped: a huge --set value must not overflow the nanosecond threshold. */
 	config->min_gap_ns = options->rules.gpu_idle_min_gap_ms >= 9e12
-				     ? INT64_MAX
-				     : (int64_t)(options->rules.gpu_idle_min_gap_ms * 1e6);
+				 ? INT64_MAX
+				 : (int64_t)(options->rules.gpu_idle_min_gap_ms * 1e6);
 	config->timeline_first_step = options->timeline_first_step;
 	config->timeline_last_step = options->timeline_last_step;
 }
@@ -452,8 +461,10 @@ static enum po_status add_ingest_warnings(struct po_analysis *analysis,
 	enum po_status status = PO_STATUS_OK;
 
 	if (stats->malformed_events > 0) {
-		snprintf(text, sizeof(text), "%lld profopt events had out-of-range values or "
-			 "missing fields and were skipped", (long long)stats->malformed_events);
+		snprintf(text, sizeof(text),
+			 "%lld profopt events had out-of-range values or "
+			 "missing fields and were skipped",
+			 (long long)stats->malformed_events);
 		status = po_analysis_add_warning(analysis, "malformed-events", text);
 	}
 	if (status == PO_STATUS_OK && stats->no_clock_events > 0) {
@@ -529,18 +540,20 @@ static enum po_status baseline_digest(const struct options *options, struct po_d
 static enum po_status evaluate_gates(const struct options *options, struct po_analysis *analysis,
 				     struct po_comparison *comparison, struct po_error *err)
 {
-	comparison->gates_tripped = po_arena_alloc(analysis->arena, (options->gate_count + 1) *
-									    sizeof(const char *));
+	comparison->gates_tripped =
+	    po_arena_alloc(analysis->arena, (options->gate_count + 1) * sizeof(const char *));
 	if (!comparison->gates_tripped)
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < options->gate_count; i++) {
 		bool tripped = false;
-		enum po_status status = po_gate_evaluate(comparison, options->gates[i], &tripped, err);
+		enum po_status status =
+		    po_gate_evaluate(comparison, options->gates[i], &tripped, err);
 
 		if (status != PO_STATUS_OK)
 			return status;
 		if (tripped)
-			comparison->gates_tripped[comparison->gates_tripped_count++] = options->gates[i];
+			comparison->gates_tripped[comparison->gates_tripped_count++] =
+			    options->gates[i];
 	}
 	return PO_STATUS_OK;
 }
@@ -613,7 +626,8 @@ static enum po_status commit_output(const char *staging, const char *out_dir, st
 	sigaddset(&block, SIGTERM);
 	sigprocmask(SIG_BLOCK, &block, &previous);
 	if (access(out_dir, F_OK) == 0) {
-		if (asprintf(&aside, "%s.profopt-old", staging) < 0 || rename(out_dir, aside) != 0) {
+		if (asprintf(&aside, "%s.profopt-old", staging) < 0 ||
+		    rename(out_dir, aside) != 0) {
 			po_error_set(err, "Failed to move the earlier report %s aside: %s", out_dir,
 				     strerror(errno));
 			status = PO_STATUS_OUTPUT;
@@ -621,7 +635,8 @@ static enum po_status commit_output(const char *staging, const char *out_dir, st
 		}
 	}
 	if (rename(staging, out_dir) != 0) {
-		po_error_set(err, "Failed to move the report into %s: %s", out_dir, strerror(errno));
+		po_error_set(err, "Failed to move the report into %s: %s", out_dir,
+			     strerror(errno));
 		status = PO_STATUS_OUTPUT;
 		if (aside)
 			rename(aside, out_dir);

@@ -113,7 +113,7 @@ struct slot {
 
 struct po_strtab {
 	struct po_arena *arena; /* weak */
-	struct slot *slots;     /* owned; open addressing, power-of-two size */
+	struct slot *slots;	/* owned; open addressing, power-of-two size */
 	size_t capacity;
 	size_t count;
 };

@@ -10,7 +10,7 @@ static const struct {
 	int exit_code;
 } status_table[PO_STATUS_COUNT] = {
 #define PO_X(name, text, exit_status) [PO_STATUS_##name] = {#name, text, exit_status},
-	PO_STATUSES(PO_X)
+    PO_STATUSES(PO_X)
 #undef PO_X
 };
 

@@ -22,10 +22,10 @@ void po_compare_config_init(struct po_compare_config *config)
 }
 
 struct builder {
-	const struct po_digest *old_run; /* weak */
-	const struct po_digest *new_run; /* weak */
+	const struct po_digest *old_run;	/* weak */
+	const struct po_digest *new_run;	/* weak */
 	const struct po_compare_config *config; /* weak */
-	struct po_comparison *comparison; /* weak: in the arena */
+	struct po_comparison *comparison;	/* weak: in the arena */
 	size_t capacity;
 };
 
@@ -66,7 +66,8 @@ static void judge(struct builder *b, struct po_metric_change *metric, const doub
 		return;
 	metric->judgement = metric->p_value < b->config->alpha &&
 				    fabs(metric->delta_pct) >= b->config->min_effect_pct
-			    ? PO_CHANGE_SIGNIFICANT : PO_CHANGE_NOISE;
+				? PO_CHANGE_SIGNIFICANT
+				: PO_CHANGE_NOISE;
 }
 
 static void add_step_metrics(struct builder *b)
@@ -81,7 +82,8 @@ static void add_step_metrics(struct builder *b)
 	p95 = add_metric(b, "steps.p95_ms", po_stats_quantile(o, n_old, 0.95),
 			 po_stats_quantile(n, n_new, 0.95), true);
 	judge(b, p95, o, n, 0.95);
-	mean = add_metric(b, "steps.mean_ms", po_stats_mean(o, n_old), po_stats_mean(n, n_new), true);
+	mean =
+	    add_metric(b, "steps.mean_ms", po_stats_mean(o, n_old), po_stats_mean(n, n_new), true);
 	judge(b, mean, o, n, 0.5);
 	/* Throughput is the inverse of step time: the step-time test judges it too. */
 	struct po_metric_change *rate = add_metric(b, "steps.steps_per_s", b->old_run->steps_per_s,
@@ -96,7 +98,7 @@ static void add_step_metrics(struct builder *b)
 
 static const char *breakdown_names[PO_CATEGORY_COUNT] = {
 #define PO_X(name, json) "breakdown." json "_ms",
-	PO_CATEGORIES(PO_X)
+    PO_CATEGORIES(PO_X)
 #undef PO_X
 };
 
@@ -118,8 +120,9 @@ static void add_resource_metrics(struct builder *b)
 	const struct po_digest *o = b->old_run, *n = b->new_run;
 
 	if (o->gpu_busy_pct && n->gpu_busy_pct)
-		judge(b, add_metric(b, "gpu.busy_pct", po_stats_mean(o->gpu_busy_pct, o->step_count),
-				    po_stats_mean(n->gpu_busy_pct, n->step_count), false),
+		judge(b,
+		      add_metric(b, "gpu.busy_pct", po_stats_mean(o->gpu_busy_pct, o->step_count),
+				 po_stats_mean(n->gpu_busy_pct, n->step_count), false),
 		      o->gpu_busy_pct, n->gpu_busy_pct, 0.5);
 	if (!isnan(o->worker_busy_pct) || !isnan(n->worker_busy_pct))
 		add_metric(b, "workers.busy_pct", o->worker_busy_pct, n->worker_busy_pct, false);
@@ -148,8 +151,8 @@ static void add_findings(struct builder *b, struct po_arena *arena)
 	struct po_comparison *comparison = b->comparison;
 	size_t capacity = b->old_run->finding_count + b->new_run->finding_count;
 
-	comparison->findings = po_arena_alloc(arena, (capacity ? capacity : 1) *
-							    sizeof(*comparison->findings));
+	comparison->findings =
+	    po_arena_alloc(arena, (capacity ? capacity : 1) * sizeof(*comparison->findings));
 	if (!comparison->findings)
 		return;
 	for (int r = 0; r < 2; r++) {
@@ -169,10 +172,11 @@ static void add_findings(struct builder *b, struct po_arena *arena)
 			change->old_severity = old_sev;
 			change->new_severity = new_sev;
 			change->change = in_old && in_new ? PO_FINDING_PERSISTING
-				       : in_new ? PO_FINDING_NEW : PO_FINDING_RESOLVED;
+					 : in_new	  ? PO_FINDING_NEW
+							  : PO_FINDING_RESOLVED;
 			comparison->new_findings += change->change == PO_FINDING_NEW;
 			comparison->resolved_findings += change->change == PO_FINDING_RESOLVED;
-next:;
+		next:;
 		}
 	}
 }
@@ -184,8 +188,8 @@ enum po_status po_compare(const struct po_digest *old_run, const struct po_diges
 	struct po_comparison *comparison = po_arena_alloc(arena, sizeof(*comparison));
 	struct builder b = {old_run, new_run, config, comparison, 8 + PO_CATEGORY_COUNT};
 
-	if (!comparison ||
-	    !(comparison->metrics = po_arena_alloc(arena, b.capacity * sizeof(*comparison->metrics)))) {
+	if (!comparison || !(comparison->metrics = po_arena_alloc(
+				 arena, b.capacity * sizeof(*comparison->metrics)))) {
 		po_error_set(err, "out of memory");
 		return PO_STATUS_NOMEM;
 	}

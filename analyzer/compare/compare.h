@@ -20,16 +20,16 @@
 
 /* One run reduced to what a comparison needs. Owned arrays live in the digest's arena. */
 struct po_digest {
-	struct po_arena *arena; /* owned */
-	const char *label;      /* "baseline" / "new", or a path */
-	double *step_ms;        /* clean steps' wall times, in trace order */
+	struct po_arena *arena;			/* owned */
+	const char *label;			/* "baseline" / "new", or a path */
+	double *step_ms;			/* clean steps' wall times, in trace order */
 	double *category_ms[PO_CATEGORY_COUNT]; /* per clean step */
-	double *gpu_busy_pct;   /* per clean step; NULL when no GPU activity */
-	double *live_bytes;     /* per step host live bytes, else RSS; NULL when none */
+	double *gpu_busy_pct;			/* per clean step; NULL when no GPU activity */
+	double *live_bytes; /* per step host live bytes, else RSS; NULL when none */
 	size_t step_count;
 	size_t live_count;
 	double steps_per_s;
-	double samples_per_s;   /* NaN when unknown */
+	double samples_per_s;	/* NaN when unknown */
 	double worker_busy_pct; /* mean over workers; NaN with none */
 	const char *verdict;
 	const char **finding_ids; /* "input-bound", ... */
@@ -44,19 +44,19 @@ enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
 				      struct po_error *err) PO_NODISCARD;
 void po_digest_destroy(struct po_digest *digest);
 
-#define PO_CHANGE_NOISE 0       /* within run-to-run noise */
+#define PO_CHANGE_NOISE 0	/* within run-to-run noise */
 #define PO_CHANGE_SIGNIFICANT 1 /* beyond noise and beyond the minimum effect */
-#define PO_CHANGE_UNTESTED 2    /* a single number per run: no distribution to test */
+#define PO_CHANGE_UNTESTED 2	/* a single number per run: no distribution to test */
 
 struct po_metric_change {
 	const char *name; /* "steps.p50_ms", "breakdown.data_wait_ms", "gpu.busy_pct", ... */
 	double old_value;
 	double new_value;
-	double delta;     /* new - old */
+	double delta;	  /* new - old */
 	double delta_pct; /* NaN when old is 0 */
-	int judgement;    /* PO_CHANGE_* */
-	double p_value;   /* NaN when untested */
-	double ci_low;    /* 95% bootstrap interval of the difference of medians; NaN */
+	int judgement;	  /* PO_CHANGE_* */
+	double p_value;	  /* NaN when untested */
+	double ci_low;	  /* 95% bootstrap interval of the difference of medians; NaN */
 	double ci_high;
 	bool lower_is_better;
 };
@@ -67,13 +67,13 @@ struct po_metric_change {
 
 struct po_finding_change {
 	const char *id;
-	int change; /* PO_FINDING_* */
+	int change;		  /* PO_FINDING_* */
 	const char *old_severity; /* NULL when absent */
 	const char *new_severity;
 };
 
 struct po_comparison {
-	const char *baseline;   /* the baseline's label */
+	const char *baseline; /* the baseline's label */
 	const char *old_verdict;
 	const char *new_verdict;
 	struct po_metric_change *metrics;
@@ -91,8 +91,8 @@ struct po_comparison {
 };
 
 struct po_compare_config {
-	double alpha;              /* significance level of the rank test (0.01) */
-	double min_effect_pct;     /* smaller relative changes are noise whatever the test (2%) */
+	double alpha;		   /* significance level of the rank test (0.01) */
+	double min_effect_pct;	   /* smaller relative changes are noise whatever the test (2%) */
 	unsigned bootstrap_rounds; /* 1000; the generator has a fixed seed */
 };
 

@@ -26,10 +26,10 @@ enum po_status po_comparison_take_series(struct po_comparison *comparison, struc
 {
 	bool failed = false;
 
-	comparison->old_step_ms = copy_series(comparison->old_step_ms, comparison->old_step_count,
-					      arena);
-	comparison->new_step_ms = copy_series(comparison->new_step_ms, comparison->new_step_count,
-					      arena);
+	comparison->old_step_ms =
+	    copy_series(comparison->old_step_ms, comparison->old_step_count, arena);
+	comparison->new_step_ms =
+	    copy_series(comparison->new_step_ms, comparison->new_step_count, arena);
 	/* The label, verdicts and finding ids live in the digests' arenas too. */
 	comparison->baseline = copy_text(comparison->baseline, arena, &failed);
 	comparison->old_verdict = copy_text(comparison->old_verdict, arena, &failed);
@@ -59,8 +59,9 @@ static const char *judgement_text(const struct po_metric_change *metric)
 
 static const char *finding_change_text(int change)
 {
-	return change == PO_FINDING_NEW ? "new" : change == PO_FINDING_RESOLVED ? "resolved"
-										: "still there";
+	return change == PO_FINDING_NEW	       ? "new"
+	       : change == PO_FINDING_RESOLVED ? "resolved"
+					       : "still there";
 }
 
 void po_comparison_print(const struct po_comparison *comparison, FILE *out)

@@ -92,14 +92,15 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 		digest->step_ms[k] = wall_ms;
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			digest->category_ms[c][k] = (double)step->category_ns[c] / 1e6;
-		digest->gpu_busy_pct[k] = wall_ms > 0 ? (double)step->gpu_busy_ns / 1e4 / wall_ms : 0;
+		digest->gpu_busy_pct[k] =
+		    wall_ms > 0 ? (double)step->gpu_busy_ns / 1e4 / wall_ms : 0;
 		any_gpu = any_gpu || step->gpu_busy_ns > 0;
 		digest->step_count++;
 	}
 	finish_series(digest, any_gpu, digest->live_count > 1);
 	digest->steps_per_s = analysis->step_stats.steps_per_s;
-	digest->samples_per_s = analysis->step_stats.samples_per_s >= 0
-					? analysis->step_stats.samples_per_s : NAN;
+	digest->samples_per_s =
+	    analysis->step_stats.samples_per_s >= 0 ? analysis->step_stats.samples_per_s : NAN;
 	for (size_t i = 0; i < analysis->worker_count; i++) {
 		const struct po_worker *worker = &analysis->workers[i];
 		int64_t life = worker->last_ns - worker->first_ns;
@@ -175,7 +176,7 @@ static bool add_summary_step(struct po_digest *digest, const struct po_json_valu
 	digest->step_ms[k] = wall_ms;
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 		digest->category_ms[c][k] =
-			po_json_number(po_json_get(categories, po_category_name(c)), 0);
+		    po_json_number(po_json_get(categories, po_category_name(c)), 0);
 	digest->gpu_busy_pct[k] = wall_ms > 0 ? 100.0 * gpu_ms / wall_ms : 0;
 	digest->step_count++;
 	return gpu_ms > 0;
@@ -187,7 +188,8 @@ static void read_summary_findings(struct po_digest *digest, const struct po_json
 		const struct po_json_value *finding = findings->items[i];
 
 		digest->finding_ids[i] = po_json_string(po_json_get(finding, "id"), "?");
-		digest->finding_severities[i] = po_json_string(po_json_get(finding, "severity"), "?");
+		digest->finding_severities[i] =
+		    po_json_string(po_json_get(finding, "severity"), "?");
 		digest->finding_count++;
 	}
 }
@@ -213,8 +215,9 @@ static enum po_status digest_from_tree(const struct po_json_value *root, const c
 	bool any_gpu = false;
 
 	if (digest_create(series->count, path, &digest) != PO_STATUS_OK ||
-	    alloc_findings(digest, findings && findings->type == PO_JSON_ARRAY ? findings->count : 0) !=
-		    PO_STATUS_OK) {
+	    alloc_findings(digest,
+			   findings && findings->type == PO_JSON_ARRAY ? findings->count : 0) !=
+		PO_STATUS_OK) {
 		po_digest_destroy(digest);
 		return PO_STATUS_NOMEM;
 	}
@@ -224,14 +227,14 @@ static enum po_status digest_from_tree(const struct po_json_value *root, const c
 	digest->steps_per_s = po_json_number(po_json_get(steps, "steps_per_s"), NAN);
 	digest->samples_per_s = po_json_number(po_json_get(steps, "samples_per_s"), NAN);
 	digest->worker_busy_pct = mean_worker_busy(po_json_get(root, "workers"));
-	digest->verdict = po_arena_strdup(digest->arena,
-					  po_json_string(po_json_get(root, "verdict"), "unknown"));
+	digest->verdict =
+	    po_arena_strdup(digest->arena, po_json_string(po_json_get(root, "verdict"), "unknown"));
 	if (findings && findings->type == PO_JSON_ARRAY)
 		read_summary_findings(digest, findings);
 	for (size_t i = 0; i < digest->finding_count; i++) {
 		digest->finding_ids[i] = po_arena_strdup(digest->arena, digest->finding_ids[i]);
 		digest->finding_severities[i] =
-			po_arena_strdup(digest->arena, digest->finding_severities[i]);
+		    po_arena_strdup(digest->arena, digest->finding_severities[i]);
 	}
 	*out = digest;
 	return PO_STATUS_OK;
@@ -254,9 +257,11 @@ enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
 		status = po_json_parse(text, len, arena, &root, err);
 	if (status == PO_STATUS_OK) {
 		series = po_json_get(root, "step_series");
-		if (strcmp(po_json_string(po_json_get(root, "schema"), ""), "profopt.summary/1") != 0 ||
+		if (strcmp(po_json_string(po_json_get(root, "schema"), ""), "profopt.summary/1") !=
+			0 ||
 		    !series || series->type != PO_JSON_ARRAY) {
-			po_error_set(err, "not a profopt summary.json (schema profopt.summary/1 with "
+			po_error_set(err,
+				     "not a profopt summary.json (schema profopt.summary/1 with "
 				     "step_series)");
 			status = PO_STATUS_INPUT;
 		} else {

@@ -24,14 +24,14 @@ struct gate {
 };
 
 static const char *const plain_metrics[] = {
-	"steps.p50_ms", "steps.p95_ms", "steps.mean_ms", "steps.steps_per_s",
-	"steps.samples_per_s", "gpu.busy_pct", "workers.busy_pct",
-	"memory.growth_bytes_per_step", "findings.new", "findings.resolved",
+    "steps.p50_ms",	   "steps.p95_ms",	"steps.mean_ms",    "steps.steps_per_s",
+    "steps.samples_per_s", "gpu.busy_pct",	"workers.busy_pct", "memory.growth_bytes_per_step",
+    "findings.new",	   "findings.resolved",
 };
 
 static const char *const category_names[PO_CATEGORY_COUNT] = {
 #define PO_X(name, json) json,
-	PO_CATEGORIES(PO_X)
+    PO_CATEGORIES(PO_X)
 #undef PO_X
 };
 
@@ -88,20 +88,25 @@ static enum po_status parse_gate(const char *expression, struct gate *gate, stru
 	if (*end != '\0')
 		goto bad;
 	if (!known_metric(gate->metric)) {
-		po_error_set(err, "--fail-if \"%s\": no metric %s (see README: steps.p50_ms, "
-			     "breakdown.<category>_ms, gpu.busy_pct, findings.new, ...)", expression,
-			     gate->metric);
+		po_error_set(err,
+			     "--fail-if \"%s\": no metric %s (see README: steps.p50_ms, "
+			     "breakdown.<category>_ms, gpu.busy_pct, findings.new, ...)",
+			     expression, gate->metric);
 		return PO_STATUS_USAGE;
 	}
 	if (is_findings_count(gate->metric) && gate->value_kind != VALUE_NEW) {
-		po_error_set(err, "--fail-if \"%s\": %s is a count: compare it with a plain "
-			     "number, e.g. %s>0", expression, gate->metric, gate->metric);
+		po_error_set(err,
+			     "--fail-if \"%s\": %s is a count: compare it with a plain "
+			     "number, e.g. %s>0",
+			     expression, gate->metric, gate->metric);
 		return PO_STATUS_USAGE;
 	}
 	return PO_STATUS_OK;
 bad:
-	po_error_set(err, "--fail-if \"%s\": expected METRIC OP VALUE, e.g. steps.p50_ms>+10%% "
-		     "or findings.new>0", expression);
+	po_error_set(err,
+		     "--fail-if \"%s\": expected METRIC OP VALUE, e.g. steps.p50_ms>+10%% "
+		     "or findings.new>0",
+		     expression);
 	return PO_STATUS_USAGE;
 }
 
@@ -153,8 +158,9 @@ enum po_status po_gate_evaluate(const struct po_comparison *comparison, const ch
 		*tripped = false;
 		return PO_STATUS_OK;
 	}
-	value = gate.value_kind == VALUE_NEW ? metric->new_value
-		: gate.value_kind == VALUE_DELTA ? metric->delta : metric->delta_pct;
+	value = gate.value_kind == VALUE_NEW	 ? metric->new_value
+		: gate.value_kind == VALUE_DELTA ? metric->delta
+						 : metric->delta_pct;
 	*tripped = !isnan(value) && holds(value, gate.op, gate.threshold) &&
 		   (gate.value_kind == VALUE_NEW || metric->judgement != PO_CHANGE_NOISE);
 	return PO_STATUS_OK;

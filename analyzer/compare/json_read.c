@@ -13,7 +13,7 @@ struct parser {
 	size_t pos;
 	int depth;
 	struct po_arena *arena; /* weak */
-	struct po_error *err;   /* weak */
+	struct po_error *err;	/* weak */
 };
 
 static enum po_status parse_value(struct parser *p, struct po_json_value **out);
@@ -157,7 +157,7 @@ static enum po_status parse_number(struct parser *p, struct po_json_value **out)
 /* Collects items into a growing array, then copies it into the arena. */
 struct item_list {
 	struct po_json_value **items; /* owned until copied */
-	const char **keys;            /* owned until copied */
+	const char **keys;	      /* owned until copied */
 	size_t count;
 	size_t capacity;
 	size_t key_capacity;

@@ -24,10 +24,10 @@ struct po_json_value {
 	enum po_json_type type;
 	bool boolean;
 	double number;
-	const char *string;            /* weak: arena; NUL-terminated */
-	size_t count;                  /* members of an object or items of an array */
-	const char **keys;             /* weak: arena; object member names */
-	struct po_json_value **items;  /* weak: arena; members or items */
+	const char *string;	      /* weak: arena; NUL-terminated */
+	size_t count;		      /* members of an object or items of an array */
+	const char **keys;	      /* weak: arena; object member names */
+	struct po_json_value **items; /* weak: arena; members or items */
 };
 
 /* Parses text (len bytes) into *out; the tree lives in arena. */

@@ -122,8 +122,8 @@ static double resampled_quantile(const double *values, size_t n, double q, doubl
 	return sorted_quantile(scratch, n, q);
 }
 
-void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b,
-				 double q, unsigned rounds, double *low, double *high)
+void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b, double q,
+				 unsigned rounds, double *low, double *high)
 {
 	uint64_t state = 0x9E3779B97F4A7C15ULL;
 	double *differences, *scratch;

@@ -19,8 +19,8 @@ double po_stats_mann_whitney_p(const double *a, size_t n_a, const double *b, siz
  * 95% bootstrap interval of quantile_q(b) - quantile_q(a), with a fixed-seed generator so
  * results are reproducible. NaN bounds when a sample is empty.
  */
-void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b,
-				 double q, unsigned rounds, double *low, double *high);
+void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b, double q,
+				 unsigned rounds, double *low, double *high);
 
 /* Least-squares slope of values against their index; NaN with fewer than 2 values. */
 double po_stats_slope(const double *values, size_t n);
