@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <lttng/tracepoint.h>
 
+/* The LTTng-UST macro language is laid out by hand. */
+/* clang-format off */
+
 LTTNG_UST_TRACEPOINT_ENUM(profopt_bench, stage,
 	LTTNG_UST_TP_ENUM_VALUES(
 		lttng_ust_field_enum_value("forward", 5)
@@ -42,4 +45,5 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt_bench, stage_class, profopt_bench, s
 
 #endif /* TRACEPOINT_COST_TP_H */
 
+/* clang-format on */
 #include <lttng/tracepoint-event.h>

@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <lttng/tracepoint.h>
 
+/* The LTTng-UST macro language is laid out by hand. */
+/* clang-format off */
+
 LTTNG_UST_TRACEPOINT_ENUM(profopt, stage,
 	LTTNG_UST_TP_ENUM_VALUES(
 		lttng_ust_field_enum_value("data_wait", 0)
@@ -202,4 +205,5 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, sync_class, profopt, gpu_sync_end,
 
 #endif /* PROFOPT_TP_H */
 
+/* clang-format on */
 #include <lttng/tracepoint-event.h>

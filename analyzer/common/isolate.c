@@ -37,15 +37,16 @@ struct po_isolate_header {
 };
 
 /* The signals a decoder may die of, for the messages. X(name) */
-#define PO_ISOLATE_SIGNALS(X)                                                            \
-	X(SIGSEGV) X(SIGFPE) X(SIGABRT) X(SIGBUS) X(SIGILL) X(SIGKILL) X(SIGXCPU)        \
-	X(SIGTRAP) X(SIGSYS) X(SIGTERM) X(SIGINT) X(SIGPIPE) X(SIGXFSZ)
+#define PO_ISOLATE_SIGNALS(X)                                                                      \
+	X(SIGSEGV)                                                                                 \
+	X(SIGFPE) X(SIGABRT) X(SIGBUS) X(SIGILL) X(SIGKILL) X(SIGXCPU) X(SIGTRAP) X(SIGSYS)        \
+	    X(SIGTERM) X(SIGINT) X(SIGPIPE) X(SIGXFSZ)
 
 static const char *signal_name(int signo)
 {
 	switch (signo) {
-#define PO_X(name)                                                                       \
-	case name:                                                                       \
+#define PO_X(name)                                                                                 \
+	case name:                                                                                 \
 		return #name;
 		PO_ISOLATE_SIGNALS(PO_X)
 #undef PO_X
@@ -166,8 +167,7 @@ static bool child_send(int fd, enum po_status status, const struct po_error *err
 	return true;
 }
 
-static void child_main(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits,
-		       int fd)
+static void child_main(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits, int fd)
 {
 	struct po_error err = {{0}};
 	enum po_status status;
@@ -284,8 +284,8 @@ static void describe_death(int signo, const struct rusage *usage,
 	uint64_t peak_bytes = (uint64_t)usage->ru_maxrss * 1024;
 
 	where_text(where, sizeof(where));
-	if (limits->cpu_seconds && (signo == SIGXCPU ||
-				    cpu_seconds_used(usage) >= limits->cpu_seconds)) {
+	if (limits->cpu_seconds &&
+	    (signo == SIGXCPU || cpu_seconds_used(usage) >= limits->cpu_seconds)) {
 		po_error_set(err, "the trace decoder ran for more than %u s of CPU time %s",
 			     limits->cpu_seconds, where);
 	} else if (limits->memory_bytes && peak_bytes >= limits->memory_bytes / 2) {

@@ -16,22 +16,22 @@
 #define PO_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 
 /* X(name, description, exit status) */
-#define PO_STATUSES(X)                                                               \
-	X(OK, "success", 0)                                                          \
-	X(INTERNAL, "internal error", 1)                                             \
-	X(NOMEM, "out of memory", 1)                                                 \
-	X(USAGE, "bad command line", 2)                                              \
-	X(INPUT, "the input is not a usable profopt trace", 3)                       \
-	X(DECODE, "the trace could not be decoded", 4)                               \
-	X(OUTPUT, "an output could not be written", 5)                               \
-	X(GATE, "a --fail-if condition is true", 6)                                  \
+#define PO_STATUSES(X)                                                                             \
+	X(OK, "success", 0)                                                                        \
+	X(INTERNAL, "internal error", 1)                                                           \
+	X(NOMEM, "out of memory", 1)                                                               \
+	X(USAGE, "bad command line", 2)                                                            \
+	X(INPUT, "the input is not a usable profopt trace", 3)                                     \
+	X(DECODE, "the trace could not be decoded", 4)                                             \
+	X(OUTPUT, "an output could not be written", 5)                                             \
+	X(GATE, "a --fail-if condition is true", 6)                                                \
 	X(INTERRUPTED, "interrupted", 130)
 
 enum po_status {
 #define PO_X(name, text, exit_status) PO_STATUS_##name,
 	PO_STATUSES(PO_X)
 #undef PO_X
-	PO_STATUS_COUNT
+	    PO_STATUS_COUNT
 };
 
 const char *po_status_name(enum po_status status);

@@ -107,8 +107,10 @@ static enum po_status check_metadata_packets(FILE *file, const char *path, struc
 		if (!is_magic(header, PO_CTF_METADATA_MAGIC) || packet_bits % 8 != 0 ||
 		    packet_bits / 8 <= sizeof(header) || content_bits < sizeof(header) * 8 ||
 		    content_bits > packet_bits) {
-			po_error_set(err, "%s: corrupted metadata packet header at byte %" PRIu64
-				     " (magic, content size or packet size out of range)", path, offset);
+			po_error_set(err,
+				     "%s: corrupted metadata packet header at byte %" PRIu64
+				     " (magic, content size or packet size out of range)",
+				     path, offset);
 			return PO_STATUS_INPUT;
 		}
 		if (offset + packet_bits / 8 > (uint64_t)st.st_size)
@@ -117,8 +119,10 @@ static enum po_status check_metadata_packets(FILE *file, const char *path, struc
 	}
 	return PO_STATUS_OK;
 truncated:
-	po_error_set(err, "%s: truncated metadata: the packet at byte %" PRIu64 " is cut short "
-		     "(the trace was not written completely)", path, offset);
+	po_error_set(err,
+		     "%s: truncated metadata: the packet at byte %" PRIu64 " is cut short "
+		     "(the trace was not written completely)",
+		     path, offset);
 	return PO_STATUS_INPUT;
 }
 
@@ -197,8 +201,10 @@ static enum po_status check_stream_file(const char *path, off_t size, bool needs
 	fclose(file);
 	if ((got < sizeof(head) || !is_magic(head, PO_CTF_PACKET_MAGIC)) &&
 	    !is_stream_name(strrchr(path, '/') + 1)) {
-		po_error_set(err, "%s: not a CTF stream file (foreign file in a trace directory; "
-			     "move it out)", path);
+		po_error_set(err,
+			     "%s: not a CTF stream file (foreign file in a trace directory; "
+			     "move it out)",
+			     path);
 		return PO_STATUS_INPUT;
 	}
 	(*data_files)++;
@@ -206,8 +212,8 @@ static enum po_status check_stream_file(const char *path, off_t size, bool needs
 }
 
 /* Adds to *data_files the trace's non-empty stream files. */
-static enum po_status check_trace_files(const char *trace, bool needs_magic,
-					size_t *data_files, struct po_error *err)
+static enum po_status check_trace_files(const char *trace, bool needs_magic, size_t *data_files,
+					struct po_error *err)
 {
 	enum po_status status = PO_STATUS_OK;
 	size_t stream_files = 0;
@@ -228,8 +234,10 @@ static enum po_status check_trace_files(const char *trace, bool needs_magic,
 		if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
 			continue;
 		if (!S_ISREG(st.st_mode)) {
-			po_error_set(err, "%s: not a regular file (foreign file in a trace "
-				     "directory; move it out)", path);
+			po_error_set(err,
+				     "%s: not a regular file (foreign file in a trace "
+				     "directory; move it out)",
+				     path);
 			status = PO_STATUS_INPUT;
 			break;
 		}
@@ -238,8 +246,10 @@ static enum po_status check_trace_files(const char *trace, bool needs_magic,
 	}
 	closedir(handle);
 	if (status == PO_STATUS_OK && stream_files == 0) {
-		po_error_set(err, "%s: metadata only, no stream data (nothing was recorded, or "
-			     "the buffers were never flushed)", trace);
+		po_error_set(err,
+			     "%s: metadata only, no stream data (nothing was recorded, or "
+			     "the buffers were never flushed)",
+			     trace);
 		status = PO_STATUS_INPUT;
 	}
 	return status;
@@ -306,8 +316,7 @@ static void snapshot_trace(const char *trace, struct po_size_snapshot *snap,
 		closedir(handle);
 }
 
-static enum po_status check_not_recording(const struct po_trace_list *traces,
-					  struct po_error *err)
+static enum po_status check_not_recording(const struct po_trace_list *traces, struct po_error *err)
 {
 	struct po_size_snapshot before = {0}, after = {0};
 	struct timespec pause = {0, PO_CHECK_SETTLE_MS * 1000000L};
@@ -320,8 +329,10 @@ static enum po_status check_not_recording(const struct po_trace_list *traces,
 	free(before.entries);
 	if (!after.grown[0])
 		return PO_STATUS_OK;
-	po_error_set(err, "%s: still being written (a tracing session is recording into this "
-		     "directory; stop it with `lttng stop` or `lttng destroy` first)", after.grown);
+	po_error_set(err,
+		     "%s: still being written (a tracing session is recording into this "
+		     "directory; stop it with `lttng stop` or `lttng destroy` first)",
+		     after.grown);
 	return PO_STATUS_INPUT;
 }
 
@@ -334,8 +345,10 @@ static enum po_status check_root(const char *trace_dir, struct po_error *err)
 		return PO_STATUS_INPUT;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		po_error_set(err, "%s: not a directory (give the directory that profopt-record "
-			     "or lttng wrote)", trace_dir);
+		po_error_set(err,
+			     "%s: not a directory (give the directory that profopt-record "
+			     "or lttng wrote)",
+			     trace_dir);
 		return PO_STATUS_INPUT;
 	}
 	return PO_STATUS_OK;

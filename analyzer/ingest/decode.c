@@ -12,37 +12,37 @@
 /* The trace event names, generated from the one table of event kinds. */
 static const char *const kind_trace_names[PO_EV_COUNT] = {
 #define PO_X(name, trace_name) [PO_EV_##name] = trace_name,
-	PO_EVENT_KINDS(PO_X)
+    PO_EVENT_KINDS(PO_X)
 #undef PO_X
 };
 
 /* The payload members each kind reads; the fill functions use the same positions. */
 static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
-	[PO_EV_RUN_BEGIN] = {"framework", "cpu_count"},
-	[PO_EV_RUN_CONFIG] = {"key", "value"},
-	[PO_EV_WORKER_BEGIN] = {"worker_id", "parent_pid"},
-	[PO_EV_WORKER_END] = {"worker_id", "parent_pid"},
-	[PO_EV_EPOCH_BEGIN] = {"epoch"},
-	[PO_EV_EPOCH_END] = {"epoch"},
-	[PO_EV_STEP_BEGIN] = {"step", "epoch", "batch_size"},
-	[PO_EV_STEP_END] = {"step", "epoch", "batch_size"},
-	[PO_EV_STAGE_BEGIN] = {"stage", "label", "batch", "sample", "cpu_ns"},
-	[PO_EV_STAGE_END] = {"stage", "label", "batch", "sample", "cpu_ns"},
-	[PO_EV_BATCH_READY] = {"batch", "queue_depth"},
-	[PO_EV_COUNTER] = {"kind", "device", "value"},
-	[PO_EV_MEM_ALLOC] = {"addr", "bytes", "device", "label"},
-	[PO_EV_MEM_FREE] = {"addr", "bytes", "device", "label"},
-	[PO_EV_GPU_LAUNCH] = {"device", "stream", "correlation_id", "name"},
-	[PO_EV_GPU_ACTIVITY] = {"device", "stream", "kind", "name", "bytes", "start_ns", "end_ns",
-				"correlation_id"},
-	[PO_EV_GPU_SYNC_BEGIN] = {"device", "stream"},
-	[PO_EV_GPU_SYNC_END] = {"device", "stream"},
-	[PO_EV_LIBC_MALLOC] = {"size", "ptr"},
-	[PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
-	[PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
-	[PO_EV_LIBC_MEMALIGN] = {"alignment", "size", "ptr"},
-	[PO_EV_LIBC_POSIX_MEMALIGN] = {"out_ptr", "alignment", "size", "result"},
-	[PO_EV_LIBC_FREE] = {"ptr"},
+    [PO_EV_RUN_BEGIN] = {"framework", "cpu_count"},
+    [PO_EV_RUN_CONFIG] = {"key", "value"},
+    [PO_EV_WORKER_BEGIN] = {"worker_id", "parent_pid"},
+    [PO_EV_WORKER_END] = {"worker_id", "parent_pid"},
+    [PO_EV_EPOCH_BEGIN] = {"epoch"},
+    [PO_EV_EPOCH_END] = {"epoch"},
+    [PO_EV_STEP_BEGIN] = {"step", "epoch", "batch_size"},
+    [PO_EV_STEP_END] = {"step", "epoch", "batch_size"},
+    [PO_EV_STAGE_BEGIN] = {"stage", "label", "batch", "sample", "cpu_ns"},
+    [PO_EV_STAGE_END] = {"stage", "label", "batch", "sample", "cpu_ns"},
+    [PO_EV_BATCH_READY] = {"batch", "queue_depth"},
+    [PO_EV_COUNTER] = {"kind", "device", "value"},
+    [PO_EV_MEM_ALLOC] = {"addr", "bytes", "device", "label"},
+    [PO_EV_MEM_FREE] = {"addr", "bytes", "device", "label"},
+    [PO_EV_GPU_LAUNCH] = {"device", "stream", "correlation_id", "name"},
+    [PO_EV_GPU_ACTIVITY] = {"device", "stream", "kind", "name", "bytes", "start_ns", "end_ns",
+			    "correlation_id"},
+    [PO_EV_GPU_SYNC_BEGIN] = {"device", "stream"},
+    [PO_EV_GPU_SYNC_END] = {"device", "stream"},
+    [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
+    [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
+    [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
+    [PO_EV_LIBC_MEMALIGN] = {"alignment", "size", "ptr"},
+    [PO_EV_LIBC_POSIX_MEMALIGN] = {"out_ptr", "alignment", "size", "result"},
+    [PO_EV_LIBC_FREE] = {"ptr"},
 };
 
 /* ---- resolution, once per event class ---- */
@@ -71,14 +71,14 @@ static struct po_member find_member(const bt_field_class *structure, const char 
 	count = bt_field_class_structure_get_member_count(structure);
 	for (uint64_t i = 0; i < count; i++) {
 		const bt_field_class_structure_member *entry =
-			bt_field_class_structure_borrow_member_by_index_const(structure, i);
+		    bt_field_class_structure_borrow_member_by_index_const(structure, i);
 		const char *entry_name = bt_field_class_structure_member_get_name(entry);
 
 		if (strcmp(entry_name, name) == 0 ||
 		    (entry_name[0] == '_' && strcmp(entry_name + 1, name) == 0)) {
 			member.index = (uint32_t)i;
 			member.type = member_type(
-				bt_field_class_structure_member_borrow_field_class_const(entry));
+			    bt_field_class_structure_member_borrow_field_class_const(entry));
 			return member;
 		}
 	}
@@ -99,7 +99,7 @@ static int kind_of_name(const char *name)
 static int32_t trace_env_pid(const bt_trace *trace)
 {
 	const bt_value *value =
-		bt_trace_borrow_environment_entry_value_by_name_const(trace, "vpid");
+	    bt_trace_borrow_environment_entry_value_by_name_const(trace, "vpid");
 
 	if (value && bt_value_get_type(value) == BT_VALUE_TYPE_SIGNED_INTEGER)
 		return (int32_t)bt_value_integer_signed_get(value);
@@ -127,11 +127,11 @@ static void resolve_class(const struct po_decoder *decoder, struct po_class_entr
 	const bt_event_class *event_class = entry->event_class;
 	const bt_stream_class *stream_class = bt_event_class_borrow_stream_class_const(event_class);
 	const bt_field_class *payload =
-		bt_event_class_borrow_payload_field_class_const(event_class);
+	    bt_event_class_borrow_payload_field_class_const(event_class);
 	const bt_field_class *context =
-		bt_stream_class_borrow_event_common_context_field_class_const(stream_class);
+	    bt_stream_class_borrow_event_common_context_field_class_const(stream_class);
 	const bt_clock_class *clock =
-		bt_stream_class_borrow_default_clock_class_const(stream_class);
+	    bt_stream_class_borrow_default_clock_class_const(stream_class);
 	const bt_trace *trace = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(event));
 
 	entry->kind = kind_of_name(bt_event_class_get_name(event_class));
@@ -467,12 +467,14 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 		return true;
 	}
 	ev.kind = (enum po_event_kind)entry->kind;
-	ev.time_ns = cycles_to_ns(bt_clock_snapshot_get_value(
-		bt_message_event_borrow_default_clock_snapshot_const(message)), entry->frequency);
+	ev.time_ns =
+	    cycles_to_ns(bt_clock_snapshot_get_value(
+			     bt_message_event_borrow_default_clock_snapshot_const(message)),
+			 entry->frequency);
 	ev.trace_id = entry->trace_id;
 	context = bt_event_borrow_common_context_field_const(event);
 	ev.pid = entry->vpid.type != PO_MEMBER_ABSENT ? (int32_t)member_int(context, &entry->vpid)
-						     : entry->env_pid;
+						      : entry->env_pid;
 	ev.tid = (int32_t)member_int(context, &entry->vtid);
 	ev.procname = member_str(context, &entry->procname);
 	ev.ip = member_u64(context, &entry->ip);
@@ -506,7 +508,7 @@ static void view_discarded_events(const bt_message *message, struct po_discarded
 	if (!view->has_snapshots)
 		return;
 	view->begin =
-		bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(message);
+	    bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(message);
 	view->end = bt_message_discarded_events_borrow_end_default_clock_snapshot_const(message);
 }
 
@@ -522,7 +524,7 @@ static void view_discarded_packets(const bt_message *message, struct po_discarde
 	if (!view->has_snapshots)
 		return;
 	view->begin =
-		bt_message_discarded_packets_borrow_beginning_default_clock_snapshot_const(message);
+	    bt_message_discarded_packets_borrow_beginning_default_clock_snapshot_const(message);
 	view->end = bt_message_discarded_packets_borrow_end_default_clock_snapshot_const(message);
 }
 
@@ -553,9 +555,9 @@ static bool handle_discarded(struct po_decoder *decoder, const bt_message *messa
 	ev.tid = -1;
 	ev.trace_id = trace_id_of(decoder, trace);
 	ev.u.discarded.count = view.availability == BT_PROPERTY_AVAILABILITY_AVAILABLE &&
-					       view.count < (UINT64_C(1) << 63)
-				       ? (int64_t)view.count
-				       : PO_COUNT_UNKNOWN;
+				       view.count < (UINT64_C(1) << 63)
+				   ? (int64_t)view.count
+				   : PO_COUNT_UNKNOWN;
 	ev.u.discarded.begin_ns = view.has_snapshots ? snapshot_ns(view.begin) : -1;
 	ev.time_ns = view.has_snapshots ? snapshot_ns(view.end) : -1;
 	return deliver(decoder, &ev);
@@ -570,8 +572,9 @@ bool po_decoder_handle(struct po_decoder *decoder, const bt_message *message)
 		return handle_event(decoder, message);
 	case BT_MESSAGE_TYPE_STREAM_BEGINNING:
 		decoder->stats->streams++;
-		po_isolate_progress("decoding", bt_stream_get_name(
-			bt_message_stream_beginning_borrow_stream_const(message)));
+		po_isolate_progress(
+		    "decoding",
+		    bt_stream_get_name(bt_message_stream_beginning_borrow_stream_const(message)));
 		return true;
 	case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
 		return handle_discarded(decoder, message, false);
@@ -584,8 +587,7 @@ bool po_decoder_handle(struct po_decoder *decoder, const bt_message *message)
 
 /* ---- lifetime ---- */
 
-enum po_status po_decoder_init(struct po_decoder *decoder, size_t trace_count,
-			       struct po_error *err)
+enum po_status po_decoder_init(struct po_decoder *decoder, size_t trace_count, struct po_error *err)
 {
 	memset(decoder, 0, sizeof(*decoder));
 	decoder->class_capacity = 256;

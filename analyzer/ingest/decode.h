@@ -26,10 +26,10 @@ struct po_member {
 /* What was resolved on the first sight of an event class. */
 struct po_class_entry {
 	const bt_event_class *event_class; /* weak: key; NULL for a free slot */
-	int kind;                          /* enum po_event_kind, or PO_EV_COUNT: foreign */
+	int kind;			   /* enum po_event_kind, or PO_EV_COUNT: foreign */
 	struct po_member payload[PO_MEMBERS_MAX];
 	struct po_member vpid, vtid, procname, ip; /* common context members */
-	uint64_t frequency;                        /* of the default clock; 0: none */
+	uint64_t frequency;			   /* of the default clock; 0: none */
 	uint32_t trace_id;
 	int32_t env_pid; /* "vpid" of the trace environment, -1 if none */
 };
@@ -42,17 +42,17 @@ struct po_trace_state {
 
 struct po_decoder {
 	struct po_class_entry *classes; /* owned: open addressing table */
-	size_t class_capacity;           /* a power of two */
+	size_t class_capacity;		/* a power of two */
 	size_t class_count;
-	struct po_class_entry *last;     /* weak: into classes */
-	struct po_trace_state *traces;   /* owned: trace_count entries */
+	struct po_class_entry *last;   /* weak: into classes */
+	struct po_trace_state *traces; /* owned: trace_count entries */
 	size_t trace_count;
 	po_event_fn callback;
-	void *callback_ctx;              /* weak */
-	struct po_pipe *pipe;            /* weak; when set, events go through it to callback */
-	struct po_ingest_stats *stats;   /* weak */
-	enum po_status callback_status;  /* the first non-OK status of the callback */
-	bool probing;                    /* decode nothing: a probe for a failing trace */
+	void *callback_ctx;		/* weak */
+	struct po_pipe *pipe;		/* weak; when set, events go through it to callback */
+	struct po_ingest_stats *stats;	/* weak */
+	enum po_status callback_status; /* the first non-OK status of the callback */
+	bool probing;			/* decode nothing: a probe for a failing trace */
 	bool nomem;
 };
 

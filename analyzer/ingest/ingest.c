@@ -12,19 +12,19 @@
 
 /* The component classes the graph is made of. */
 struct po_classes {
-	const bt_plugin *ctf;   /* owned */
-	const bt_plugin *utils; /* owned */
+	const bt_plugin *ctf;			 /* owned */
+	const bt_plugin *utils;			 /* owned */
 	const bt_component_class_source *source; /* weak: belongs to ctf */
-	const bt_component_class_filter *muxer;  /* weak: belongs to utils */
+	const bt_component_class_filter *muxer;	 /* weak: belongs to utils */
 };
 
 /* One po_ingest_run(). */
 struct po_run {
-	const char *trace_dir;                /* weak */
-	const struct po_trace_list *traces;   /* weak */
-	bool *excluded;                       /* owned: traces->count flags (salvage) */
+	const char *trace_dir;		    /* weak */
+	const struct po_trace_list *traces; /* weak */
+	bool *excluded;			    /* owned: traces->count flags (salvage) */
 	bool salvage;
-	long only_trace;                      /* >= 0: the graph reads this trace alone */
+	long only_trace; /* >= 0: the graph reads this trace alone */
 	struct po_classes classes;
 	struct po_decoder decoder;
 };
@@ -121,20 +121,20 @@ static void take_failure(struct po_bt_failure *failure)
 static enum po_status classes_find(struct po_classes *classes, struct po_error *err)
 {
 	if (bt_plugin_find("ctf", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &classes->ctf) !=
-		    BT_PLUGIN_FIND_STATUS_OK ||
+		BT_PLUGIN_FIND_STATUS_OK ||
 	    bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE,
 			   &classes->utils) != BT_PLUGIN_FIND_STATUS_OK) {
 		bt_current_thread_clear_error();
 		po_error_set(err, "Failed to load the babeltrace2 plugins \"ctf\" and \"utils\" "
-			     "(is babeltrace2 installed?)");
+				  "(is babeltrace2 installed?)");
 		return PO_STATUS_INTERNAL;
 	}
 	classes->source = bt_plugin_borrow_source_component_class_by_name_const(classes->ctf, "fs");
-	classes->muxer = bt_plugin_borrow_filter_component_class_by_name_const(classes->utils,
-									       "muxer");
+	classes->muxer =
+	    bt_plugin_borrow_filter_component_class_by_name_const(classes->utils, "muxer");
 	if (!classes->source || !classes->muxer) {
 		po_error_set(err, "Failed to find the babeltrace2 components src.ctf.fs and "
-			     "flt.utils.muxer");
+				  "flt.utils.muxer");
 		return PO_STATUS_INTERNAL;
 	}
 	return PO_STATUS_OK;
@@ -180,7 +180,7 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
 static bt_value *source_params(const char *path, size_t index)
 {
 	bt_value *params = bt_value_map_create(); /* owned, returned */
-	bt_value *inputs = NULL;                  /* weak: belongs to params */
+	bt_value *inputs = NULL;		  /* weak: belongs to params */
 	char name[32];
 
 	snprintf(name, sizeof(name), "%zu", index);
@@ -205,8 +205,8 @@ static bool add_source(struct po_run *run, bt_graph *graph, size_t index,
 	snprintf(name, sizeof(name), "src-%zu", index);
 	po_isolate_progress("decoding", run->traces->paths[index]);
 	ok = bt_graph_add_source_component(graph, run->classes.source, name, params,
-					   BT_LOGGING_LEVEL_NONE, source) ==
-	     BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+					   BT_LOGGING_LEVEL_NONE,
+					   source) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
 	bt_value_put_ref(params);
 	return ok;
 }
@@ -220,9 +220,9 @@ static bool connect_source(bt_graph *graph, const bt_component_source *source,
 		uint64_t free_port = bt_component_filter_get_input_port_count(muxer) - 1;
 
 		const bt_port_output *out =
-			bt_component_source_borrow_output_port_by_index_const(source, i);
+		    bt_component_source_borrow_output_port_by_index_const(source, i);
 		const bt_port_input *in =
-			bt_component_filter_borrow_input_port_by_index_const(muxer, free_port);
+		    bt_component_filter_borrow_input_port_by_index_const(muxer, free_port);
 
 		if (bt_graph_connect_ports(graph, out, in, NULL))
 			return false;
@@ -250,9 +250,9 @@ static bool build_graph(struct po_run *run, bt_graph *graph)
 			return false;
 	}
 	return bt_graph_connect_ports(
-		       graph, bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
-		       bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
-		       NULL) == BT_GRAPH_CONNECT_PORTS_STATUS_OK;
+		   graph, bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
+		   bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
+		   NULL) == BT_GRAPH_CONNECT_PORTS_STATUS_OK;
 }
 
 /* Builds and runs one graph; false with a babeltrace2 error pending. */
@@ -376,8 +376,8 @@ static enum po_status run_all(struct po_run *run, struct po_error *err)
 	}
 	po_error_set(err, "Failed to decode trace: path=%s: %s",
 		     failure.trace_index >= 0 && (size_t)failure.trace_index < run->traces->count
-			     ? run->traces->paths[failure.trace_index]
-			     : run->trace_dir,
+			 ? run->traces->paths[failure.trace_index]
+			 : run->trace_dir,
 		     failure.cause);
 	return PO_STATUS_DECODE;
 }

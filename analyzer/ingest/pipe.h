@@ -12,14 +12,14 @@
 
 #include "ingest.h"
 
-#define PO_PIPE_BATCHES 4          /* batches in flight: bounds the memory */
-#define PO_PIPE_BATCH_EVENTS 4096  /* events per batch */
-#define PO_PIPE_TEXT_BYTES 65536   /* string bytes per batch (more for one huge event) */
+#define PO_PIPE_BATCHES 4	  /* batches in flight: bounds the memory */
+#define PO_PIPE_BATCH_EVENTS 4096 /* events per batch */
+#define PO_PIPE_TEXT_BYTES 65536  /* string bytes per batch (more for one huge event) */
 
 struct po_pipe_batch {
 	struct po_event *events; /* owned: PO_PIPE_BATCH_EVENTS */
 	size_t count;
-	char *text;              /* owned: the events' strings point here */
+	char *text; /* owned: the events' strings point here */
 	size_t text_used;
 	size_t text_capacity;
 };
@@ -31,10 +31,10 @@ struct po_pipe {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	struct po_pipe_batch batches[PO_PIPE_BATCHES]; /* a ring */
-	size_t head;    /* the batch the consumer takes next */
-	size_t queued;  /* batches published and not yet consumed (under lock) */
-	size_t filling; /* the batch the producer fills; not among the queued ones */
-	bool quit;      /* under lock */
+	size_t head;				       /* the batch the consumer takes next */
+	size_t queued;	       /* batches published and not yet consumed (under lock) */
+	size_t filling;	       /* the batch the producer fills; not among the queued ones */
+	bool quit;	       /* under lock */
 	enum po_status status; /* the first callback status that is not OK (under lock) */
 };
 

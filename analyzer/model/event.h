@@ -20,54 +20,54 @@ struct po_str {
 };
 
 /* Pipeline stages, in the trace's numbering (enum profopt_stage). X(NAME, json name) */
-#define PO_STAGES(X)                                                                     \
-	X(DATA_WAIT, "data_wait")                                                        \
-	X(LOAD, "load")                                                                  \
-	X(PREPROCESS, "preprocess")                                                      \
-	X(COLLATE, "collate")                                                            \
-	X(H2D_COPY, "h2d_copy")                                                          \
-	X(FORWARD, "forward")                                                            \
-	X(BACKWARD, "backward")                                                          \
-	X(OPTIMIZER, "optimizer")                                                        \
-	X(EVAL, "eval")                                                                  \
-	X(CHECKPOINT, "checkpoint")                                                      \
+#define PO_STAGES(X)                                                                               \
+	X(DATA_WAIT, "data_wait")                                                                  \
+	X(LOAD, "load")                                                                            \
+	X(PREPROCESS, "preprocess")                                                                \
+	X(COLLATE, "collate")                                                                      \
+	X(H2D_COPY, "h2d_copy")                                                                    \
+	X(FORWARD, "forward")                                                                      \
+	X(BACKWARD, "backward")                                                                    \
+	X(OPTIMIZER, "optimizer")                                                                  \
+	X(EVAL, "eval")                                                                            \
+	X(CHECKPOINT, "checkpoint")                                                                \
 	X(CUSTOM, "custom")
 
 enum po_stage {
 #define PO_X(name, json) PO_STAGE_##name,
 	PO_STAGES(PO_X)
 #undef PO_X
-	PO_STAGE_COUNT
+	    PO_STAGE_COUNT
 };
 
 /* Counter kinds, in the trace's numbering (enum profopt_counter). */
-#define PO_COUNTERS(X)                                                                   \
-	X(QUEUE_DEPTH, "queue_depth")                                                    \
-	X(HOST_RSS, "host_rss")                                                          \
-	X(GPU_MEM_USED, "gpu_mem_used")                                                  \
-	X(PROCESS_CPU, "process_cpu")                                                    \
+#define PO_COUNTERS(X)                                                                             \
+	X(QUEUE_DEPTH, "queue_depth")                                                              \
+	X(HOST_RSS, "host_rss")                                                                    \
+	X(GPU_MEM_USED, "gpu_mem_used")                                                            \
+	X(PROCESS_CPU, "process_cpu")                                                              \
 	X(GPU_MEM_RESERVED, "gpu_mem_reserved")
 
 enum po_counter {
 #define PO_X(name, json) PO_COUNTER_##name,
 	PO_COUNTERS(PO_X)
 #undef PO_X
-	PO_COUNTER_COUNT
+	    PO_COUNTER_COUNT
 };
 
 /* GPU activity kinds, in the trace's numbering (enum profopt_gpu_kind). */
-#define PO_GPU_KINDS(X)                                                                  \
-	X(KERNEL, "kernel")                                                              \
-	X(MEMCPY_H2D, "memcpy_h2d")                                                      \
-	X(MEMCPY_D2H, "memcpy_d2h")                                                      \
-	X(MEMCPY_D2D, "memcpy_d2d")                                                      \
+#define PO_GPU_KINDS(X)                                                                            \
+	X(KERNEL, "kernel")                                                                        \
+	X(MEMCPY_H2D, "memcpy_h2d")                                                                \
+	X(MEMCPY_D2H, "memcpy_d2h")                                                                \
+	X(MEMCPY_D2D, "memcpy_d2d")                                                                \
 	X(MEMSET, "memset")
 
 enum po_gpu_kind {
 #define PO_X(name, json) PO_GPU_##name,
 	PO_GPU_KINDS(PO_X)
 #undef PO_X
-	PO_GPU_KIND_COUNT
+	    PO_GPU_KIND_COUNT
 };
 
 /*
@@ -75,46 +75,46 @@ enum po_gpu_kind {
  * provider (liblttng-ust-libc-wrapper.so); DISCARDED_* are babeltrace2's discarded-events
  * and discarded-packets messages. X(NAME, trace event name)
  */
-#define PO_EVENT_KINDS(X)                                                                \
-	X(RUN_BEGIN, "profopt:run_begin")                                                \
-	X(RUN_CONFIG, "profopt:run_config")                                              \
-	X(RUN_END, "profopt:run_end")                                                    \
-	X(WORKER_BEGIN, "profopt:worker_begin")                                          \
-	X(WORKER_END, "profopt:worker_end")                                              \
-	X(EPOCH_BEGIN, "profopt:epoch_begin")                                            \
-	X(EPOCH_END, "profopt:epoch_end")                                                \
-	X(STEP_BEGIN, "profopt:step_begin")                                              \
-	X(STEP_END, "profopt:step_end")                                                  \
-	X(STAGE_BEGIN, "profopt:stage_begin")                                            \
-	X(STAGE_END, "profopt:stage_end")                                                \
-	X(BATCH_READY, "profopt:batch_ready")                                            \
-	X(COUNTER, "profopt:counter")                                                    \
-	X(MEM_ALLOC, "profopt:mem_alloc")                                                \
-	X(MEM_FREE, "profopt:mem_free")                                                  \
-	X(GPU_LAUNCH, "profopt:gpu_launch")                                              \
-	X(GPU_ACTIVITY, "profopt:gpu_activity")                                          \
-	X(GPU_SYNC_BEGIN, "profopt:gpu_sync_begin")                                      \
-	X(GPU_SYNC_END, "profopt:gpu_sync_end")                                          \
-	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                          \
-	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                          \
-	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                        \
-	X(LIBC_MEMALIGN, "lttng_ust_libc:memalign")                                      \
-	X(LIBC_POSIX_MEMALIGN, "lttng_ust_libc:posix_memalign")                          \
-	X(LIBC_FREE, "lttng_ust_libc:free")                                              \
-	X(DISCARDED_EVENTS, "(discarded events)")                                        \
+#define PO_EVENT_KINDS(X)                                                                          \
+	X(RUN_BEGIN, "profopt:run_begin")                                                          \
+	X(RUN_CONFIG, "profopt:run_config")                                                        \
+	X(RUN_END, "profopt:run_end")                                                              \
+	X(WORKER_BEGIN, "profopt:worker_begin")                                                    \
+	X(WORKER_END, "profopt:worker_end")                                                        \
+	X(EPOCH_BEGIN, "profopt:epoch_begin")                                                      \
+	X(EPOCH_END, "profopt:epoch_end")                                                          \
+	X(STEP_BEGIN, "profopt:step_begin")                                                        \
+	X(STEP_END, "profopt:step_end")                                                            \
+	X(STAGE_BEGIN, "profopt:stage_begin")                                                      \
+	X(STAGE_END, "profopt:stage_end")                                                          \
+	X(BATCH_READY, "profopt:batch_ready")                                                      \
+	X(COUNTER, "profopt:counter")                                                              \
+	X(MEM_ALLOC, "profopt:mem_alloc")                                                          \
+	X(MEM_FREE, "profopt:mem_free")                                                            \
+	X(GPU_LAUNCH, "profopt:gpu_launch")                                                        \
+	X(GPU_ACTIVITY, "profopt:gpu_activity")                                                    \
+	X(GPU_SYNC_BEGIN, "profopt:gpu_sync_begin")                                                \
+	X(GPU_SYNC_END, "profopt:gpu_sync_end")                                                    \
+	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                                    \
+	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                                    \
+	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                                  \
+	X(LIBC_MEMALIGN, "lttng_ust_libc:memalign")                                                \
+	X(LIBC_POSIX_MEMALIGN, "lttng_ust_libc:posix_memalign")                                    \
+	X(LIBC_FREE, "lttng_ust_libc:free")                                                        \
+	X(DISCARDED_EVENTS, "(discarded events)")                                                  \
 	X(DISCARDED_PACKETS, "(discarded packets)")
 
 enum po_event_kind {
 #define PO_X(name, trace_name) PO_EV_##name,
 	PO_EVENT_KINDS(PO_X)
 #undef PO_X
-	PO_EV_COUNT
+	    PO_EV_COUNT
 };
 
-const char *po_stage_name(enum po_stage stage);           /* "load", ... ; "?" if invalid */
+const char *po_stage_name(enum po_stage stage); /* "load", ... ; "?" if invalid */
 const char *po_counter_name(enum po_counter counter);
 const char *po_gpu_kind_name(enum po_gpu_kind kind);
-const char *po_event_kind_name(enum po_event_kind kind);  /* the trace event name */
+const char *po_event_kind_name(enum po_event_kind kind); /* the trace event name */
 
 /* Marks a discarded count that is not known (lttng-ust 2.13 reports 2^63 or more). */
 #define PO_COUNT_UNKNOWN (-1)
@@ -126,11 +126,11 @@ struct po_event {
 	 * GPU activity start_ns/end_ns. For DISCARDED_*, the end of the window.
 	 */
 	int64_t time_ns;
-	int32_t pid;          /* vpid context; -1 when the trace lacks it */
-	int32_t tid;          /* vtid context; -1 when missing */
+	int32_t pid;		/* vpid context; -1 when the trace lacks it */
+	int32_t tid;		/* vtid context; -1 when missing */
 	struct po_str procname; /* procname context; len 0 when missing */
-	uint64_t ip;          /* ip context (allocation site), 0 when missing */
-	uint32_t trace_id;    /* which trace of the directory (one per process buffer) */
+	uint64_t ip;		/* ip context (allocation site), 0 when missing */
+	uint32_t trace_id;	/* which trace of the directory (one per process buffer) */
 	union {
 		struct {
 			struct po_str framework;
@@ -158,7 +158,7 @@ struct po_event {
 			int64_t batch;
 			int64_t sample;
 			int64_t cpu_ns; /* end of loader stages only; else -1 */
-		} stage; /* STAGE_BEGIN, STAGE_END */
+		} stage;		/* STAGE_BEGIN, STAGE_END */
 		struct {
 			int64_t batch;
 			int64_t queue_depth;
@@ -206,7 +206,7 @@ struct po_event {
 			int32_t result;
 		} libc;
 		struct {
-			int64_t count;    /* PO_COUNT_UNKNOWN when not known */
+			int64_t count;	  /* PO_COUNT_UNKNOWN when not known */
 			int64_t begin_ns; /* window start; -1 when the trace gives none */
 		} discarded; /* DISCARDED_EVENTS, DISCARDED_PACKETS; time_ns is the window end */
 	} u;

@@ -18,16 +18,16 @@
 #include "event.h"
 
 /* Roles of processes. X(NAME, json name) */
-#define PO_ROLES(X)                                                                      \
-	X(MAIN, "main")                                                                  \
-	X(WORKER, "worker")                                                              \
+#define PO_ROLES(X)                                                                                \
+	X(MAIN, "main")                                                                            \
+	X(WORKER, "worker")                                                                        \
 	X(OTHER, "other")
 
 enum po_role {
 #define PO_X(name, json) PO_ROLE_##name,
 	PO_ROLES(PO_X)
 #undef PO_X
-	PO_ROLE_COUNT
+	    PO_ROLE_COUNT
 };
 
 /*
@@ -37,26 +37,26 @@ enum po_role {
  * inside the optimizer counts as gpu_sync. Time covered by no span is "other".
  * X(NAME, json name)
  */
-#define PO_CATEGORIES(X)                                                                 \
-	X(LOAD, "load")                                                                  \
-	X(PREPROCESS, "preprocess")                                                      \
-	X(COLLATE, "collate")                                                            \
-	X(GPU_SYNC, "gpu_sync")                                                          \
-	X(H2D_COPY, "h2d_copy")                                                          \
-	X(OPTIMIZER, "optimizer")                                                        \
-	X(BACKWARD, "backward")                                                          \
-	X(FORWARD, "forward")                                                            \
-	X(CHECKPOINT, "checkpoint")                                                      \
-	X(EVAL, "eval")                                                                  \
-	X(CUSTOM, "custom")                                                              \
-	X(DATA_WAIT, "data_wait")                                                        \
+#define PO_CATEGORIES(X)                                                                           \
+	X(LOAD, "load")                                                                            \
+	X(PREPROCESS, "preprocess")                                                                \
+	X(COLLATE, "collate")                                                                      \
+	X(GPU_SYNC, "gpu_sync")                                                                    \
+	X(H2D_COPY, "h2d_copy")                                                                    \
+	X(OPTIMIZER, "optimizer")                                                                  \
+	X(BACKWARD, "backward")                                                                    \
+	X(FORWARD, "forward")                                                                      \
+	X(CHECKPOINT, "checkpoint")                                                                \
+	X(EVAL, "eval")                                                                            \
+	X(CUSTOM, "custom")                                                                        \
+	X(DATA_WAIT, "data_wait")                                                                  \
 	X(OTHER, "other")
 
 enum po_category {
 #define PO_X(name, json) PO_CAT_##name,
 	PO_CATEGORIES(PO_X)
 #undef PO_X
-	PO_CATEGORY_COUNT
+	    PO_CATEGORY_COUNT
 };
 
 const char *po_role_name(enum po_role role);
@@ -69,8 +69,8 @@ const char *po_category_name(enum po_category category);
 static inline enum po_category po_category_of_stage(enum po_stage stage)
 {
 	switch (stage) {
-#define PO_X(name, json)                                                                         \
-	case PO_STAGE_##name:                                                                    \
+#define PO_X(name, json)                                                                           \
+	case PO_STAGE_##name:                                                                      \
 		return PO_CAT_##name;
 		PO_STAGES(PO_X)
 #undef PO_X
@@ -113,24 +113,24 @@ struct po_step {
 	int64_t begin_ns;
 	int64_t end_ns;
 	int64_t category_ns[PO_CATEGORY_COUNT]; /* sums exactly to end_ns - begin_ns */
-	int64_t batch;        /* batch index consumed (data_wait's batch); -1 */
-	int32_t worker_pid;   /* process that produced that batch; -1 main or unknown */
-	int64_t ready_ns;     /* when that batch was ready (batch_ready, else collate end) */
-	int64_t queue_depth;  /* latest queue depth seen at the data wait's end; -1 */
-	int64_t load_ns;      /* the consumed batch's time in its producer, per stage; -1 */
+	int64_t batch;				/* batch index consumed (data_wait's batch); -1 */
+	int32_t worker_pid;  /* process that produced that batch; -1 main or unknown */
+	int64_t ready_ns;    /* when that batch was ready (batch_ready, else collate end) */
+	int64_t queue_depth; /* latest queue depth seen at the data wait's end; -1 */
+	int64_t load_ns;     /* the consumed batch's time in its producer, per stage; -1 */
 	int64_t preprocess_ns;
 	int64_t collate_ns;
-	int64_t gpu_busy_ns;     /* union of GPU activity of all devices within the step */
+	int64_t gpu_busy_ns;	 /* union of GPU activity of all devices within the step */
 	int64_t host_live_bytes; /* live host bytes (alloc/free events) at the end; -1 */
-	int64_t gpu_live_bytes;  /* live GPU bytes (alloc/free events or counter); -1 */
-	int64_t rss_bytes;       /* sum of the latest RSS of every process; -1 */
+	int64_t gpu_live_bytes;	 /* live GPU bytes (alloc/free events or counter); -1 */
+	int64_t rss_bytes;	 /* sum of the latest RSS of every process; -1 */
 	uint32_t flags;
 };
 
 /* Summary statistics over the steps not flagged lossy. */
 struct po_step_stats {
-	int64_t count;         /* all steps */
-	int64_t clean_count;   /* steps used for the statistics */
+	int64_t count;	     /* all steps */
+	int64_t clean_count; /* steps used for the statistics */
 	double mean_ns;
 	int64_t min_ns;
 	int64_t p50_ns;
@@ -138,19 +138,19 @@ struct po_step_stats {
 	int64_t p95_ns;
 	int64_t p99_ns;
 	int64_t max_ns;
-	double steps_per_s;   /* clean steps / their summed wall time */
-	double samples_per_s; /* -1 when batch sizes are unknown */
+	double steps_per_s;			    /* clean steps / their summed wall time */
+	double samples_per_s;			    /* -1 when batch sizes are unknown */
 	double category_mean_ns[PO_CATEGORY_COUNT]; /* sums to mean_ns */
 };
 
 struct po_worker {
 	int32_t pid;
-	int64_t worker_id; /* -1 */
-	int64_t batches;   /* batches it finished (collate end or batch_ready) */
+	int64_t worker_id;		      /* -1 */
+	int64_t batches;		      /* batches it finished (collate end or batch_ready) */
 	int64_t stage_ns[PO_STAGE_COUNT];     /* wall time per stage, top-level spans */
 	int64_t stage_cpu_ns[PO_STAGE_COUNT]; /* thread CPU time of loader stages; -1 */
-	int64_t busy_ns;  /* time inside any top-level span */
-	int64_t first_ns; /* first and last event of the process */
+	int64_t busy_ns;		      /* time inside any top-level span */
+	int64_t first_ns;		      /* first and last event of the process */
 	int64_t last_ns;
 };
 
@@ -178,9 +178,9 @@ struct po_gpu_gap {
 	int32_t device;
 	int64_t begin_ns;
 	int64_t end_ns;
-	int64_t step_index; /* index into po_analysis.steps of the step it falls in; -1 */
+	int64_t step_index;	/* index into po_analysis.steps of the step it falls in; -1 */
 	enum po_category cause; /* what the training thread did for most of the gap */
-	int64_t cause_ns;       /* how long it did that within the gap */
+	int64_t cause_ns;	/* how long it did that within the gap */
 };
 
 struct po_gpu_device {
@@ -188,7 +188,7 @@ struct po_gpu_device {
 	int64_t first_ns; /* first activity start, last activity end */
 	int64_t last_ns;
 	int64_t activity_count;
-	int64_t busy_ns; /* union over streams within the analysis window */
+	int64_t busy_ns;   /* union over streams within the analysis window */
 	int64_t window_ns; /* the analysis window: first step begin to last step end */
 	int64_t idle_ns;   /* window_ns - busy_ns */
 	int64_t gap_ns_by_cause[PO_CATEGORY_COUNT]; /* recorded gaps only */
@@ -202,10 +202,10 @@ struct po_gpu_device {
 struct po_mem_site {
 	int32_t pid;
 	enum po_role role;
-	int32_t device; /* -1 host */
-	int stage;      /* enum po_stage active on the thread, or -1 for none */
+	int32_t device;	   /* -1 host */
+	int stage;	   /* enum po_stage active on the thread, or -1 for none */
 	const char *label; /* profopt mem label, or NULL */
-	uint64_t ip;       /* allocation site from the ip context (libc events), or 0 */
+	uint64_t ip;	   /* allocation site from the ip context (libc events), or 0 */
 	int64_t alloc_count;
 	int64_t alloc_bytes;
 	int64_t free_count;
@@ -222,8 +222,8 @@ struct po_memory {
 	bool has_rss;
 	bool has_gpu_counter;
 	int64_t host_peak_bytes; /* peak live host bytes (events), else peak summed RSS; -1 */
-	int64_t gpu_peak_bytes;  /* -1 */
-	int64_t rss_peak_bytes;  /* -1 */
+	int64_t gpu_peak_bytes;	 /* -1 */
+	int64_t rss_peak_bytes;	 /* -1 */
 	int64_t unmatched_frees; /* frees of addresses never seen allocated */
 };
 
@@ -233,25 +233,25 @@ struct po_memory {
 struct po_discard_window {
 	int kind; /* PO_DISCARD_EVENTS or PO_DISCARD_PACKETS */
 	uint32_t trace_id;
-	int32_t pid; /* -1 */
+	int32_t pid;	  /* -1 */
 	int64_t begin_ns; /* -1 when unknown */
 	int64_t end_ns;
 	int64_t count; /* PO_COUNT_UNKNOWN when the tracer could not tell */
 };
 
 struct po_quality {
-	int64_t events;         /* all events read */
+	int64_t events; /* all events read */
 	int64_t profopt_events;
 	int64_t libc_events;
-	int64_t discarded_events;  /* sum of the known counts */
+	int64_t discarded_events; /* sum of the known counts */
 	int64_t discarded_packets;
-	int64_t unknown_discards;  /* windows whose count is unknown */
-	size_t window_count;       /* windows kept in po_analysis.discard_windows */
+	int64_t unknown_discards; /* windows whose count is unknown */
+	size_t window_count;	  /* windows kept in po_analysis.discard_windows */
 	int64_t windows_not_kept;
-	int64_t unmatched_begins;  /* spans still open at the end */
-	int64_t unmatched_ends;    /* ends with no open begin */
-	int64_t time_inversions;   /* events older than the previous one of their thread */
-	int64_t step_mismatches;   /* step_end whose step number is not the open step's */
+	int64_t unmatched_begins; /* spans still open at the end */
+	int64_t unmatched_ends;	  /* ends with no open begin */
+	int64_t time_inversions;  /* events older than the previous one of their thread */
+	int64_t step_mismatches;  /* step_end whose step number is not the open step's */
 	bool missing_vpid;
 	bool missing_vtid;
 	bool missing_procname;
@@ -274,10 +274,10 @@ struct po_kv {
 #define PO_SPAN_STEP 3
 
 struct po_span {
-	int kind;  /* PO_SPAN_* */
-	int sub;   /* stage for STAGE, gpu kind for GPU */
+	int kind; /* PO_SPAN_* */
+	int sub;  /* stage for STAGE, gpu kind for GPU */
 	int32_t pid;
-	int32_t tid;    /* -1 for GPU */
+	int32_t tid;	/* -1 for GPU */
 	int32_t device; /* GPU and SYNC; else -1 */
 	int32_t stream;
 	const char *label; /* stage label, kernel name; weak: in the analysis arena */
@@ -297,8 +297,8 @@ struct po_counter_sample {
 /* Why a step's timeline was kept. */
 #define PO_DETAIL_SLOWEST 0x1u
 #define PO_DETAIL_MEDIAN 0x2u
-#define PO_DETAIL_STALL 0x4u     /* a GPU gap or an outlier */
-#define PO_DETAIL_NEIGHBOR 0x8u  /* next to a slowest step, for the timeline window */
+#define PO_DETAIL_STALL 0x4u	  /* a GPU gap or an outlier */
+#define PO_DETAIL_NEIGHBOR 0x8u	  /* next to a slowest step, for the timeline window */
 #define PO_DETAIL_REQUESTED 0x10u /* inside --timeline-steps */
 
 struct po_step_detail {
@@ -314,46 +314,46 @@ struct po_step_detail {
 };
 
 /* Findings, filled by the detectors. X(NAME, json id) */
-#define PO_FINDING_IDS(X)                                                                \
-	X(INPUT_BOUND, "input-bound")                                                    \
-	X(GPU_IDLE, "gpu-idle")                                                          \
-	X(HOST_MEMORY_GROWTH, "host-memory-growth")                                      \
-	X(GPU_MEMORY_GROWTH, "gpu-memory-growth")                                        \
-	X(UNFREED_ALLOCATIONS, "unfreed-allocations")                                    \
-	X(STEP_OUTLIERS, "step-outliers")                                                \
+#define PO_FINDING_IDS(X)                                                                          \
+	X(INPUT_BOUND, "input-bound")                                                              \
+	X(GPU_IDLE, "gpu-idle")                                                                    \
+	X(HOST_MEMORY_GROWTH, "host-memory-growth")                                                \
+	X(GPU_MEMORY_GROWTH, "gpu-memory-growth")                                                  \
+	X(UNFREED_ALLOCATIONS, "unfreed-allocations")                                              \
+	X(STEP_OUTLIERS, "step-outliers")                                                          \
 	X(TRACE_DATA_LOSS, "trace-data-loss")
 
 enum po_finding_id {
 #define PO_X(name, json) PO_FINDING_##name,
 	PO_FINDING_IDS(PO_X)
 #undef PO_X
-	PO_FINDING_ID_COUNT
+	    PO_FINDING_ID_COUNT
 };
 
-#define PO_SEVERITIES(X)                                                                 \
-	X(CRITICAL, "critical")                                                          \
-	X(WARNING, "warning")                                                            \
+#define PO_SEVERITIES(X)                                                                           \
+	X(CRITICAL, "critical")                                                                    \
+	X(WARNING, "warning")                                                                      \
 	X(INFO, "info")
 
 enum po_severity {
 #define PO_X(name, json) PO_SEVERITY_##name,
 	PO_SEVERITIES(PO_X)
 #undef PO_X
-	PO_SEVERITY_COUNT
+	    PO_SEVERITY_COUNT
 };
 
-#define PO_VERDICTS(X)                                                                   \
-	X(INPUT_BOUND, "input-bound")                                                    \
-	X(HOST_BOUND, "host-bound")                                                      \
-	X(GPU_BOUND, "gpu-bound")                                                        \
-	X(BALANCED, "balanced")                                                          \
+#define PO_VERDICTS(X)                                                                             \
+	X(INPUT_BOUND, "input-bound")                                                              \
+	X(HOST_BOUND, "host-bound")                                                                \
+	X(GPU_BOUND, "gpu-bound")                                                                  \
+	X(BALANCED, "balanced")                                                                    \
 	X(UNKNOWN, "unknown")
 
 enum po_verdict {
 #define PO_X(name, json) PO_VERDICT_##name,
 	PO_VERDICTS(PO_X)
 #undef PO_X
-	PO_VERDICT_COUNT
+	    PO_VERDICT_COUNT
 };
 
 const char *po_finding_id_name(enum po_finding_id id);
@@ -377,7 +377,7 @@ struct po_recommendation {
 	const char *knob;   /* "num_workers", "prefetch_factor", "pin_memory", ... */
 	const char *action; /* "set num_workers=4" */
 	const char *why;
-	const char *effect; /* the predicted effect in words */
+	const char *effect;	  /* the predicted effect in words */
 	double predicted_step_ms; /* NaN when not predicted */
 	double predicted_speedup; /* NaN when not predicted */
 };

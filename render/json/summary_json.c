@@ -114,7 +114,8 @@ static void write_breakdown(struct summary *summary)
 	}
 	po_json_write_begin_object(summary->writer);
 	for (i = 0; i < PO_CATEGORY_COUNT; i++) {
-		po_json_write_key(summary->writer, po_json_category_name(summary->category_order[i]));
+		po_json_write_key(summary->writer,
+				  po_json_category_name(summary->category_order[i]));
 		po_json_write_null(summary->writer);
 	}
 	po_json_write_end_object(summary->writer);
@@ -258,7 +259,7 @@ static void write_kind_ms(struct po_json_writer *writer, const int64_t kind_ns[P
 	po_json_write_begin_object(writer);
 	for (i = 0; i < PO_GPU_KIND_COUNT; i++)
 		po_json_write_kv_ms(writer, po_json_gpu_kind_name(kinds_by_name[i]),
-			      kind_ns[kinds_by_name[i]]);
+				    kind_ns[kinds_by_name[i]]);
 	po_json_write_end_object(writer);
 }
 
@@ -307,7 +308,7 @@ static void write_gaps(struct summary *summary, const struct po_gpu_device *gpu)
 		kv_time(summary, "end_ms", gap->end_ns);
 		po_json_write_kv_ms(writer, "ms", gap->end_ns - gap->begin_ns);
 		po_json_write_kv_int_or_null(writer, "step",
-				       in_step ? analysis->steps[gap->step_index].index : -1);
+					     in_step ? analysis->steps[gap->step_index].index : -1);
 		po_json_write_end_object(writer);
 	}
 	po_json_write_end_array(writer);
@@ -394,7 +395,7 @@ static void write_site(struct po_json_writer *writer, const struct po_mem_site *
 	po_json_write_kv_int(writer, "pid", site->pid);
 	po_json_write_kv_string(writer, "role", po_json_role_name(site->role));
 	po_json_write_kv_string(writer, "stage",
-			  site->stage >= 0 ? po_json_stage_name(site->stage) : NULL);
+				site->stage >= 0 ? po_json_stage_name(site->stage) : NULL);
 	po_json_write_end_object(writer);
 }
 
@@ -573,7 +574,7 @@ static void write_discard_windows(struct summary *summary)
 		po_json_write_kv_int_or_null(writer, "count", window->count);
 		kv_time(summary, "end_ms", window->end_ns);
 		po_json_write_kv_string(writer, "kind",
-				  window->kind == PO_DISCARD_PACKETS ? "packets" : "events");
+					window->kind == PO_DISCARD_PACKETS ? "packets" : "events");
 		po_json_write_kv_int_or_null(writer, "pid", window->pid);
 		po_json_write_kv_int(writer, "trace_id", window->trace_id);
 		po_json_write_end_object(writer);
@@ -603,7 +604,7 @@ static void write_process(struct summary *summary, const struct po_process *proc
 
 	po_json_write_begin_object(writer);
 	po_json_write_kv_ms_or_null(writer, "cpu_ms",
-			      cpu_known ? process->cpu_last_ns - process->cpu_first_ns : -1);
+				    cpu_known ? process->cpu_last_ns - process->cpu_first_ns : -1);
 	po_json_write_kv_int(writer, "event_count", process->event_count);
 	kv_time(summary, "first_ms", process->first_ns);
 	kv_time(summary, "last_ms", process->last_ns);
@@ -641,7 +642,8 @@ static void write_threads(struct summary *summary)
 		po_json_write_kv_string(writer, "name", analysis->threads[i].name);
 		po_json_write_kv_int(writer, "pid", analysis->threads[i].pid);
 		po_json_write_kv_int(writer, "tid", analysis->threads[i].tid);
-		po_json_write_kv_bool(writer, "training_loop", analysis->threads[i].is_training_loop);
+		po_json_write_kv_bool(writer, "training_loop",
+				      analysis->threads[i].is_training_loop);
 		po_json_write_end_object(writer);
 	}
 	po_json_write_end_array(writer);
@@ -676,7 +678,7 @@ static void write_trace(struct summary *summary)
 	po_json_write_kv_int(writer, "discarded_packets", quality->discarded_packets);
 	po_json_write_kv_int(writer, "discarded_unknown_windows", quality->unknown_discards);
 	po_json_write_kv_ms_or_null(writer, "duration_ms",
-			      span_known ? quality->last_ns - quality->first_ns : -1);
+				    span_known ? quality->last_ns - quality->first_ns : -1);
 	po_json_write_kv_int(writer, "events", quality->events);
 	po_json_write_kv_int(writer, "libc_events", quality->libc_events);
 	po_json_write_kv_int(writer, "lossy_steps", quality->lossy_steps);
@@ -751,7 +753,8 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_step_series(summary);
 	write_step_stats(summary);
 	write_trace(summary);
-	po_json_write_kv_string(writer, "verdict", po_json_verdict_name(summary->analysis->verdict));
+	po_json_write_kv_string(writer, "verdict",
+				po_json_verdict_name(summary->analysis->verdict));
 	write_workers(summary);
 	po_json_write_end_object(writer);
 	return PO_STATUS_OK;

@@ -27,7 +27,7 @@ extern "C" {
 /* Pipeline stages; the numeric values are part of the trace format and never change. */
 enum profopt_stage {
 	PROFOPT_STAGE_DATA_WAIT = 0,  /* the loop blocks until the next batch is ready */
-	PROFOPT_STAGE_LOAD = 1,       /* reading samples (I/O, decoding) */
+	PROFOPT_STAGE_LOAD = 1,	      /* reading samples (I/O, decoding) */
 	PROFOPT_STAGE_PREPROCESS = 2, /* per-sample transforms */
 	PROFOPT_STAGE_COLLATE = 3,    /* assembling samples into a batch */
 	PROFOPT_STAGE_H2D_COPY = 4,   /* host-to-device copy of the batch */
@@ -41,10 +41,10 @@ enum profopt_stage {
 
 /* Counter kinds; values are part of the trace format. */
 enum profopt_counter {
-	PROFOPT_COUNTER_QUEUE_DEPTH = 0,    /* batches ready and not yet consumed */
-	PROFOPT_COUNTER_HOST_RSS = 1,       /* bytes, resident set of the process */
-	PROFOPT_COUNTER_GPU_MEM_USED = 2,   /* bytes in use on the device */
-	PROFOPT_COUNTER_PROCESS_CPU = 3,    /* nanoseconds of CPU used by the process so far */
+	PROFOPT_COUNTER_QUEUE_DEPTH = 0,      /* batches ready and not yet consumed */
+	PROFOPT_COUNTER_HOST_RSS = 1,	      /* bytes, resident set of the process */
+	PROFOPT_COUNTER_GPU_MEM_USED = 2,     /* bytes in use on the device */
+	PROFOPT_COUNTER_PROCESS_CPU = 3,      /* nanoseconds of CPU used by the process so far */
 	PROFOPT_COUNTER_GPU_MEM_RESERVED = 4, /* bytes held by a caching allocator */
 };
 
@@ -65,10 +65,10 @@ struct profopt_gpu_record {
 	int32_t device;
 	int32_t stream;
 	enum profopt_gpu_kind kind;
-	const char *name;        /* kernel name or copy description */
-	uint64_t bytes;          /* bytes moved or set; 0 for kernels */
-	int64_t start_ns;        /* CLOCK_MONOTONIC */
-	int64_t end_ns;          /* CLOCK_MONOTONIC */
+	const char *name;	 /* kernel name or copy description */
+	uint64_t bytes;		 /* bytes moved or set; 0 for kernels */
+	int64_t start_ns;	 /* CLOCK_MONOTONIC */
+	int64_t end_ns;		 /* CLOCK_MONOTONIC */
 	uint64_t correlation_id; /* matches profopt_gpu_launch() on the host; 0 if none */
 };
 
@@ -105,7 +105,8 @@ void profopt_step_end(int64_t step, int64_t epoch, int64_t batch_size);
  * index; -1 where unknown. For the data-loading stages (load, preprocess, collate) the
  * end event also records the thread's CPU time spent in the span.
  */
-void profopt_stage_begin(enum profopt_stage stage, const char *label, int64_t batch, int64_t sample);
+void profopt_stage_begin(enum profopt_stage stage, const char *label, int64_t batch,
+			 int64_t sample);
 void profopt_stage_end(enum profopt_stage stage, const char *label, int64_t batch, int64_t sample);
 
 /* A worker has put batch into the queue; queue_depth after the put (-1 if unknown). */

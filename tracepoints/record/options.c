@@ -18,14 +18,14 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"heap", no_argument, NULL, OPT_HEAP},
-	{"subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE},
-	{"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
-	{"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
-	{"help", no_argument, NULL, OPT_HELP},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{NULL, 0, NULL, 0},
+    {"output", required_argument, NULL, 'o'},
+    {"heap", no_argument, NULL, OPT_HEAP},
+    {"subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE},
+    {"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
+    {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
 };
 
 void rec_options_print_help(void)
@@ -139,9 +139,9 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 	int opt;
 
 	*options = (struct rec_options){
-		.subbuf_bytes = REC_DEFAULT_SUBBUF_BYTES,
-		.subbuf_count = REC_DEFAULT_SUBBUF_COUNT,
-		.sample_ms = -1,
+	    .subbuf_bytes = REC_DEFAULT_SUBBUF_BYTES,
+	    .subbuf_count = REC_DEFAULT_SUBBUF_COUNT,
+	    .sample_ms = -1,
 	};
 	opterr = 0;
 	optind = 0; /* GNU getopt: start over, so that parsing can be repeated */

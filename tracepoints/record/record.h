@@ -15,19 +15,19 @@
  * X(name, description, exit status). The exit statuses are documented in --help and in
  * profopt-record(1); a recording that worked exits with the command's own status instead.
  */
-#define REC_STATUSES(X)                                                              \
-	X(OK, "success", 0)                                                          \
-	X(TRACING, "tracing error", 1)                                               \
-	X(NOMEM, "out of memory", 1)                                                 \
-	X(USAGE, "bad command line", 2)                                              \
-	X(NOT_EXECUTABLE, "command found but not executable", 126)                   \
+#define REC_STATUSES(X)                                                                            \
+	X(OK, "success", 0)                                                                        \
+	X(TRACING, "tracing error", 1)                                                             \
+	X(NOMEM, "out of memory", 1)                                                               \
+	X(USAGE, "bad command line", 2)                                                            \
+	X(NOT_EXECUTABLE, "command found but not executable", 126)                                 \
 	X(NOT_FOUND, "command not found", 127)
 
 enum rec_status {
 #define REC_X(name, text, exit_status) REC_STATUS_##name,
 	REC_STATUSES(REC_X)
 #undef REC_X
-	REC_STATUS_COUNT
+	    REC_STATUS_COUNT
 };
 
 int rec_status_exit_code(enum rec_status status);
@@ -42,12 +42,12 @@ int rec_status_exit_code(enum rec_status status);
 #define REC_DESTROY_TIMEOUT_MS 60000
 
 struct rec_options {
-	const char *output_dir;        /* weak: argv, or NULL for the dated default */
-	bool heap;                     /* also record libc malloc/free */
+	const char *output_dir; /* weak: argv, or NULL for the dated default */
+	bool heap;		/* also record libc malloc/free */
 	uint64_t subbuf_bytes;
 	uint64_t subbuf_count;
-	long sample_ms;                /* -1: keep the user's PROFOPT_SAMPLE_MS, else 20 */
-	char *const *command_argv;     /* weak: argv, NULL-terminated */
+	long sample_ms;		   /* -1: keep the user's PROFOPT_SAMPLE_MS, else 20 */
+	char *const *command_argv; /* weak: argv, NULL-terminated */
 	bool show_help;
 	bool show_version;
 };
@@ -63,16 +63,16 @@ struct rec_sessiond {
 	pid_t pid; /* the daemon started here; 0 if unknown or found running */
 };
 
-enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_error *err)
-	PO_NODISCARD;
+enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond,
+				    struct po_error *err) PO_NODISCARD;
 void rec_sessiond_stop(struct rec_sessiond *sessiond);
 
 /* The tracing session, one UST channel with per-process buffers. */
 struct rec_session {
 	char name[128];
-	char *output_dir;     /* owned: absolute path of the trace directory */
-	bool output_checked;  /* the directory was missing or empty: what is in it is ours */
-	bool output_existed;  /* the directory was there (empty) before the session */
+	char *output_dir;    /* owned: absolute path of the trace directory */
+	bool output_checked; /* the directory was missing or empty: what is in it is ours */
+	bool output_existed; /* the directory was there (empty) before the session */
 	bool created;
 	bool started;
 	uint64_t discarded_events; /* valid after rec_session_stop() */
@@ -83,14 +83,11 @@ struct rec_session {
 
 enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
 				   struct po_error *err) PO_NODISCARD;
-enum rec_status rec_session_start(struct rec_session *session, struct po_error *err)
-	PO_NODISCARD;
+enum rec_status rec_session_start(struct rec_session *session, struct po_error *err) PO_NODISCARD;
 /* Stops tracing, waiting until every buffer was written, and reads the loss counters. */
-enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err)
-	PO_NODISCARD;
+enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err) PO_NODISCARD;
 /* Destroys the session; the trace stays. */
-enum rec_status rec_session_destroy(struct rec_session *session, struct po_error *err)
-	PO_NODISCARD;
+enum rec_status rec_session_destroy(struct rec_session *session, struct po_error *err) PO_NODISCARD;
 
 /*
  * Removes what the session wrote (when the command never ran): the directory, or only its
@@ -106,10 +103,10 @@ enum rec_status rec_trace_count_discarded(const char *trace_dir, uint64_t *disca
 
 /* The traced command. */
 struct rec_command {
-	char *path;         /* owned: the resolved executable */
-	char **envp;        /* owned: environment with LD_PRELOAD and PROFOPT_SAMPLE_MS */
+	char *path;  /* owned: the resolved executable */
+	char **envp; /* owned: environment with LD_PRELOAD and PROFOPT_SAMPLE_MS */
 	pid_t pid;
-	int exit_status;    /* its status, 128+signal if killed */
+	int exit_status; /* its status, 128+signal if killed */
 };
 
 /* Resolves the command through PATH before anything is recorded. */

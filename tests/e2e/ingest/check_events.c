@@ -103,13 +103,13 @@ static bool expect_libc(void)
 static void check_counts(void)
 {
 	static const int64_t expected[PO_EV_COUNT] = {
-		[PO_EV_RUN_BEGIN] = 1, [PO_EV_RUN_CONFIG] = 2, [PO_EV_RUN_END] = 1,
-		[PO_EV_WORKER_BEGIN] = 1, [PO_EV_WORKER_END] = 1, [PO_EV_EPOCH_BEGIN] = 1,
-		[PO_EV_EPOCH_END] = 1, [PO_EV_STEP_BEGIN] = 1, [PO_EV_STEP_END] = 1,
-		[PO_EV_STAGE_BEGIN] = 3, [PO_EV_STAGE_END] = 3, [PO_EV_BATCH_READY] = 1,
-		[PO_EV_COUNTER] = 1, [PO_EV_MEM_ALLOC] = 1, [PO_EV_MEM_FREE] = 1,
-		[PO_EV_GPU_LAUNCH] = 1, [PO_EV_GPU_ACTIVITY] = 1, [PO_EV_GPU_SYNC_BEGIN] = 1,
-		[PO_EV_GPU_SYNC_END] = 1,
+	    [PO_EV_RUN_BEGIN] = 1,    [PO_EV_RUN_CONFIG] = 2,	[PO_EV_RUN_END] = 1,
+	    [PO_EV_WORKER_BEGIN] = 1, [PO_EV_WORKER_END] = 1,	[PO_EV_EPOCH_BEGIN] = 1,
+	    [PO_EV_EPOCH_END] = 1,    [PO_EV_STEP_BEGIN] = 1,	[PO_EV_STEP_END] = 1,
+	    [PO_EV_STAGE_BEGIN] = 3,  [PO_EV_STAGE_END] = 3,	[PO_EV_BATCH_READY] = 1,
+	    [PO_EV_COUNTER] = 1,      [PO_EV_MEM_ALLOC] = 1,	[PO_EV_MEM_FREE] = 1,
+	    [PO_EV_GPU_LAUNCH] = 1,   [PO_EV_GPU_ACTIVITY] = 1, [PO_EV_GPU_SYNC_BEGIN] = 1,
+	    [PO_EV_GPU_SYNC_END] = 1,
 	};
 
 	for (int kind = 0; kind < PO_EV_LIBC_MALLOC; kind++) {
@@ -178,7 +178,8 @@ static void check_pids(int parent_pid, int child_pid)
 	CHECK((k = find(PO_EV_STAGE_END, 2)) && k->event.u.stage.cpu_ns >= 0);
 	CHECK((k = find(PO_EV_RUN_END, 0)) && k->event.pid == parent_pid);
 	CHECK(find(PO_EV_RUN_BEGIN, 0) && find(PO_EV_WORKER_BEGIN, 0) &&
-	      find(PO_EV_RUN_BEGIN, 0)->event.trace_id != find(PO_EV_WORKER_BEGIN, 0)->event.trace_id);
+	      find(PO_EV_RUN_BEGIN, 0)->event.trace_id !=
+		  find(PO_EV_WORKER_BEGIN, 0)->event.trace_id);
 	if (!expect_libc())
 		return;
 	for (int i = 0; (k = find(PO_EV_LIBC_MALLOC, i)); i++) {
@@ -196,12 +197,12 @@ static void check_pids(int parent_pid, int child_pid)
 static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
 {
 	static const int64_t parent_expected[PO_EV_COUNT] = {
-		[PO_EV_RUN_BEGIN] = 1, [PO_EV_RUN_CONFIG] = 2, [PO_EV_RUN_END] = 1,
-		[PO_EV_EPOCH_BEGIN] = 1, [PO_EV_EPOCH_END] = 1, [PO_EV_STEP_BEGIN] = 1,
-		[PO_EV_STEP_END] = 1, [PO_EV_STAGE_BEGIN] = 2, [PO_EV_STAGE_END] = 2,
-		[PO_EV_COUNTER] = 1, [PO_EV_MEM_ALLOC] = 1, [PO_EV_MEM_FREE] = 1,
-		[PO_EV_GPU_LAUNCH] = 1, [PO_EV_GPU_ACTIVITY] = 1, [PO_EV_GPU_SYNC_BEGIN] = 1,
-		[PO_EV_GPU_SYNC_END] = 1,
+	    [PO_EV_RUN_BEGIN] = 1,    [PO_EV_RUN_CONFIG] = 2,	[PO_EV_RUN_END] = 1,
+	    [PO_EV_EPOCH_BEGIN] = 1,  [PO_EV_EPOCH_END] = 1,	[PO_EV_STEP_BEGIN] = 1,
+	    [PO_EV_STEP_END] = 1,     [PO_EV_STAGE_BEGIN] = 2,	[PO_EV_STAGE_END] = 2,
+	    [PO_EV_COUNTER] = 1,      [PO_EV_MEM_ALLOC] = 1,	[PO_EV_MEM_FREE] = 1,
+	    [PO_EV_GPU_LAUNCH] = 1,   [PO_EV_GPU_ACTIVITY] = 1, [PO_EV_GPU_SYNC_BEGIN] = 1,
+	    [PO_EV_GPU_SYNC_END] = 1,
 	};
 	struct po_ingest_options options = {.salvage = false};
 	struct po_ingest_stats stats;
@@ -219,7 +220,8 @@ static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
 	previous_ns = INT64_MIN;
 	options.salvage = true;
 	memset(&err, 0, sizeof(err));
-	CHECK_INT_EQ(po_ingest_run(trace_dir, &options, on_event, NULL, &stats, &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_ingest_run(trace_dir, &options, on_event, NULL, &stats, &err),
+		     PO_STATUS_OK);
 	CHECK(stats.partial);
 	CHECK_INT_EQ(stats.skipped_traces, 1);
 	CHECK(strstr(stats.skipped_note, child_name) != NULL);
@@ -260,7 +262,8 @@ int main(int argc, char **argv)
 	if (argc != 3)
 		return 2;
 	facts = fopen(argv[2], "r");
-	CHECK(facts && fscanf(facts, "%d %d %" SCNd64, &parent_pid, &child_pid, &gpu_start_ns) == 3);
+	CHECK(facts &&
+	      fscanf(facts, "%d %d %" SCNd64, &parent_pid, &child_pid, &gpu_start_ns) == 3);
 	if (facts)
 		fclose(facts);
 	if (salvage)

@@ -29,9 +29,14 @@ static void emit_child(void)
 static void emit_step(int64_t gpu_start_ns)
 {
 	struct profopt_gpu_record record = {
-		.device = 0, .stream = 7, .kind = PROFOPT_GPU_MEMCPY_H2D, .name = "copy batch",
-		.bytes = 1 << 20, .start_ns = gpu_start_ns, .end_ns = gpu_start_ns + 5000,
-		.correlation_id = 99,
+	    .device = 0,
+	    .stream = 7,
+	    .kind = PROFOPT_GPU_MEMCPY_H2D,
+	    .name = "copy batch",
+	    .bytes = 1 << 20,
+	    .start_ns = gpu_start_ns,
+	    .end_ns = gpu_start_ns + 5000,
+	    .correlation_id = 99,
 	};
 
 	profopt_step_begin(1, 0, 32);

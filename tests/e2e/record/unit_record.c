@@ -40,8 +40,9 @@ static void test_options_defaults(void)
 
 static void test_options_values(void)
 {
-	char *argv[] = {"profopt-record", "-o", "out", "--heap", "--subbuf-size", "512k",
-			"--num-subbuf", "16", "--sample-ms", "0", "python3", "--heap", NULL};
+	char *argv[] = {"profopt-record", "-o",		  "out", "--heap",	"--subbuf-size",
+			"512k",		  "--num-subbuf", "16",	 "--sample-ms", "0",
+			"python3",	  "--heap",	  NULL};
 	struct rec_options options;
 
 	CHECK_INT_EQ(parse(&options, argv, ARGC(argv)), REC_STATUS_OK);
@@ -108,8 +109,8 @@ static void write_index(const char *path, const uint64_t *discarded, int packet_
 		for (field = 0; field < 5; field++)
 			put_be64(file, 4096u * (i + 1) + field);
 		put_be64(file, discarded[i]);
-		put_be64(file, 0);  /* stream_id */
-		put_be64(file, 0);  /* stream_instance_id */
+		put_be64(file, 0); /* stream_id */
+		put_be64(file, 0); /* stream_instance_id */
 	}
 	fclose(file);
 }

@@ -58,13 +58,16 @@ static void write_summary(const char *path, double mean_ms, size_t steps, const 
 		finding ? "input-bound" : "balanced");
 	if (finding)
 		fprintf(file, "{\"id\": \"%s\", \"severity\": \"critical\"}", finding);
-	fprintf(file, "], \"steps\": {\"steps_per_s\": %f}, \"workers\": [{\"busy_pct\": 50}], "
-		      "\"step_series\": [", 1000.0 / mean_ms);
+	fprintf(file,
+		"], \"steps\": {\"steps_per_s\": %f}, \"workers\": [{\"busy_pct\": 50}], "
+		"\"step_series\": [",
+		1000.0 / mean_ms);
 	for (size_t i = 0; i < steps; i++) {
 		double wall = mean_ms * (1.0 + 0.04 * sin((double)i * 1.7));
 
-		fprintf(file, "%s{\"wall_ms\": %.4f, \"flags\": [], \"categories_ms\": "
-			      "{\"forward\": %.4f, \"data_wait\": %.4f}, \"rss_bytes\": %zu}",
+		fprintf(file,
+			"%s{\"wall_ms\": %.4f, \"flags\": [], \"categories_ms\": "
+			"{\"forward\": %.4f, \"data_wait\": %.4f}, \"rss_bytes\": %zu}",
 			i ? ", " : "", wall, wall * 0.6, wall * 0.4, 1000000 + i);
 	}
 	fprintf(file, "]}\n");
@@ -83,7 +86,8 @@ static struct po_comparison *compare_files(struct po_arena *arena, const char *o
 	CHECK(po_digest_from_summary(old_path, &old_run, &err) == PO_STATUS_OK);
 	CHECK(po_digest_from_summary(new_path, &new_run, &err) == PO_STATUS_OK);
 	if (old_run && new_run) {
-		CHECK(po_compare(old_run, new_run, &config, arena, &comparison, &err) == PO_STATUS_OK);
+		CHECK(po_compare(old_run, new_run, &config, arena, &comparison, &err) ==
+		      PO_STATUS_OK);
 		CHECK(po_comparison_take_series(comparison, arena) == PO_STATUS_OK);
 	}
 	po_digest_destroy(old_run);
@@ -126,7 +130,8 @@ static void test_comparisons_and_gates(void)
 	write_summary(slow, 13.0, 200, "gpu-idle");
 
 	repeat = compare_files(arena, base, same);
-	CHECK(metric(repeat, "steps.p50_ms") && metric(repeat, "steps.p50_ms")->judgement == PO_CHANGE_NOISE);
+	CHECK(metric(repeat, "steps.p50_ms") &&
+	      metric(repeat, "steps.p50_ms")->judgement == PO_CHANGE_NOISE);
 	CHECK(!gate(repeat, "steps.p50_ms>+10%"));
 	CHECK(!gate(repeat, "findings.new>0"));
 	CHECK_INT_EQ(repeat->new_findings, 0);
@@ -154,7 +159,8 @@ static void test_comparisons_and_gates(void)
 	CHECK(po_gate_check("breakdown.data_wait_ms>+5%", &err) == PO_STATUS_OK);
 	CHECK(po_gate_check("breakdown.nonsense_ms>+5%", &err) == PO_STATUS_USAGE);
 	tripped = true;
-	CHECK(po_gate_evaluate(slower, "breakdown.checkpoint_ms>+1%", &tripped, &err) == PO_STATUS_OK);
+	CHECK(po_gate_evaluate(slower, "breakdown.checkpoint_ms>+1%", &tripped, &err) ==
+	      PO_STATUS_OK);
 	CHECK(!tripped);
 	CHECK(po_digest_from_summary(dir, &(struct po_digest *){NULL}, &err) != PO_STATUS_OK);
 	unlink(base);
