@@ -522,7 +522,8 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 	    facts->saturated
 		? facts->workers
 		: det_whatif_best_workers(model, (int64_t)ctx->rules->input_bound_max_workers,
-					  ctx->rules->input_bound_within_best_pct);
+					  ctx->rules->input_bound_within_best_pct,
+					  ctx->rules->input_bound_worker_headroom_pct);
 	/* Keeping the current setting predicts the measured step. */
 	double step_ns = facts->saturated ? ctx->mean_step_ns : det_whatif_step_ns(model, best);
 	double speedup = speedup_of(ctx, step_ns);

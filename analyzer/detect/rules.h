@@ -49,6 +49,9 @@
 	  "the recommended num_workers is the smallest whose predicted step is within this of "    \
 	  "the best",                                                                              \
 	  "profopt")                                                                               \
+	X(input_bound_worker_headroom_pct, "input-bound", "worker_headroom_pct", 20, "%",          \
+	  "recommended workers deliver a batch at least this much faster than the loop needs one",\
+	  "profopt: loading jitter must not stall the loop")                                       \
 	X(input_bound_max_workers, "input-bound", "max_workers", 32, "workers",                    \
 	  "largest num_workers the what-if model considers", "profopt")                            \
 	X(input_bound_pinned_saving_pct, "input-bound", "pinned_saving_pct", 50, "%",              \

@@ -5,6 +5,7 @@
  * cannot be shorter than the main loop's own time M, and the handoff is added on top.
  */
 #include <math.h>
+#include <stdbool.h>
 
 #include "whatif.h"
 
@@ -25,8 +26,17 @@ double det_whatif_step_ns(const struct det_whatif *model, int64_t workers)
 	return step_ns + model->handoff_ns;
 }
 
+/*
+ * The loader keeps ahead of the loop with headroom when one batch per worker takes at most
+ * (1 - headroom) of the loop's own step: jitter in loading then does not stall the loop.
+ */
+static bool has_headroom(const struct det_whatif *model, int64_t workers, double headroom_pct)
+{
+	return model->service_ns / (double)workers <= model->main_ns * (1.0 - headroom_pct / 100.0);
+}
+
 int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_workers,
-				double within_pct)
+				double within_pct, double headroom_pct)
 {
 	double best_ns = INFINITY;
 
@@ -41,8 +51,12 @@ int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_work
 			best_ns = step_ns;
 	}
 	for (int64_t n = 1; n <= max_workers; n++) {
-		if (det_whatif_step_ns(model, n) <= best_ns * (1.0 + within_pct / 100.0))
-			return n;
+		if (det_whatif_step_ns(model, n) > best_ns * (1.0 + within_pct / 100.0))
+			continue;
+		/* Add workers, without changing the prediction, until the loader has headroom. */
+		while (n < max_workers && !model->cpu_bound && !has_headroom(model, n, headroom_pct))
+			n++;
+		return n;
 	}
 	return max_workers;
 }

@@ -25,9 +25,10 @@ struct det_whatif {
 double det_whatif_step_ns(const struct det_whatif *model, int64_t workers);
 /*
  * The smallest num_workers whose predicted step is within within_pct of the best over
- * 1..max_workers (capped by the cores for CPU-bound loading).
+ * 1..max_workers (capped by the cores for CPU-bound loading), raised until one batch per
+ * worker takes at most (1 - headroom_pct) of the loop's own step.
  */
 int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_workers,
-				double within_pct);
+				double within_pct, double headroom_pct);
 
 #endif /* PO_DETECT_WHATIF_H */
