@@ -26,7 +26,7 @@ echo "== Recording profopt-sim: 2 data-loader workers, 300 steps, slow loading =
 if [ -x "$build/bin/profopt-analyze" ]; then
 	echo "== Analyzing =="
 	"$build/bin/profopt-analyze" "$out/trace" -o "$out/report" --force
-	echo "Report: $out/report/index.html"
+	echo "Open $out/report/index.html in a browser; report.pdf is beside it."
 else
 	echo "== Recorded events (profopt-analyze is not built yet) =="
 	babeltrace2 "$out/trace" | sed -E 's/.* (profopt:[a-z_]+):.*vpid = ([0-9]+).*/\2 \1/' |
