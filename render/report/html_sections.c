@@ -31,17 +31,6 @@ static void fill_subtitle(struct po_html *html)
 	xmlNodeAddContent(node, BAD_CAST text);
 }
 
-static double gpu_busy_share(const struct po_analysis *analysis)
-{
-	int64_t busy = 0, window = 0;
-
-	for (size_t i = 0; i < analysis->gpu_count; i++) {
-		busy += analysis->gpus[i].busy_ns;
-		window += analysis->gpus[i].window_ns;
-	}
-	return window > 0 ? (double)busy / window : -1;
-}
-
 static void add_kpi(struct po_html *html, xmlNodePtr parent, const char *value, const char *label)
 {
 	xmlNodePtr kpi = po_html_el(html, parent, "div", "kpi", NULL);
@@ -71,7 +60,7 @@ static void fill_kpis(struct po_html *html, xmlNodePtr parent)
 	else
 		snprintf(value, sizeof(value), "n/a");
 	add_kpi(html, kpis, value, "samples per second");
-	po_report_fmt_pct(gpu_busy_share(html->analysis), value, sizeof(value));
+	po_report_fmt_pct(po_report_gpu_busy_share(html->analysis), value, sizeof(value));
 	add_kpi(html, kpis, value, "GPU busy");
 	po_report_fmt_pct(
 	    stats->mean_ns > 0 ? stats->category_mean_ns[PO_CAT_DATA_WAIT] / stats->mean_ns : -1,

@@ -78,17 +78,6 @@ static void key_number(struct po_page *page, double x, double y, const char *lab
 	po_draw_text(page->cr, x + 10, y + 25, label, &label_style);
 }
 
-static double gpu_busy_share(const struct po_analysis *analysis)
-{
-	int64_t busy = 0, window = 0;
-
-	for (size_t i = 0; i < analysis->gpu_count; i++) {
-		busy += analysis->gpus[i].busy_ns;
-		window += analysis->gpus[i].window_ns;
-	}
-	return window > 0 ? (double)busy / window : -1;
-}
-
 static void title_numbers(struct po_page *page)
 {
 	const struct po_step_stats *stats = &page->analysis->step_stats;
@@ -108,7 +97,7 @@ static void title_numbers(struct po_page *page)
 		snprintf(values[3], sizeof(values[3]), "%.1f", stats->samples_per_s);
 	else
 		snprintf(values[3], sizeof(values[3]), "n/a");
-	po_report_fmt_pct(gpu_busy_share(page->analysis), values[4], sizeof(values[4]));
+	po_report_fmt_pct(po_report_gpu_busy_share(page->analysis), values[4], sizeof(values[4]));
 	po_report_fmt_pct(
 	    stats->mean_ns > 0 ? stats->category_mean_ns[PO_CAT_DATA_WAIT] / stats->mean_ns : -1,
 	    values[5], sizeof(values[5]));

@@ -160,4 +160,7 @@ enum po_status po_report_write_html(const struct po_analysis *analysis,
 extern const char po_report_template[];
 extern const size_t po_report_template_size;
 
+/* Busy share of all GPUs over their analysis windows, 0..1; -1 without GPU activity. */
+double po_report_gpu_busy_share(const struct po_analysis *analysis);
+
 #endif /* PO_REPORT_PRIV_H */
