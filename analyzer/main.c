@@ -40,6 +40,7 @@ struct options {
 	bool salvage;
 	bool quiet;
 	bool json_only;
+	int decode_threads; /* 0: one per CPU, at most 4 */
 	int64_t timeline_first_step;
 	int64_t timeline_last_step;
 	const char *baseline;  /* weak: argv; a trace directory or a summary.json */
@@ -73,6 +74,7 @@ static const char usage_text[] =
     "      --salvage           analyse the readable part of a damaged trace; the report\n"
     "                          is marked partial\n"
     "      --json-only         write summary.json and timeline.json only\n"
+    "  -j, --jobs N            decode with N threads (default: one per CPU, at most 4)\n"
     "      --baseline OLD      compare with an earlier run: a trace directory or the\n"
     "                          summary.json of an earlier report\n"
     "      --fail-if EXPR      with --baseline: exit with status 6 when EXPR is true, e.g.\n"
@@ -144,6 +146,21 @@ enum {
 	OPT_FAIL_IF,
 };
 
+static enum po_status parse_jobs(const char *text, struct options *options, struct po_error *err)
+{
+	char *end;
+	long jobs;
+
+	errno = 0;
+	jobs = strtol(text, &end, 10);
+	if (errno || end == text || *end != '\0' || jobs < 1 || jobs > 4) {
+		po_error_set(err, "--jobs wants a number from 1 to 4, got \"%s\"", text);
+		return PO_STATUS_USAGE;
+	}
+	options->decode_threads = (int)jobs;
+	return PO_STATUS_OK;
+}
+
 static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, 'f'},
@@ -154,6 +171,7 @@ static const struct option long_options[] = {
     {"json-only", no_argument, NULL, OPT_JSON_ONLY},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"fail-if", required_argument, NULL, OPT_FAIL_IF},
+    {"jobs", required_argument, NULL, 'j'},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -169,7 +187,7 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 
 	opterr = 0; /* one message, ours */
 	while (status == PO_STATUS_OK &&
-	       (opt = getopt_long(argc, argv, "o:fqhV", long_options, NULL)) != -1) {
+	       (opt = getopt_long(argc, argv, "o:fj:qhV", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			if (!*optarg) {
@@ -183,6 +201,9 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 			break;
 		case 'q':
 			options->quiet = true;
+			break;
+		case 'j':
+			status = parse_jobs(optarg, options, err);
 			break;
 		case OPT_SET:
 			status = po_rules_set(&options->rules, optarg, err);
@@ -484,7 +505,8 @@ static enum po_status add_ingest_warnings(struct po_analysis *analysis,
 static enum po_status analyze_trace(const struct options *options, const char *trace_dir,
 				    struct po_analysis **out, struct po_error *err)
 {
-	struct po_ingest_options ingest_options = {.salvage = options->salvage};
+	struct po_ingest_options ingest_options = {.salvage = options->salvage,
+						   .decode_threads = options->decode_threads};
 	struct po_ingest_stats stats = {0};
 	struct po_model_config config;
 	struct po_model *model = NULL;

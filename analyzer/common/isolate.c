@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -92,10 +93,14 @@ void po_isolate_limits_init(struct po_isolate_limits *limits)
 
 void po_isolate_progress(const char *phase, const char *file)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* decoding lanes share it */
+
 	if (!isolate_shared)
 		return;
+	pthread_mutex_lock(&lock);
 	snprintf(isolate_shared->phase, sizeof(isolate_shared->phase), "%s", phase ? phase : "");
 	snprintf(isolate_shared->file, sizeof(isolate_shared->file), "%s", file ? file : "");
+	pthread_mutex_unlock(&lock);
 }
 
 static bool write_all(int fd, const void *buf, size_t len)

@@ -121,6 +121,25 @@ static uint32_t trace_id_of(const struct po_decoder *decoder, const bt_trace *tr
 	return id < decoder->trace_count ? (uint32_t)id : 0;
 }
 
+static inline int64_t cycles_to_ns(uint64_t cycles, uint64_t frequency)
+{
+	if (frequency == 1000000000u)
+		return (int64_t)cycles;
+	return (int64_t)((unsigned __int128)cycles * 1000000000u / frequency);
+}
+
+/* The clock's offset from its origin: what the lanes add to an event's time to merge. */
+static int64_t clock_offset_ns(const bt_clock_class *clock, uint64_t frequency)
+{
+	int64_t seconds;
+	uint64_t cycles;
+
+	if (!clock || !frequency)
+		return 0;
+	bt_clock_class_get_offset(clock, &seconds, &cycles);
+	return seconds * 1000000000 + cycles_to_ns(cycles, frequency);
+}
+
 static void resolve_class(const struct po_decoder *decoder, struct po_class_entry *entry,
 			  const bt_event *event)
 {
@@ -138,6 +157,7 @@ static void resolve_class(const struct po_decoder *decoder, struct po_class_entr
 	entry->trace_id = trace_id_of(decoder, trace);
 	entry->env_pid = trace_env_pid(trace);
 	entry->frequency = clock ? bt_clock_class_get_frequency(clock) : 0;
+	entry->offset_ns = clock_offset_ns(clock, entry->frequency);
 	if (entry->kind == PO_EV_COUNT)
 		return;
 	for (int i = 0; i < PO_MEMBERS_MAX; i++)
@@ -411,15 +431,11 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 	}
 }
 
-static inline int64_t cycles_to_ns(uint64_t cycles, uint64_t frequency)
-{
-	if (frequency == 1000000000u)
-		return (int64_t)cycles;
-	return (int64_t)((unsigned __int128)cycles * 1000000000u / frequency);
-}
-
-/* Hands an event to the callback, or drops it when salvage replays what was delivered. */
-static bool deliver(struct po_decoder *decoder, const struct po_event *event)
+/*
+ * Hands an event to its lane's queue (the merge key orders it among the lanes), or to the
+ * callback when there are no lanes; drops it when salvage replays what was delivered.
+ */
+static bool deliver(struct po_decoder *decoder, const struct po_event *event, int64_t key)
 {
 	struct po_trace_state *state = &decoder->traces[event->trace_id];
 	enum po_status status;
@@ -428,14 +444,9 @@ static bool deliver(struct po_decoder *decoder, const struct po_event *event)
 		state->to_skip--;
 		return true;
 	}
+	if (decoder->pipe)
+		return po_pipe_push(decoder->pipe, event, key, &decoder->nomem);
 	state->delivered++;
-	if (decoder->pipe) {
-		if (po_pipe_push(decoder->pipe, event, &decoder->nomem))
-			return true;
-		if (!decoder->nomem)
-			decoder->callback_status = po_pipe_drain(decoder->pipe);
-		return false;
-	}
 	status = decoder->callback(decoder->callback_ctx, event);
 	if (status != PO_STATUS_OK) {
 		decoder->callback_status = status;
@@ -483,7 +494,7 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 		decoder->stats->malformed_events++;
 		return true;
 	}
-	return deliver(decoder, &ev);
+	return deliver(decoder, &ev, entry->offset_ns + ev.time_ns);
 }
 
 /* ---- discarded events and packets ---- */
@@ -542,6 +553,7 @@ static bool handle_discarded(struct po_decoder *decoder, const bt_message *messa
 	struct po_discarded_view view = {0};
 	const bt_trace *trace;
 	struct po_event ev;
+	int64_t key;
 
 	if (packets)
 		view_discarded_packets(message, &view);
@@ -560,7 +572,10 @@ static bool handle_discarded(struct po_decoder *decoder, const bt_message *messa
 				   : PO_COUNT_UNKNOWN;
 	ev.u.discarded.begin_ns = view.has_snapshots ? snapshot_ns(view.begin) : -1;
 	ev.time_ns = view.has_snapshots ? snapshot_ns(view.end) : -1;
-	return deliver(decoder, &ev);
+	if (!view.has_snapshots ||
+	    bt_clock_snapshot_get_ns_from_origin(view.begin, &key) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+		key = INT64_MIN;
+	return deliver(decoder, &ev, key);
 }
 
 bool po_decoder_handle(struct po_decoder *decoder, const bt_message *message)

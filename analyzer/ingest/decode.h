@@ -30,13 +30,14 @@ struct po_class_entry {
 	struct po_member payload[PO_MEMBERS_MAX];
 	struct po_member vpid, vtid, procname, ip; /* common context members */
 	uint64_t frequency;			   /* of the default clock; 0: none */
+	int64_t offset_ns;			   /* of the default clock from its origin */
 	uint32_t trace_id;
 	int32_t env_pid; /* "vpid" of the trace environment, -1 if none */
 };
 
 /* The per-trace state that salvage keeps across restarts. */
 struct po_trace_state {
-	int64_t delivered; /* events handed to the callback */
+	int64_t delivered; /* events handed to the callback (without lanes) */
 	int64_t to_skip;   /* events of this trace to drop after a restart */
 };
 
@@ -49,7 +50,7 @@ struct po_decoder {
 	size_t trace_count;
 	po_event_fn callback;
 	void *callback_ctx;		/* weak */
-	struct po_pipe *pipe;		/* weak; when set, events go through it to callback */
+	struct po_pipe *pipe;		/* weak; when set, events go to this lane's queue */
 	struct po_ingest_stats *stats;	/* weak */
 	enum po_status callback_status; /* the first non-OK status of the callback */
 	bool probing;			/* decode nothing: a probe for a failing trace */

@@ -1,16 +1,20 @@
 /*
- * ingest.c: po_ingest_run(), the babeltrace2 graph: one src.ctf.fs component per trace
- * directory, a flt.utils.muxer, and a simple sink that hands message batches to decode.c.
+ * ingest.c: po_ingest_run(): lanes of babeltrace2 graphs, each with one src.ctf.fs
+ * component per trace directory (of which it connects its share of the streams), a
+ * flt.utils.muxer, and a simple sink that hands message batches to decode.c; the lanes'
+ * typed events are merged in time order on the calling thread.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/isolate.h"
 #include "decode.h"
 #include "ingest_internal.h"
 
-/* The component classes the graph is made of. */
+/* The component classes a graph is made of; each lane loads its own. */
 struct po_classes {
 	const bt_plugin *ctf;			 /* owned */
 	const bt_plugin *utils;			 /* owned */
@@ -18,22 +22,58 @@ struct po_classes {
 	const bt_component_class_filter *muxer;	 /* weak: belongs to utils */
 };
 
-/* One po_ingest_run(). */
-struct po_run {
-	const char *trace_dir;		    /* weak */
-	const struct po_trace_list *traces; /* weak */
-	bool *excluded;			    /* owned: traces->count flags (salvage) */
-	bool salvage;
-	long only_trace; /* >= 0: the graph reads this trace alone */
-	struct po_classes classes;
-	struct po_decoder decoder;
-};
-
 /* What a babeltrace2 failure says: the root cause and the trace it came from (-1: none). */
 struct po_bt_failure {
 	char cause[PO_ERROR_MAX];
 	long trace_index;
 };
+
+#define PO_LANES_MAX 4 /* decoding threads at most */
+
+struct po_run;
+
+/*
+ * A lane: one babeltrace2 graph on its own thread, decoding a share of the streams (or,
+ * with salvage, of the traces) into its queue. The lanes read every trace directory and
+ * number the units (streams, or traces) the same way; lane L of K connects units L, L+K, ...
+ */
+struct po_lane {
+	struct po_run *run; /* weak */
+	size_t index;
+	struct po_classes classes;
+	struct po_decoder decoder;
+	struct po_ingest_stats stats; /* this lane's counts */
+	struct po_pipe pipe;
+	pthread_t thread;
+	long only_trace; /* >= 0: the graph reads this trace alone (a probe) */
+	size_t units;	 /* units this lane connected */
+	/* Known once its queue is done: */
+	bool failed;
+	struct po_bt_failure failure;
+};
+
+/* One po_ingest_run(). */
+struct po_run {
+	const char *trace_dir;		    /* weak */
+	const struct po_trace_list *traces; /* weak */
+	bool *excluded;			    /* owned: traces->count flags (salvage) */
+	int64_t *delivered;		    /* owned: events of each trace handed to the callback */
+	bool salvage;
+	bool inline_decoding; /* no lane threads could be started: one lane, callback inline */
+	size_t lane_count;
+	struct po_lane *lanes; /* owned: lane_count */
+	po_event_fn callback;
+	void *callback_ctx;	       /* weak */
+	struct po_ingest_stats *stats; /* weak */
+};
+
+/*
+ * libbabeltrace2 counts references without atomics: what plugins and component classes
+ * share between lanes (the plugin's shared object and its registry) is only touched with
+ * this lock held, when plugins are found or released and graphs are built or destroyed.
+ */
+static pthread_mutex_t po_bt_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
 
 static void flatten(char *text)
 {
@@ -193,60 +233,82 @@ static bt_value *source_params(const char *path, size_t index)
 	return params;
 }
 
-static bool add_source(struct po_run *run, bt_graph *graph, size_t index,
+static bool add_source(struct po_lane *lane, bt_graph *graph, size_t index,
 		       const bt_component_source **source)
 {
-	bt_value *params = source_params(run->traces->paths[index], index); /* owned */
+	const char *path = lane->run->traces->paths[index];
+	bt_value *params = source_params(path, index); /* owned */
 	char name[32];
 	bool ok;
 
 	if (!params)
 		return false;
 	snprintf(name, sizeof(name), "src-%zu", index);
-	po_isolate_progress("decoding", run->traces->paths[index]);
-	ok = bt_graph_add_source_component(graph, run->classes.source, name, params,
+	po_isolate_progress("decoding", path);
+	ok = bt_graph_add_source_component(graph, lane->classes.source, name, params,
 					   BT_LOGGING_LEVEL_NONE,
 					   source) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
 	bt_value_put_ref(params);
 	return ok;
 }
 
-static bool connect_source(bt_graph *graph, const bt_component_source *source,
-			   const bt_component_filter *muxer)
+/* Whether the lane reads the unit numbered `unit`; a probe reads everything it adds. */
+static bool lane_owns(const struct po_lane *lane, size_t unit)
+{
+	return lane->only_trace >= 0 || unit % lane->run->lane_count == lane->index;
+}
+
+/* Connects the source's streams this lane owns to the muxer; *unit counts every stream. */
+static bool connect_source(struct po_lane *lane, bt_graph *graph,
+			   const bt_component_source *source, const bt_component_filter *muxer,
+			   size_t *unit)
 {
 	uint64_t count = bt_component_source_get_output_port_count(source);
 
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t free_port = bt_component_filter_get_input_port_count(muxer) - 1;
+		const bt_port_output *out;
+		const bt_port_input *in;
 
-		const bt_port_output *out =
-		    bt_component_source_borrow_output_port_by_index_const(source, i);
-		const bt_port_input *in =
-		    bt_component_filter_borrow_input_port_by_index_const(muxer, free_port);
-
+		if (!lane->run->salvage && !lane_owns(lane, (*unit)++))
+			continue;
+		out = bt_component_source_borrow_output_port_by_index_const(source, i);
+		in = bt_component_filter_borrow_input_port_by_index_const(muxer, free_port);
 		if (bt_graph_connect_ports(graph, out, in, NULL))
 			return false;
+		lane->units++;
 	}
 	return true;
 }
 
-/* Builds the graph of the traces not excluded; false with a babeltrace2 error pending. */
-static bool build_graph(struct po_run *run, bt_graph *graph)
+/*
+ * Builds the lane's graph over the traces not excluded; false with a babeltrace2 error
+ * pending. Units are streams, numbered in trace order then port order, which every lane
+ * sees alike; with salvage they are whole traces, so that each trace's events keep one
+ * order across restarts.
+ */
+static bool build_graph(struct po_lane *lane, bt_graph *graph)
 {
+	const struct po_run *run = lane->run;
 	const bt_component_filter *muxer;
 	const bt_component_sink *sink;
+	size_t unit = 0;
 
-	if (bt_graph_add_filter_component(graph, run->classes.muxer, "muxer", NULL,
+	lane->units = 0;
+	if (bt_graph_add_filter_component(graph, lane->classes.muxer, "muxer", NULL,
 					  BT_LOGGING_LEVEL_NONE, &muxer) ||
-	    bt_graph_add_simple_sink_component(graph, "sink", NULL, consume, NULL, &run->decoder,
+	    bt_graph_add_simple_sink_component(graph, "sink", NULL, consume, NULL, &lane->decoder,
 					       &sink))
 		return false;
 	for (size_t i = 0; i < run->traces->count; i++) {
 		const bt_component_source *source;
 
-		if (run->excluded[i] || (run->only_trace >= 0 && (size_t)run->only_trace != i))
+		if (run->excluded[i] || (lane->only_trace >= 0 && (size_t)lane->only_trace != i))
 			continue;
-		if (!add_source(run, graph, i, &source) || !connect_source(graph, source, muxer))
+		if (run->salvage && !lane_owns(lane, unit++))
+			continue;
+		if (!add_source(lane, graph, i, &source) ||
+		    !connect_source(lane, graph, source, muxer, &unit))
 			return false;
 	}
 	return bt_graph_connect_ports(
@@ -255,18 +317,27 @@ static bool build_graph(struct po_run *run, bt_graph *graph)
 		   NULL) == BT_GRAPH_CONNECT_PORTS_STATUS_OK;
 }
 
-/* Builds and runs one graph; false with a babeltrace2 error pending. */
-static bool run_graph(struct po_run *run)
+/* Builds and runs the lane's graph; false with a babeltrace2 error pending. */
+static bool run_graph(struct po_lane *lane)
 {
-	bt_graph *graph = bt_graph_create(0); /* owned */
+	bt_graph *graph; /* owned */
 	bt_graph_run_status status = BT_GRAPH_RUN_STATUS_ERROR;
+	bool built;
 
-	if (graph && build_graph(run, graph)) {
+	pthread_mutex_lock(&po_bt_shared_lock);
+	graph = bt_graph_create(0);
+	built = graph && build_graph(lane, graph);
+	pthread_mutex_unlock(&po_bt_shared_lock);
+	if (built && lane->units == 0)
+		status = BT_GRAPH_RUN_STATUS_OK; /* nothing of the trace is this lane's */
+	else if (built) {
 		do {
 			status = bt_graph_run(graph);
 		} while (status == BT_GRAPH_RUN_STATUS_AGAIN);
 	}
+	pthread_mutex_lock(&po_bt_shared_lock);
 	bt_graph_put_ref(graph);
+	pthread_mutex_unlock(&po_bt_shared_lock);
 	return status == BT_GRAPH_RUN_STATUS_OK;
 }
 
@@ -279,6 +350,17 @@ static void stats_reset_counts(struct po_ingest_stats *stats)
 	stats->malformed_events = 0;
 	stats->foreign_events = 0;
 	stats->discarded_messages = 0;
+}
+
+static void stats_add_counts(struct po_ingest_stats *to, const struct po_ingest_stats *from)
+{
+	to->events += from->events;
+	to->profopt_events += from->profopt_events;
+	to->streams += from->streams;
+	to->no_clock_events += from->no_clock_events;
+	to->malformed_events += from->malformed_events;
+	to->foreign_events += from->foreign_events;
+	to->discarded_messages += from->discarded_messages;
 }
 
 static void note_skipped(struct po_ingest_stats *stats, const char *path, const char *cause)
@@ -295,26 +377,199 @@ static void note_skipped(struct po_ingest_stats *stats, const char *path, const 
  * When the causes do not name the trace (the muxer may report a source's failure as its
  * own), reads each remaining trace alone, decoding nothing, until one fails.
  */
-static void identify_failure(struct po_run *run, struct po_bt_failure *failure)
+static void identify_failure(struct po_lane *lane, struct po_bt_failure *failure)
 {
+	const struct po_run *run = lane->run;
 	struct po_bt_failure probe;
 
 	if (failure->trace_index >= 0)
 		return;
-	run->decoder.probing = true;
+	lane->decoder.probing = true;
 	for (size_t i = 0; i < run->traces->count && failure->trace_index < 0; i++) {
 		if (run->excluded[i])
 			continue;
-		run->only_trace = (long)i;
-		if (run_graph(run))
+		lane->only_trace = (long)i;
+		if (run_graph(lane))
 			continue;
 		take_failure(&probe);
 		failure->trace_index = (long)i;
 		if (probe.trace_index == (long)i)
 			memcpy(failure->cause, probe.cause, sizeof(failure->cause));
 	}
-	run->decoder.probing = false;
-	run->only_trace = -1;
+	lane->decoder.probing = false;
+	lane->only_trace = -1;
+}
+
+/* Runs the lane's graph; a failure that is not a cancellation is kept in lane->failure. */
+static void lane_decode(struct po_lane *lane)
+{
+	if (run_graph(lane))
+		return;
+	if (lane->decoder.nomem || lane->decoder.callback_status != PO_STATUS_OK ||
+	    (lane->decoder.pipe && po_pipe_cancelled(lane->decoder.pipe))) {
+		bt_current_thread_clear_error();
+		return;
+	}
+	take_failure(&lane->failure);
+	identify_failure(lane, &lane->failure);
+	lane->failed = true;
+}
+
+static void *lane_main(void *data)
+{
+	struct po_lane *lane = data;
+
+	lane_decode(lane);
+	po_pipe_finish(&lane->pipe);
+	return NULL;
+}
+
+/* ---- merging the lanes ---- */
+
+/* Where the merge is in one lane's queue. */
+struct po_cursor {
+	struct po_pipe_batch *batch; /* weak: taken from the lane's queue; NULL: none */
+	size_t next;
+	bool ended;
+};
+
+/* The lane whose next event comes first (its key, then its trace); -1 once all ended. */
+static long merge_pick(struct po_run *run, struct po_cursor *cursors)
+{
+	long best = -1;
+
+	for (size_t l = 0; l < run->lane_count; l++) {
+		struct po_cursor *cursor = &cursors[l];
+
+		if (cursor->ended)
+			continue;
+		if (cursor->batch && cursor->next == cursor->batch->count) {
+			po_pipe_release(&run->lanes[l].pipe);
+			cursor->batch = NULL;
+		}
+		if (!cursor->batch) {
+			cursor->batch = po_pipe_take(&run->lanes[l].pipe);
+			cursor->next = 0;
+			if (!cursor->batch) {
+				cursor->ended = true;
+				if (run->lanes[l].failed || run->lanes[l].decoder.nomem)
+					return -1; /* its events so far are in; stop the others */
+				continue;
+			}
+		}
+		if (best < 0 || cursor->batch->keys[cursor->next] <
+				    cursors[best].batch->keys[cursors[best].next] ||
+		    (cursor->batch->keys[cursor->next] ==
+			 cursors[best].batch->keys[cursors[best].next] &&
+		     cursor->batch->events[cursor->next].trace_id <
+			 cursors[best].batch->events[cursors[best].next].trace_id))
+			best = (long)l;
+	}
+	return best;
+}
+
+/*
+ * Hands the lanes' events to the callback in key order until every lane ended, one
+ * failed, or the callback failed; then cancels the lanes still decoding.
+ */
+static enum po_status merge_lanes(struct po_run *run)
+{
+	struct po_cursor cursors[PO_LANES_MAX] = {0};
+	enum po_status status = PO_STATUS_OK;
+	long lane;
+
+	while (status == PO_STATUS_OK && (lane = merge_pick(run, cursors)) >= 0) {
+		struct po_cursor *cursor = &cursors[lane];
+		const struct po_event *event = &cursor->batch->events[cursor->next++];
+
+		run->delivered[event->trace_id]++;
+		status = run->callback(run->callback_ctx, event);
+	}
+	for (size_t l = 0; l < run->lane_count; l++)
+		po_pipe_cancel(&run->lanes[l].pipe);
+	return status;
+}
+
+/* ---- attempts: every lane over the traces not excluded ---- */
+
+static void lane_reset(struct po_lane *lane)
+{
+	po_decoder_reset_classes(&lane->decoder);
+	memset(&lane->stats, 0, sizeof(lane->stats));
+	lane->failed = false;
+	lane->only_trace = -1;
+	lane->decoder.callback_status = PO_STATUS_OK;
+	lane->decoder.nomem = false;
+}
+
+/* Starts every lane's thread, or none; false when out of memory or threads. */
+static bool lanes_start(struct po_run *run)
+{
+	size_t started = 0;
+
+	for (; started < run->lane_count; started++) {
+		struct po_lane *lane = &run->lanes[started];
+
+		if (!po_pipe_init(&lane->pipe))
+			break;
+		lane->decoder.pipe = &lane->pipe;
+		if (pthread_create(&lane->thread, NULL, lane_main, lane) != 0) {
+			po_pipe_fini(&lane->pipe);
+			break;
+		}
+	}
+	if (started == run->lane_count)
+		return true;
+	for (size_t l = 0; l < started; l++) {
+		po_pipe_cancel(&run->lanes[l].pipe);
+		pthread_join(run->lanes[l].thread, NULL);
+		po_pipe_fini(&run->lanes[l].pipe);
+	}
+	for (size_t l = 0; l < run->lane_count; l++) {
+		run->lanes[l].decoder.pipe = NULL;
+		lane_reset(&run->lanes[l]);
+	}
+	return false;
+}
+
+/* One attempt; PO_STATUS_DECODE with *failure set when a trace failed to decode. */
+static enum po_status run_attempt(struct po_run *run, struct po_bt_failure *failure)
+{
+	enum po_status status = PO_STATUS_OK;
+	const struct po_lane *failed = NULL;
+
+	for (size_t l = 0; l < run->lane_count; l++)
+		lane_reset(&run->lanes[l]);
+	if (!run->inline_decoding) {
+		if (lanes_start(run)) {
+			status = merge_lanes(run);
+			for (size_t l = 0; l < run->lane_count; l++) {
+				pthread_join(run->lanes[l].thread, NULL);
+				po_pipe_fini(&run->lanes[l].pipe);
+				run->lanes[l].decoder.pipe = NULL;
+			}
+		} else {
+			run->lane_count = 1; /* no threads: decode and call back on this one */
+			run->inline_decoding = true;
+		}
+	}
+	if (run->inline_decoding) {
+		lane_decode(&run->lanes[0]);
+		status = run->lanes[0].decoder.callback_status;
+	}
+	stats_reset_counts(run->stats);
+	for (size_t l = 0; l < run->lane_count; l++) {
+		stats_add_counts(run->stats, &run->lanes[l].stats);
+		if (run->lanes[l].decoder.nomem && status == PO_STATUS_OK)
+			status = PO_STATUS_NOMEM;
+		if (run->lanes[l].failed && !failed)
+			failed = &run->lanes[l];
+	}
+	if (status == PO_STATUS_OK && failed) {
+		*failure = failed->failure;
+		status = PO_STATUS_DECODE;
+	}
+	return status;
 }
 
 /* Salvage: leaves the failed trace out; the others replay what they already delivered. */
@@ -326,51 +581,35 @@ static bool salvage_exclude(struct po_run *run, const struct po_bt_failure *fail
 	    (size_t)failure->trace_index >= run->traces->count)
 		return false;
 	run->excluded[failure->trace_index] = true;
-	note_skipped(run->decoder.stats, run->traces->paths[failure->trace_index], failure->cause);
-	for (size_t i = 0; i < run->traces->count; i++) {
-		run->decoder.traces[i].to_skip = run->decoder.traces[i].delivered;
+	note_skipped(run->stats, run->traces->paths[failure->trace_index], failure->cause);
+	for (size_t i = 0; i < run->traces->count; i++)
 		remaining += !run->excluded[i];
+	for (size_t l = 0; l < run->lane_count; l++) {
+		for (size_t i = 0; i < run->traces->count; i++) {
+			struct po_trace_state *state = &run->lanes[l].decoder.traces[i];
+
+			if (run->inline_decoding)
+				run->delivered[i] = state->delivered;
+			state->to_skip = run->delivered[i];
+			state->delivered = run->delivered[i];
+		}
 	}
-	po_decoder_reset_classes(&run->decoder);
-	stats_reset_counts(run->decoder.stats);
 	return remaining > 0;
-}
-
-/*
- * Runs the graph, then waits until the callback has had every event queued so far: a
- * failure of the callback counts as the graph's. False with a babeltrace2 error pending
- * unless the callback failed.
- */
-static bool run_graph_drained(struct po_run *run)
-{
-	bool ok = run_graph(run);
-
-	if (run->decoder.pipe) {
-		enum po_status status = po_pipe_drain(run->decoder.pipe);
-
-		if (status != PO_STATUS_OK && run->decoder.callback_status == PO_STATUS_OK)
-			run->decoder.callback_status = status;
-	}
-	return ok && run->decoder.callback_status == PO_STATUS_OK;
 }
 
 static enum po_status run_all(struct po_run *run, struct po_error *err)
 {
 	struct po_bt_failure failure;
+	enum po_status status;
 
 	for (;;) {
-		if (run_graph_drained(run))
-			return PO_STATUS_OK;
-		if (run->decoder.callback_status != PO_STATUS_OK || run->decoder.nomem) {
-			bt_current_thread_clear_error();
-			if (run->decoder.nomem) {
-				po_error_set(err, "Failed to decode trace: out of memory");
-				return PO_STATUS_NOMEM;
-			}
-			return run->decoder.callback_status;
+		status = run_attempt(run, &failure);
+		if (status == PO_STATUS_NOMEM) {
+			po_error_set(err, "Failed to decode trace: out of memory");
+			return status;
 		}
-		take_failure(&failure);
-		identify_failure(run, &failure);
+		if (status != PO_STATUS_DECODE)
+			return status;
 		if (!salvage_exclude(run, &failure))
 			break;
 	}
@@ -382,41 +621,61 @@ static enum po_status run_all(struct po_run *run, struct po_error *err)
 	return PO_STATUS_DECODE;
 }
 
-static enum po_status run_setup(struct po_run *run, po_event_fn callback, void *ctx,
-				struct po_ingest_stats *stats, struct po_error *err)
+/* How many lanes: asked for, else one per online CPU, at most PO_LANES_MAX. */
+static size_t lane_count_for(const struct po_ingest_options *options, size_t trace_count,
+			     bool salvage)
 {
-	enum po_status status;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t count = options && options->decode_threads > 0 ? (size_t)options->decode_threads
+			       : cpus > 0 ? (size_t)cpus
+					  : 1;
 
-	run->excluded = calloc(run->traces->count ? run->traces->count : 1, sizeof(bool));
-	if (!run->excluded) {
+	if (count > PO_LANES_MAX)
+		count = PO_LANES_MAX;
+	if (salvage && count > trace_count)
+		count = trace_count; /* lanes take whole traces */
+	return count ? count : 1;
+}
+
+static enum po_status lanes_init(struct po_run *run, struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+
+	run->lanes = calloc(run->lane_count, sizeof(*run->lanes));
+	if (!run->lanes) {
 		po_error_set(err, "Failed to decode trace: out of memory");
 		return PO_STATUS_NOMEM;
 	}
-	status = po_decoder_init(&run->decoder, run->traces->count, err);
-	if (status != PO_STATUS_OK)
-		return status;
-	run->decoder.callback = callback;
-	run->decoder.callback_ctx = ctx;
-	run->decoder.stats = stats;
-	return classes_find(&run->classes, err);
+	for (size_t l = 0; l < run->lane_count && status == PO_STATUS_OK; l++) {
+		struct po_lane *lane = &run->lanes[l];
+
+		lane->run = run;
+		lane->index = l;
+		lane->only_trace = -1;
+		status = po_decoder_init(&lane->decoder, run->traces->count, err);
+		if (status != PO_STATUS_OK)
+			break;
+		lane->decoder.callback = run->callback;
+		lane->decoder.callback_ctx = run->callback_ctx;
+		lane->decoder.stats = &lane->stats;
+		pthread_mutex_lock(&po_bt_shared_lock);
+		status = classes_find(&lane->classes, err);
+		pthread_mutex_unlock(&po_bt_shared_lock);
+	}
+	return status;
 }
 
-/*
- * run_all() with the callback on a second thread, so that decoding and the callback's work
- * (the model) overlap; on one thread when the second cannot be started.
- */
-static enum po_status run_piped(struct po_run *run, struct po_error *err)
+static void lanes_fini(struct po_run *run)
 {
-	struct po_pipe pipe;
-	enum po_status status;
-
-	if (!po_pipe_start(&pipe, run->decoder.callback, run->decoder.callback_ctx))
-		return run_all(run, err);
-	run->decoder.pipe = &pipe;
-	status = run_all(run, err);
-	po_pipe_stop(&pipe);
-	run->decoder.pipe = NULL;
-	return status;
+	if (!run->lanes)
+		return;
+	pthread_mutex_lock(&po_bt_shared_lock);
+	for (size_t l = 0; l < run->lane_count; l++) {
+		po_decoder_fini(&run->lanes[l].decoder);
+		classes_fini(&run->lanes[l].classes);
+	}
+	pthread_mutex_unlock(&po_bt_shared_lock);
+	free(run->lanes);
 }
 
 enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_options *options,
@@ -424,7 +683,8 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 			     struct po_error *err)
 {
 	struct po_trace_list traces = {0};
-	struct po_run run = {.trace_dir = trace_dir, .traces = &traces, .only_trace = -1};
+	struct po_run run = {.trace_dir = trace_dir, .traces = &traces, .callback = callback,
+			     .callback_ctx = ctx, .stats = stats};
 	enum po_status status;
 
 	memset(stats, 0, sizeof(*stats));
@@ -435,13 +695,22 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 		status = PO_STATUS_INPUT;
 	}
 	stats->trace_count = (int64_t)traces.count;
+	if (status == PO_STATUS_OK) {
+		run.lane_count = lane_count_for(options, traces.count, run.salvage);
+		run.excluded = calloc(traces.count, sizeof(bool));
+		run.delivered = calloc(traces.count, sizeof(int64_t));
+		if (!run.excluded || !run.delivered) {
+			po_error_set(err, "Failed to decode trace: out of memory");
+			status = PO_STATUS_NOMEM;
+		}
+	}
 	if (status == PO_STATUS_OK)
-		status = run_setup(&run, callback, ctx, stats, err);
+		status = lanes_init(&run, err);
 	if (status == PO_STATUS_OK)
-		status = run_piped(&run, err);
-	po_decoder_fini(&run.decoder);
-	classes_fini(&run.classes);
+		status = run_all(&run, err);
+	lanes_fini(&run);
 	free(run.excluded);
+	free(run.delivered);
 	po_trace_list_fini(&traces);
 	return status;
 }

@@ -1,7 +1,8 @@
 /*
  * ingest.h: reads a directory of LTTng traces with libbabeltrace2 and hands typed events
  * (model/event.h) to a callback, in time order across every trace found below the
- * directory. This module is the only one that includes babeltrace2 headers.
+ * directory, decoding streams on several threads. This module is the only one that
+ * includes babeltrace2 headers.
  */
 #ifndef PO_INGEST_H
 #define PO_INGEST_H
@@ -16,6 +17,7 @@ typedef enum po_status (*po_event_fn)(void *ctx, const struct po_event *event);
 
 struct po_ingest_options {
 	bool salvage; /* leave out a trace (one process buffer) that fails instead of failing */
+	int decode_threads; /* babeltrace2 graphs decoding at once; 0: one per CPU, at most 4 */
 };
 
 struct po_ingest_stats {
@@ -52,9 +54,14 @@ enum po_status po_ingest_check(const char *trace_dir, struct po_error *err) PO_N
  * decoded so far are kept), stats->partial is set and stats->skipped_note names it; the
  * other traces are decoded again from their start and their events already delivered are
  * not delivered twice. Failures: PO_STATUS_DECODE, "Failed to decode trace: path=DIR: CAUSE".
- * The callback runs on a second thread while the first decodes (one call at a time, in
- * time order; the strings of an event stay valid until the callback returns), or on the
- * calling thread when no thread can be started; it is done with every event on return.
+ *
+ * Decoding runs in lanes: options->decode_threads babeltrace2 graphs (default one per
+ * online CPU, at most 4), each on its own thread over a share of the streams (of the
+ * traces, with salvage), merged in time order on the calling thread, which runs the
+ * callback (one call at a time; the strings of an event stay valid until it returns).
+ * The order is the babeltrace2 muxer's within a lane and time, then trace, across lanes;
+ * every lane count gives the same result unless two streams hold events of the same
+ * nanosecond. When no thread can be started, one graph decodes on the calling thread.
  */
 enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_options *options,
 			     po_event_fn callback, void *ctx, struct po_ingest_stats *stats,

@@ -1,4 +1,4 @@
-/* pipe.c: typed events from the decoding thread to the callback's thread, in batches. */
+/* pipe.c: typed events from a decoding lane to the merging thread, in batches. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,55 +38,29 @@ static size_t event_strings(struct po_event *event, struct po_str **out)
 	return count;
 }
 
-/* The consumer: takes batches in order and hands their events to the callback. */
-static void *consume_batches(void *data)
+/*
+ * Publishes the filling batch and waits for a free one; false when cancelled (the filling
+ * batch is then left as it is).
+ */
+static bool publish(struct po_pipe *pipe)
 {
-	struct po_pipe *pipe = data;
+	bool cancelled;
 
 	pthread_mutex_lock(&pipe->lock);
-	for (;;) {
-		struct po_pipe_batch *batch;
-		enum po_status status = pipe->status;
-
-		while (!pipe->queued && !pipe->quit)
-			pthread_cond_wait(&pipe->changed, &pipe->lock);
-		if (!pipe->queued)
-			break;
-		batch = &pipe->batches[pipe->head];
-		pthread_mutex_unlock(&pipe->lock);
-		for (size_t i = 0; i < batch->count && status == PO_STATUS_OK; i++)
-			status = pipe->callback(pipe->callback_ctx, &batch->events[i]);
-		batch->count = 0;
-		batch->text_used = 0;
-		pthread_mutex_lock(&pipe->lock);
-		if (pipe->status == PO_STATUS_OK)
-			pipe->status = status;
-		pipe->head = (pipe->head + 1) % PO_PIPE_BATCHES;
-		pipe->queued--;
+	if (!pipe->cancelled) {
+		pipe->queued++;
 		pthread_cond_broadcast(&pipe->changed);
+		while (pipe->queued == PO_PIPE_BATCHES && !pipe->cancelled)
+			pthread_cond_wait(&pipe->changed, &pipe->lock);
+		pipe->filling = (pipe->head + pipe->queued) % PO_PIPE_BATCHES;
 	}
+	cancelled = pipe->cancelled;
 	pthread_mutex_unlock(&pipe->lock);
-	return NULL;
-}
-
-/* Publishes the filling batch and waits for a free one; the callback's status so far. */
-static enum po_status publish(struct po_pipe *pipe)
-{
-	enum po_status status;
-
-	pthread_mutex_lock(&pipe->lock);
-	pipe->queued++;
-	pthread_cond_broadcast(&pipe->changed);
-	while (pipe->queued == PO_PIPE_BATCHES)
-		pthread_cond_wait(&pipe->changed, &pipe->lock);
-	pipe->filling = (pipe->head + pipe->queued) % PO_PIPE_BATCHES;
-	status = pipe->status;
-	pthread_mutex_unlock(&pipe->lock);
-	return status;
+	return !cancelled;
 }
 
 /* Room for `bytes` of text in the filling batch; publishes it first when it is short. */
-static bool reserve_text(struct po_pipe *pipe, size_t bytes, enum po_status *status)
+static bool reserve_text(struct po_pipe *pipe, size_t bytes, bool *nomem)
 {
 	struct po_pipe_batch *batch = &pipe->batches[pipe->filling];
 	char *bigger;
@@ -94,38 +68,39 @@ static bool reserve_text(struct po_pipe *pipe, size_t bytes, enum po_status *sta
 	if (batch->text_capacity - batch->text_used >= bytes)
 		return true;
 	if (batch->count) {
-		*status = publish(pipe);
+		if (!publish(pipe))
+			return false;
 		batch = &pipe->batches[pipe->filling];
 		if (batch->text_capacity - batch->text_used >= bytes)
 			return true;
 	}
 	/* An empty batch: nothing points into its text yet. */
 	bigger = realloc(batch->text, bytes);
-	if (!bigger)
+	if (!bigger) {
+		*nomem = true;
 		return false;
+	}
 	batch->text = bigger;
 	batch->text_capacity = bytes;
 	return true;
 }
 
-bool po_pipe_push(struct po_pipe *pipe, const struct po_event *event, bool *nomem)
+bool po_pipe_push(struct po_pipe *pipe, const struct po_event *event, int64_t key, bool *nomem)
 {
 	struct po_str *strings[3];
 	size_t count, bytes = 0;
-	enum po_status status = PO_STATUS_OK;
 	struct po_pipe_batch *batch;
 	struct po_event *copy;
 
-	if (pipe->batches[pipe->filling].count == PO_PIPE_BATCH_EVENTS)
-		status = publish(pipe);
+	if (pipe->batches[pipe->filling].count == PO_PIPE_BATCH_EVENTS && !publish(pipe))
+		return false;
 	count = event_strings((struct po_event *)event, strings);
 	for (size_t i = 0; i < count; i++)
 		bytes += strings[i]->len;
-	if (!reserve_text(pipe, bytes, &status)) {
-		*nomem = true;
+	if (!reserve_text(pipe, bytes, nomem))
 		return false;
-	}
 	batch = &pipe->batches[pipe->filling];
+	batch->keys[batch->count] = key;
 	copy = &batch->events[batch->count++];
 	*copy = *event;
 	count = event_strings(copy, strings);
@@ -136,43 +111,83 @@ bool po_pipe_push(struct po_pipe *pipe, const struct po_event *event, bool *nome
 		strings[i]->ptr = batch->text + batch->text_used;
 		batch->text_used += strings[i]->len;
 	}
-	return status == PO_STATUS_OK;
+	return true;
 }
 
-enum po_status po_pipe_drain(struct po_pipe *pipe)
+void po_pipe_finish(struct po_pipe *pipe)
 {
-	enum po_status status;
-
 	if (pipe->batches[pipe->filling].count)
 		(void)publish(pipe);
 	pthread_mutex_lock(&pipe->lock);
-	while (pipe->queued)
-		pthread_cond_wait(&pipe->changed, &pipe->lock);
-	status = pipe->status;
+	pipe->done = true;
+	pthread_cond_broadcast(&pipe->changed);
 	pthread_mutex_unlock(&pipe->lock);
-	return status;
+}
+
+bool po_pipe_cancelled(struct po_pipe *pipe)
+{
+	bool cancelled;
+
+	pthread_mutex_lock(&pipe->lock);
+	cancelled = pipe->cancelled;
+	pthread_mutex_unlock(&pipe->lock);
+	return cancelled;
+}
+
+struct po_pipe_batch *po_pipe_take(struct po_pipe *pipe)
+{
+	struct po_pipe_batch *batch = NULL;
+
+	pthread_mutex_lock(&pipe->lock);
+	while (!pipe->queued && !pipe->done)
+		pthread_cond_wait(&pipe->changed, &pipe->lock);
+	if (pipe->queued)
+		batch = &pipe->batches[pipe->head];
+	pthread_mutex_unlock(&pipe->lock);
+	return batch;
+}
+
+void po_pipe_release(struct po_pipe *pipe)
+{
+	struct po_pipe_batch *batch = &pipe->batches[pipe->head];
+
+	batch->count = 0;
+	batch->text_used = 0;
+	pthread_mutex_lock(&pipe->lock);
+	pipe->head = (pipe->head + 1) % PO_PIPE_BATCHES;
+	pipe->queued--;
+	pthread_cond_broadcast(&pipe->changed);
+	pthread_mutex_unlock(&pipe->lock);
+}
+
+void po_pipe_cancel(struct po_pipe *pipe)
+{
+	pthread_mutex_lock(&pipe->lock);
+	pipe->cancelled = true;
+	pthread_cond_broadcast(&pipe->changed);
+	pthread_mutex_unlock(&pipe->lock);
 }
 
 static void free_batches(struct po_pipe *pipe)
 {
 	for (size_t i = 0; i < PO_PIPE_BATCHES; i++) {
 		free(pipe->batches[i].events);
+		free(pipe->batches[i].keys);
 		free(pipe->batches[i].text);
 	}
 }
 
-bool po_pipe_start(struct po_pipe *pipe, po_event_fn callback, void *ctx)
+bool po_pipe_init(struct po_pipe *pipe)
 {
 	memset(pipe, 0, sizeof(*pipe));
-	pipe->callback = callback;
-	pipe->callback_ctx = ctx;
 	for (size_t i = 0; i < PO_PIPE_BATCHES; i++) {
 		struct po_pipe_batch *batch = &pipe->batches[i];
 
 		batch->events = malloc(PO_PIPE_BATCH_EVENTS * sizeof(*batch->events));
+		batch->keys = malloc(PO_PIPE_BATCH_EVENTS * sizeof(*batch->keys));
 		batch->text = malloc(PO_PIPE_TEXT_BYTES);
 		batch->text_capacity = PO_PIPE_TEXT_BYTES;
-		if (!batch->events || !batch->text) {
+		if (!batch->events || !batch->keys || !batch->text) {
 			free_batches(pipe);
 			return false;
 		}
@@ -186,23 +201,11 @@ bool po_pipe_start(struct po_pipe *pipe, po_event_fn callback, void *ctx)
 		free_batches(pipe);
 		return false;
 	}
-	if (pthread_create(&pipe->thread, NULL, consume_batches, pipe) != 0) {
-		pthread_cond_destroy(&pipe->changed);
-		pthread_mutex_destroy(&pipe->lock);
-		free_batches(pipe);
-		return false;
-	}
 	return true;
 }
 
-void po_pipe_stop(struct po_pipe *pipe)
+void po_pipe_fini(struct po_pipe *pipe)
 {
-	(void)po_pipe_drain(pipe);
-	pthread_mutex_lock(&pipe->lock);
-	pipe->quit = true;
-	pthread_cond_broadcast(&pipe->changed);
-	pthread_mutex_unlock(&pipe->lock);
-	pthread_join(pipe->thread, NULL);
 	pthread_cond_destroy(&pipe->changed);
 	pthread_mutex_destroy(&pipe->lock);
 	free_batches(pipe);
