@@ -674,7 +674,8 @@ end:
 }
 
 /* The baseline is an earlier summary.json or a trace directory that passes the input checks. */
-static enum po_status check_baseline(const char *baseline, struct po_error *err)
+static enum po_status check_baseline(const char *baseline, struct po_ingest_watch **watch,
+				     struct po_error *err)
 {
 	struct stat st;
 	enum po_status status;
@@ -685,7 +686,29 @@ static enum po_status check_baseline(const char *baseline, struct po_error *err)
 	}
 	if (S_ISREG(st.st_mode))
 		return PO_STATUS_OK;
-	status = po_ingest_check(baseline, err);
+	status = po_ingest_check_start(baseline, watch, err);
+	if (status != PO_STATUS_OK)
+		po_error_prepend(err, "the baseline");
+	return status;
+}
+
+/*
+ * The end of the input checks, after the analysis: the trace (and a baseline trace) must
+ * not have changed size while it ran. Destroys the watches.
+ */
+static enum po_status check_inputs_settled(struct po_ingest_watch *watch,
+					   struct po_ingest_watch *baseline_watch,
+					   struct po_error *err)
+{
+	enum po_status status = po_ingest_check_finish(watch, err);
+
+	if (!baseline_watch)
+		return status;
+	if (status != PO_STATUS_OK) {
+		po_ingest_watch_destroy(baseline_watch);
+		return status;
+	}
+	status = po_ingest_check_finish(baseline_watch, err);
 	if (status != PO_STATUS_OK)
 		po_error_prepend(err, "the baseline");
 	return status;
@@ -715,22 +738,25 @@ static enum po_status run(struct options *options, struct po_error *err)
 {
 	struct po_isolate_limits limits;
 	struct job job = {.options = options};
+	struct po_ingest_watch *watch = NULL, *baseline_watch = NULL; /* owned */
 	char *staging = NULL;
 	char *text = NULL;
 	enum po_status status;
 
-	status = po_ingest_check(options->trace_dir, err);
-	if (status != PO_STATUS_OK)
-		return status;
-	status = check_output(options, err);
+	status = po_ingest_check_start(options->trace_dir, &watch, err);
+	if (status == PO_STATUS_OK)
+		status = check_output(options, err);
 	if (status == PO_STATUS_OK && options->baseline)
-		status = check_baseline(options->baseline, err);
-	if (status != PO_STATUS_OK)
+		status = check_baseline(options->baseline, &baseline_watch, err);
+	if (status == PO_STATUS_OK) {
+		catch_interrupts();
+		status = create_staging(options->out_dir, &staging, err);
+	}
+	if (status != PO_STATUS_OK) {
+		po_ingest_watch_destroy(watch);
+		po_ingest_watch_destroy(baseline_watch);
 		return status;
-	catch_interrupts();
-	status = create_staging(options->out_dir, &staging, err);
-	if (status != PO_STATUS_OK)
-		return status;
+	}
 	job.staging_dir = staging;
 	po_isolate_limits_init(&limits);
 	if (!interrupted)
@@ -738,6 +764,19 @@ static enum po_status run(struct options *options, struct po_error *err)
 	if (interrupted && status == PO_STATUS_OK) {
 		po_error_set(err, "interrupted");
 		status = PO_STATUS_INTERRUPTED;
+	}
+	if (status != PO_STATUS_INTERRUPTED) {
+		/* A trace still being written explains a decoding failure too: say so instead. */
+		struct po_error settle_err = {{0}};
+		enum po_status settled = check_inputs_settled(watch, baseline_watch, &settle_err);
+
+		if (settled != PO_STATUS_OK) {
+			*err = settle_err;
+			status = settled;
+		}
+	} else {
+		po_ingest_watch_destroy(watch);
+		po_ingest_watch_destroy(baseline_watch);
 	}
 	if (status == PO_STATUS_OK || status == PO_STATUS_GATE) {
 		/* A tripped gate still leaves its report, to show what tripped it. */

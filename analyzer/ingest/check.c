@@ -316,24 +316,55 @@ static void snapshot_trace(const char *trace, struct po_size_snapshot *snap,
 		closedir(handle);
 }
 
-static enum po_status check_not_recording(const struct po_trace_list *traces, struct po_error *err)
-{
-	struct po_size_snapshot before = {0}, after = {0};
-	struct timespec pause = {0, PO_CHECK_SETTLE_MS * 1000000L};
+/* The sizes taken by po_ingest_check_start(), compared by po_ingest_check_finish(). */
+struct po_ingest_watch {
+	struct po_trace_list traces; /* owned */
+	struct po_size_snapshot before;
+	struct timespec taken; /* CLOCK_MONOTONIC */
+};
 
-	for (size_t i = 0; i < traces->count; i++)
-		snapshot_trace(traces->paths[i], &before, NULL);
-	nanosleep(&pause, NULL);
-	for (size_t i = 0; i < traces->count && !after.grown[0]; i++)
-		snapshot_trace(traces->paths[i], &after, &before);
-	free(before.entries);
-	if (!after.grown[0])
-		return PO_STATUS_OK;
-	po_error_set(err,
-		     "%s: still being written (a tracing session is recording into this "
-		     "directory; stop it with `lttng stop` or `lttng destroy` first)",
-		     after.grown);
-	return PO_STATUS_INPUT;
+void po_ingest_watch_destroy(struct po_ingest_watch *watch)
+{
+	if (!watch)
+		return;
+	po_trace_list_fini(&watch->traces);
+	free(watch->before.entries);
+	free(watch);
+}
+
+/* Sleeps until PO_CHECK_SETTLE_MS have passed since `since`. */
+static void wait_settle(const struct timespec *since)
+{
+	struct timespec now, pause = {0, 0};
+	int64_t elapsed_ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	elapsed_ns = (int64_t)(now.tv_sec - since->tv_sec) * 1000000000 +
+		     (now.tv_nsec - since->tv_nsec);
+	if (elapsed_ns >= PO_CHECK_SETTLE_MS * 1000000L)
+		return;
+	pause.tv_nsec = PO_CHECK_SETTLE_MS * 1000000L - elapsed_ns;
+	while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+		;
+}
+
+enum po_status po_ingest_check_finish(struct po_ingest_watch *watch, struct po_error *err)
+{
+	struct po_size_snapshot after = {0};
+	enum po_status status = PO_STATUS_OK;
+
+	wait_settle(&watch->taken);
+	for (size_t i = 0; i < watch->traces.count && !after.grown[0]; i++)
+		snapshot_trace(watch->traces.paths[i], &after, &watch->before);
+	if (after.grown[0]) {
+		po_error_set(err,
+			     "%s: still being written (a tracing session is recording into this "
+			     "directory; stop it with `lttng stop` or `lttng destroy` first)",
+			     after.grown);
+		status = PO_STATUS_INPUT;
+	}
+	po_ingest_watch_destroy(watch);
+	return status;
 }
 
 static enum po_status check_root(const char *trace_dir, struct po_error *err)
@@ -354,33 +385,52 @@ static enum po_status check_root(const char *trace_dir, struct po_error *err)
 	return PO_STATUS_OK;
 }
 
-enum po_status po_ingest_check(const char *trace_dir, struct po_error *err)
+enum po_status po_ingest_check_start(const char *trace_dir, struct po_ingest_watch **out,
+				     struct po_error *err)
 {
-	struct po_trace_list traces = {0};
+	struct po_ingest_watch *watch = calloc(1, sizeof(*watch)); /* owned */
 	size_t data_files = 0;
 	enum po_status status = check_root(trace_dir, err);
 
-	if (status != PO_STATUS_OK)
-		return status;
-	status = po_trace_list_find(trace_dir, &traces, err);
-	if (status == PO_STATUS_OK && traces.count == 0) {
+	*out = NULL;
+	if (!watch) {
+		po_error_set(err, "Failed to check the trace: out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	if (status == PO_STATUS_OK)
+		status = po_trace_list_find(trace_dir, &watch->traces, err);
+	if (status == PO_STATUS_OK && watch->traces.count == 0) {
 		po_error_set(err, "%s: not a trace (no CTF \"metadata\" file below it)", trace_dir);
 		status = PO_STATUS_INPUT;
 	}
-	for (size_t i = 0; status == PO_STATUS_OK && i < traces.count; i++) {
+	for (size_t i = 0; status == PO_STATUS_OK && i < watch->traces.count; i++) {
 		bool needs_magic = false;
 
-		status = check_metadata(traces.paths[i], &needs_magic, err);
+		status = check_metadata(watch->traces.paths[i], &needs_magic, err);
 		if (status == PO_STATUS_OK)
-			status = check_trace_files(traces.paths[i], needs_magic, &data_files, err);
+			status = check_trace_files(watch->traces.paths[i], needs_magic, &data_files,
+						   err);
 	}
 	if (status == PO_STATUS_OK && data_files == 0) {
 		po_error_set(err, "%s: every stream file is empty (0 bytes): nothing was recorded",
 			     trace_dir);
 		status = PO_STATUS_INPUT;
 	}
-	if (status == PO_STATUS_OK)
-		status = check_not_recording(&traces, err);
-	po_trace_list_fini(&traces);
-	return status;
+	if (status != PO_STATUS_OK) {
+		po_ingest_watch_destroy(watch);
+		return status;
+	}
+	for (size_t i = 0; i < watch->traces.count; i++)
+		snapshot_trace(watch->traces.paths[i], &watch->before, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &watch->taken);
+	*out = watch;
+	return PO_STATUS_OK;
+}
+
+enum po_status po_ingest_check(const char *trace_dir, struct po_error *err)
+{
+	struct po_ingest_watch *watch;
+	enum po_status status = po_ingest_check_start(trace_dir, &watch, err);
+
+	return status == PO_STATUS_OK ? po_ingest_check_finish(watch, err) : status;
 }

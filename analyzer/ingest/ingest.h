@@ -48,6 +48,20 @@ struct po_ingest_stats {
 enum po_status po_ingest_check(const char *trace_dir, struct po_error *err) PO_NODISCARD;
 
 /*
+ * The same check in two halves, so that the wait overlaps the analysis: _start makes
+ * every check but the last and notes the size of every file; _finish waits until 300 ms
+ * have passed since (not at all after a long analysis), fails if a file changed size in
+ * the meantime, and destroys the watch. A session that writes at any time during the
+ * analysis is caught.
+ */
+struct po_ingest_watch;
+enum po_status po_ingest_check_start(const char *trace_dir, struct po_ingest_watch **watch,
+				     struct po_error *err) PO_NODISCARD;
+enum po_status po_ingest_check_finish(struct po_ingest_watch *watch,
+				      struct po_error *err) PO_NODISCARD;
+void po_ingest_watch_destroy(struct po_ingest_watch *watch);
+
+/*
  * Decodes everything; stops at the first callback status that is not OK and returns it.
  * stats is reset first. Calls po_isolate_progress() with each trace directory it opens and
  * each stream it starts. With options->salvage, a trace that fails is left out (its events

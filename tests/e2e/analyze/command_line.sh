@@ -35,6 +35,18 @@ expect 3 "missing trace" "$a" "$work/nope" -o "$work/r0"
 mkdir -p "$work/not-a-trace" && echo data >"$work/not-a-trace/file.bin"
 expect 3 "not a trace" "$a" "$work/not-a-trace" -o "$work/r1"
 [ -e "$work/r1" ] && { failed=$((failed + 1)); echo "FAIL output left for a bad input"; }
+# A session still writing: whether decoding fails on the half-written end or not, the
+# trace changed size during the analysis, so exit 3 naming the file and no output.
+cp -r "$work/trace" "$work/live"
+live_stream=$(find "$work/live" -type f -path '*/ust/*' ! -name metadata ! -path '*/index/*' \
+	-size +0 | head -1)
+(for _ in $(seq 600); do head -c 64 /dev/urandom >>"$live_stream"; sleep 0.05; done) &
+writer=$!
+expect 3 "trace still being written" "$a" "$work/live" -o "$work/r-live"
+kill "$writer"; wait "$writer" 2>/dev/null
+grep -q "still being written" "$work/err" ||
+	{ failed=$((failed + 1)); echo "FAIL the live trace is not said to be still written"; }
+[ -e "$work/r-live" ] && { failed=$((failed + 1)); echo "FAIL output left for a live trace"; }
 expect 2 "output inside the trace" "$a" "$work/trace" -o "$work/trace/report"
 [ -e "$work/trace/report" ] && { failed=$((failed + 1)); echo "FAIL wrote into the trace"; }
 mkdir -p "$work/busy" && echo keep >"$work/busy/notes.txt"

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -200,6 +201,46 @@ static void test_still_recording(void)
 	waitpid(writer, NULL, 0);
 }
 
+static int64_t monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/*
+ * The two halves: a file that grows between _start and _finish (as during a long
+ * analysis, after the first 300 ms) is caught; an unchanged trace passes after at least
+ * 300 ms, counted from _start.
+ */
+static void test_watch_over_an_analysis(void)
+{
+	struct po_ingest_watch *watch = NULL;
+	struct po_error err = {{0}};
+	char dir[512];
+	int64_t began;
+
+	make_dir("watched", "", dir, sizeof(dir));
+	make_trace(dir);
+	began = monotonic_ms();
+	CHECK_INT_EQ(po_ingest_check_start(dir, &watch, &err), PO_STATUS_OK);
+	CHECK(watch != NULL);
+	CHECK_INT_EQ(po_ingest_check_finish(watch, &err), PO_STATUS_OK);
+	CHECK(monotonic_ms() - began >= 300);
+
+	CHECK_INT_EQ(po_ingest_check_start(dir, &watch, &err), PO_STATUS_OK);
+	usleep(400000); /* the analysis runs */
+	write_file(dir, "channel0_0", ctf_text, sizeof(ctf_text) - 1); /* another size */
+	CHECK_INT_EQ(po_ingest_check_finish(watch, &err), PO_STATUS_INPUT);
+	CHECK(strstr(err.message, "still being written") != NULL);
+	CHECK(strstr(err.message, "watched/channel0_0") != NULL);
+
+	memset(&err, 0, sizeof(err));
+	CHECK_INT_EQ(po_ingest_check_start(root, &watch, &err), PO_STATUS_INPUT);
+	CHECK(watch == NULL);
+}
+
 int main(void)
 {
 	char command[300];
@@ -216,6 +257,7 @@ int main(void)
 	RUN(test_foreign_file);
 	RUN(test_valid_layouts);
 	RUN(test_still_recording);
+	RUN(test_watch_over_an_analysis);
 	failed = CHECK_SUMMARY();
 	snprintf(command, sizeof(command), "rm -rf '%s'", root);
 	if (system(command) != 0)
