@@ -363,12 +363,52 @@ static void stats_add_counts(struct po_ingest_stats *to, const struct po_ingest_
 	to->discarded_messages += from->discarded_messages;
 }
 
-static void note_skipped(struct po_ingest_stats *stats, const char *path, const char *cause)
+/* Where `path` lies below the trace directory: "." for the directory itself. */
+static const char *relative_to(const char *path, const char *root)
 {
-	size_t used = strlen(stats->skipped_note);
+	size_t root_len = strlen(root);
 
+	while (root_len > 1 && root[root_len - 1] == '/')
+		root_len--;
+	if (strncmp(path, root, root_len) != 0 || (path[root_len] && path[root_len] != '/'))
+		return path;
+	path += root_len;
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+/* Copies text with every "ROOT/" in it removed: babeltrace2's causes name files by path. */
+static void strip_root(char *out, size_t size, const char *text, const char *root)
+{
+	size_t root_len = strlen(root), used = 0;
+
+	while (root_len > 1 && root[root_len - 1] == '/')
+		root_len--;
+	while (*text && used + 1 < size) {
+		if (root_len && strncmp(text, root, root_len) == 0 && text[root_len] == '/') {
+			text += root_len + 1;
+			continue;
+		}
+		out[used++] = *text++;
+	}
+	out[used] = '\0';
+}
+
+/*
+ * The note goes into the report, which names traces relative to the trace directory
+ * (reports are published; the machine's paths are not theirs to show).
+ */
+static void note_skipped(struct po_run *run, size_t index, const char *cause)
+{
+	struct po_ingest_stats *stats = run->stats;
+	size_t used = strlen(stats->skipped_note);
+	char relative_cause[PO_ERROR_MAX];
+
+	strip_root(relative_cause, sizeof(relative_cause), cause, run->trace_dir);
 	snprintf(stats->skipped_note + used, sizeof(stats->skipped_note) - used,
-		 "%sskipped trace path=%s: %s", used ? "; " : "", path, cause);
+		 "%sskipped trace path=%s: %s", used ? "; " : "",
+		 relative_to(run->traces->paths[index], run->trace_dir), relative_cause);
 	stats->skipped_traces++;
 	stats->partial = true;
 }
@@ -581,7 +621,7 @@ static bool salvage_exclude(struct po_run *run, const struct po_bt_failure *fail
 	    (size_t)failure->trace_index >= run->traces->count)
 		return false;
 	run->excluded[failure->trace_index] = true;
-	note_skipped(run->stats, run->traces->paths[failure->trace_index], failure->cause);
+	note_skipped(run, (size_t)failure->trace_index, failure->cause);
 	for (size_t i = 0; i < run->traces->count; i++)
 		remaining += !run->excluded[i];
 	for (size_t l = 0; l < run->lane_count; l++) {
