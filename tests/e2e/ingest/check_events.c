@@ -1,7 +1,8 @@
 /*
  * check_events.c: decodes the trace that record.sh made of emitter.c and checks the typed
  * events: counts per kind, fields, strings (an empty one after a non-empty one), times on
- * the CLOCK_MONOTONIC base and in order, and the pids of the parent and its forked child.
+ * the CLOCK_MONOTONIC base and in order, and the pids of the parent and its forked child,
+ * on 1, 2 and 4 decoding lanes; a failing callback stops every lane.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -194,7 +195,20 @@ static void check_pids(int parent_pid, int child_pid)
  * naming the child's trace; with it, every event of the parent comes exactly once although
  * the graph ran again after the failure.
  */
-static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
+/* Forgets the events kept by an earlier run. */
+static void forget_events(void)
+{
+	kept_count = 0;
+	previous_ns = INT64_MIN;
+	order_errors = 0;
+	memset(kind_counts, 0, sizeof(kind_counts));
+}
+
+/*
+ * One salvage run on `threads` decoding lanes: the failing child trace is named, the
+ * parent's events are all there; returns how many of the child's events were kept.
+ */
+static int64_t salvage_once(const char *trace_dir, int parent_pid, int child_pid, int threads)
 {
 	static const int64_t parent_expected[PO_EV_COUNT] = {
 	    [PO_EV_RUN_BEGIN] = 1,    [PO_EV_RUN_CONFIG] = 2,	[PO_EV_RUN_END] = 1,
@@ -204,7 +218,7 @@ static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
 	    [PO_EV_GPU_LAUNCH] = 1,   [PO_EV_GPU_ACTIVITY] = 1, [PO_EV_GPU_SYNC_BEGIN] = 1,
 	    [PO_EV_GPU_SYNC_END] = 1,
 	};
-	struct po_ingest_options options = {.salvage = false};
+	struct po_ingest_options options = {.salvage = false, .decode_threads = threads};
 	struct po_ingest_stats stats;
 	struct po_error err = {{0}};
 	int64_t parent_counts[PO_EV_COUNT] = {0};
@@ -212,12 +226,12 @@ static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
 	char child_name[64];
 
 	snprintf(child_name, sizeof(child_name), "-%d-", child_pid);
+	forget_events();
 	CHECK_INT_EQ(po_ingest_run(trace_dir, &options, on_event, NULL, &stats, &err),
 		     PO_STATUS_DECODE);
 	CHECK(strstr(err.message, child_name) != NULL);
 	fprintf(stderr, "without salvage: %s\n", err.message);
-	kept_count = 0;
-	previous_ns = INT64_MIN;
+	forget_events();
 	options.salvage = true;
 	memset(&err, 0, sizeof(err));
 	CHECK_INT_EQ(po_ingest_run(trace_dir, &options, on_event, NULL, &stats, &err),
@@ -225,6 +239,7 @@ static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
 	CHECK(stats.partial);
 	CHECK_INT_EQ(stats.skipped_traces, 1);
 	CHECK(strstr(stats.skipped_note, child_name) != NULL);
+	CHECK_INT_EQ(order_errors, 0);
 	fprintf(stderr, "with salvage: %s\n", stats.skipped_note);
 	for (size_t i = 0; i < kept_count; i++) {
 		if (kept[i].event.pid == parent_pid)
@@ -240,16 +255,77 @@ static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
 	/* The child's events before the corruption are kept, the rest are lost. */
 	CHECK(child_events > 100);
 	CHECK(child_events < 5000);
-	fprintf(stderr, "child events kept: %lld\n", (long long)child_events);
+	return child_events;
+}
+
+static int check_salvage(const char *trace_dir, int parent_pid, int child_pid)
+{
+	static const int threads[] = {1, 2, 4};
+	int64_t child_events[3];
+
+	for (int t = 0; t < 3; t++) {
+		child_events[t] = salvage_once(trace_dir, parent_pid, child_pid, threads[t]);
+		fprintf(stderr, "%d decoding thread(s): child events kept: %lld\n", threads[t],
+			(long long)child_events[t]);
+	}
+	/* What salvage keeps does not depend on how many lanes decoded. */
+	CHECK_INT_EQ(child_events[1], child_events[0]);
+	CHECK_INT_EQ(child_events[2], child_events[0]);
 	return CHECK_SUMMARY();
+}
+
+/* The callback fails at its fifth event: every lane stops and its status comes back. */
+static int64_t calls_before_failure;
+
+static enum po_status fail_fifth(void *ctx, const struct po_event *event)
+{
+	(void)ctx;
+	(void)event;
+	return ++calls_before_failure == 5 ? PO_STATUS_OUTPUT : PO_STATUS_OK;
+}
+
+static void check_callback_failure(const char *trace_dir, int threads)
+{
+	struct po_ingest_options options = {.decode_threads = threads};
+	struct po_ingest_stats stats;
+	struct po_error err = {{0}};
+
+	calls_before_failure = 0;
+	CHECK_INT_EQ(po_ingest_run(trace_dir, &options, fail_fifth, NULL, &stats, &err),
+		     PO_STATUS_OUTPUT);
+	CHECK_INT_EQ(calls_before_failure, 5);
+}
+
+/* Everything about the events, decoded on `threads` lanes. */
+static void check_decoded(const char *trace_dir, int threads, int parent_pid, int child_pid,
+			  int64_t gpu_start_ns)
+{
+	struct po_ingest_options options = {.decode_threads = threads};
+	struct po_ingest_stats stats;
+	struct po_error err = {{0}};
+
+	fprintf(stderr, "%d decoding thread(s)\n", threads);
+	forget_events();
+	CHECK_INT_EQ(po_ingest_run(trace_dir, &options, on_event, NULL, &stats, &err),
+		     PO_STATUS_OK);
+	if (err.message[0])
+		fprintf(stderr, "error: %s\n", err.message);
+	CHECK_INT_EQ(stats.trace_count, 2);
+	CHECK_INT_EQ(stats.profopt_events, 24);
+	CHECK_INT_EQ(stats.malformed_events, 0);
+	CHECK_INT_EQ(stats.no_clock_events, 0);
+	CHECK(stats.streams >= 2);
+	CHECK(!stats.partial);
+	check_counts();
+	check_strings();
+	check_gpu_and_times(gpu_start_ns);
+	check_pids(parent_pid, child_pid);
+	check_callback_failure(trace_dir, threads);
 }
 
 int main(int argc, char **argv)
 {
 	bool salvage = argc == 4 && strcmp(argv[1], "--salvage") == 0;
-
-	struct po_ingest_options options = {.salvage = false};
-	struct po_ingest_stats stats;
 	struct po_error err = {{0}};
 	int parent_pid = 0, child_pid = 0;
 	int64_t gpu_start_ns = 0;
@@ -269,18 +345,7 @@ int main(int argc, char **argv)
 	if (salvage)
 		return check_salvage(argv[1], parent_pid, child_pid);
 	CHECK_INT_EQ(po_ingest_check(argv[1], &err), PO_STATUS_OK);
-	CHECK_INT_EQ(po_ingest_run(argv[1], &options, on_event, NULL, &stats, &err), PO_STATUS_OK);
-	if (err.message[0])
-		fprintf(stderr, "error: %s\n", err.message);
-	CHECK_INT_EQ(stats.trace_count, 2);
-	CHECK_INT_EQ(stats.profopt_events, 24);
-	CHECK_INT_EQ(stats.malformed_events, 0);
-	CHECK_INT_EQ(stats.no_clock_events, 0);
-	CHECK(stats.streams >= 2);
-	CHECK(!stats.partial);
-	check_counts();
-	check_strings();
-	check_gpu_and_times(gpu_start_ns);
-	check_pids(parent_pid, child_pid);
+	for (int threads = 1; threads <= 4; threads *= 2)
+		check_decoded(argv[1], threads, parent_pid, child_pid, gpu_start_ns);
 	return CHECK_SUMMARY();
 }
