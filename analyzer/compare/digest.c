@@ -71,6 +71,7 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 				       struct po_digest **out, struct po_error *err)
 {
 	struct po_digest *digest;
+	enum po_status steps_status;
 	bool any_gpu = false;
 	double busy_sum = 0;
 
@@ -81,21 +82,27 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 		return PO_STATUS_NOMEM;
 	}
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step *step = &analysis->steps[i];
-		double wall_ms = (double)(step->end_ns - step->begin_ns) / 1e6;
+		const struct po_step step = po_analysis_step(analysis, i);
+		double wall_ms = (double)(step.end_ns - step.begin_ns) / 1e6;
 		size_t k = digest->step_count;
 
-		if (live_of_step(step) >= 0)
-			digest->live_bytes[digest->live_count++] = (double)live_of_step(step);
-		if (step->flags & PO_STEP_LOSSY)
+		if (live_of_step(&step) >= 0)
+			digest->live_bytes[digest->live_count++] = (double)live_of_step(&step);
+		if (step.flags & PO_STEP_LOSSY)
 			continue;
 		digest->step_ms[k] = wall_ms;
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
-			digest->category_ms[c][k] = (double)step->category_ns[c] / 1e6;
+			digest->category_ms[c][k] = (double)step.category_ns[c] / 1e6;
 		digest->gpu_busy_pct[k] =
-		    wall_ms > 0 ? (double)step->gpu_busy_ns / 1e4 / wall_ms : 0;
-		any_gpu = any_gpu || step->gpu_busy_ns > 0;
+		    wall_ms > 0 ? (double)step.gpu_busy_ns / 1e4 / wall_ms : 0;
+		any_gpu = any_gpu || step.gpu_busy_ns > 0;
 		digest->step_count++;
+	}
+	steps_status = po_analysis_steps_check(analysis, err);
+	if (steps_status != PO_STATUS_OK) {
+		po_digest_destroy(digest);
+		po_error_prepend(err, "Failed to summarize the steps for the comparison");
+		return steps_status;
 	}
 	finish_series(digest, any_gpu, digest->live_count > 1);
 	digest->steps_per_s = analysis->step_stats.steps_per_s;

@@ -5,14 +5,14 @@
 
 #include "detect_internal.h"
 
-const struct po_step *det_clean_step(const struct det_ctx *ctx, size_t i)
+struct po_step det_clean_step(const struct det_ctx *ctx, size_t i)
 {
-	return &ctx->analysis->steps[ctx->clean[i]];
+	return po_analysis_step(ctx->analysis, ctx->clean[i]);
 }
 
-const struct po_step *det_all_clean_step(const struct det_ctx *ctx, size_t i)
+struct po_step det_all_clean_step(const struct det_ctx *ctx, size_t i)
 {
-	return &ctx->analysis->steps[ctx->all_clean[i]];
+	return po_analysis_step(ctx->analysis, ctx->all_clean[i]);
 }
 
 const char *det_config(const struct po_analysis *analysis, const char *key)
@@ -49,10 +49,9 @@ static size_t startup_steps(const struct po_analysis *analysis)
 	return workers > 1 ? (size_t)workers : 1;
 }
 
-static void add_steady_step(struct det_ctx *ctx, size_t i, double *walls)
+static void add_steady_step(struct det_ctx *ctx, size_t i, const struct po_step *step,
+			    double *walls)
 {
-	const struct po_step *step = &ctx->analysis->steps[i];
-
 	walls[ctx->clean_count] = (double)(step->end_ns - step->begin_ns);
 	ctx->clean_wall_ns += walls[ctx->clean_count];
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
@@ -74,16 +73,18 @@ static enum po_status collect_clean_steps(struct det_ctx *ctx)
 		return PO_STATUS_NOMEM;
 	}
 	size_t startup = startup_steps(analysis), in_epoch = 0;
+	int64_t previous_epoch = 0;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		in_epoch = i && analysis->steps[i - 1].epoch == analysis->steps[i].epoch
-			       ? in_epoch + 1
-			       : 0;
-		if (analysis->steps[i].flags & PO_STEP_LOSSY)
+		const struct po_step step = po_analysis_step(analysis, i);
+
+		in_epoch = i && previous_epoch == step.epoch ? in_epoch + 1 : 0;
+		previous_epoch = step.epoch;
+		if (step.flags & PO_STEP_LOSSY)
 			continue;
 		ctx->all_clean[ctx->all_clean_count++] = i;
 		if (in_epoch >= startup)
-			add_steady_step(ctx, i, walls);
+			add_steady_step(ctx, i, &step, walls);
 	}
 	if (ctx->clean_count) {
 		ctx->mean_step_ns = ctx->clean_wall_ns / (double)ctx->clean_count;
@@ -160,6 +161,16 @@ static enum po_status run_detectors(struct det_ctx *ctx)
 	return PO_STATUS_OK;
 }
 
+/* Whether the steps the detectors read came back from their temporary file intact. */
+static enum po_status steps_readable(const struct po_analysis *analysis, struct po_error *err)
+{
+	enum po_status status = po_analysis_steps_check(analysis, err);
+
+	if (status != PO_STATUS_OK)
+		po_error_prepend(err, "Failed to run the detectors");
+	return status;
+}
+
 enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules *rules,
 			     struct po_error *err)
 {
@@ -185,5 +196,5 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 	}
 	free(ctx.clean);
 	free(ctx.all_clean);
-	return status;
+	return status == PO_STATUS_OK ? steps_readable(analysis, err) : status;
 }

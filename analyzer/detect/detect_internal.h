@@ -41,8 +41,9 @@ struct det_ctx {
 };
 
 /* detect.c */
-const struct po_step *det_clean_step(const struct det_ctx *ctx, size_t i);
-const struct po_step *det_all_clean_step(const struct det_ctx *ctx, size_t i);
+/* Copies of the i-th clean (steady) step and of the i-th step not flagged lossy. */
+struct po_step det_clean_step(const struct det_ctx *ctx, size_t i);
+struct po_step det_all_clean_step(const struct det_ctx *ctx, size_t i);
 /* A run_config value, or NULL. */
 const char *det_config(const struct po_analysis *analysis, const char *key);
 /* A run_config value as an integer, or fallback. */

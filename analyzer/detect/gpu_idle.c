@@ -45,16 +45,16 @@ static bool is_steady(const struct det_ctx *ctx, size_t step_index)
 static double counted_ns(const struct det_ctx *ctx, const struct po_gpu_gap *gap, double threshold)
 {
 	const struct po_analysis *analysis = ctx->analysis;
-	const struct po_step *step;
+	struct po_step step;
 	int64_t begin, end;
 
 	if (gap->step_index < 0 || (size_t)gap->step_index >= analysis->step_count ||
 	    !is_steady(ctx, (size_t)gap->step_index) ||
 	    (double)(gap->end_ns - gap->begin_ns) < threshold)
 		return 0;
-	step = &analysis->steps[gap->step_index];
-	begin = gap->begin_ns > step->begin_ns ? gap->begin_ns : step->begin_ns;
-	end = gap->end_ns < step->end_ns ? gap->end_ns : step->end_ns;
+	step = po_analysis_step(analysis, (size_t)gap->step_index);
+	begin = gap->begin_ns > step.begin_ns ? gap->begin_ns : step.begin_ns;
+	end = gap->end_ns < step.end_ns ? gap->end_ns : step.end_ns;
 	return end > begin ? (double)(end - begin) : 0;
 }
 
@@ -120,7 +120,7 @@ static void add_gap_steps(struct det_ctx *ctx, struct po_finding *finding,
 
 	for (size_t i = 0; i < totals->count && step_count < MAX_GAP_STEPS; i++) {
 		const struct po_gpu_gap *gap = &ctx->analysis->gaps[totals->counted[i]];
-		int64_t index = ctx->analysis->steps[gap->step_index].index;
+		int64_t index = po_analysis_step(ctx->analysis, (size_t)gap->step_index).index;
 
 		if (!step_count || steps[step_count - 1] != index)
 			steps[step_count++] = index;

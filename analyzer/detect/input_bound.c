@@ -44,12 +44,12 @@ static double waiting_steps_pct(const struct det_ctx *ctx)
 	size_t waiting = 0;
 
 	for (size_t i = 0; i < ctx->clean_count; i++) {
-		const struct po_step *step = det_clean_step(ctx, i);
-		const int64_t *cat = step->category_ns;
+		const struct po_step step = det_clean_step(ctx, i);
+		const int64_t *cat = step.category_ns;
 		double input = (double)(cat[PO_CAT_DATA_WAIT] + cat[PO_CAT_LOAD] +
 					cat[PO_CAT_PREPROCESS] + cat[PO_CAT_COLLATE]);
 
-		if (input > limit * (double)(step->end_ns - step->begin_ns))
+		if (input > limit * (double)(step.end_ns - step.begin_ns))
 			waiting++;
 	}
 	return ctx->clean_count ? 100.0 * (double)waiting / (double)ctx->clean_count : 0;
@@ -137,13 +137,13 @@ static void service_from_steps(const struct det_ctx *ctx, struct ib_facts *facts
 	size_t known = 0;
 
 	for (size_t i = 0; i < ctx->clean_count; i++) {
-		const struct po_step *step = det_clean_step(ctx, i);
+		const struct po_step step = det_clean_step(ctx, i);
 
-		if (step->load_ns < 0 && step->preprocess_ns < 0 && step->collate_ns < 0)
+		if (step.load_ns < 0 && step.preprocess_ns < 0 && step.collate_ns < 0)
 			continue;
-		sums[0] += step->load_ns > 0 ? (double)step->load_ns : 0;
-		sums[1] += step->preprocess_ns > 0 ? (double)step->preprocess_ns : 0;
-		sums[2] += step->collate_ns > 0 ? (double)step->collate_ns : 0;
+		sums[0] += step.load_ns > 0 ? (double)step.load_ns : 0;
+		sums[1] += step.preprocess_ns > 0 ? (double)step.preprocess_ns : 0;
+		sums[2] += step.collate_ns > 0 ? (double)step.collate_ns : 0;
 		known++;
 	}
 	for (int s = 0; s < LOADER_STAGES; s++) {
@@ -239,14 +239,14 @@ static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
 	if (!waits)
 		return 0;
 	for (size_t i = 0; i < ctx->clean_count; i++) {
-		const struct po_step *step = det_clean_step(ctx, i);
-		int was_ready = batch_was_ready(step);
+		const struct po_step step = det_clean_step(ctx, i);
+		int was_ready = batch_was_ready(&step);
 
 		if (was_ready < 0)
 			continue;
 		known++;
 		if (was_ready)
-			waits[ready++] = (double)step->category_ns[PO_CAT_DATA_WAIT];
+			waits[ready++] = (double)step.category_ns[PO_CAT_DATA_WAIT];
 	}
 	facts->queue_empty_pct = known ? 100.0 * (double)(known - ready) / (double)known : NAN;
 	if ((double)ready >= ctx->rules->input_bound_handoff_min_steps)
@@ -318,14 +318,14 @@ static double service_cv(const struct det_ctx *ctx)
 	size_t known = 0;
 
 	for (size_t i = 0; i < ctx->clean_count; i++) {
-		const struct po_step *step = det_clean_step(ctx, i);
+		const struct po_step step = det_clean_step(ctx, i);
 		double service;
 
-		if (step->load_ns < 0 && step->preprocess_ns < 0 && step->collate_ns < 0)
+		if (step.load_ns < 0 && step.preprocess_ns < 0 && step.collate_ns < 0)
 			continue;
-		service = (double)((step->load_ns > 0 ? step->load_ns : 0) +
-				   (step->preprocess_ns > 0 ? step->preprocess_ns : 0) +
-				   (step->collate_ns > 0 ? step->collate_ns : 0));
+		service = (double)((step.load_ns > 0 ? step.load_ns : 0) +
+				   (step.preprocess_ns > 0 ? step.preprocess_ns : 0) +
+				   (step.collate_ns > 0 ? step.collate_ns : 0));
 		sum += service;
 		sum_sq += service * service;
 		known++;
@@ -633,14 +633,14 @@ static double epoch_start_excess_ns(const struct det_ctx *ctx, int64_t *epochs)
 	if (!waits)
 		return 0;
 	for (size_t i = 0; i < ctx->clean_count; i++)
-		waits[i] = (double)det_clean_step(ctx, i)->category_ns[PO_CAT_DATA_WAIT];
+		waits[i] = (double)det_clean_step(ctx, i).category_ns[PO_CAT_DATA_WAIT];
 	median = det_median(waits, ctx->clean_count);
 	free(waits);
 	for (size_t i = 1; i < ctx->all_clean_count; i++) {
-		const struct po_step *step = det_all_clean_step(ctx, i);
-		double wait = (double)step->category_ns[PO_CAT_DATA_WAIT];
+		const struct po_step step = det_all_clean_step(ctx, i);
+		double wait = (double)step.category_ns[PO_CAT_DATA_WAIT];
 
-		if (step->epoch == det_all_clean_step(ctx, i - 1)->epoch)
+		if (step.epoch == det_all_clean_step(ctx, i - 1).epoch)
 			continue;
 		if (wait > ctx->rules->input_bound_epoch_start_factor * median &&
 		    wait - median > DET_NS_PER_MS) {

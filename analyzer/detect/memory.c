@@ -45,15 +45,15 @@ static bool fit_growth(const struct det_ctx *ctx, struct growth *growth)
 	bool fitted = false;
 
 	for (size_t i = skip; x && y && i < ctx->all_clean_count; i++) {
-		const struct po_step *step = det_all_clean_step(ctx, i);
-		int64_t value = step_value(step, growth);
+		const struct po_step step = det_all_clean_step(ctx, i);
+		int64_t value = step_value(&step, growth);
 
 		if (value < 0)
 			continue;
 		if (!growth->point_count)
-			growth->first_step = step->index;
-		growth->last_step = step->index;
-		x[growth->point_count] = (double)step->index;
+			growth->first_step = step.index;
+		growth->last_step = step.index;
+		x[growth->point_count] = (double)step.index;
 		y[growth->point_count++] = (double)value;
 		growth->peak_bytes = fmax(growth->peak_bytes, (double)value);
 	}
@@ -153,8 +153,8 @@ static double run_steps(const struct po_analysis *analysis)
 {
 	if (!analysis->step_count)
 		return 0;
-	return (double)(analysis->steps[analysis->step_count - 1].index - analysis->steps[0].index +
-			1);
+	return (double)(po_analysis_step(analysis, analysis->step_count - 1).index -
+			po_analysis_step(analysis, 0).index + 1);
 }
 
 static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)

@@ -29,13 +29,13 @@ static bool measure_medians(const struct det_ctx *ctx, struct outliers *out, dou
 
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
 		for (size_t i = 0; i < ctx->clean_count; i++)
-			values[i] = (double)det_clean_step(ctx, i)->category_ns[c];
+			values[i] = (double)det_clean_step(ctx, i).category_ns[c];
 		out->median_category_ns[c] = det_median(values, ctx->clean_count);
 	}
 	for (size_t i = 0; i < ctx->clean_count; i++) {
-		const struct po_step *step = det_clean_step(ctx, i);
+		const struct po_step step = det_clean_step(ctx, i);
 
-		values[i] = (double)(step->end_ns - step->begin_ns);
+		values[i] = (double)(step.end_ns - step.begin_ns);
 	}
 	mad = det_mad_scaled(values, ctx->clean_count, det_median(values, ctx->clean_count));
 	out->median_ns = det_median(values, ctx->clean_count);
@@ -50,8 +50,8 @@ static bool measure_medians(const struct det_ctx *ctx, struct outliers *out, dou
 static void collect(const struct det_ctx *ctx, struct outliers *out)
 {
 	for (size_t i = 0; i < ctx->clean_count; i++) {
-		const struct po_step *step = det_clean_step(ctx, i);
-		double wall = (double)(step->end_ns - step->begin_ns);
+		const struct po_step step = det_clean_step(ctx, i);
+		double wall = (double)(step.end_ns - step.begin_ns);
 
 		if (wall <= out->threshold_ns)
 			continue;
@@ -59,7 +59,7 @@ static void collect(const struct det_ctx *ctx, struct outliers *out)
 		out->excess_ns += wall - out->median_ns;
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			out->excess_by_category_ns[c] +=
-			    fmax(0, (double)step->category_ns[c] - out->median_category_ns[c]);
+			    fmax(0, (double)step.category_ns[c] - out->median_category_ns[c]);
 	}
 	out->cause = PO_CAT_OTHER;
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
@@ -130,8 +130,8 @@ static void best_phase(const struct det_ctx *ctx, const struct outliers *out,
 static bool period_scan_init(const struct det_ctx *ctx, const struct outliers *out,
 			     struct period_scan *scan)
 {
-	scan->first = det_clean_step(ctx, 0)->index;
-	scan->last = det_clean_step(ctx, ctx->clean_count - 1)->index;
+	scan->first = det_clean_step(ctx, 0).index;
+	scan->last = det_clean_step(ctx, ctx->clean_count - 1).index;
 	scan->indexes = malloc(out->count * sizeof(*scan->indexes));
 	scan->excess_ns = malloc(out->count * sizeof(*scan->excess_ns));
 	scan->hits = malloc(2 * MAX_PERIOD * sizeof(*scan->hits));
@@ -139,10 +139,10 @@ static bool period_scan_init(const struct det_ctx *ctx, const struct outliers *o
 	if (!scan->indexes || !scan->excess_ns || !scan->hits || !scan->slot_excess_ns)
 		return false;
 	for (size_t k = 0; k < out->count; k++) {
-		const struct po_step *step = det_clean_step(ctx, out->items[k]);
+		const struct po_step step = det_clean_step(ctx, out->items[k]);
 
-		scan->indexes[k] = step->index;
-		scan->excess_ns[k] = (double)(step->end_ns - step->begin_ns) - out->median_ns;
+		scan->indexes[k] = step.index;
+		scan->excess_ns[k] = (double)(step.end_ns - step.begin_ns) - out->median_ns;
 	}
 	return true;
 }
@@ -243,7 +243,7 @@ static void add_finding(struct det_ctx *ctx, struct outliers *out)
 		    share_pct, po_category_name(out->cause));
 	add_evidence(ctx, finding, out, share_pct);
 	for (size_t i = 0; i < listed; i++)
-		steps[i] = det_clean_step(ctx, out->items[i])->index;
+		steps[i] = det_clean_step(ctx, out->items[i]).index;
 	det_set_steps(ctx, finding, steps, listed);
 	det_recommend(
 	    ctx, finding, po_category_name(out->cause), advice_for(out->cause),

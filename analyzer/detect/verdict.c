@@ -24,7 +24,7 @@ static double gpu_busy_pct(const struct det_ctx *ctx)
 	double busy = 0;
 
 	for (size_t i = 0; i < ctx->clean_count; i++)
-		busy += (double)det_clean_step(ctx, i)->gpu_busy_ns;
+		busy += (double)det_clean_step(ctx, i).gpu_busy_ns;
 	return ctx->clean_wall_ns > 0 ? 100.0 * busy / ctx->clean_wall_ns : 0;
 }
 

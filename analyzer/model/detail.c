@@ -30,7 +30,9 @@ void detail_push_counter(struct po_model *model, const struct po_counter_sample 
 
 static int64_t step_ns(const struct po_model *model, size_t index)
 {
-	return model->steps[index].end_ns - model->steps[index].begin_ns;
+	const struct po_step *step = po_step_store_borrow(model->steps, index);
+
+	return step->end_ns - step->begin_ns;
 }
 
 static bool in_list(const size_t *list, size_t count, size_t index)
@@ -46,7 +48,7 @@ static size_t slowest_min(const struct po_model *model)
 	size_t best = 0;
 
 	for (size_t i = 1; i < model->slowest_count; i++)
-		if (step_ns(model, model->slowest[i]) < step_ns(model, model->slowest[best]))
+		if (model->slowest_ns[i] < model->slowest_ns[best])
 			best = i;
 	return best;
 }
@@ -58,7 +60,7 @@ static bool would_be_slowest(const struct po_model *model, size_t index)
 		return false;
 	if (model->slowest_count < model->config.slowest_steps_kept)
 		return true;
-	return step_ns(model, index) > step_ns(model, model->slowest[slowest_min(model)]);
+	return step_ns(model, index) > model->slowest_ns[slowest_min(model)];
 }
 
 static bool is_slowest(const struct po_model *model, size_t index)
@@ -68,10 +70,12 @@ static bool is_slowest(const struct po_model *model, size_t index)
 
 static bool requested(const struct po_model *model, size_t index)
 {
-	int64_t number = model->steps[index].index;
+	int64_t number;
 
-	return model->config.timeline_first_step >= 0 &&
-	       number >= model->config.timeline_first_step &&
+	if (model->config.timeline_first_step < 0)
+		return false;
+	number = po_step_store_borrow(model->steps, index)->index;
+	return number >= model->config.timeline_first_step &&
 	       number <= model->config.timeline_last_step;
 }
 
@@ -94,7 +98,8 @@ static uint32_t reasons_now(const struct po_model *model, size_t index)
 	if ((index > 0 && is_slowest(model, index - 1)) ||
 	    (index + 1 < model->step_count && is_slowest(model, index + 1)) ||
 	    (index + 1 < model->step_count && index + 1 >= model->finalized_steps &&
-	     model->steps[index + 1].end_ns != INT64_MAX && would_be_slowest(model, index + 1)))
+	     po_step_store_borrow(model->steps, index + 1)->end_ns != INT64_MAX &&
+	     would_be_slowest(model, index + 1)))
 		reasons |= PO_DETAIL_NEIGHBOR;
 	if (in_list(model->reservoir, model->reservoir_count, index))
 		reasons |= PO_DETAIL_MEDIAN;
@@ -241,6 +246,7 @@ static enum po_status copy_counters(const struct po_model *model, struct po_step
 static enum po_status capture(struct po_model *model, size_t index, uint32_t reasons)
 {
 	long position = detail_find(model, index);
+	const struct po_step *step;
 	struct detail_state *detail;
 	enum po_status status;
 
@@ -254,12 +260,12 @@ static enum po_status capture(struct po_model *model, size_t index, uint32_t rea
 	if (po_array_reserve((void **)&model->details, &model->detail_capacity,
 			     model->detail_count + 1, sizeof(*detail)) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
+	step = po_step_store_borrow(model->steps, index);
 	detail = &model->details[model->detail_count++];
-	*detail = (struct detail_state){.step_index = index,
-					.reasons = reasons,
-					.out = {.step_index = index,
-						.begin_ns = model->steps[index].begin_ns,
-						.end_ns = model->steps[index].end_ns}};
+	*detail = (struct detail_state){
+	    .step_index = index,
+	    .reasons = reasons,
+	    .out = {.step_index = index, .begin_ns = step->begin_ns, .end_ns = step->end_ns}};
 	if (reasons & PO_DETAIL_REQUESTED)
 		model->requested_count++;
 	status = copy_spans(model, &detail->out);
@@ -275,12 +281,14 @@ static void slowest_insert(struct po_model *model, size_t index)
 	if (!would_be_slowest(model, index))
 		return;
 	if (model->slowest_count < model->config.slowest_steps_kept) {
+		model->slowest_ns[model->slowest_count] = step_ns(model, index);
 		model->slowest[model->slowest_count++] = index;
 		return;
 	}
 	position = slowest_min(model);
 	evicted = model->slowest[position];
 	model->slowest[position] = index;
+	model->slowest_ns[position] = step_ns(model, index);
 	recheck(model, evicted);
 	if (evicted > 0)
 		recheck(model, evicted - 1);
@@ -314,7 +322,7 @@ static void reservoir_insert(struct po_model *model, size_t index)
  */
 static bool is_startup(struct po_model *model, size_t index)
 {
-	int32_t producer = model->steps[index].worker_pid;
+	int32_t producer = po_step_store_borrow(model->steps, index)->worker_pid;
 
 	if (index == 0)
 		return true;
@@ -402,7 +410,7 @@ static long median_pick(const struct po_model *model, int64_t median_ns)
 		size_t index = model->reservoir[i];
 		int64_t distance = step_ns(model, index) - median_ns;
 
-		if (model->steps[index].flags & PO_STEP_LOSSY)
+		if (po_step_store_borrow(model->steps, index)->flags & PO_STEP_LOSSY)
 			continue;
 		if (distance < 0)
 			distance = -distance;

@@ -32,6 +32,7 @@ static void close_stream(struct po_model *model)
 	if (model->step_open) {
 		model->step_open = false;
 		model->step_count--;
+		po_step_store_truncate(model->steps, model->step_count);
 		model->quality.unmatched_begins++;
 	}
 }
@@ -138,21 +139,23 @@ static enum po_status build_threads(struct po_model *model, struct po_analysis *
 	return PO_STATUS_OK;
 }
 
-static enum po_status build_steps(struct po_model *model, struct po_analysis *analysis)
+/*
+ * The analysis takes the model's step store; the model's passes over old steps (details,
+ * gaps) still read it through model->steps (weak from here on) until it is destroyed.
+ */
+static void build_steps(struct po_model *model, struct po_analysis *analysis)
 {
-	analysis->steps = calloc(model->step_count + 1, sizeof(*analysis->steps));
-	if (!analysis->steps)
-		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < model->step_count; i++) {
-		struct po_step *step = &model->steps[i];
+		const struct po_step *step = po_step_store_borrow(model->steps, i);
+		int64_t step_ns = step->end_ns - step->begin_ns;
 
 		/* A step's GPU time was counted before its end was known: clamp to its length. */
-		if (step->gpu_busy_ns > step->end_ns - step->begin_ns)
-			step->gpu_busy_ns = step->end_ns - step->begin_ns;
-		analysis->steps[i] = *step;
+		if (step->gpu_busy_ns > step_ns)
+			po_step_store_edit(model->steps, i)->gpu_busy_ns = step_ns;
 	}
+	analysis->step_store = model->steps;
 	analysis->step_count = model->step_count;
-	return PO_STATUS_OK;
+	model->steps_given = true;
 }
 
 static int compare_ns(const void *left, const void *right)
@@ -173,7 +176,7 @@ static void sum_clean(const struct po_analysis *analysis, int64_t *durations,
 		      double *sampled_ns)
 {
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step *step = &analysis->steps[i];
+		const struct po_step *step = po_step_store_borrow(analysis->step_store, i);
 		int64_t step_ns = step->end_ns - step->begin_ns;
 
 		if (step->flags & PO_STEP_LOSSY)
@@ -466,10 +469,10 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		status = build_threads(model, analysis);
 	if (status == PO_STATUS_OK)
 		status = gpu_build(model, analysis);
-	if (status == PO_STATUS_OK)
-		status = build_steps(model, analysis);
-	if (status == PO_STATUS_OK)
+	if (status == PO_STATUS_OK) {
+		build_steps(model, analysis);
 		status = build_stats(analysis);
+	}
 	if (status == PO_STATUS_OK)
 		status = build_workers(model, analysis);
 	if (status == PO_STATUS_OK)

@@ -17,44 +17,28 @@ static void device_interval(struct po_model *model, struct gpu_device_state *dev
 			    int64_t begin_ns, int64_t end_ns);
 
 /*
- * The first step that begins after time_ns. Intervals mostly fall in the latest steps, so
- * the few newest are tried before a binary search over the rest.
+ * Adds the interval's overlap with every step to their gpu_busy_ns. Intervals mostly fall
+ * in the latest steps; a late one edits older steps, whose chunk the store reads back.
  */
-static size_t steps_upper_bound(const struct po_model *model, int64_t time_ns)
-{
-	size_t low = 0, high = model->step_count;
-
-	for (int tries = 0; tries < 4 && high > 0; tries++) {
-		if (model->steps[high - 1].begin_ns <= time_ns)
-			return high;
-		high--;
-	}
-	while (low < high) {
-		size_t mid = low + (high - low) / 2;
-
-		if (model->steps[mid].begin_ns <= time_ns)
-			low = mid + 1;
-		else
-			high = mid;
-	}
-	return low;
-}
-
-/* Adds the interval's overlap with every step to their gpu_busy_ns. */
 static void steps_busy(struct po_model *model, int64_t begin_ns, int64_t end_ns)
 {
-	size_t low = steps_upper_bound(model, begin_ns);
+	size_t low = po_step_store_upper_bound(model->steps, begin_ns);
 
 	for (size_t i = low ? low - 1 : 0; i < model->step_count; i++) {
-		struct po_step *step = &model->steps[i];
+		const struct po_step *step = po_step_store_borrow(model->steps, i);
 		int64_t from = step->begin_ns > begin_ns ? step->begin_ns : begin_ns;
 		int64_t to = step->end_ns < end_ns ? step->end_ns : end_ns;
 
 		if (step->begin_ns >= end_ns)
 			break;
 		if (to > from)
-			step->gpu_busy_ns += to - from;
+			po_step_store_edit(model->steps, i)->gpu_busy_ns += to - from;
 	}
+}
+
+static int64_t first_step_begin(const struct po_model *model)
+{
+	return po_step_store_borrow(model->steps, 0)->begin_ns;
 }
 
 static void interval_done(struct po_model *model, const struct gpu_union *merge, int64_t begin_ns,
@@ -180,8 +164,8 @@ static enum po_status gap_found(struct po_model *model, struct gpu_device_state 
 	struct po_gpu_gap *gap;
 	int64_t step;
 
-	if (model->step_count && begin_ns < model->steps[0].begin_ns)
-		begin_ns = model->steps[0].begin_ns; /* the analysis window starts there */
+	if (model->step_count && begin_ns < first_step_begin(model))
+		begin_ns = first_step_begin(model); /* the analysis window starts there */
 	if (end_ns - begin_ns < model->config.min_gap_ns || end_ns <= begin_ns)
 		return PO_STATUS_OK;
 	if (device->gap_count >= model->config.max_gaps) {
@@ -211,8 +195,8 @@ static void device_interval(struct po_model *model, struct gpu_device_state *dev
 		device->union_last_ns = end_ns;
 	device->busy_total_ns += end_ns - begin_ns;
 	if (model->step_count) {
-		int64_t from =
-		    begin_ns > model->steps[0].begin_ns ? begin_ns : model->steps[0].begin_ns;
+		int64_t first_ns = first_step_begin(model);
+		int64_t from = begin_ns > first_ns ? begin_ns : first_ns;
 
 		if (end_ns > from)
 			device->busy_from_window_ns += end_ns - from;
@@ -361,8 +345,8 @@ static void device_window(const struct po_model *model, const struct gpu_device_
 			  int64_t *begin_ns, int64_t *end_ns)
 {
 	if (model->step_count) {
-		*begin_ns = model->steps[0].begin_ns;
-		*end_ns = model->steps[model->step_count - 1].end_ns;
+		*begin_ns = first_step_begin(model);
+		*end_ns = po_step_store_borrow(model->steps, model->step_count - 1)->end_ns;
 	} else {
 		*begin_ns = device->out.first_ns;
 		*end_ns = device->out.last_ns;

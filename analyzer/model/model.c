@@ -59,8 +59,11 @@ static enum po_status alloc_rings(struct po_model *model)
 	model->counter_ring = calloc(PO_COUNTER_RING_CAP, sizeof(*model->counter_ring));
 	model->windows = calloc(PO_WINDOW_CAP, sizeof(*model->windows));
 	model->slowest = calloc(model->config.slowest_steps_kept + 1, sizeof(size_t));
+	model->slowest_ns = calloc(model->config.slowest_steps_kept + 1, sizeof(int64_t));
 	if (!model->segments || !model->batches || !model->span_ring || !model->counter_ring ||
-	    !model->windows || !model->slowest)
+	    !model->windows || !model->slowest || !model->slowest_ns)
+		return PO_STATUS_NOMEM;
+	if (po_step_store_create(&model->steps) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < PO_BATCH_CAP; i++)
 		model->batches[i].batch = -1;
@@ -147,7 +150,8 @@ void po_model_destroy(struct po_model *model)
 	po_map_free(&model->site_index);
 	free(model->run_config);
 	free(model->windows);
-	free(model->steps);
+	if (!model->steps_given)
+		po_step_store_destroy(model->steps);
 	free(model->segments);
 	free(model->batches);
 	free(model->labels);
@@ -155,6 +159,7 @@ void po_model_destroy(struct po_model *model)
 	free(model->span_ring);
 	free(model->counter_ring);
 	free(model->slowest);
+	free(model->slowest_ns);
 	gpu_free(model);
 	detail_free(model);
 	po_strtab_destroy(model->strings);
@@ -321,12 +326,12 @@ static void note_quality(struct po_model *model, const struct po_event *event)
 static void flag_lossy(struct po_model *model, int64_t begin_ns, int64_t end_ns)
 {
 	for (size_t i = model->step_count; i-- > 0;) {
-		struct po_step *step = &model->steps[i];
+		const struct po_step *step = po_step_store_borrow(model->steps, i);
 
 		if (step->end_ns < begin_ns)
 			break;
 		if (step->begin_ns <= end_ns && !(step->flags & PO_STEP_LOSSY)) {
-			step->flags |= PO_STEP_LOSSY;
+			po_step_store_edit(model->steps, i)->flags |= PO_STEP_LOSSY;
 			model->quality.lossy_steps++;
 		}
 	}
@@ -598,19 +603,11 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
  */
 int64_t model_step_at(const struct po_model *model, int64_t begin_ns, int64_t end_ns)
 {
-	size_t low = 0, high = model->step_count;
+	size_t low = po_step_store_upper_bound(model->steps, begin_ns);
 	int64_t best = -1, best_ns = 0;
 
-	while (low < high) { /* the first step that begins after begin_ns */
-		size_t mid = low + (high - low) / 2;
-
-		if (model->steps[mid].begin_ns <= begin_ns)
-			low = mid + 1;
-		else
-			high = mid;
-	}
 	for (size_t i = low ? low - 1 : 0; i < model->step_count; i++) {
-		const struct po_step *step = &model->steps[i];
+		const struct po_step *step = po_step_store_borrow(model->steps, i);
 		int64_t from = step->begin_ns > begin_ns ? step->begin_ns : begin_ns;
 		int64_t to = step->end_ns < end_ns ? step->end_ns : end_ns;
 
@@ -635,7 +632,7 @@ size_t po_model_bytes(const struct po_model *model)
 		bytes += model->threads[i].capacity * sizeof(struct open_span);
 	bytes += model->thread_capacity * sizeof(struct thread);
 	bytes += model->process_capacity * sizeof(struct process);
-	bytes += model->step_capacity * sizeof(struct po_step);
+	bytes += po_step_store_bytes(model->steps);
 	bytes += model->label_capacity * sizeof(struct label_entry);
 	bytes += model->site_capacity * sizeof(struct po_mem_site);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
@@ -658,7 +655,7 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 			       struct po_error *err)
 {
 	struct po_analysis *analysis;
-	enum po_status status;
+	enum po_status status, store_status;
 
 	*out = NULL;
 	if (model->finished) {
@@ -676,10 +673,14 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 		return PO_STATUS_NOMEM;
 	}
 	status = finish_build(model, analysis);
-	if (status != PO_STATUS_OK) {
-		po_analysis_destroy(analysis);
+	if (status != PO_STATUS_OK)
 		po_error_set(err, "Failed to build the analysis: %s",
 			     po_status_description(status));
+	store_status = po_step_store_check(model->steps, err); /* the root cause, if any */
+	if (store_status != PO_STATUS_OK)
+		status = store_status;
+	if (status != PO_STATUS_OK) {
+		po_analysis_destroy(analysis);
 		return status;
 	}
 	*out = analysis;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "step_store.h"
 
 /* Bounds that keep the model's memory independent of the trace's length. */
 #define PO_SPAN_STACK_CAP 256		/* open spans per thread */
@@ -248,10 +249,12 @@ struct po_model {
 
 	/* the training thread and its steps */
 	bool has_training;
-	size_t training;       /* index into threads */
-	struct po_step *steps; /* owned; the open step is the last, end_ns INT64_MAX */
+	size_t training; /* index into threads */
+	/* owned until finish hands it to the analysis; the open step is the last, end_ns
+	 * INT64_MAX. step_count is the store's count. */
+	struct po_step_store *steps;
 	size_t step_count;
-	size_t step_capacity;
+	bool steps_given; /* finish handed the store to the analysis: weak from then on */
 	bool step_open;
 	bool step_unmatched;
 	int64_t last_change_ns;
@@ -309,6 +312,7 @@ struct po_model {
 	size_t counter_ring_next;
 	size_t finalized_steps; /* steps whose detail was decided */
 	size_t *slowest;	/* owned; step indexes, config.slowest_steps_kept */
+	int64_t *slowest_ns;	/* owned; their durations, so that no old step is read back */
 	size_t slowest_count;
 	/* Producer pids whose first batch a step has consumed: later batches are steady. */
 	int32_t producers_seen[PO_PRODUCERS_CAP];

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "model.h"
+#include "step_store.h"
 
 #define PO_NAME_TABLE(fn, type, count, table_macro, entry)                                         \
 	const char *fn(type value)                                                                 \
@@ -47,7 +48,7 @@ void po_analysis_destroy(struct po_analysis *analysis)
 	free(analysis->warnings);
 	free(analysis->processes);
 	free(analysis->threads);
-	free(analysis->steps);
+	po_step_store_destroy(analysis->step_store);
 	free(analysis->workers);
 	free(analysis->label_stats);
 	free(analysis->gpus);

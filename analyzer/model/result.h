@@ -178,7 +178,7 @@ struct po_gpu_gap {
 	int32_t device;
 	int64_t begin_ns;
 	int64_t end_ns;
-	int64_t step_index;	/* index into po_analysis.steps of the step it falls in; -1 */
+	int64_t step_index;	/* index of the step it falls in (po_analysis_step()); -1 */
 	enum po_category cause; /* what the training thread did for most of the gap */
 	int64_t cause_ns;	/* how long it did that within the gap */
 };
@@ -302,7 +302,7 @@ struct po_counter_sample {
 #define PO_DETAIL_REQUESTED 0x10u /* inside --timeline-steps */
 
 struct po_step_detail {
-	size_t step_index; /* into po_analysis.steps */
+	size_t step_index; /* the step's index (po_analysis_step()) */
 	uint32_t reasons;
 	int64_t begin_ns; /* the step's window */
 	int64_t end_ns;
@@ -403,6 +403,7 @@ struct po_finding {
 };
 
 struct po_comparison; /* analyzer/compare/compare.h */
+struct po_step_store; /* step_store.h */
 
 struct po_warning {
 	const char *code; /* "missing-context", "unmatched-spans", ... */
@@ -429,7 +430,11 @@ struct po_analysis {
 	size_t thread_count;
 	int32_t main_pid; /* -1 */
 
-	struct po_step *steps; /* in trace order */
+	/*
+	 * owned: the steps in trace order, mostly in a temporary file (step_store.h); read
+	 * them with po_analysis_step(), never by pointer.
+	 */
+	struct po_step_store *step_store;
 	size_t step_count;
 	struct po_step_stats step_stats;
 
@@ -466,6 +471,17 @@ struct po_analysis {
 };
 
 void po_analysis_destroy(struct po_analysis *analysis);
+
+/*
+ * A copy of the step at index (< step_count). Steps live mostly on disk, so no pointer to
+ * one is handed out. A read that fails (the temporary file, see step_store.h) gives a zeroed
+ * step and is recorded: whoever read steps calls po_analysis_steps_check() before it
+ * reports success.
+ */
+struct po_step po_analysis_step(const struct po_analysis *analysis, size_t index);
+/* PO_STATUS_OK, or the first failure of the steps' temporary file with its cause in err. */
+enum po_status po_analysis_steps_check(const struct po_analysis *analysis,
+				       struct po_error *err) PO_NODISCARD;
 
 /* Appends a trace-quality warning; code and text are copied into the analysis arena. */
 enum po_status po_analysis_add_warning(struct po_analysis *analysis, const char *code,

@@ -25,9 +25,10 @@ bool spans_is_training(const struct po_model *model, const struct thread *thread
 	return model->has_training && &model->threads[model->training] == thread;
 }
 
+/* The open step, to change in place until the next call on the step store. */
 static struct po_step *open_step(struct po_model *model)
 {
-	return model->step_open ? &model->steps[model->step_count - 1] : NULL;
+	return model->step_open ? po_step_store_edit(model->steps, model->step_count - 1) : NULL;
 }
 
 static struct process *process_by_pid(struct po_model *model, int32_t pid)
@@ -493,10 +494,11 @@ static void fill_own_loading(struct po_model *model, struct po_step *step)
 /* Ends the open step at time_ns: breakdown, loading, memory, flags, timelines. */
 static enum po_status close_step(struct po_model *model, int64_t time_ns, int64_t batch_size)
 {
-	struct po_step *step = open_step(model);
+	struct po_step *step;
 	enum po_status status;
 
 	training_flush(model, time_ns);
+	step = open_step(model);
 	step->end_ns = model->last_change_ns;
 	if (step->batch_size < 0)
 		step->batch_size = batch_size;
@@ -528,30 +530,28 @@ static void reset_own_loading(struct po_model *model)
 	model->step_unmatched = false;
 }
 
-/* Opens a step on the training thread; it stays last in the array, end_ns INT64_MAX. */
+/* Opens a step on the training thread; it stays last in the store, end_ns INT64_MAX. */
 static enum po_status open_new_step(struct po_model *model, const struct po_event *event)
 {
-	struct po_step *step;
+	struct po_step step = {.index = event->u.step.step,
+			       .epoch = event->u.step.epoch,
+			       .batch_size = event->u.step.batch_size,
+			       .begin_ns = event->time_ns,
+			       .end_ns = INT64_MAX,
+			       .batch = -1,
+			       .worker_pid = -1,
+			       .ready_ns = -1,
+			       .queue_depth = -1,
+			       .load_ns = -1,
+			       .preprocess_ns = -1,
+			       .collate_ns = -1,
+			       .host_live_bytes = -1,
+			       .gpu_live_bytes = -1,
+			       .rss_bytes = -1};
 
-	if (po_array_reserve((void **)&model->steps, &model->step_capacity, model->step_count + 1,
-			     sizeof(*step)) != PO_STATUS_OK)
+	if (po_step_store_append(model->steps, &step) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
-	step = &model->steps[model->step_count++];
-	*step = (struct po_step){.index = event->u.step.step,
-				 .epoch = event->u.step.epoch,
-				 .batch_size = event->u.step.batch_size,
-				 .begin_ns = event->time_ns,
-				 .end_ns = INT64_MAX,
-				 .batch = -1,
-				 .worker_pid = -1,
-				 .ready_ns = -1,
-				 .queue_depth = -1,
-				 .load_ns = -1,
-				 .preprocess_ns = -1,
-				 .collate_ns = -1,
-				 .host_live_bytes = -1,
-				 .gpu_live_bytes = -1,
-				 .rss_bytes = -1};
+	model->step_count++;
 	model->step_open = true;
 	model->last_change_ns = event->time_ns;
 	model->current_step_number = event->u.step.step;

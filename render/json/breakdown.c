@@ -85,7 +85,7 @@ int64_t po_render_time_base_ns(const struct po_analysis *analysis)
 {
 	if (analysis->quality.first_ns >= 0)
 		return analysis->quality.first_ns;
-	if (analysis->step_count && analysis->steps[0].begin_ns >= 0)
-		return analysis->steps[0].begin_ns;
+	if (analysis->step_count && po_analysis_step(analysis, 0).begin_ns >= 0)
+		return po_analysis_step(analysis, 0).begin_ns;
 	return 0;
 }

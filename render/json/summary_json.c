@@ -307,8 +307,9 @@ static void write_gaps(struct summary *summary, const struct po_gpu_device *gpu)
 		po_json_write_kv_ms(writer, "cause_ms", gap->cause_ns);
 		kv_time(summary, "end_ms", gap->end_ns);
 		po_json_write_kv_ms(writer, "ms", gap->end_ns - gap->begin_ns);
-		po_json_write_kv_int_or_null(writer, "step",
-					     in_step ? analysis->steps[gap->step_index].index : -1);
+		po_json_write_kv_int_or_null(
+		    writer, "step",
+		    in_step ? po_analysis_step(analysis, (size_t)gap->step_index).index : -1);
 		po_json_write_end_object(writer);
 	}
 	po_json_write_end_array(writer);
@@ -550,8 +551,11 @@ static void write_step_series(struct summary *summary)
 	po_json_write_key(summary->writer, "step_series");
 	po_json_write_begin_array(summary->writer);
 	po_json_write_inline_items(summary->writer);
-	for (i = 0; i < summary->analysis->step_count; i++)
-		write_step(summary, &summary->analysis->steps[i]);
+	for (i = 0; i < summary->analysis->step_count; i++) {
+		const struct po_step step = po_analysis_step(summary->analysis, i);
+
+		write_step(summary, &step);
+	}
 	po_json_write_end_array(summary->writer);
 }
 
@@ -757,7 +761,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 				po_json_verdict_name(summary->analysis->verdict));
 	write_workers(summary);
 	po_json_write_end_object(writer);
-	return PO_STATUS_OK;
+	return po_analysis_steps_check(summary->analysis, err); /* steps read back intact */
 }
 
 enum po_status po_render_summary_json(const struct po_analysis *analysis, const char *path,

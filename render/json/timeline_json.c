@@ -320,8 +320,10 @@ static void write_step_marker(struct timeline *timeline, const struct po_step_de
 {
 	const struct po_analysis *analysis = timeline->analysis;
 	struct po_json_writer *writer = timeline->writer;
-	const struct po_step *step =
-	    detail->step_index < analysis->step_count ? &analysis->steps[detail->step_index] : NULL;
+	bool known = detail->step_index < analysis->step_count;
+	const struct po_step copy =
+	    known ? po_analysis_step(analysis, detail->step_index) : (struct po_step){0};
+	const struct po_step *step = known ? &copy : NULL;
 	char name[48];
 
 	snprintf(name, sizeof(name), "step %lld", step ? (long long)step->index : -1LL);
@@ -461,7 +463,13 @@ enum po_status po_render_timeline_json(const struct po_analysis *analysis, const
 		status = po_json_writer_open(&writer, path, err);
 	if (status == PO_STATUS_OK) {
 		write_document(&timeline);
-		status = po_json_writer_close(&writer, err);
+		status = po_analysis_steps_check(analysis, err); /* steps read back intact */
+		if (status == PO_STATUS_OK) {
+			status = po_json_writer_close(&writer, err);
+		} else {
+			po_json_writer_abandon(&writer);
+			po_error_prepend(err, "Failed to write the timeline");
+		}
 	} else {
 		po_error_prepend(err, "Failed to write the timeline");
 	}

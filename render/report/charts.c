@@ -169,10 +169,10 @@ static int64_t *clean_durations(const struct po_analysis *analysis, size_t *coun
 	if (!durations)
 		return NULL;
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step *step = &analysis->steps[i];
+		const struct po_step step = po_analysis_step(analysis, i);
 
-		if (!(step->flags & PO_STEP_LOSSY) && step->end_ns > step->begin_ns)
-			durations[(*count)++] = step->end_ns - step->begin_ns;
+		if (!(step.flags & PO_STEP_LOSSY) && step.end_ns > step.begin_ns)
+			durations[(*count)++] = step.end_ns - step.begin_ns;
 	}
 	qsort(durations, *count, sizeof(*durations), compare_int64);
 	return durations;
@@ -297,8 +297,8 @@ static bool step_window(const struct po_analysis *analysis, int64_t *begin_ns, i
 {
 	if (analysis->step_count == 0)
 		return false;
-	*begin_ns = analysis->steps[0].begin_ns;
-	*end_ns = analysis->steps[analysis->step_count - 1].end_ns;
+	*begin_ns = po_analysis_step(analysis, 0).begin_ns;
+	*end_ns = po_analysis_step(analysis, analysis->step_count - 1).end_ns;
 	return *end_ns > *begin_ns;
 }
 
@@ -394,11 +394,11 @@ static void draw_gpu_columns(cairo_t *cr, const struct po_analysis *analysis,
 	bool open = false;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step *step = &analysis->steps[i];
-		double left = plot->x + (double)(step->begin_ns - begin_ns) / span_ns * plot->width;
-		double right = plot->x + (double)(step->end_ns - begin_ns) / span_ns * plot->width;
-		int64_t wall_ns = step->end_ns > step->begin_ns ? step->end_ns - step->begin_ns : 0;
-		int64_t busy_ns = wall_ns > 0 && step->gpu_busy_ns > 0 ? step->gpu_busy_ns : 0;
+		const struct po_step step = po_analysis_step(analysis, i);
+		double left = plot->x + (double)(step.begin_ns - begin_ns) / span_ns * plot->width;
+		double right = plot->x + (double)(step.end_ns - begin_ns) / span_ns * plot->width;
+		int64_t wall_ns = step.end_ns > step.begin_ns ? step.end_ns - step.begin_ns : 0;
+		int64_t busy_ns = wall_ns > 0 && step.gpu_busy_ns > 0 ? step.gpu_busy_ns : 0;
 
 		if (open && floor(left) == floor(column.left)) {
 			column.right = right > column.right ? right : column.right;
@@ -454,6 +454,14 @@ static int64_t mem_value(const struct po_step *step, enum mem_series series)
 	}
 }
 
+static int64_t step_mem_value(const struct po_analysis *analysis, size_t index,
+			      enum mem_series series)
+{
+	const struct po_step step = po_analysis_step(analysis, index);
+
+	return mem_value(&step, series);
+}
+
 static const uint32_t mem_colors[MEM_SERIES_COUNT] = {PO_COLOR_HOST, PO_COLOR_RSS, PO_COLOR_GPU};
 static const char *const mem_labels[MEM_SERIES_COUNT] = {
     "host live bytes (allocations)", "resident set size (all processes)", "GPU live bytes"};
@@ -465,7 +473,7 @@ static void draw_mem_series(cairo_t *cr, const struct po_analysis *analysis,
 	double divisor = analysis->step_count > 1 ? analysis->step_count - 1 : 1;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		int64_t value = mem_value(&analysis->steps[i], series);
+		int64_t value = step_mem_value(analysis, i, series);
 		double x = plot->x + i / divisor * plot->width;
 
 		if (value < 0)
@@ -490,7 +498,7 @@ static bool mem_trend(const struct po_analysis *analysis, enum mem_series series
 	double sum_x = 0, sum_y = 0, sum_xx = 0, sum_xy = 0, count = 0;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		int64_t value = mem_value(&analysis->steps[i], series);
+		int64_t value = step_mem_value(analysis, i, series);
 
 		if (value < 0)
 			continue;
@@ -530,7 +538,7 @@ static int64_t mem_max(const struct po_analysis *analysis, bool *present)
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
 		for (int series = 0; series < MEM_SERIES_COUNT; series++) {
-			int64_t value = mem_value(&analysis->steps[i], series);
+			int64_t value = step_mem_value(analysis, i, series);
 
 			present[series] |= value >= 0;
 			highest = value > highest ? value : highest;
@@ -670,9 +678,10 @@ static void timeline_charts_add(struct po_chart_list *list, const struct po_anal
 {
 	for (size_t i = 0; i < analysis->detail_count; i++) {
 		const struct po_step_detail *detail = &analysis->details[i];
-		const struct po_step *step = detail->step_index < analysis->step_count
-						 ? &analysis->steps[detail->step_index]
-						 : NULL;
+		bool known = detail->step_index < analysis->step_count;
+		const struct po_step copy =
+		    known ? po_analysis_step(analysis, detail->step_index) : (struct po_step){0};
+		const struct po_step *step = known ? &copy : NULL;
 		char file_name[64], title[160], reasons[96];
 		struct po_chart *chart;
 		size_t lanes = po_timeline_lane_count(analysis, detail);

@@ -13,9 +13,10 @@ static void fill_subtitle(struct po_html *html)
 	const struct po_analysis *analysis = html->analysis;
 	xmlNodePtr node = po_html_find(html, "subtitle");
 	char framework[PO_REPORT_TEXT_MAX], text[PO_REPORT_TEXT_MAX + 160], span[32];
-	int64_t window = analysis->step_count ? analysis->steps[analysis->step_count - 1].end_ns -
-						    analysis->steps[0].begin_ns
-					      : -1;
+	int64_t window = analysis->step_count
+			     ? po_analysis_step(analysis, analysis->step_count - 1).end_ns -
+				   po_analysis_step(analysis, 0).begin_ns
+			     : -1;
 
 	if (!node)
 		return;

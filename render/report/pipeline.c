@@ -144,8 +144,10 @@ static double mean_queue_depth(const struct po_analysis *analysis)
 	int64_t count = 0;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		if (analysis->steps[i].queue_depth >= 0) {
-			sum += (double)analysis->steps[i].queue_depth;
+		int64_t queue_depth = po_analysis_step(analysis, i).queue_depth;
+
+		if (queue_depth >= 0) {
+			sum += (double)queue_depth;
 			count++;
 		}
 	}
@@ -206,7 +208,8 @@ static double window_s(const struct po_analysis *analysis)
 {
 	if (analysis->step_count == 0)
 		return -1;
-	return (analysis->steps[analysis->step_count - 1].end_ns - analysis->steps[0].begin_ns) /
+	return (po_analysis_step(analysis, analysis->step_count - 1).end_ns -
+		po_analysis_step(analysis, 0).begin_ns) /
 	       1e9;
 }
 

@@ -59,6 +59,8 @@ enum po_status po_render_report(const struct po_analysis *analysis, const char *
 		status = write_all(analysis, &charts, out_dir, err);
 		po_report_charts_destroy(&charts);
 	}
+	if (status == PO_STATUS_OK)
+		status = po_analysis_steps_check(analysis, err); /* steps read back intact */
 	if (status != PO_STATUS_OK)
 		po_error_prepend(err, "Failed to render the report");
 	return status;

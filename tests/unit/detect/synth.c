@@ -29,7 +29,7 @@ void synth_relayout(struct po_analysis *analysis)
 	int64_t time_ns = FIRST_NS;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		struct po_step *step = &analysis->steps[i];
+		struct po_step *step = po_analysis_edit_step(analysis, i);
 		int64_t wall = 0;
 
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
@@ -44,15 +44,14 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 				 double jitter_pct)
 {
 	struct po_analysis *analysis = calloc(1, sizeof(*analysis));
+	struct po_step *steps = calloc(step_count + 1, sizeof(*steps));
 
 	analysis->arena = po_arena_create();
 	analysis->cpu_count = 8;
 	analysis->main_pid = 100;
 	analysis->config = alloc(analysis, MAX_ITEMS * sizeof(struct po_kv));
-	analysis->steps = alloc(analysis, (step_count ? step_count : 1) * sizeof(struct po_step));
-	analysis->step_count = step_count;
 	for (size_t i = 0; i < step_count; i++) {
-		struct po_step *step = &analysis->steps[i];
+		struct po_step *step = &steps[i];
 
 		*step = (struct po_step){.index = (int64_t)i,
 					 .batch_size = 32,
@@ -70,6 +69,9 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 			step->category_ns[c] =
 			    (int64_t)(breakdown->ms[c] * jitter(i, c, jitter_pct) * SYNTH_MS);
 	}
+	if (po_analysis_set_steps(analysis, steps, step_count) != PO_STATUS_OK)
+		abort(); /* the tests cannot go on without their steps */
+	free(steps);
 	synth_relayout(analysis);
 	analysis->processes = alloc(analysis, MAX_ITEMS * sizeof(struct po_process));
 	analysis->processes[0] = (struct po_process){.pid = 100,
@@ -91,6 +93,7 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 
 void synth_destroy(struct po_analysis *analysis)
 {
+	po_step_store_destroy(analysis->step_store);
 	po_arena_destroy(analysis->arena);
 	free(analysis);
 }
@@ -102,7 +105,8 @@ void synth_config(struct po_analysis *analysis, const char *key, const char *val
 
 static int64_t run_end_ns(const struct po_analysis *analysis)
 {
-	return analysis->step_count ? analysis->steps[analysis->step_count - 1].end_ns : FIRST_NS;
+	return analysis->step_count ? po_analysis_step(analysis, analysis->step_count - 1).end_ns
+				    : FIRST_NS;
 }
 
 void synth_workers(struct po_analysis *analysis, int worker_count,
@@ -140,10 +144,10 @@ void synth_workers(struct po_analysis *analysis, int worker_count,
 					.cpu_last_ns = -1};
 	}
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		analysis->steps[i].load_ns = (int64_t)(loader->wall_ms[0] * SYNTH_MS);
-		analysis->steps[i].preprocess_ns = (int64_t)(loader->wall_ms[1] * SYNTH_MS);
-		analysis->steps[i].collate_ns = (int64_t)(loader->wall_ms[2] * SYNTH_MS);
-		analysis->steps[i].worker_pid = 200 + (int32_t)(i % (size_t)worker_count);
+		SYNTH_STEP(analysis, i).load_ns = (int64_t)(loader->wall_ms[0] * SYNTH_MS);
+		SYNTH_STEP(analysis, i).preprocess_ns = (int64_t)(loader->wall_ms[1] * SYNTH_MS);
+		SYNTH_STEP(analysis, i).collate_ns = (int64_t)(loader->wall_ms[2] * SYNTH_MS);
+		SYNTH_STEP(analysis, i).worker_pid = 200 + (int32_t)(i % (size_t)worker_count);
 	}
 	for (int s = 0; s < 3; s++) {
 		analysis->label_stats[analysis->label_stat_count++] =
@@ -186,14 +190,14 @@ void synth_gpu(struct po_analysis *analysis, double busy_ms)
 	device->busy_ns = (int64_t)(busy_ms * SYNTH_MS) * (int64_t)analysis->step_count;
 	device->idle_ns = device->window_ns - device->busy_ns;
 	for (size_t i = 0; i < analysis->step_count; i++)
-		analysis->steps[i].gpu_busy_ns = (int64_t)(busy_ms * SYNTH_MS);
+		SYNTH_STEP(analysis, i).gpu_busy_ns = (int64_t)(busy_ms * SYNTH_MS);
 }
 
 void synth_gap(struct po_analysis *analysis, size_t step_index, double offset_ms, double length_ms,
 	       enum po_category cause)
 {
 	struct po_gpu_gap *gap = &analysis->gaps[analysis->gap_count++];
-	int64_t begin = analysis->steps[step_index].begin_ns + (int64_t)(offset_ms * SYNTH_MS);
+	int64_t begin = SYNTH_STEP(analysis, step_index).begin_ns + (int64_t)(offset_ms * SYNTH_MS);
 
 	*gap = (struct po_gpu_gap){.device = 0,
 				   .begin_ns = begin,

@@ -8,9 +8,12 @@
 #include <stdint.h>
 
 #include "detect.h"
+#include "step_store.h"
 
 #define SYNTH_MS 1000000LL
 #define SYNTH_MIB (1024LL * 1024LL)
+/* Step i of a synthetic analysis, to change in place (one statement at a time). */
+#define SYNTH_STEP(analysis, i) (*po_analysis_edit_step((analysis), (i)))
 
 /* Mean milliseconds per category of a step. */
 struct synth_breakdown {

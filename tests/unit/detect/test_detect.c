@@ -125,7 +125,7 @@ static struct po_analysis *too_few_workers(void)
 	synth_config(analysis, "prefetch_factor", "2");
 	synth_workers(analysis, 1, &loader, 98);
 	for (size_t i = 0; i < analysis->step_count; i++)
-		analysis->steps[i].queue_depth = 0;
+		SYNTH_STEP(analysis, i).queue_depth = 0;
 	return analysis;
 }
 
@@ -212,7 +212,7 @@ static void grow_memory(struct po_analysis *analysis, int64_t base, int64_t per_
 {
 	analysis->memory.has_alloc_events = true;
 	for (size_t i = 0; i < analysis->step_count; i++)
-		analysis->steps[i].host_live_bytes =
+		SYNTH_STEP(analysis, i).host_live_bytes =
 		    base + per_step * (int64_t)i + (i < 3 ? (int64_t)(3 - i) * SYNTH_MIB : 0);
 	analysis->memory.host_peak_bytes = base + per_step * (int64_t)analysis->step_count;
 }
@@ -276,7 +276,8 @@ static void test_gpu_memory_growth(void)
 	const struct po_finding *growth;
 
 	for (size_t i = 0; i < analysis->step_count; i++)
-		analysis->steps[i].gpu_live_bytes = 512 * SYNTH_MIB + 4 * SYNTH_MIB * (int64_t)i;
+		SYNTH_STEP(analysis, i).gpu_live_bytes =
+		    512 * SYNTH_MIB + 4 * SYNTH_MIB * (int64_t)i;
 	synth_mem_site(analysis, 100, PO_ROLE_MAIN, PO_STAGE_FORWARD, "cache", 400 * SYNTH_MIB, 0);
 	run_detect(analysis);
 	growth = synth_finding(analysis, PO_FINDING_GPU_MEMORY_GROWTH);
@@ -302,11 +303,11 @@ static void test_gpu_idle_periodic_stall(void)
 	const struct po_recommendation *rec;
 
 	for (size_t i = 9; i < 100; i += 10)
-		analysis->steps[i].category_ns[PO_CAT_CHECKPOINT] = 50 * SYNTH_MS;
+		SYNTH_STEP(analysis, i).category_ns[PO_CAT_CHECKPOINT] = 50 * SYNTH_MS;
 	/* Sporadic slow steps between the stalls must not hide the period. */
-	analysis->steps[23].category_ns[PO_CAT_FORWARD] += 6 * SYNTH_MS;
-	analysis->steps[57].category_ns[PO_CAT_BACKWARD] += 7 * SYNTH_MS;
-	analysis->steps[64].category_ns[PO_CAT_OTHER] += 5 * SYNTH_MS;
+	SYNTH_STEP(analysis, 23).category_ns[PO_CAT_FORWARD] += 6 * SYNTH_MS;
+	SYNTH_STEP(analysis, 57).category_ns[PO_CAT_BACKWARD] += 7 * SYNTH_MS;
+	SYNTH_STEP(analysis, 64).category_ns[PO_CAT_OTHER] += 5 * SYNTH_MS;
 	synth_relayout(analysis);
 	synth_gpu(analysis, 7);
 	for (size_t i = 0; i < 100; i++) {
@@ -351,7 +352,7 @@ static void flat_memory(struct po_analysis *analysis)
 {
 	analysis->memory.has_alloc_events = true;
 	for (size_t i = 0; i < analysis->step_count; i++)
-		analysis->steps[i].host_live_bytes =
+		SYNTH_STEP(analysis, i).host_live_bytes =
 		    (i < 5 ? (int64_t)i * 8 : 40) * SYNTH_MIB + (int64_t)((i * 7919) % 5) * 1000;
 }
 
@@ -429,8 +430,8 @@ static void test_lossy_data(void)
 	const struct po_finding *loss, *input_clean, *input_lossy;
 
 	for (size_t i = 50; i < 80; i++) {
-		lossy->steps[i].flags |= PO_STEP_LOSSY;
-		lossy->steps[i].category_ns[PO_CAT_DATA_WAIT] = 900 * SYNTH_MS;
+		SYNTH_STEP(lossy, i).flags |= PO_STEP_LOSSY;
+		SYNTH_STEP(lossy, i).category_ns[PO_CAT_DATA_WAIT] = 900 * SYNTH_MS;
 	}
 	synth_relayout(lossy);
 	lossy->quality =
@@ -498,7 +499,7 @@ static void test_wait_spikes(void)
 
 	synth_config(analysis, "num_workers", "2");
 	for (size_t i = 5; i < 200; i += 10)
-		analysis->steps[i].category_ns[PO_CAT_DATA_WAIT] = 12 * SYNTH_MS;
+		SYNTH_STEP(analysis, i).category_ns[PO_CAT_DATA_WAIT] = 12 * SYNTH_MS;
 	synth_relayout(analysis);
 	run_detect(analysis);
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);

@@ -4,6 +4,7 @@
 
 #include "compare/compare.h"
 #include "fixture.h"
+#include "step_store.h"
 
 #define MS (1000 * 1000LL)
 #define T(ms_offset) (FIXTURE_FIRST_NS + (int64_t)((ms_offset)*MS))
@@ -125,21 +126,21 @@ static void fill_stats(struct po_analysis *analysis)
 					.p99_ns = 100 * MS + 400,
 					.max_ns = 100 * MS + 400};
 	for (i = 0; i < analysis->step_count; i++) {
-		if (analysis->steps[i].flags & PO_STEP_LOSSY)
+		const struct po_step step = po_analysis_step(analysis, i);
+
+		if (step.flags & PO_STEP_LOSSY)
 			continue;
-		stats->mean_ns +=
-		    (double)(analysis->steps[i].end_ns - analysis->steps[i].begin_ns) / 3;
+		stats->mean_ns += (double)(step.end_ns - step.begin_ns) / 3;
 		for (category = 0; category < PO_CATEGORY_COUNT; category++)
-			stats->category_mean_ns[category] +=
-			    (double)analysis->steps[i].category_ns[category] / 3;
+			stats->category_mean_ns[category] += (double)step.category_ns[category] / 3;
 	}
 	stats->steps_per_s = 1e9 / stats->mean_ns;
 	stats->samples_per_s = 32 * stats->steps_per_s;
 }
 
-static void fill_steps(struct po_analysis *analysis)
+static bool fill_steps(struct po_analysis *analysis)
 {
-	struct po_step *steps = ALLOC(analysis, struct po_step, 4);
+	struct po_step steps[4];
 
 	fill_step(&steps[0], 0, 10, 60 * MS + 333);
 	fill_step(&steps[1], 1, 110.5, 61 * MS + 777);
@@ -148,9 +149,10 @@ static void fill_steps(struct po_analysis *analysis)
 	steps[2].flags = PO_STEP_LOSSY | PO_STEP_UNMATCHED;
 	steps[2].batch_size = -1;
 	steps[3].worker_pid = -1;
-	analysis->steps = steps;
-	analysis->step_count = 4;
+	if (po_analysis_set_steps(analysis, steps, 4) != PO_STATUS_OK)
+		return false;
 	fill_stats(analysis);
+	return true;
 }
 
 static void fill_workers(struct po_analysis *analysis)
@@ -242,7 +244,8 @@ static void fill_memory(struct po_analysis *analysis)
 static void fill_detail(struct po_analysis *analysis, struct po_step_detail *detail, size_t index,
 			uint32_t reasons)
 {
-	const struct po_step *step = &analysis->steps[index];
+	const struct po_step copy = po_analysis_step(analysis, index);
+	const struct po_step *step = &copy;
 	struct po_span *spans = ALLOC(analysis, struct po_span, 5);
 	struct po_counter_sample *counters = ALLOC(analysis, struct po_counter_sample, 2);
 	int64_t begin = step->begin_ns;
@@ -375,7 +378,10 @@ struct po_analysis *fixture_create(void)
 	fill_run(analysis);
 	fill_quality(analysis);
 	fill_processes(analysis);
-	fill_steps(analysis);
+	if (!fill_steps(analysis)) {
+		po_arena_destroy(arena);
+		return NULL;
+	}
 	fill_workers(analysis);
 	fill_gpu(analysis);
 	fill_memory(analysis);
@@ -387,6 +393,8 @@ struct po_analysis *fixture_create(void)
 
 void fixture_destroy(struct po_analysis *analysis)
 {
-	if (analysis)
+	if (analysis) {
+		po_step_store_destroy(analysis->step_store);
 		po_arena_destroy(analysis->arena);
+	}
 }

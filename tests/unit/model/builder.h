@@ -213,6 +213,13 @@ static inline int64_t category_sum(const struct po_step *step)
 	return sum;
 }
 
+static inline int64_t step_category_sum(const struct po_analysis *analysis, size_t index)
+{
+	const struct po_step step = po_analysis_step(analysis, index);
+
+	return category_sum(&step);
+}
+
 static inline const struct po_warning *find_warning(const struct po_analysis *analysis,
 						    const char *code)
 {

@@ -68,8 +68,8 @@ static void slowest_neighbors_median_stall(void)
 	detail = detail_of(analysis, 7);
 	CHECK(detail && (detail->reasons & PO_DETAIL_SLOWEST));
 	if (detail) {
-		CHECK_INT_EQ(detail->begin_ns, analysis->steps[7].begin_ns);
-		CHECK_INT_EQ(detail->end_ns, analysis->steps[7].end_ns);
+		CHECK_INT_EQ(detail->begin_ns, po_analysis_step(analysis, 7).begin_ns);
+		CHECK_INT_EQ(detail->end_ns, po_analysis_step(analysis, 7).end_ns);
 		CHECK(!detail->truncated);
 		for (size_t j = 0; j < detail->span_count; j++)
 			kinds[detail->spans[j].kind]++;

@@ -88,8 +88,8 @@ static void union_and_gaps(void)
 	CHECK_INT_EQ(gpu->gaps_begin, 5);
 	CHECK_INT_EQ(gpu->gap_count, 2);
 	/* each step's busy time is the union over every device */
-	CHECK_INT_EQ(analysis->steps[0].gpu_busy_ns, 70 * MS);
-	CHECK_INT_EQ(analysis->steps[1].gpu_busy_ns, 43 * MS);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).gpu_busy_ns, 70 * MS);
+	CHECK_INT_EQ(po_analysis_step(analysis, 1).gpu_busy_ns, 43 * MS);
 	CHECK_INT_EQ(analysis->stream_count, 3);
 	CHECK_INT_EQ(analysis->streams[0].stream, 0);
 	CHECK_INT_EQ(analysis->streams[0].activity_count, 4);
@@ -139,7 +139,7 @@ static void late_records(void)
 	CHECK_INT_EQ(analysis->gpus[0].late_records, 1);
 	CHECK_INT_EQ(analysis->gpus[0].activity_count, 3001);
 	CHECK_INT_EQ(analysis->gpus[0].busy_ns, 3000 * 5000);
-	CHECK_INT_EQ(analysis->steps[0].gpu_busy_ns, 3000 * 5000);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).gpu_busy_ns, 3000 * 5000);
 	CHECK(find_warning(analysis, "late-gpu-records") != NULL);
 	po_analysis_destroy(analysis);
 }

@@ -43,10 +43,10 @@ static void libc_semantics(void)
 	step_end(model, 30, MAIN, MAIN, 1);
 	analysis = model_done(model);
 
-	CHECK_INT_EQ(analysis->steps[0].host_live_bytes, 96);
-	CHECK_INT_EQ(analysis->steps[1].host_live_bytes, 1096);
-	CHECK_INT_EQ(analysis->steps[0].gpu_live_bytes, -1);
-	CHECK_INT_EQ(analysis->steps[0].rss_bytes, -1);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).host_live_bytes, 96);
+	CHECK_INT_EQ(po_analysis_step(analysis, 1).host_live_bytes, 1096);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).gpu_live_bytes, -1);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).rss_bytes, -1);
 	CHECK(analysis->memory.has_libc_events);
 	CHECK(!analysis->memory.has_alloc_events);
 	CHECK_INT_EQ(analysis->memory.unmatched_frees, 1);
@@ -98,12 +98,12 @@ static void profopt_events_and_rss(void)
 	mem_event(model, PO_EV_MEM_ALLOC, 401, MAIN, 0x500, 20, -1, "tmp");
 	analysis = model_done(model);
 
-	CHECK_INT_EQ(analysis->steps[0].host_live_bytes, 1000);
-	CHECK_INT_EQ(analysis->steps[2].host_live_bytes, 3000);
-	CHECK_INT_EQ(analysis->steps[0].gpu_live_bytes, 5000);
-	CHECK_INT_EQ(analysis->steps[1].gpu_live_bytes, 0);
-	CHECK_INT_EQ(analysis->steps[0].rss_bytes, 1500);
-	CHECK_INT_EQ(analysis->steps[2].rss_bytes, 3500);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).host_live_bytes, 1000);
+	CHECK_INT_EQ(po_analysis_step(analysis, 2).host_live_bytes, 3000);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).gpu_live_bytes, 5000);
+	CHECK_INT_EQ(po_analysis_step(analysis, 1).gpu_live_bytes, 0);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).rss_bytes, 1500);
+	CHECK_INT_EQ(po_analysis_step(analysis, 2).rss_bytes, 3500);
 	CHECK_INT_EQ(analysis->memory.rss_peak_bytes, 3500);
 	CHECK_INT_EQ(analysis->memory.host_peak_bytes, 3020);
 	CHECK_INT_EQ(analysis->memory.gpu_peak_bytes, 5000);
@@ -137,9 +137,9 @@ static void gpu_counter_fallback(void)
 	counter(model, 3, MAIN, PO_COUNTER_GPU_MEM_USED, 0, 600);
 	step_end(model, 10, MAIN, MAIN, 0);
 	analysis = model_done(model);
-	CHECK_INT_EQ(analysis->steps[0].gpu_live_bytes, 677);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).gpu_live_bytes, 677);
 	CHECK_INT_EQ(analysis->memory.gpu_peak_bytes, 777);
-	CHECK_INT_EQ(analysis->steps[0].host_live_bytes, -1);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).host_live_bytes, -1);
 	CHECK(analysis->memory.has_gpu_counter);
 	po_analysis_destroy(analysis);
 }

@@ -21,11 +21,11 @@ static void discards_flag_steps(void)
 	}
 	analysis = model_done(model);
 	CHECK_INT_EQ(analysis->step_count, 5);
-	CHECK(!(analysis->steps[0].flags & PO_STEP_LOSSY));
-	CHECK(!(analysis->steps[1].flags & PO_STEP_LOSSY));
-	CHECK(analysis->steps[2].flags & PO_STEP_LOSSY);
-	CHECK(analysis->steps[3].flags & PO_STEP_LOSSY);
-	CHECK(analysis->steps[4].flags & PO_STEP_LOSSY);
+	CHECK(!(po_analysis_step(analysis, 0).flags & PO_STEP_LOSSY));
+	CHECK(!(po_analysis_step(analysis, 1).flags & PO_STEP_LOSSY));
+	CHECK(po_analysis_step(analysis, 2).flags & PO_STEP_LOSSY);
+	CHECK(po_analysis_step(analysis, 3).flags & PO_STEP_LOSSY);
+	CHECK(po_analysis_step(analysis, 4).flags & PO_STEP_LOSSY);
 	CHECK_INT_EQ(analysis->quality.lossy_steps, 3);
 	CHECK_INT_EQ(analysis->quality.discarded_events, 5);
 	CHECK_INT_EQ(analysis->quality.discarded_packets, 0);
@@ -58,9 +58,9 @@ static void unknown_begin_window(void)
 	discard(model, PO_EV_DISCARDED_EVENTS, 25 * MS, WORKER, 3, -1);
 	step_end(model, 30 * MS, MAIN, MAIN, 2);
 	analysis = model_done(model);
-	CHECK(!(analysis->steps[0].flags & PO_STEP_LOSSY));
-	CHECK(analysis->steps[1].flags & PO_STEP_LOSSY);
-	CHECK(analysis->steps[2].flags & PO_STEP_LOSSY);
+	CHECK(!(po_analysis_step(analysis, 0).flags & PO_STEP_LOSSY));
+	CHECK(po_analysis_step(analysis, 1).flags & PO_STEP_LOSSY);
+	CHECK(po_analysis_step(analysis, 2).flags & PO_STEP_LOSSY);
 	po_analysis_destroy(analysis);
 }
 

@@ -65,8 +65,8 @@ static void percentiles_hundred(void)
 	CHECK_INT_EQ(analysis->step_stats.p95_ns, 95 * MS);
 	CHECK_INT_EQ(analysis->step_stats.p99_ns, 99 * MS);
 	CHECK_NEAR(analysis->step_stats.samples_per_s, -1, 0);
-	CHECK_INT_EQ(analysis->steps[0].index, 0);
-	CHECK_INT_EQ(analysis->steps[99].index, 99);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).index, 0);
+	CHECK_INT_EQ(po_analysis_step(analysis, 99).index, 99);
 	po_analysis_destroy(analysis);
 }
 

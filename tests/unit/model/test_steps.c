@@ -7,7 +7,8 @@ static void breakdown_priority(void)
 {
 	struct po_model *model = model_new(NULL);
 	struct po_analysis *analysis;
-	const struct po_step *step;
+	struct po_step copy;
+	const struct po_step *step = &copy;
 
 	step_begin(model, 0, MAIN, MAIN, 0);
 	stage_begin(model, 0, MAIN, MAIN, PO_STAGE_DATA_WAIT, "next", -1);
@@ -28,7 +29,7 @@ static void breakdown_priority(void)
 	analysis = model_done(model);
 
 	CHECK_INT_EQ(analysis->step_count, 1);
-	step = &analysis->steps[0];
+	copy = po_analysis_step(analysis, 0);
 	CHECK_INT_EQ(step->end_ns - step->begin_ns, 70 * MS);
 	CHECK_INT_EQ(category_sum(step), 70 * MS);
 	CHECK_INT_EQ(step->category_ns[PO_CAT_LOAD], 6 * MS);
@@ -76,7 +77,7 @@ static void batches_from_two_workers(void)
 {
 	struct po_model *model = model_new(NULL);
 	struct po_analysis *analysis;
-	const struct po_step *steps;
+	struct po_step steps[2] = {{0}};
 
 	worker_begin(model, 0, W0, 0, MAIN);
 	worker_begin(model, 0, W1, 1, MAIN);
@@ -100,7 +101,8 @@ static void batches_from_two_workers(void)
 	analysis = model_done(model);
 
 	CHECK_INT_EQ(analysis->step_count, 2);
-	steps = analysis->steps;
+	for (size_t i = 0; i < analysis->step_count && i < 2; i++)
+		steps[i] = po_analysis_step(analysis, i);
 	CHECK_INT_EQ(steps[0].batch, 0);
 	CHECK_INT_EQ(steps[0].worker_pid, W0);
 	CHECK_INT_EQ(steps[0].ready_ns, 7 * MS + 3);
@@ -178,12 +180,12 @@ static void unmatched_spans(void)
 	analysis = model_done(model);
 
 	CHECK_INT_EQ(analysis->step_count, 2);
-	CHECK(analysis->steps[0].flags & PO_STEP_UNMATCHED);
-	CHECK(!(analysis->steps[1].flags & PO_STEP_UNMATCHED));
-	CHECK_INT_EQ(analysis->steps[0].category_ns[PO_CAT_FORWARD], 1 * MS);
-	CHECK_INT_EQ(analysis->steps[0].category_ns[PO_CAT_BACKWARD], 3 * MS);
-	CHECK_INT_EQ(analysis->steps[0].category_ns[PO_CAT_OTHER], 6 * MS);
-	CHECK_INT_EQ(category_sum(&analysis->steps[0]), 10 * MS);
+	CHECK(po_analysis_step(analysis, 0).flags & PO_STEP_UNMATCHED);
+	CHECK(!(po_analysis_step(analysis, 1).flags & PO_STEP_UNMATCHED));
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).category_ns[PO_CAT_FORWARD], 1 * MS);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).category_ns[PO_CAT_BACKWARD], 3 * MS);
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).category_ns[PO_CAT_OTHER], 6 * MS);
+	CHECK_INT_EQ(step_category_sum(analysis, 0), 10 * MS);
 	CHECK_INT_EQ(analysis->quality.unmatched_begins, 3);
 	CHECK_INT_EQ(analysis->quality.unmatched_ends, 1);
 	CHECK_INT_EQ(analysis->quality.step_mismatches, 1);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "step_store.h"
 
 #define MS 1000000LL
 #define MAIN_PID 1000
@@ -16,6 +17,7 @@ struct builder {
 	struct po_analysis *analysis; /* weak */
 	bool hostile;
 	uint32_t seed;
+	struct po_step *steps; /* weak: in the arena; the analysis keeps copies in its store */
 };
 
 static double noise(struct builder *b)
@@ -82,7 +84,7 @@ static void build_processes(struct builder *b)
 /* One step: the categories sum to the duration; steps 17 and 41 wait much longer. */
 static void build_step(struct builder *b, size_t i, int64_t begin_ns)
 {
-	struct po_step *s = &b->analysis->steps[i];
+	struct po_step *s = &b->steps[i];
 	int64_t *cat = s->category_ns;
 
 	cat[PO_CAT_DATA_WAIT] =
@@ -130,11 +132,11 @@ static void build_stats(struct builder *b)
 
 	st->count = st->clean_count = (int64_t)a->step_count;
 	for (size_t i = 0; i < a->step_count; i++) {
-		durations[i] = a->steps[i].end_ns - a->steps[i].begin_ns;
+		durations[i] = b->steps[i].end_ns - b->steps[i].begin_ns;
 		total += durations[i];
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			st->category_mean_ns[c] +=
-			    (double)a->steps[i].category_ns[c] / a->step_count;
+			    (double)b->steps[i].category_ns[c] / a->step_count;
 	}
 	qsort(durations, a->step_count, sizeof(int64_t), compare_int64);
 	st->mean_ns = (double)total / a->step_count;
@@ -153,12 +155,13 @@ static void build_steps(struct builder *b)
 	struct po_analysis *a = b->analysis;
 	int64_t t = T0;
 
-	a->step_count = STEP_COUNT;
-	a->steps = NEW_ARRAY(b, struct po_step, STEP_COUNT);
+	b->steps = NEW_ARRAY(b, struct po_step, STEP_COUNT);
 	for (size_t i = 0; i < STEP_COUNT; i++) {
 		build_step(b, i, t);
-		t = a->steps[i].end_ns;
+		t = b->steps[i].end_ns;
 	}
+	if (po_analysis_set_steps(a, b->steps, STEP_COUNT) != PO_STATUS_OK)
+		abort(); /* the tests cannot go on without their steps */
 	build_stats(b);
 	for (size_t i = 0; i < a->process_count; i++)
 		a->processes[i].last_ns = t;
@@ -195,7 +198,7 @@ static void build_workers(struct builder *b)
 		w->stage_ns[PO_STAGE_COLLATE] = w->batches * 5 * MS;
 		w->busy_ns = w->batches * 103 * MS;
 		w->first_ns = T0;
-		w->last_ns = a->steps[STEP_COUNT - 1].end_ns;
+		w->last_ns = b->steps[STEP_COUNT - 1].end_ns;
 		for (int s = 0; s < PO_STAGE_COUNT; s++)
 			w->stage_cpu_ns[s] = -1;
 	}
@@ -224,7 +227,7 @@ static void build_gpu(struct builder *b)
 	a->gap_count = STEP_COUNT;
 	a->gaps = NEW_ARRAY(b, struct po_gpu_gap, STEP_COUNT);
 	for (size_t i = 0; i < STEP_COUNT; i++) {
-		const struct po_step *s = &a->steps[i];
+		const struct po_step *s = &b->steps[i];
 		struct po_gpu_gap *gap = &a->gaps[i];
 
 		busy += s->gpu_busy_ns;
@@ -237,8 +240,8 @@ static void build_gpu(struct builder *b)
 		g->gap_ns_by_cause[gap->cause] += gap->cause_ns;
 	}
 	g->device = 0;
-	g->first_ns = a->steps[0].begin_ns;
-	g->last_ns = a->steps[STEP_COUNT - 1].end_ns;
+	g->first_ns = b->steps[0].begin_ns;
+	g->last_ns = b->steps[STEP_COUNT - 1].end_ns;
 	g->activity_count = STEP_COUNT * 120;
 	g->busy_ns = busy;
 	g->window_ns = g->last_ns - g->first_ns;
@@ -359,9 +362,9 @@ static void build_details(struct builder *b)
 
 		d->step_index = steps[i];
 		d->reasons = reasons[i];
-		d->begin_ns = a->steps[steps[i]].begin_ns;
-		d->end_ns = a->steps[steps[i]].end_ns;
-		build_detail_spans(b, d, &a->steps[steps[i]]);
+		d->begin_ns = b->steps[steps[i]].begin_ns;
+		d->end_ns = b->steps[steps[i]].end_ns;
+		build_detail_spans(b, d, &b->steps[steps[i]]);
 	}
 }
 
@@ -455,7 +458,7 @@ static void build_quality(struct builder *b)
 	a->quality.profopt_events = 7800;
 	a->quality.trace_count = 3;
 	a->quality.first_ns = T0;
-	a->quality.last_ns = a->steps[STEP_COUNT - 1].end_ns;
+	a->quality.last_ns = b->steps[STEP_COUNT - 1].end_ns;
 	if (!b->hostile)
 		return;
 	a->quality.discarded_events = 12;
@@ -469,7 +472,7 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 {
 	struct po_arena *arena = po_arena_create();
 	bool hostile = kind == FIXTURE_HOSTILE || kind == FIXTURE_COMPARISON_HOSTILE;
-	struct builder b = {arena, NULL, hostile, 12345};
+	struct builder b = {arena, NULL, hostile, 12345, NULL};
 
 	if (!arena)
 		return NULL;
@@ -498,6 +501,8 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 
 void fixture_destroy(struct po_analysis *analysis)
 {
-	if (analysis)
+	if (analysis) {
+		po_step_store_destroy(analysis->step_store);
 		po_arena_destroy(analysis->arena);
+	}
 }

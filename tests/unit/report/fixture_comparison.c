@@ -47,10 +47,10 @@ static double *new_steps(struct po_analysis *analysis, size_t *count)
 
 	*count = 0;
 	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step *step = &analysis->steps[i];
+		const struct po_step step = po_analysis_step(analysis, i);
 
-		if (!(step->flags & PO_STEP_LOSSY))
-			steps[(*count)++] = (step->end_ns - step->begin_ns) / 1e6;
+		if (!(step.flags & PO_STEP_LOSSY))
+			steps[(*count)++] = (step.end_ns - step.begin_ns) / 1e6;
 	}
 	return steps;
 }
