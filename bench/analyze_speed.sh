@@ -5,7 +5,9 @@
 # Records a profopt-sim trace of at least N events (default 5 million: many steps, many
 # short spans and GPU records), then times, alternating, R rounds (default 3) of
 #   babeltrace2 -c sink.utils.dummy TRACE     pure decoding, the floor for babeltrace2 tools
-#   profopt-analyze TRACE -o OUT --force      with every output
+#   profopt-analyze TRACE -o OUT --force      with every output, decoding lanes as many
+#                                             as CPUs (at most 4)
+#   profopt-analyze TRACE -o OUT --force -j 1 the same on one decoding lane
 # and one run of bench/bt2_pairing.py (python3-bt2 doing the same span pairing). Then it
 # records a trace 10 times larger and measures profopt-analyze's peak RSS on it; with
 # --scale-down it records a trace 10 times smaller instead (quicker: recording runs at about
@@ -65,6 +67,7 @@ ensure_trace trace "$events"
 for _ in $(seq "$rounds"); do
 	measure dummy babeltrace2 -c sink.utils.dummy "$work/trace"
 	measure analyze "$bin/profopt-analyze" "$work/trace" -o "$work/report" --force --quiet
+	measure analyze_j1 "$bin/profopt-analyze" "$work/trace" -o "$work/report" --force --quiet -j 1
 done
 [ "$python" -eq 1 ] && measure python /usr/bin/python3 "$root/bench/bt2_pairing.py" "$work/trace"
 
@@ -95,9 +98,13 @@ for k, (w, r, c) in med.items():
 d, a = med["dummy"], med["analyze"]
 print(f"analyze / dummy wall: {a[0] / d[0]:.2f}x (target <= 1.25x);"
       f" CPU: {a[2] / d[2]:.2f}x")
+print(f"analyze -j 1 / dummy wall: {med['analyze_j1'][0] / d[0]:.2f}x;"
+      f" CPU: {med['analyze_j1'][2] / d[2]:.2f}x")
 print(f"analyze RSS - dummy RSS: {a[1] - d[1]:.1f} MiB (target <= 32 MiB)")
 if "python" in med:
-    print(f"python / analyze wall: {med['python'][0] / a[0]:.1f}x (target >= 50x)")
+    print(f"python / analyze wall: {med['python'][0] / a[0]:.1f}x (target >= 50x);"
+          f" python / dummy: {med['python'][0] / d[0]:.1f}x (the most any babeltrace2 tool"
+          " gets on one decoding thread)")
 if "analyze10" in med:
     print(f"analyze RSS growth for a 10x trace: {med['analyze10'][1] / a[1]:.2f}x (target < 1.5x)")
 if "analyze_tenth" in med:

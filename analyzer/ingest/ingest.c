@@ -473,36 +473,50 @@ struct po_cursor {
 	bool ended;
 };
 
-/* The lane whose next event comes first (its key, then its trace); -1 once all ended. */
+/* Points the cursor at its lane's next event, waiting for one; false once the lane ended. */
+static bool cursor_ready(struct po_cursor *cursor, struct po_pipe *pipe)
+{
+	if (cursor->ended)
+		return false;
+	if (cursor->batch && cursor->next == cursor->batch->count) {
+		po_pipe_release(pipe);
+		cursor->batch = NULL;
+	}
+	if (!cursor->batch) {
+		cursor->batch = po_pipe_take(pipe);
+		cursor->next = 0;
+		cursor->ended = !cursor->batch;
+	}
+	return !cursor->ended;
+}
+
+/* Whether a's next event comes before b's: by merge key, then by trace. */
+static bool cursor_before(const struct po_cursor *a, const struct po_cursor *b)
+{
+	int64_t a_key = a->batch->keys[a->next], b_key = b->batch->keys[b->next];
+
+	if (a_key != b_key)
+		return a_key < b_key;
+	return a->batch->events[a->next].trace_id < b->batch->events[b->next].trace_id;
+}
+
+/*
+ * The lane whose next event comes first; -1 once every lane ended, or once a lane that
+ * failed has handed over all it decoded (the others are then stopped).
+ */
 static long merge_pick(struct po_run *run, struct po_cursor *cursors)
 {
 	long best = -1;
 
 	for (size_t l = 0; l < run->lane_count; l++) {
-		struct po_cursor *cursor = &cursors[l];
+		const struct po_lane *lane = &run->lanes[l];
 
-		if (cursor->ended)
+		if (!cursor_ready(&cursors[l], &run->lanes[l].pipe)) {
+			if (lane->failed || lane->decoder.nomem)
+				return -1;
 			continue;
-		if (cursor->batch && cursor->next == cursor->batch->count) {
-			po_pipe_release(&run->lanes[l].pipe);
-			cursor->batch = NULL;
 		}
-		if (!cursor->batch) {
-			cursor->batch = po_pipe_take(&run->lanes[l].pipe);
-			cursor->next = 0;
-			if (!cursor->batch) {
-				cursor->ended = true;
-				if (run->lanes[l].failed || run->lanes[l].decoder.nomem)
-					return -1; /* its events so far are in; stop the others */
-				continue;
-			}
-		}
-		if (best < 0 || cursor->batch->keys[cursor->next] <
-				    cursors[best].batch->keys[cursors[best].next] ||
-		    (cursor->batch->keys[cursor->next] ==
-			 cursors[best].batch->keys[cursors[best].next] &&
-		     cursor->batch->events[cursor->next].trace_id <
-			 cursors[best].batch->events[cursors[best].next].trace_id))
+		if (best < 0 || cursor_before(&cursors[l], &cursors[best]))
 			best = (long)l;
 	}
 	return best;
