@@ -36,6 +36,15 @@ int64_t det_config_int(const struct po_analysis *analysis, const char *key, int6
 	return end != text && *end == '\0' ? (int64_t)value : fallback;
 }
 
+const struct po_process *det_main_process(const struct po_analysis *analysis)
+{
+	for (size_t i = 0; i < analysis->process_count; i++) {
+		if (analysis->processes[i].pid == analysis->main_pid)
+			return &analysis->processes[i];
+	}
+	return NULL;
+}
+
 /*
  * Steps of an epoch's start-up: until every worker has delivered its first batch (the
  * first max(1, workers) steps of the epoch), workers start and caches fill.
@@ -144,8 +153,8 @@ typedef enum po_status (*det_fn)(struct det_ctx *ctx);
 
 /* Memory growth runs before unfreed-allocations, which reads its severity. */
 static const det_fn detectors[] = {
-    det_trace_data_loss, det_input_bound, det_gpu_idle,
-    det_memory_growth,	 det_unfreed,	  det_step_outliers,
+    det_trace_data_loss, det_input_bound,   det_gpu_idle,	det_memory_growth,
+    det_unfreed,	 det_step_outliers, det_cpu_contention,
 };
 
 static enum po_status run_detectors(struct det_ctx *ctx)
@@ -180,6 +189,7 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 	analysis->findings = NULL;
 	analysis->finding_count = 0;
 	analysis->verdict = PO_VERDICT_UNKNOWN;
+	analysis->verdict_reason = NULL;
 	status = collect_clean_steps(&ctx);
 	if (status == PO_STATUS_OK) {
 		ctx.quality_factor = quality_factor(analysis, rules);
@@ -191,6 +201,7 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 		analysis->findings = ctx.findings;
 		analysis->finding_count = ctx.finding_count;
 		analysis->verdict = det_verdict(&ctx);
+		analysis->verdict_reason = det_verdict_reason(&ctx, analysis->verdict);
 	} else {
 		po_error_set(err, "Failed to run the detectors: %s", po_status_description(status));
 	}

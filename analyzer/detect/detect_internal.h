@@ -44,6 +44,8 @@ struct det_ctx {
 /* Copies of the i-th clean (steady) step and of the i-th step not flagged lossy. */
 struct po_step det_clean_step(const struct det_ctx *ctx, size_t i);
 struct po_step det_all_clean_step(const struct det_ctx *ctx, size_t i);
+/* The training loop's process, or NULL. */
+const struct po_process *det_main_process(const struct po_analysis *analysis);
 /* A run_config value, or NULL. */
 const char *det_config(const struct po_analysis *analysis, const char *key);
 /* A run_config value as an integer, or fallback. */
@@ -82,6 +84,16 @@ struct det_fit {
 bool det_linear_fit(const double *x, const double *y, size_t count, struct det_fit *fit);
 double det_clamp(double value, double low, double high);
 
+/* input_bound.c: one batch of the worker processes, per stage summed over the workers. */
+struct det_loader_batch {
+	double service_ns;	 /* load + preprocess + collate wall time per batch */
+	double cpu_ns;		 /* their thread CPU time per batch */
+	double cpu_stage_ns;	 /* wall time of the CPU stages (preprocess, collate) per batch */
+	double cpu_stage_cpu_ns; /* their CPU time per batch */
+};
+/* The workers' batch from their stage totals; false without batches or measured CPU time. */
+bool det_loader_batch(const struct det_ctx *ctx, struct det_loader_batch *batch);
+
 /* The detectors, each a pure function of the analysis and its rules. */
 enum po_status det_trace_data_loss(struct det_ctx *ctx);
 enum po_status det_input_bound(struct det_ctx *ctx);
@@ -89,6 +101,9 @@ enum po_status det_gpu_idle(struct det_ctx *ctx);
 enum po_status det_memory_growth(struct det_ctx *ctx);
 enum po_status det_unfreed(struct det_ctx *ctx);
 enum po_status det_step_outliers(struct det_ctx *ctx);
+enum po_status det_cpu_contention(struct det_ctx *ctx);
 enum po_verdict det_verdict(const struct det_ctx *ctx);
+/* The verdict's cause in words when a finding names it (in the arena), else NULL. */
+const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict);
 
 #endif /* PO_DETECT_INTERNAL_H */

@@ -101,6 +101,20 @@ static bool service_from_workers(const struct det_ctx *ctx, struct ib_facts *fac
 	return true;
 }
 
+bool det_loader_batch(const struct det_ctx *ctx, struct det_loader_batch *batch)
+{
+	struct ib_facts facts = {0};
+
+	if (!service_from_workers(ctx, &facts) || !facts.cpu_measured)
+		return false;
+	batch->service_ns =
+	    facts.stage_wall_ns[0] + facts.stage_wall_ns[1] + facts.stage_wall_ns[2];
+	batch->cpu_ns = facts.stage_cpu_ns[0] + facts.stage_cpu_ns[1] + facts.stage_cpu_ns[2];
+	batch->cpu_stage_ns = facts.stage_wall_ns[1] + facts.stage_wall_ns[2];
+	batch->cpu_stage_cpu_ns = facts.stage_cpu_ns[1] + facts.stage_cpu_ns[2];
+	return true;
+}
+
 /* Loading on the training thread: its categories per step, CPU from the label statistics. */
 static void service_from_main(const struct det_ctx *ctx, struct ib_facts *facts)
 {
@@ -193,19 +207,10 @@ static void measure_workers_busy(const struct po_analysis *analysis, struct ib_f
 	facts->busy_pct = counted ? 100.0 * sum / (double)counted : NAN;
 }
 
-static const struct po_process *main_process(const struct po_analysis *analysis)
-{
-	for (size_t i = 0; i < analysis->process_count; i++) {
-		if (analysis->processes[i].pid == analysis->main_pid)
-			return &analysis->processes[i];
-	}
-	return NULL;
-}
-
 /* The main loop's CPU per step from its process CPU counter, capped by its own time. */
 static double main_cpu_per_step(const struct det_ctx *ctx, const struct ib_facts *facts)
 {
-	const struct po_process *process = main_process(ctx->analysis);
+	const struct po_process *process = det_main_process(ctx->analysis);
 	double rate;
 
 	if (facts->loading_in_main || !process || process->cpu_first_ns < 0 ||

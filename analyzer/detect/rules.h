@@ -121,6 +121,22 @@
 	X(step_outliers_period_pct, "step-outliers", "period_pct", 70, "%",                        \
 	  "share of the steps of one phase (every N steps) that must be outliers for a period N",  \
 	  "profopt")                                                                               \
+	X(cpu_contention_min_steps, "cpu-contention", "min_steps", 20, "steps",                    \
+	  "clean steps needed before cpu-contention may fire",                                     \
+	  "profopt: a mean over fewer steps is noise")                                             \
+	X(cpu_contention_loop_share_pct, "cpu-contention", "loop_share_pct", 85, "%",              \
+	  "CPU the training loop's process gets during forward, backward and optimizer, as a "     \
+	  "share of their wall time, below which the loop waits for a core",                       \
+	  "profopt-sim on 2 cores: the loop got 100% alone or beside 1 light worker, 40-76% "      \
+	  "beside 3 CPU-bound workers")                                                            \
+	X(cpu_contention_warning_pct, "cpu-contention", "warning_pct", 10, "%",                    \
+	  "share of the step the loop loses waiting for a core from which cpu-contention is a "    \
+	  "warning",                                                                               \
+	  "profopt (as gpu-idle.warning_pct)")                                                     \
+	X(cpu_contention_critical_pct, "cpu-contention", "critical_pct", 30, "%",                  \
+	  "share of the step the loop loses waiting for a core from which cpu-contention is "      \
+	  "critical",                                                                              \
+	  "profopt (as gpu-idle.critical_pct)")                                                    \
 	X(trace_loss_warning_pct, "trace-data-loss", "warning_pct", 0.1, "%",                      \
 	  "discarded events, as a share of all, from which data loss is a warning", "profopt")     \
 	X(trace_loss_critical_pct, "trace-data-loss", "critical_pct", 5, "%",                      \

@@ -1,8 +1,9 @@
 /*
  * verdict.c: the verdict, from the mean breakdown of clean steps (docs/rules.md):
  * input-bound when the input-bound finding is a warning or worse; else gpu-bound when the
- * GPU is busy most of the step; else host-bound when host compute dominates while the GPU
- * is mostly idle; else balanced. Unknown with too few clean steps.
+ * GPU is busy most of the step; else host-bound when host compute dominates, or the loop
+ * waits for CPU held by the loader workers (cpu-contention), while the GPU is mostly idle;
+ * else balanced. Unknown with too few clean steps.
  */
 #include "detect_internal.h"
 
@@ -32,6 +33,7 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 {
 	const struct po_rules *rules = ctx->rules;
 	const struct po_finding *input = det_find(ctx, PO_FINDING_INPUT_BOUND);
+	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
 	double busy_pct, host_pct;
 
 	if (!ctx->clean_count || (double)ctx->clean_count < rules->verdict_min_steps ||
@@ -43,7 +45,20 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 	if (busy_pct >= rules->verdict_gpu_bound_pct)
 		return PO_VERDICT_GPU_BOUND;
 	host_pct = 100.0 * host_compute_ns(ctx) / ctx->mean_step_ns;
-	if (busy_pct < rules->verdict_host_gpu_pct && host_pct >= rules->verdict_host_compute_pct)
+	if (busy_pct < rules->verdict_host_gpu_pct &&
+	    (host_pct >= rules->verdict_host_compute_pct ||
+	     (contention && contention->severity <= PO_SEVERITY_WARNING)))
 		return PO_VERDICT_HOST_BOUND;
 	return PO_VERDICT_BALANCED;
+}
+
+const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict)
+{
+	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
+
+	if (verdict != PO_VERDICT_HOST_BOUND || !contention ||
+	    contention->severity > PO_SEVERITY_WARNING)
+		return NULL;
+	return det_printf(ctx, "the training loop waits for CPU held by %zu loader workers",
+			  ctx->analysis->worker_count);
 }

@@ -321,7 +321,8 @@ struct po_step_detail {
 	X(GPU_MEMORY_GROWTH, "gpu-memory-growth")                                                  \
 	X(UNFREED_ALLOCATIONS, "unfreed-allocations")                                              \
 	X(STEP_OUTLIERS, "step-outliers")                                                          \
-	X(TRACE_DATA_LOSS, "trace-data-loss")
+	X(TRACE_DATA_LOSS, "trace-data-loss")                                                      \
+	X(CPU_CONTENTION, "cpu-contention")
 
 enum po_finding_id {
 #define PO_X(name, json) PO_FINDING_##name,
@@ -465,6 +466,8 @@ struct po_analysis {
 	struct po_finding *findings; /* sorted by severity, then id */
 	size_t finding_count;
 	enum po_verdict verdict;
+	/* weak: in the arena; the verdict's cause in words when a finding names it, else NULL */
+	const char *verdict_reason;
 
 	/* weak: in the arena; set by --baseline (analyzer/compare/compare.h), else NULL */
 	const struct po_comparison *comparison;

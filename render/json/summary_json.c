@@ -759,6 +759,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_trace(summary);
 	po_json_write_kv_string(writer, "verdict",
 				po_json_verdict_name(summary->analysis->verdict));
+	po_json_write_kv_string(writer, "verdict_reason", summary->analysis->verdict_reason);
 	write_workers(summary);
 	po_json_write_end_object(writer);
 	return po_analysis_steps_check(summary->analysis, err); /* steps read back intact */

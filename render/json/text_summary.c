@@ -171,7 +171,10 @@ static void print_findings(const struct po_analysis *analysis, FILE *out)
 void po_render_text_summary(const struct po_analysis *analysis, FILE *out)
 {
 	print_quality(analysis, out);
-	fprintf(out, "Verdict: %s\n", po_json_verdict_name(analysis->verdict));
+	fprintf(out, "Verdict: %s", po_json_verdict_name(analysis->verdict));
+	if (analysis->verdict_reason)
+		fprintf(out, " (%s)", analysis->verdict_reason);
+	fputc('\n', out);
 	print_steps(analysis, out);
 	print_breakdown(analysis, out);
 	print_findings(analysis, out);

@@ -85,6 +85,12 @@ static void fill_verdict(struct po_html *html)
 		   po_report_verdict_title(html->analysis->verdict));
 	po_html_el(html, card, "p", "verdict-text",
 		   po_report_verdict_sentence(html->analysis->verdict));
+	if (html->analysis->verdict_reason) {
+		char reason[256];
+
+		snprintf(reason, sizeof(reason), "Here %s.", html->analysis->verdict_reason);
+		po_html_el(html, card, "p", "verdict-text", reason);
+	}
 	fill_kpis(html, section);
 }
 

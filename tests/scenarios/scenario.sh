@@ -57,6 +57,19 @@ lossy)
 	      --h2d-ms 0.1 --forward-ms 0.5 --backward-ms 0.5 --optimizer-ms 0.1 --gpu-ms 1
 	      --kernels 400)
 	record_options=(--subbuf-size 4096 --num-subbuf 2) ;;
+cpu-contention)
+	# 2K-1 workers spinning 20 ms x K of CPU per batch beside a loop spinning 18 ms per
+	# step, on a machine of K cores: 2K runnable threads, so the loop gets well under a
+	# core (40-70% measured on 2 cores) and the loader and the loop would need more than
+	# the cores at full speed.
+	cores=$(getconf _NPROCESSORS_ONLN)
+	args=(--workers $((2 * cores - 1)) --steps $((2 * cores + 60)) --load-ms 0.5
+	      --preprocess-ms $((20 * cores)) --collate-ms 1 --h2d-ms 0.2 --forward-ms 8
+	      --backward-ms 8 --optimizer-ms 2 --gpu-ms 2) ;;
+cpu-contention-control)
+	# The same loop beside one light worker: the loop keeps its core.
+	args=(--workers 1 --steps 60 --load-ms 0.5 --preprocess-ms 3 --collate-ms 1
+	      --h2d-ms 0.2 --forward-ms 8 --backward-ms 8 --optimizer-ms 2 --gpu-ms 2) ;;
 *)
 	echo "scenario.sh: unknown scenario $name" >&2
 	exit 2 ;;

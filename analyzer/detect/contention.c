@@ -1,0 +1,308 @@
+/*
+ * contention.c: the cpu-contention detector. When the loader workers and the training loop
+ * need more CPU than the machine has, the loop's own CPU work (forward, backward, optimizer)
+ * runs slower than its CPU time allows. It measures how much of the step the loop loses
+ * waiting for a core and who holds the cores, and answers whether fewer or more workers
+ * would help with a fair-share model of the cores (docs/rules.md).
+ */
+#include <math.h>
+
+#include "detect_internal.h"
+
+/* The loop's own CPU work on the training thread. */
+static const enum po_category loop_categories[] = {PO_CAT_FORWARD, PO_CAT_BACKWARD,
+						   PO_CAT_OPTIMIZER};
+
+struct cc_facts {
+	int32_t cores;
+	int64_t workers;     /* worker processes seen */
+	double step_ns;	     /* mean clean step */
+	double loop_ns;	     /* F: forward + backward + optimizer wall time per step */
+	double rest_ns;	     /* the loop's other time per step, data wait excluded */
+	double loop_cpu_ns;  /* c: the main process's CPU time per step */
+	double loop_share;   /* c / F, at most 1: the share of a core the loop gets */
+	double lost_ns;	     /* F - c: time per step the loop waits for a core */
+	double lost_pct;     /* of the step */
+	double main_cores;   /* CPU the main process used, in cores */
+	double worker_cores; /* CPU all workers used, in cores */
+	double worker_share; /* CPU over wall time of the workers' CPU stages, at most 1 */
+	struct det_loader_batch batch;
+	double demand_cores; /* (C + c) over the step the loop would take with a full core */
+	int64_t best_workers;
+	double workers_step_ns; /* predicted with best_workers, scaled to the measured step */
+};
+
+static double ratio_of(double part, double whole)
+{
+	return whole > 0 ? part / whole : 0;
+}
+
+/* CPU the process used over its life, in cores; -1 without two CPU counter samples. */
+static double process_cores(const struct po_process *process)
+{
+	if (!process || process->cpu_first_ns < 0 ||
+	    process->cpu_last_ns <= process->cpu_first_ns || process->last_ns <= process->first_ns)
+		return -1;
+	return (double)(process->cpu_last_ns - process->cpu_first_ns) /
+	       (double)(process->last_ns - process->first_ns);
+}
+
+static const struct po_process *find_process(const struct po_analysis *analysis, int32_t pid)
+{
+	for (size_t i = 0; i < analysis->process_count; i++) {
+		if (analysis->processes[i].pid == pid)
+			return &analysis->processes[i];
+	}
+	return NULL;
+}
+
+/* A worker's cores from its process CPU counter, else from its stages' CPU time. */
+static double worker_cores(const struct po_analysis *analysis, const struct po_worker *worker)
+{
+	double cores = process_cores(find_process(analysis, worker->pid));
+	double cpu_ns = 0;
+
+	if (cores >= 0)
+		return cores;
+	for (int s = 0; s < PO_STAGE_COUNT; s++)
+		cpu_ns += worker->stage_cpu_ns[s] > 0 ? (double)worker->stage_cpu_ns[s] : 0;
+	return ratio_of(cpu_ns, (double)(worker->last_ns - worker->first_ns));
+}
+
+/*
+ * The main process's CPU time per step, all of it charged to the steps: CPU it spent
+ * outside them (start-up, evaluation) only makes the loop look less starved, whereas a rate
+ * over its life would be diluted by idle start-up and make it look more starved.
+ */
+static double main_cpu_per_step(const struct po_analysis *analysis)
+{
+	const struct po_process *main = det_main_process(analysis);
+
+	return (double)(main->cpu_last_ns - main->cpu_first_ns) / (double)analysis->step_count;
+}
+
+/* False when the trace lacks what the detector needs: then it stays silent. */
+static bool measure(const struct det_ctx *ctx, struct cc_facts *facts)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+	const double *mean = ctx->category_mean_ns;
+
+	facts->cores = analysis->cpu_count;
+	facts->workers = (int64_t)analysis->worker_count;
+	facts->step_ns = ctx->mean_step_ns;
+	facts->main_cores = process_cores(det_main_process(analysis));
+	if (facts->cores <= 0 || facts->workers <= 0 || facts->main_cores < 0 ||
+	    !det_loader_batch(ctx, &facts->batch))
+		return false;
+	for (size_t i = 0; i < sizeof(loop_categories) / sizeof(loop_categories[0]); i++)
+		facts->loop_ns += mean[loop_categories[i]];
+	if (facts->loop_ns <= 0)
+		return false;
+	facts->rest_ns = fmax(0, facts->step_ns - facts->loop_ns - mean[PO_CAT_DATA_WAIT]);
+	facts->loop_cpu_ns = main_cpu_per_step(analysis);
+	facts->loop_share = fmin(1, facts->loop_cpu_ns / facts->loop_ns);
+	facts->lost_ns = facts->loop_ns * (1 - facts->loop_share);
+	facts->lost_pct = 100 * facts->lost_ns / facts->step_ns;
+	for (size_t i = 0; i < analysis->worker_count; i++)
+		facts->worker_cores += worker_cores(analysis, &analysis->workers[i]);
+	facts->worker_share =
+	    facts->batch.cpu_stage_cpu_ns > 0
+		? fmin(1, facts->batch.cpu_stage_cpu_ns / facts->batch.cpu_stage_ns)
+		: 1;
+	facts->demand_cores =
+	    ratio_of(facts->batch.cpu_ns + facts->loop_cpu_ns, facts->step_ns - facts->lost_ns);
+	return true;
+}
+
+/*
+ * The model's step with workers processes on saturated cores: the loop's own time with a
+ * full core, the loader's time per batch with every runnable thread (the loop and the
+ * workers) at its fair share of the cores, and the CPU limit of the cores, whichever is
+ * longest (docs/rules.md).
+ */
+static double step_with(const struct cc_facts *facts, int64_t workers)
+{
+	const struct det_loader_batch *batch = &facts->batch;
+	double fair = fmin(1, (double)facts->cores / (double)(workers + 1));
+	double loop_ns = facts->rest_ns + facts->loop_cpu_ns;
+	double batch_ns =
+	    (batch->service_ns - batch->cpu_stage_ns + batch->cpu_stage_cpu_ns / fair) /
+	    (double)workers;
+	double limit_ns = (batch->cpu_ns + facts->loop_cpu_ns) / (double)facts->cores;
+
+	return fmax(loop_ns, fmax(batch_ns, limit_ns));
+}
+
+/* The fewest workers (up to the current ones) whose step is within the rule of the best. */
+static void choose_workers(const struct det_ctx *ctx, struct cc_facts *facts)
+{
+	double best_ns = INFINITY, now_ns = step_with(facts, facts->workers);
+
+	for (int64_t n = 1; n <= facts->workers; n++)
+		best_ns = fmin(best_ns, step_with(facts, n));
+	facts->best_workers = facts->workers;
+	for (int64_t n = 1; n <= facts->workers; n++) {
+		if (step_with(facts, n) <=
+		    best_ns * (1 + ctx->rules->input_bound_within_best_pct / 100)) {
+			facts->best_workers = n;
+			break;
+		}
+	}
+	facts->workers_step_ns = facts->step_ns * step_with(facts, facts->best_workers) / now_ns;
+}
+
+/*
+ * The loop waits for a core, the workers' CPU stages wait too (so no core is idle), and the
+ * loader and the loop would need the cores if the loop ran at full speed.
+ */
+static bool contended(const struct det_ctx *ctx, const struct cc_facts *facts)
+{
+	const struct po_rules *rules = ctx->rules;
+
+	return 100 * facts->loop_share <= rules->cpu_contention_loop_share_pct &&
+	       facts->lost_pct >= rules->cpu_contention_warning_pct &&
+	       facts->worker_share * rules->input_bound_starved_ratio <= 1 &&
+	       facts->demand_cores >= facts->cores * rules->input_bound_saturated_pct / 100;
+}
+
+static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
+			 const struct cc_facts *facts)
+{
+	det_ev_int(ctx, finding, "cpu_count", facts->cores);
+	det_ev_int(ctx, finding, "num_workers", facts->workers);
+	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
+	det_ev_number(ctx, finding, "step_ms", facts->step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "loop_ms_per_step", facts->loop_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "loop_cpu_ms_per_step", facts->loop_cpu_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "loop_cpu_share_pct", 100 * facts->loop_share);
+	det_ev_number(ctx, finding, "lost_ms_per_step", facts->lost_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "lost_share_pct", facts->lost_pct);
+	det_ev_number(ctx, finding, "main_cpu_cores", facts->main_cores);
+	det_ev_number(ctx, finding, "worker_cpu_cores", facts->worker_cores);
+	det_ev_number(ctx, finding, "traced_cpu_cores", facts->main_cores + facts->worker_cores);
+	det_ev_number(ctx, finding, "worker_cpu_cores_each",
+		      facts->worker_cores / (double)facts->workers);
+	det_ev_number(ctx, finding, "worker_cpu_share_pct", 100 * facts->worker_share);
+	det_ev_number(ctx, finding, "cpu_ms_per_batch", facts->batch.cpu_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "demand_cores", facts->demand_cores);
+	det_ev_int(ctx, finding, "recommended_num_workers", facts->best_workers);
+	det_ev_number(ctx, finding, "num_workers_step_ms", facts->workers_step_ns / DET_NS_PER_MS);
+	/* The gain if the loop had a core of its own: the time it loses now. */
+	det_ev_number(ctx, finding, "predicted_step_ms",
+		      (facts->step_ns - facts->lost_ns) / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "predicted_speedup",
+		      facts->step_ns / (facts->step_ns - facts->lost_ns));
+}
+
+/* The fewest workers that keep the step: more cannot help, the cores limit the step. */
+static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
+			      const struct cc_facts *facts)
+{
+	double step_ns = facts->workers_step_ns;
+
+	det_recommend(
+	    ctx, finding, "num_workers",
+	    det_printf(ctx, "%s num_workers=%lld",
+		       facts->best_workers < facts->workers ? "set" : "keep",
+		       (long long)facts->best_workers),
+	    det_printf(ctx,
+		       "the %d cores, not the workers, limit the step: more workers only take "
+		       "CPU from the loop, and %lld keep the loader within %.0f%% of its best "
+		       "on these cores",
+		       facts->cores, (long long)facts->best_workers,
+		       ctx->rules->input_bound_within_best_pct),
+	    det_printf(ctx, "step %.2f ms -> %.2f ms (%.2fx); no gain from more workers",
+		       facts->step_ns / DET_NS_PER_MS, step_ns / DET_NS_PER_MS,
+		       facts->step_ns / step_ns),
+	    step_ns / DET_NS_PER_MS, facts->step_ns / step_ns);
+}
+
+static void recommend_threads(struct det_ctx *ctx, struct po_finding *finding,
+			      const struct cc_facts *facts)
+{
+	int64_t threads = (int64_t)facts->cores - facts->best_workers;
+
+	if (threads < 1)
+		threads = 1;
+	det_recommend(ctx, finding, "threads",
+		      det_printf(ctx,
+				 "call torch.set_num_threads(%lld) (or set OMP_NUM_THREADS=%lld) "
+				 "in the training process",
+				 (long long)threads, (long long)threads),
+		      det_printf(ctx,
+				 "the loop's intra-op threads and %lld workers then fit in the "
+				 "%d cores instead of preempting each other",
+				 (long long)facts->best_workers, facts->cores),
+		      "fewer preemptions of the loop; not predicted", NAN, NAN);
+}
+
+static void recommend_offload(struct det_ctx *ctx, struct po_finding *finding,
+			      const struct cc_facts *facts)
+{
+	double step_ns = facts->step_ns - facts->lost_ns;
+
+	det_recommend(
+	    ctx, finding, "transform",
+	    "move CPU preprocessing off the loop's cores: run the transforms on the GPU, cache "
+	    "their output, or pin the workers to other cores (os.sched_setaffinity in "
+	    "worker_init_fn)",
+	    det_printf(ctx,
+		       "the workers spend %.2f ms of CPU per batch and hold %.2f cores while "
+		       "the loop gets %.0f%% of one",
+		       facts->batch.cpu_ns / DET_NS_PER_MS, facts->worker_cores,
+		       100 * facts->loop_share),
+	    det_printf(ctx, "at best step %.2f ms (%.2fx) with the loop on a core of its own",
+		       step_ns / DET_NS_PER_MS, facts->step_ns / step_ns),
+	    step_ns / DET_NS_PER_MS, facts->step_ns / step_ns);
+}
+
+/*
+ * The loop and the workers both wait for a core, so a core they do not use is held by
+ * another program (or kept from them by a CPU affinity or quota): said so, not hidden.
+ */
+static const char *others_sentence(struct det_ctx *ctx, const struct cc_facts *facts)
+{
+	double traced = facts->main_cores + facts->worker_cores;
+
+	if (traced >= facts->cores * ctx->rules->input_bound_saturated_pct / 100)
+		return "";
+	return det_printf(ctx,
+			  " The traced processes use %.2f of the %d cores: other programs (or a "
+			  "CPU affinity or quota) hold the rest.",
+			  traced, facts->cores);
+}
+
+enum po_status det_cpu_contention(struct det_ctx *ctx)
+{
+	const struct po_rules *rules = ctx->rules;
+	struct cc_facts facts = {0};
+	struct po_finding *finding;
+
+	if ((double)ctx->clean_count < rules->cpu_contention_min_steps || ctx->mean_step_ns <= 0 ||
+	    !measure(ctx, &facts) || !contended(ctx, &facts))
+		return PO_STATUS_OK;
+	choose_workers(ctx, &facts);
+	finding = det_finding_add(
+	    ctx, PO_FINDING_CPU_CONTENTION,
+	    facts.lost_pct >= rules->cpu_contention_critical_pct ? PO_SEVERITY_CRITICAL
+								 : PO_SEVERITY_WARNING,
+	    det_clamp(0.6 + 0.2 * facts.lost_pct / fmax(1, rules->cpu_contention_warning_pct), 0,
+		      0.95));
+	if (!finding)
+		return PO_STATUS_NOMEM;
+	det_summary(ctx, finding,
+		    "The training loop waits for CPU held by %lld loader workers: forward, "
+		    "backward and optimizer take %.2f ms per step but get %.0f%% of a core, so "
+		    "the loop loses %.2f ms (%.1f%%) of each %.2f ms step. The workers use %.2f "
+		    "cores; at full speed the loader and the loop would need %.2f of the %d "
+		    "cores.%s",
+		    (long long)facts.workers, facts.loop_ns / DET_NS_PER_MS, 100 * facts.loop_share,
+		    facts.lost_ns / DET_NS_PER_MS, facts.lost_pct, facts.step_ns / DET_NS_PER_MS,
+		    facts.worker_cores, facts.demand_cores, facts.cores,
+		    others_sentence(ctx, &facts));
+	add_evidence(ctx, finding, &facts);
+	recommend_offload(ctx, finding, &facts);
+	recommend_workers(ctx, finding, &facts);
+	recommend_threads(ctx, finding, &facts);
+	return PO_STATUS_OK;
+}

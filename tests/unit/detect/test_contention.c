@@ -1,0 +1,255 @@
+/*
+ * test_contention.c: the cpu-contention detector on synthetic analyses: it fires when the
+ * loop gets too little of a core on saturated cores, stays silent with idle cores, without
+ * CPU counters or without a slowed loop, and computes the recommended num_workers and the
+ * predicted step as docs/rules.md documents them.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "synth.h"
+
+static struct po_rules rules;
+
+/* 29 ms steps: 27 ms of forward, backward and optimizer, 1 ms of data wait. */
+static const struct synth_breakdown cpu_loop = {.ms = {[PO_CAT_FORWARD] = 12,
+						       [PO_CAT_BACKWARD] = 12,
+						       [PO_CAT_OPTIMIZER] = 3,
+						       [PO_CAT_DATA_WAIT] = 1,
+						       [PO_CAT_H2D_COPY] = 0.5,
+						       [PO_CAT_OTHER] = 0.5}};
+
+/* Per batch: 56 ms of preprocess wall time for 29 ms of CPU: the workers wait for a core. */
+static const struct synth_loader starved_loader = {
+    {0.5, 56, 2}, {0.02, 29, 1}, {"read_file", "augment", "stack"}};
+
+/* Gives the main process a CPU counter: loop_cpu_ms of CPU per step over its life. */
+static void main_cpu(struct po_analysis *analysis, double loop_cpu_ms)
+{
+	struct po_process *main = &analysis->processes[0];
+	int64_t end_ns = po_analysis_step(analysis, analysis->step_count - 1).end_ns;
+	double life_ns = (double)(end_ns - main->first_ns);
+	double step_ns = life_ns / (double)analysis->step_count;
+
+	main->last_ns = end_ns;
+	main->cpu_first_ns = 5 * SYNTH_MS;
+	main->cpu_last_ns =
+	    main->cpu_first_ns + (int64_t)(loop_cpu_ms * SYNTH_MS / step_ns * life_ns);
+}
+
+/* 100 steps of the CPU loop with worker_count starved workers on cpu_count cores. */
+static struct po_analysis *workers_run(int32_t cpu_count, double loop_cpu_ms,
+				       const struct synth_loader *loader, int worker_count)
+{
+	struct po_analysis *analysis = synth_create(100, &cpu_loop, 0);
+
+	analysis->cpu_count = cpu_count;
+	synth_workers(analysis, worker_count, loader, 60);
+	main_cpu(analysis, loop_cpu_ms);
+	return analysis;
+}
+
+static struct po_analysis *contended_run(int32_t cpu_count, double loop_cpu_ms,
+					 const struct synth_loader *loader)
+{
+	return workers_run(cpu_count, loop_cpu_ms, loader, 3);
+}
+
+static void run_detect(struct po_analysis *analysis)
+{
+	struct po_error err = {{0}};
+
+	CHECK_INT_EQ(po_detect_run(analysis, &rules, &err), PO_STATUS_OK);
+}
+
+/*
+ * The documented model: T(n) = max(R + c, (S - W + W_cpu / f(n)) / n, (C + c) / K) with
+ * f(n) = min(1, K / (n + 1)), here K = 2.
+ */
+static double model_step(int64_t workers)
+{
+	const double c = 15, rest = 1, service = 58.5, cpu = 30.02;
+	double fair = fmin(1, 2.0 / (double)(workers + 1));
+	double batch = (service - 58 + 30 / fair) / (double)workers;
+
+	return fmax(rest + c, fmax(batch, (cpu + c) / 2));
+}
+
+static void test_fires_on_saturated_cores(void)
+{
+	struct po_analysis *analysis = contended_run(2, 15, &starved_loader);
+	const struct po_finding *finding;
+	const struct po_recommendation *rec;
+	double workers_ms = 29 * model_step(2) / model_step(3);
+
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_CPU_CONTENTION);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_INT_EQ(finding->severity, PO_SEVERITY_CRITICAL); /* 12 of 29 ms lost */
+		CHECK_NEAR(synth_number(finding, "loop_cpu_share_pct"), 100.0 * 15 / 27, 0.5);
+		CHECK_NEAR(synth_number(finding, "lost_ms_per_step"), 12, 0.1);
+		CHECK_NEAR(synth_number(finding, "lost_share_pct"), 100.0 * 12 / 29, 0.5);
+		CHECK_NEAR(synth_number(finding, "demand_cores"), (30.02 + 15) / 17, 0.02);
+		CHECK_NEAR(synth_number(finding, "worker_cpu_share_pct"), 100.0 * 30 / 58, 0.5);
+		CHECK(synth_number(finding, "worker_cpu_cores") > 0.9);
+		/* T(3) = 22.51 (the cores), T(2) = 22.75 within 5%, T(1) = 30.5. */
+		CHECK_INT_EQ(synth_evidence(finding, "recommended_num_workers")->integer, 2);
+		CHECK_NEAR(workers_ms, 29 * 22.75 / 22.51, 0.02);
+		CHECK_NEAR(synth_number(finding, "num_workers_step_ms"), workers_ms, 0.05);
+		/* The loop on a core of its own: the step less the 12 ms lost. */
+		CHECK_NEAR(synth_number(finding, "predicted_step_ms"), 17, 0.05);
+		CHECK_NEAR(synth_number(finding, "predicted_speedup"), 29.0 / 17, 0.01);
+		CHECK(finding->recommendation_count >= 1 &&
+		      strcmp(finding->recommendations[0].knob, "transform") == 0);
+		rec = synth_rec(finding, "transform");
+		CHECK(rec && fabs(rec->predicted_step_ms - 17) < 0.05);
+		rec = synth_rec(finding, "num_workers");
+		CHECK(rec && strcmp(rec->action, "set num_workers=2") == 0);
+		CHECK(rec && fabs(rec->predicted_step_ms - workers_ms) < 0.05);
+		rec = synth_rec(finding, "threads");
+		CHECK(rec && strstr(rec->action, "torch.set_num_threads(1)") != NULL);
+		CHECK(strstr(finding->summary, "held by 3 loader workers") != NULL);
+	}
+	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_HOST_BOUND);
+	CHECK(analysis->verdict_reason &&
+	      strcmp(analysis->verdict_reason,
+		     "the training loop waits for CPU held by 3 loader workers") == 0);
+	synth_destroy(analysis);
+}
+
+/* Six workers on 2 cores: two keep the step (T(2) = 22.75 ms, T(n >= 3) = 22.51 ms). */
+static void test_fewer_workers_keep_the_step(void)
+{
+	struct po_analysis *analysis = workers_run(2, 15, &starved_loader, 6);
+	const struct po_finding *finding;
+	const struct po_recommendation *rec;
+
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_CPU_CONTENTION);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_INT_EQ(synth_evidence(finding, "num_workers")->integer, 6);
+		CHECK_INT_EQ(synth_evidence(finding, "recommended_num_workers")->integer, 2);
+		rec = synth_rec(finding, "num_workers");
+		CHECK(rec && strcmp(rec->action, "set num_workers=2") == 0);
+		CHECK(rec && fabs(rec->predicted_step_ms - 29 * 22.75 / 22.51) < 0.05);
+		CHECK(strstr(finding->summary, "held by 6 loader workers") != NULL);
+	}
+	synth_destroy(analysis);
+}
+
+/* One worker on 2 cores: fewer is not possible, the recommendation keeps it. */
+static void test_single_worker_is_kept(void)
+{
+	struct synth_loader heavy = starved_loader;
+	struct po_analysis *analysis;
+	const struct po_finding *finding;
+	const struct po_recommendation *rec;
+
+	heavy.cpu_ms[1] = 40; /* 41 ms of CPU per batch for 20 ms of loop CPU: cores full */
+	heavy.wall_ms[1] = 70;
+	analysis = workers_run(2, 15, &heavy, 1);
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_CPU_CONTENTION);
+	CHECK(finding != NULL);
+	rec = finding ? synth_rec(finding, "num_workers") : NULL;
+	CHECK(rec && strcmp(rec->action, "keep num_workers=1") == 0);
+	CHECK(rec && fabs(rec->predicted_speedup - 1) < 1e-9);
+	synth_destroy(analysis);
+}
+
+static void test_warning_when_less_is_lost(void)
+{
+	struct po_analysis *analysis = contended_run(2, 20, &starved_loader);
+	const struct po_finding *finding;
+
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_CPU_CONTENTION);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_INT_EQ(finding->severity, PO_SEVERITY_WARNING); /* 7 of 29 ms lost */
+		CHECK_NEAR(synth_number(finding, "lost_share_pct"), 100.0 * 7 / 29, 0.5);
+	}
+	synth_destroy(analysis);
+}
+
+static void test_silent_with_idle_cores(void)
+{
+	struct po_analysis *analysis = contended_run(8, 15, &starved_loader);
+
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_CPU_CONTENTION) == NULL);
+	CHECK(analysis->verdict_reason == NULL);
+	synth_destroy(analysis);
+}
+
+static void test_silent_without_cpu_counters(void)
+{
+	struct po_analysis *analysis = contended_run(2, 15, &starved_loader);
+	struct synth_loader unmeasured = starved_loader;
+
+	analysis->processes[0].cpu_first_ns = -1;
+	analysis->processes[0].cpu_last_ns = -1;
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_CPU_CONTENTION) == NULL);
+	synth_destroy(analysis);
+
+	for (int s = 0; s < 3; s++)
+		unmeasured.cpu_ms[s] = -1;
+	analysis = contended_run(2, 15, &unmeasured);
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_CPU_CONTENTION) == NULL);
+	synth_destroy(analysis);
+}
+
+static void test_silent_when_loop_keeps_its_core(void)
+{
+	struct po_analysis *analysis = contended_run(2, 28, &starved_loader);
+
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_CPU_CONTENTION) == NULL);
+	synth_destroy(analysis);
+}
+
+/* Workers that get all the CPU they ask for do not wait for a core: no core is contended. */
+static void test_silent_when_workers_run_freely(void)
+{
+	struct synth_loader free_loader = starved_loader;
+	struct po_analysis *analysis;
+
+	free_loader.cpu_ms[1] = free_loader.wall_ms[1];
+	analysis = contended_run(2, 15, &free_loader);
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_CPU_CONTENTION) == NULL);
+	synth_destroy(analysis);
+}
+
+static void test_rules_change_outcome(void)
+{
+	struct po_analysis *analysis = contended_run(2, 15, &starved_loader);
+	struct po_error err = {{0}};
+
+	CHECK_INT_EQ(po_rules_set(&rules, "cpu-contention.loop_share_pct=50", &err), PO_STATUS_OK);
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_CPU_CONTENTION) == NULL);
+	po_rules_init(&rules);
+	synth_destroy(analysis);
+}
+
+int main(void)
+{
+	po_rules_init(&rules);
+	RUN(test_fires_on_saturated_cores);
+	RUN(test_fewer_workers_keep_the_step);
+	RUN(test_single_worker_is_kept);
+	RUN(test_warning_when_less_is_lost);
+	RUN(test_silent_with_idle_cores);
+	RUN(test_silent_without_cpu_counters);
+	RUN(test_silent_when_loop_keeps_its_core);
+	RUN(test_silent_when_workers_run_freely);
+	RUN(test_rules_change_outcome);
+	return CHECK_SUMMARY();
+}
