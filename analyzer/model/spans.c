@@ -15,9 +15,10 @@ static bool is_loader_stage(enum po_stage stage)
 	return stage == PO_STAGE_LOAD || stage == PO_STAGE_PREPROCESS || stage == PO_STAGE_COLLATE;
 }
 
+/* A total that starts unknown (-1); CPU times come from the trace and may be anything. */
 static int64_t add_known(int64_t total, int64_t value)
 {
-	return (total < 0 ? 0 : total) + value;
+	return po_add_sat(total < 0 ? 0 : total, value);
 }
 
 bool spans_is_training(const struct po_model *model, const struct thread *thread)
@@ -358,13 +359,13 @@ static void producer_stats(struct process *process, const struct open_span *span
 			   int64_t wall_ns, int64_t cpu_ns)
 {
 	if (!span->same_below) {
-		process->stage_ns[span->stage] += wall_ns;
+		process->stage_ns[span->stage] = po_add_sat(process->stage_ns[span->stage], wall_ns);
 		if (cpu_ns >= 0 && is_loader_stage(span->stage))
 			process->stage_cpu_ns[span->stage] =
 			    add_known(process->stage_cpu_ns[span->stage], cpu_ns);
 	}
 	if (bottom)
-		process->busy_ns += wall_ns;
+		process->busy_ns = po_add_sat(process->busy_ns, wall_ns);
 }
 
 static void own_loading(struct po_model *model, const struct open_span *span, int64_t batch,
@@ -394,7 +395,7 @@ static enum po_status complete_stage(struct po_model *model, struct thread *thre
 	enum po_status status = PO_STATUS_OK;
 
 	label->count++;
-	label->total_ns += wall_ns;
+	label->total_ns = po_add_sat(label->total_ns, wall_ns);
 	if (cpu_ns >= 0)
 		label->cpu_ns = add_known(label->cpu_ns, cpu_ns);
 	producer_stats(&model->processes[thread->process], span, bottom, wall_ns, cpu_ns);
