@@ -60,8 +60,9 @@ struct po_run {
 	int64_t *delivered;		    /* owned: events of each trace handed to the callback */
 	bool salvage;
 	bool inline_decoding; /* no lane threads could be started: one lane, callback inline */
-	size_t lane_count;
-	struct po_lane *lanes; /* owned: lane_count */
+	size_t lane_count;     /* lanes in use: 1 once decoding fell back to this thread */
+	size_t lanes_made;     /* lanes allocated and set up */
+	struct po_lane *lanes; /* owned: lanes_made */
 	po_event_fn callback;
 	void *callback_ctx;	       /* weak */
 	struct po_ingest_stats *stats; /* weak */
@@ -696,6 +697,7 @@ static enum po_status lanes_init(struct po_run *run, struct po_error *err)
 	enum po_status status = PO_STATUS_OK;
 
 	run->lanes = calloc(run->lane_count, sizeof(*run->lanes));
+	run->lanes_made = run->lanes ? run->lane_count : 0;
 	if (!run->lanes) {
 		po_error_set(err, "Failed to decode trace: out of memory");
 		return PO_STATUS_NOMEM;
@@ -724,7 +726,7 @@ static void lanes_fini(struct po_run *run)
 	if (!run->lanes)
 		return;
 	pthread_mutex_lock(&po_bt_shared_lock);
-	for (size_t l = 0; l < run->lane_count; l++) {
+	for (size_t l = 0; l < run->lanes_made; l++) {
 		po_decoder_fini(&run->lanes[l].decoder);
 		classes_fini(&run->lanes[l].classes);
 	}
