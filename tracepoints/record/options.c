@@ -10,6 +10,7 @@
 
 enum {
 	OPT_HEAP = 256,
+	OPT_BUFFERS,
 	OPT_SUBBUF_SIZE,
 	OPT_NUM_SUBBUF,
 	OPT_SAMPLE_MS,
@@ -20,6 +21,7 @@ enum {
 static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"heap", no_argument, NULL, OPT_HEAP},
+    {"buffers", required_argument, NULL, OPT_BUFFERS},
     {"subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE},
     {"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
     {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
@@ -38,9 +40,14 @@ void rec_options_print_help(void)
 	       "                      it must not exist or be empty\n"
 	       "      --heap          also record malloc/free (lttng_ust_libc), with the ip\n"
 	       "                      context\n"
+	       "      --buffers uid|pid  ring buffers shared by the user's processes (uid, the\n"
+	       "                      default: a forked worker starts in milliseconds) or one\n"
+	       "                      set per process (pid: each new process waits about\n"
+	       "                      0.25 s for its buffers)\n"
 	       "      --subbuf-size SIZE  sub-buffer size, a power of 2 with optional k/M suffix\n"
 	       "                      (default 4M)\n"
-	       "      --num-subbuf N  sub-buffers per CPU and process, a power of 2 (default 8)\n"
+	       "      --num-subbuf N  sub-buffers per CPU (and process with --buffers pid), a\n"
+	       "                      power of 2 (default 8)\n"
 	       "      --sample-ms N   RSS/CPU sampling period of libprofopt in ms, 0 to disable\n"
 	       "                      (default: PROFOPT_SAMPLE_MS if set, else 20)\n"
 	       "      --help          print this help and exit\n"
@@ -93,6 +100,13 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 		break;
 	case OPT_HEAP:
 		options->heap = true;
+		break;
+	case OPT_BUFFERS:
+		if (strcmp(arg, "uid") && strcmp(arg, "pid")) {
+			po_error_set(err, "invalid --buffers '%s': uid or pid", arg);
+			return REC_STATUS_USAGE;
+		}
+		options->per_process_buffers = !strcmp(arg, "pid");
 		break;
 	case OPT_SUBBUF_SIZE:
 		if (parse_size(arg, &options->subbuf_bytes) || options->subbuf_bytes < 4096 ||

@@ -32,7 +32,10 @@ enum rec_status {
 
 int rec_status_exit_code(enum rec_status status);
 
-/* Default ring buffer geometry: per CPU and per traced process (see docs/recording.md). */
+/*
+ * Default ring buffer geometry: per CPU, shared by the traced processes of a user (per
+ * process with --buffers pid); see docs/recording.md.
+ */
 #define REC_DEFAULT_SUBBUF_BYTES (4u * 1024 * 1024)
 #define REC_DEFAULT_SUBBUF_COUNT 8u
 #define REC_DEFAULT_SAMPLE_MS 20u
@@ -44,6 +47,7 @@ int rec_status_exit_code(enum rec_status status);
 struct rec_options {
 	const char *output_dir; /* weak: argv, or NULL for the dated default */
 	bool heap;		/* also record libc malloc/free */
+	bool per_process_buffers; /* --buffers pid: one buffer set per traced process */
 	uint64_t subbuf_bytes;
 	uint64_t subbuf_count;
 	long sample_ms;		   /* -1: keep the user's PROFOPT_SAMPLE_MS, else 20 */
@@ -67,7 +71,7 @@ enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond,
 				    struct po_error *err) PO_NODISCARD;
 void rec_sessiond_stop(struct rec_sessiond *sessiond);
 
-/* The tracing session, one UST channel with per-process buffers. */
+/* The tracing session, one UST channel with per-user (or per-process) buffers. */
 struct rec_session {
 	char name[128];
 	char *output_dir;    /* owned: absolute path of the trace directory */

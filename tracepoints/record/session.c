@@ -1,7 +1,14 @@
 /*
  * session.c: the LTTng tracing session of profopt-record, through liblttng-ctl: one UST
- * channel in discard mode with per-process buffers, the profopt events (and libc's with
- * --heap) and the contexts profopt-analyze needs to tell processes and threads apart.
+ * channel in discard mode with per-user buffers (per-process with --buffers pid), the
+ * profopt events (and libc's with --heap) and the contexts profopt-analyze needs to tell
+ * processes and threads apart.
+ *
+ * Per-user buffers by default because they do not change the traced program: with
+ * per-process buffers every new process waits in lttng-ust's constructor until the session
+ * and consumer daemons have created its buffers (about 0.25 s measured here per forked
+ * DataLoader worker, against 7 ms per-user), which a loader with non-persistent workers
+ * pays at every epoch.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -21,9 +28,18 @@
 
 #define CHANNEL_NAME "profopt"
 
+static struct lttng_domain ust_domain_of(const struct rec_options *options)
+{
+	return (struct lttng_domain){
+	    .type = LTTNG_DOMAIN_UST,
+	    .buf_type = options->per_process_buffers ? LTTNG_BUFFER_PER_PID : LTTNG_BUFFER_PER_UID,
+	};
+}
+
+/* For handles on an existing session, where the buffer type does not matter. */
 static const struct lttng_domain ust_domain = {
 	.type = LTTNG_DOMAIN_UST,
-	.buf_type = LTTNG_BUFFER_PER_PID,
+	.buf_type = LTTNG_BUFFER_PER_UID,
 };
 
 /* 0: missing, 1: empty directory, -1: anything else (errno or ENOTEMPTY/ENOTDIR). */
@@ -110,7 +126,7 @@ static enum rec_status ctl_failed(struct po_error *err, int code, const char *wh
 static enum rec_status enable_channel(struct lttng_handle *handle,
 				      const struct rec_options *options, struct po_error *err)
 {
-	struct lttng_domain domain = ust_domain;
+	struct lttng_domain domain = ust_domain_of(options);
 	struct lttng_channel *channel = lttng_channel_create(&domain);
 	int ret;
 
@@ -194,7 +210,7 @@ static enum rec_status configure(struct lttng_handle *handle, const struct rec_o
 enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
 				   struct po_error *err)
 {
-	struct lttng_domain domain = ust_domain;
+	struct lttng_domain domain = ust_domain_of(options);
 	struct lttng_handle *handle;
 	enum rec_status status;
 	char url[PATH_MAX + 16];
@@ -242,7 +258,10 @@ enum rec_status rec_session_start(struct rec_session *session, struct po_error *
 	return REC_STATUS_OK;
 }
 
-/* The tracer's own counters; with per-process buffers they cover the processes alive now. */
+/*
+ * The tracer's own counters; with per-process buffers they cover only the processes alive
+ * now (the trace's packet indexes cover every one, see trace_loss.c).
+ */
 static void read_loss_counters(struct rec_session *session)
 {
 	struct lttng_domain domain = ust_domain;

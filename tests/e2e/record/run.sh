@@ -49,10 +49,17 @@ case_pipeline() {
 	check "the trace path is the last line of stdout" \
 		[ "$(tail -n 1 "$work/out")" = "$work/trace" ]
 	check "stderr says no events were discarded" grep -q "no events were discarded" "$work/err"
-	check "one trace per process (3 under ust/pid)" \
-		[ "$(ls "$work/trace/ust/pid" | wc -l)" -eq 3 ]
+	check "one trace of per-user buffers (ust/uid), none per process" \
+		[ -d "$work/trace/ust/uid" ] && [ ! -e "$work/trace/ust/pid" ]
 	check_trace pipeline "$work/trace"
 	cat "$work/err"
+	run_record --buffers pid -o "$work/trace-pid" -- "$workload" pipeline
+	check "--buffers pid: one trace per process (3 under ust/pid)" \
+		[ "$(ls "$work/trace-pid/ust/pid" | wc -l)" -eq 3 ]
+	check_trace pipeline "$work/trace-pid"
+	run_record --buffers tid -o "$work/trace-bad" -- "$workload" pipeline
+	check "--buffers tid is a usage error (got $status)" [ "$status" -eq 2 ]
+	check "--buffers tid is refused in one line" one_error_line "invalid --buffers 'tid'"
 }
 
 case_exit_status() {
