@@ -70,6 +70,25 @@ static double worker_cores(const struct po_analysis *analysis, const struct po_w
 }
 
 /*
+ * Cores the workers used together while any was alive: each worker's cores weighted by its
+ * lifetime, over the time workers were alive. Workers that replaced each other (one set per
+ * epoch) do not add up as if they had run at once.
+ */
+static double workers_cores(const struct po_analysis *analysis)
+{
+	double core_ns = 0, alive_ns = (double)analysis->worker_alive_ns, sum = 0;
+
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		const struct po_worker *worker = &analysis->workers[i];
+		double cores = worker_cores(analysis, worker);
+
+		sum += cores;
+		core_ns += cores * (double)(worker->last_ns - worker->first_ns);
+	}
+	return alive_ns > 0 ? core_ns / alive_ns : sum;
+}
+
+/*
  * The main process's CPU time per step, all of it charged to the steps: CPU it spent
  * outside them (start-up, evaluation) only makes the loop look less starved, whereas a rate
  * over its life would be diluted by idle start-up and make it look more starved.
@@ -88,7 +107,7 @@ static bool measure(const struct det_ctx *ctx, struct cc_facts *facts)
 	const double *mean = ctx->category_mean_ns;
 
 	facts->cores = analysis->cpu_count;
-	facts->workers = (int64_t)analysis->worker_count;
+	facts->workers = det_live_workers(analysis);
 	facts->step_ns = ctx->mean_step_ns;
 	facts->main_cores = process_cores(det_main_process(analysis));
 	if (facts->cores <= 0 || facts->workers <= 0 || facts->main_cores < 0 ||
@@ -103,8 +122,7 @@ static bool measure(const struct det_ctx *ctx, struct cc_facts *facts)
 	facts->loop_share = fmin(1, facts->loop_cpu_ns / facts->loop_ns);
 	facts->lost_ns = facts->loop_ns * (1 - facts->loop_share);
 	facts->lost_pct = 100 * facts->lost_ns / facts->step_ns;
-	for (size_t i = 0; i < analysis->worker_count; i++)
-		facts->worker_cores += worker_cores(analysis, &analysis->workers[i]);
+	facts->worker_cores = workers_cores(analysis);
 	facts->worker_share =
 	    facts->batch.cpu_stage_cpu_ns > 0
 		? fmin(1, facts->batch.cpu_stage_cpu_ns / facts->batch.cpu_stage_ns)

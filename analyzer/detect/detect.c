@@ -45,16 +45,24 @@ const struct po_process *det_main_process(const struct po_analysis *analysis)
 	return NULL;
 }
 
+int64_t det_live_workers(const struct po_analysis *analysis)
+{
+	return analysis->concurrent_workers > 0 ? analysis->concurrent_workers
+						: (int64_t)analysis->worker_count;
+}
+
 /*
  * Steps of an epoch's start-up: until every worker has delivered its first batch (the
- * first max(1, workers) steps of the epoch), workers start and caches fill.
+ * first max(1, workers) steps of the epoch), workers start and caches fill. The same number
+ * each epoch, however many epochs started new workers.
  */
 static size_t startup_steps(const struct po_analysis *analysis)
 {
-	int64_t workers = det_config_int(analysis, "num_workers", (int64_t)analysis->worker_count);
+	int64_t live = det_live_workers(analysis);
+	int64_t workers = det_config_int(analysis, "num_workers", live);
 
-	if (workers < (int64_t)analysis->worker_count)
-		workers = (int64_t)analysis->worker_count;
+	if (workers < live)
+		workers = live;
 	return workers > 1 ? (size_t)workers : 1;
 }
 
@@ -153,8 +161,8 @@ typedef enum po_status (*det_fn)(struct det_ctx *ctx);
 
 /* Memory growth runs before unfreed-allocations, which reads its severity. */
 static const det_fn detectors[] = {
-    det_trace_data_loss, det_input_bound,   det_gpu_idle,	det_memory_growth,
-    det_unfreed,	 det_step_outliers, det_cpu_contention,
+    det_trace_data_loss, det_input_bound,    det_gpu_idle,	 det_memory_growth,  det_unfreed,
+    det_step_outliers,	 det_cpu_contention, det_loader_handoff, det_worker_restart,
 };
 
 static enum po_status run_detectors(struct det_ctx *ctx)

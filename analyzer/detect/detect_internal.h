@@ -46,6 +46,11 @@ struct po_step det_clean_step(const struct det_ctx *ctx, size_t i);
 struct po_step det_all_clean_step(const struct det_ctx *ctx, size_t i);
 /* The training loop's process, or NULL. */
 const struct po_process *det_main_process(const struct po_analysis *analysis);
+/*
+ * Worker processes alive at the same time (what shares the cores and the memory), not every
+ * worker the run started: non-persistent DataLoader workers are new processes each epoch.
+ */
+int64_t det_live_workers(const struct po_analysis *analysis);
 /* A run_config value, or NULL. */
 const char *det_config(const struct po_analysis *analysis, const char *key);
 /* A run_config value as an integer, or fallback. */
@@ -102,6 +107,8 @@ enum po_status det_memory_growth(struct det_ctx *ctx);
 enum po_status det_unfreed(struct det_ctx *ctx);
 enum po_status det_step_outliers(struct det_ctx *ctx);
 enum po_status det_cpu_contention(struct det_ctx *ctx);
+enum po_status det_loader_handoff(struct det_ctx *ctx);
+enum po_status det_worker_restart(struct det_ctx *ctx);
 enum po_verdict det_verdict(const struct det_ctx *ctx);
 /* The verdict's cause in words when a finding names it (in the arena), else NULL. */
 const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict);

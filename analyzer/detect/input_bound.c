@@ -234,7 +234,11 @@ static int batch_was_ready(const struct po_step *step)
 	return -1;
 }
 
-/* The data wait of steps whose batch was already ready is the handoff's cost. */
+/*
+ * The handoff's cost per step: the hand-off category (the part of each data wait after the
+ * batch was ready in its worker). Traces that do not say when batches were ready have none;
+ * there the data wait of steps that found their batch in the queue stands for it.
+ */
 static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	double *waits = malloc((ctx->clean_count ? ctx->clean_count : 1) * sizeof(double));
@@ -254,7 +258,9 @@ static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
 			waits[ready++] = (double)step.category_ns[PO_CAT_DATA_WAIT];
 	}
 	facts->queue_empty_pct = known ? 100.0 * (double)(known - ready) / (double)known : NAN;
-	if ((double)ready >= ctx->rules->input_bound_handoff_min_steps)
+	if (ctx->category_mean_ns[PO_CAT_HANDOFF] > 0)
+		handoff = ctx->category_mean_ns[PO_CAT_HANDOFF];
+	else if ((double)ready >= ctx->rules->input_bound_handoff_min_steps)
 		handoff = det_median(waits, ready);
 	free(waits);
 	return handoff;
@@ -296,7 +302,7 @@ static double cpu_demand(const struct det_ctx *ctx, const struct ib_facts *facts
 
 	if (isnan(facts->busy_pct) || model->service_ns <= 0)
 		return per_batch;
-	busy_workers = facts->busy_pct / 100.0 * (double)ctx->analysis->worker_count;
+	busy_workers = facts->busy_pct / 100.0 * (double)det_live_workers(ctx->analysis);
 	return fmax(per_batch, busy_workers * model->cpu_ns / model->service_ns + main_cores);
 }
 
@@ -308,9 +314,10 @@ static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
 	    facts->stage_wall_ns[0] + facts->stage_wall_ns[1] + facts->stage_wall_ns[2];
 	model->cpu_ns = fmin(model->service_ns, facts->stage_cpu_ns[0] + facts->stage_cpu_ns[1] +
 						    facts->stage_cpu_ns[2]);
-	model->main_ns = fmax(0, ctx->mean_step_ns - facts->wait_ns);
-	model->main_cpu_ns = main_cpu_per_step(ctx, facts);
 	model->handoff_ns = facts->loading_in_main ? 0 : measure_handoff(ctx, facts);
+	model->main_ns =
+	    fmax(0, ctx->mean_step_ns - facts->wait_ns - ctx->category_mean_ns[PO_CAT_HANDOFF]);
+	model->main_cpu_ns = main_cpu_per_step(ctx, facts);
 	model->cores = ctx->analysis->cpu_count;
 	model->cpu_bound = model->cpu_ns >= model->service_ns - model->cpu_ns;
 	facts->demand_cores = cpu_demand(ctx, facts);
@@ -382,7 +389,7 @@ static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 	const struct po_analysis *analysis = ctx->analysis;
 
 	measure_waits(ctx, facts);
-	facts->workers = det_config_int(analysis, "num_workers", (int64_t)analysis->worker_count);
+	facts->workers = det_config_int(analysis, "num_workers", det_live_workers(analysis));
 	facts->loading_in_main =
 	    analysis->worker_count == 0 && (facts->workers == 0 || facts->main_load_ns > 0);
 	if (facts->loading_in_main)
@@ -628,58 +635,6 @@ static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
 		      "shorter waits after slow batches; not predicted", NAN, NAN);
 }
 
-/* Excess data wait at the first step of every epoch after the first, over the median. */
-static double epoch_start_excess_ns(const struct det_ctx *ctx, int64_t *epochs)
-{
-	double *waits = malloc((ctx->clean_count ? ctx->clean_count : 1) * sizeof(double));
-	double median, excess = 0;
-
-	*epochs = 0;
-	if (!waits)
-		return 0;
-	for (size_t i = 0; i < ctx->clean_count; i++)
-		waits[i] = (double)det_clean_step(ctx, i).category_ns[PO_CAT_DATA_WAIT];
-	median = det_median(waits, ctx->clean_count);
-	free(waits);
-	for (size_t i = 1; i < ctx->all_clean_count; i++) {
-		const struct po_step step = det_all_clean_step(ctx, i);
-		double wait = (double)step.category_ns[PO_CAT_DATA_WAIT];
-
-		if (step.epoch == det_all_clean_step(ctx, i - 1).epoch)
-			continue;
-		if (wait > ctx->rules->input_bound_epoch_start_factor * median &&
-		    wait - median > DET_NS_PER_MS) {
-			excess += wait - median;
-			(*epochs)++;
-		}
-	}
-	return excess;
-}
-
-static void recommend_persistent(struct det_ctx *ctx, struct po_finding *finding,
-				 const struct ib_facts *facts)
-{
-	const char *persistent = det_config(ctx->analysis, "persistent_workers");
-	int64_t epochs;
-	double excess_ns, step_ns;
-
-	if (facts->workers <= 0 || !persistent ||
-	    (strcmp(persistent, "false") != 0 && strcmp(persistent, "False") != 0))
-		return;
-	excess_ns = epoch_start_excess_ns(ctx, &epochs);
-	if (epochs == 0)
-		return;
-	step_ns = ctx->mean_step_ns - excess_ns / (double)ctx->all_clean_count;
-	det_recommend(
-	    ctx, finding, "persistent_workers", "set persistent_workers=True",
-	    det_printf(ctx,
-		       "%lld epoch starts waited %.1f ms longer than usual while "
-		       "the workers started again",
-		       (long long)epochs, excess_ns / DET_NS_PER_MS),
-	    det_printf(ctx, "%.1f ms saved per epoch", excess_ns / (double)epochs / DET_NS_PER_MS),
-	    step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
-}
-
 static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct ib_facts *facts)
 {
 	if (strcmp(facts->cause, "slow-h2d") == 0)
@@ -688,5 +643,4 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 	if (facts->saturated)
 		recommend_less_cpu(ctx, finding, facts);
 	recommend_prefetch(ctx, finding, facts);
-	recommend_persistent(ctx, finding, facts);
 }

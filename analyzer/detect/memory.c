@@ -9,9 +9,17 @@
 
 #include "detect_internal.h"
 
+/* Whose memory a resident-set series holds. */
+enum growth_scope {
+	SCOPE_ALL,     /* allocation events: every process, attributed by site */
+	SCOPE_MAIN,    /* the training loop's process */
+	SCOPE_WORKERS, /* the loader workers alive at each step */
+};
+
 struct growth {
 	bool gpu;
 	const char *source; /* "alloc_events", "rss" or "gpu_alloc_events" */
+	enum growth_scope scope;
 	size_t point_count;
 	int64_t first_step; /* step numbers of the fitted range */
 	int64_t last_step;
@@ -24,7 +32,35 @@ static int64_t step_value(const struct po_step *step, const struct growth *growt
 {
 	if (growth->gpu)
 		return step->gpu_live_bytes;
-	return growth->source[0] == 'a' ? step->host_live_bytes : step->rss_bytes;
+	switch (growth->scope) {
+	case SCOPE_MAIN:
+		return step->main_rss_bytes;
+	case SCOPE_WORKERS:
+		return step->rss_bytes >= 0 && step->main_rss_bytes >= 0
+			   ? step->rss_bytes - step->main_rss_bytes
+			   : -1;
+	default:
+		return growth->source[0] == 'a' ? step->host_live_bytes : step->rss_bytes;
+	}
+}
+
+static const char *scope_name(const struct growth *growth)
+{
+	return growth->scope == SCOPE_MAIN	? "main"
+	       : growth->scope == SCOPE_WORKERS ? "workers"
+						: "all";
+}
+
+/* Where the growth is, in words, when no allocation site says it better. */
+static const char *scope_where(struct det_ctx *ctx, const struct growth *growth)
+{
+	if (growth->scope == SCOPE_MAIN)
+		return det_printf(ctx, "the main process (pid %d, the training loop)",
+				  ctx->analysis->main_pid);
+	if (growth->scope == SCOPE_WORKERS)
+		return det_printf(ctx, "the %lld loader worker processes",
+				  (long long)det_live_workers(ctx->analysis));
+	return "an unknown place";
 }
 
 static size_t warmup_steps(const struct det_ctx *ctx)
@@ -113,6 +149,9 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_int(ctx, finding, "first_step", growth->first_step);
 	det_ev_int(ctx, finding, "last_step", growth->last_step);
 	det_ev_text(ctx, finding, "source", growth->source);
+	det_ev_text(ctx, finding, "process_role", scope_name(growth));
+	if (growth->scope == SCOPE_MAIN)
+		det_ev_int(ctx, finding, "pid", ctx->analysis->main_pid);
 	det_ev_number(ctx, finding, "growth_over_run_mib", growth->projected_run_bytes / DET_MIB);
 	det_ev_number(ctx, finding, "peak_mib", growth->peak_bytes / DET_MIB);
 	det_ev_number(ctx, finding, "projection_steps", projection);
@@ -120,14 +159,30 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 		      growth->fit.slope * projection / DET_MIB);
 }
 
+/* What to do, as a sentence a user can act on, for growth known only by its process. */
+static const char *action_without_site(const struct growth *growth)
+{
+	if (growth->scope == SCOPE_WORKERS)
+		return "look for what the dataset keeps per sample in the workers (caches, lists "
+		       "of decoded items) and bound it; record with profopt-record --heap to get "
+		       "the allocation sites";
+	if (growth->scope == SCOPE_MAIN)
+		return "look for what the training loop keeps from each step (a tensor appended "
+		       "to a list, a loss kept with its graph: keep loss.item() instead) and "
+		       "release it; record with profopt-record --heap to get the allocation sites";
+	return "record with profopt-record --heap to find the allocation sites that are never "
+	       "freed, then free or reuse them";
+}
+
 static void recommend_free(struct det_ctx *ctx, struct po_finding *finding,
 			   const struct growth *growth, const struct po_mem_site *site)
 {
 	double projection = ctx->rules->memory_growth_projection_steps;
-	const char *where = site ? site_where(ctx, site) : "the allocations that are never freed";
+	const char *action =
+	    site ? det_printf(ctx, "free or reuse what is allocated in %s", site_where(ctx, site))
+		 : action_without_site(growth);
 
-	det_recommend(ctx, finding, "allocation",
-		      det_printf(ctx, "free or reuse what is allocated in %s", where),
+	det_recommend(ctx, finding, "allocation", action,
 		      det_printf(ctx,
 				 "%s memory grows by %.1f KiB per step (R^2 %.2f) and is "
 				 "never given back",
@@ -157,6 +212,14 @@ static double run_steps(const struct po_analysis *analysis)
 			po_analysis_step(analysis, 0).index + 1);
 }
 
+/* Fits the series and tells whether it grows steadily enough to report. */
+static bool grows(const struct det_ctx *ctx, struct growth *growth)
+{
+	return fit_growth(ctx, growth) &&
+	       growth->fit.slope >= ctx->rules->memory_growth_min_slope_bytes &&
+	       growth->fit.r2 >= ctx->rules->memory_growth_min_r2;
+}
+
 static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
 {
 	enum po_finding_id id =
@@ -164,10 +227,6 @@ static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
 	const struct po_mem_site *site = top_site(ctx->analysis, growth->gpu);
 	struct po_finding *finding;
 
-	if (!fit_growth(ctx, growth) ||
-	    growth->fit.slope < ctx->rules->memory_growth_min_slope_bytes ||
-	    growth->fit.r2 < ctx->rules->memory_growth_min_r2)
-		return PO_STATUS_OK;
 	growth->projected_run_bytes = growth->fit.slope * run_steps(ctx->analysis);
 	growth->peak_bytes =
 	    fmax(growth->peak_bytes, (double)(growth->gpu ? ctx->analysis->memory.gpu_peak_bytes
@@ -180,7 +239,7 @@ static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
 		    "%.1f MiB over the run; the most still held at the end was allocated in %s.",
 		    growth->gpu ? "GPU" : "Host", growth->fit.slope / 1024.0, growth->fit.r2,
 		    growth->point_count, growth->projected_run_bytes / DET_MIB,
-		    site ? site_where(ctx, site) : "an unknown place");
+		    site ? site_where(ctx, site) : scope_where(ctx, growth));
 	add_growth_evidence(ctx, finding, growth);
 	if (site) {
 		int64_t steps[2] = {site->first_live_step, site->last_live_step};
@@ -194,17 +253,43 @@ static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
 	return PO_STATUS_OK;
 }
 
+/*
+ * Host growth from the resident sets: the training loop's process and the loader workers
+ * alive at each step are fitted apart, so a leak is attributed to the process that has it
+ * and workers that exit (non-persistent workers) never add up; the steeper steady growth
+ * is reported.
+ */
+static enum po_status rss_growth_finding(struct det_ctx *ctx)
+{
+	struct growth main = {.source = "rss", .scope = SCOPE_MAIN};
+	struct growth workers = {.source = "rss", .scope = SCOPE_WORKERS};
+	bool main_grows = grows(ctx, &main), workers_grow = grows(ctx, &workers);
+
+	if (main_grows && (!workers_grow || main.fit.slope >= workers.fit.slope))
+		return growth_finding(ctx, &main);
+	if (workers_grow)
+		return growth_finding(ctx, &workers);
+	return PO_STATUS_OK;
+}
+
+static enum po_status events_growth_finding(struct det_ctx *ctx, struct growth *growth)
+{
+	if (!grows(ctx, growth))
+		return PO_STATUS_OK;
+	return growth_finding(ctx, growth);
+}
+
 enum po_status det_memory_growth(struct det_ctx *ctx)
 {
 	const struct po_memory *memory = &ctx->analysis->memory;
-	struct growth host = {.gpu = false,
-			      .source = memory->has_alloc_events ? "alloc_events" : "rss"};
+	struct growth host = {.gpu = false, .source = "alloc_events"};
 	struct growth gpu = {.gpu = true, .source = "gpu_alloc_events"};
 	enum po_status status;
 
-	status = growth_finding(ctx, &host);
+	status =
+	    memory->has_alloc_events ? events_growth_finding(ctx, &host) : rss_growth_finding(ctx);
 	if (status == PO_STATUS_OK)
-		status = growth_finding(ctx, &gpu);
+		status = events_growth_finding(ctx, &gpu);
 	return status;
 }
 

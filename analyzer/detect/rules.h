@@ -61,9 +61,6 @@
 	X(input_bound_burst_cv, "input-bound", "burst_cv", 0.3, "ratio",                           \
 	  "coefficient of variation of per-batch load time from which workers count as bursty",    \
 	  "profopt")                                                                               \
-	X(input_bound_epoch_start_factor, "input-bound", "epoch_start_factor", 3, "ratio",         \
-	  "data wait at an epoch's first step, over the median wait, that shows worker start-up",  \
-	  "profopt")                                                                               \
 	X(input_bound_prefetch_queue_empty_pct, "input-bound", "prefetch_queue_empty_pct", 50,     \
 	  "%", "share of steps that found no batch ready from which prefetch_factor is raised",    \
 	  "profopt")                                                                               \
@@ -137,6 +134,23 @@
 	  "share of the step the loop loses waiting for a core from which cpu-contention is "      \
 	  "critical",                                                                              \
 	  "profopt (as gpu-idle.critical_pct)")                                                    \
+	X(handoff_warning_pct, "loader-handoff", "warning_pct", 10, "%",                           \
+	  "share of clean step time the loop spends receiving batches that were already ready "    \
+	  "in their worker, from which loader-handoff is a warning",                               \
+	  "profopt: PyTorch's hand-off of a batch of 8 small images costs 1-3 ms on 2 cores")      \
+	X(handoff_critical_pct, "loader-handoff", "critical_pct", 30, "%",                         \
+	  "the same share from which loader-handoff is critical", "profopt (as input-bound)")      \
+	X(handoff_min_steps, "loader-handoff", "min_steps", 20, "steps",                           \
+	  "clean steps needed before loader-handoff may fire",                                     \
+	  "profopt: a mean over fewer steps is noise")                                             \
+	X(worker_restart_min_pct, "worker-restart", "min_pct", 5, "%",                             \
+	  "share of the run's step time lost while workers start again at epoch starts, from "     \
+	  "which worker-restart fires",                                                            \
+	  "profopt")                                                                               \
+	X(worker_restart_min_epochs, "worker-restart", "min_epochs", 2, "epochs",                  \
+	  "epochs that started new workers (after the first) needed before worker-restart may "    \
+	  "fire",                                                                                  \
+	  "profopt: one restart is not a pattern")                                                 \
 	X(trace_loss_warning_pct, "trace-data-loss", "warning_pct", 0.1, "%",                      \
 	  "discarded events, as a share of all, from which data loss is a warning", "profopt")     \
 	X(trace_loss_critical_pct, "trace-data-loss", "critical_pct", 5, "%",                      \

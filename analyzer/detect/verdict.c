@@ -59,6 +59,6 @@ const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict)
 	if (verdict != PO_VERDICT_HOST_BOUND || !contention ||
 	    contention->severity > PO_SEVERITY_WARNING)
 		return NULL;
-	return det_printf(ctx, "the training loop waits for CPU held by %zu loader workers",
-			  ctx->analysis->worker_count);
+	return det_printf(ctx, "the training loop waits for CPU held by %lld loader workers",
+			  (long long)det_live_workers(ctx->analysis));
 }

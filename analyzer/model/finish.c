@@ -239,6 +239,49 @@ static int compare_workers(const void *left, const void *right)
 	return compare_i64(a->pid, b->pid);
 }
 
+struct lifetime_edge {
+	int64_t time_ns;
+	int delta; /* +1 a worker starts, -1 it ends */
+};
+
+static int compare_edges(const void *left, const void *right)
+{
+	const struct lifetime_edge *a = left, *b = right;
+
+	if (a->time_ns != b->time_ns)
+		return compare_i64(a->time_ns, b->time_ns);
+	return compare_i64(a->delta, b->delta); /* an end before a start at the same time */
+}
+
+/* Sweeps the workers' lifetimes: the most alive at once, generations, time any is alive. */
+static enum po_status worker_lifetimes(struct po_analysis *analysis)
+{
+	size_t count = analysis->worker_count * 2;
+	struct lifetime_edge *edges = malloc((count ? count : 1) * sizeof(*edges));
+	int64_t alive = 0, since_ns = 0;
+
+	if (!edges)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		edges[2 * i] = (struct lifetime_edge){analysis->workers[i].first_ns, +1};
+		edges[2 * i + 1] = (struct lifetime_edge){analysis->workers[i].last_ns, -1};
+	}
+	po_sort(edges, count, sizeof(*edges), compare_edges);
+	for (size_t i = 0; i < count; i++) {
+		if (edges[i].delta > 0 && alive == 0) {
+			analysis->worker_generations++;
+			since_ns = edges[i].time_ns;
+		}
+		alive += edges[i].delta;
+		if (alive > analysis->concurrent_workers)
+			analysis->concurrent_workers = alive;
+		if (edges[i].delta < 0 && alive == 0)
+			analysis->worker_alive_ns += edges[i].time_ns - since_ns;
+	}
+	free(edges);
+	return PO_STATUS_OK;
+}
+
 static enum po_status build_workers(struct po_model *model, struct po_analysis *analysis)
 {
 	analysis->workers = calloc(model->process_count + 1, sizeof(*analysis->workers));
@@ -262,7 +305,7 @@ static enum po_status build_workers(struct po_model *model, struct po_analysis *
 	}
 	po_sort(analysis->workers, analysis->worker_count, sizeof(struct po_worker),
 		compare_workers);
-	return PO_STATUS_OK;
+	return worker_lifetimes(analysis);
 }
 
 static int compare_label_keys(const void *left, const void *right)

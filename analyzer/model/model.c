@@ -346,11 +346,11 @@ static void on_discard(struct po_model *model, const struct po_event *event, int
 	if (event->u.discarded.count == PO_COUNT_UNKNOWN || event->u.discarded.count < 0)
 		quality->unknown_discards++;
 	else if (packets)
-		quality->discarded_packets = po_add_sat(quality->discarded_packets,
-							event->u.discarded.count);
+		quality->discarded_packets =
+		    po_add_sat(quality->discarded_packets, event->u.discarded.count);
 	else
-		quality->discarded_events = po_add_sat(quality->discarded_events,
-						       event->u.discarded.count);
+		quality->discarded_events =
+		    po_add_sat(quality->discarded_events, event->u.discarded.count);
 	if (quality->window_count < PO_WINDOW_CAP)
 		model->windows[quality->window_count++] = (struct po_discard_window){
 		    .kind = packets ? PO_DISCARD_PACKETS : PO_DISCARD_EVENTS,
@@ -400,6 +400,9 @@ static void on_rss(struct po_model *model, struct process *process, int64_t valu
 {
 	int64_t old = process->rss_last_bytes;
 
+	if (process->ended)
+		return; /* a sample of the exit path: the process left the sum at worker_end */
+
 	if (process->rss_first_bytes < 0)
 		process->rss_first_bytes = value;
 	process->rss_last_bytes = value;
@@ -418,7 +421,7 @@ static void on_gpu_counter(struct po_model *model, struct process *process, int3
 {
 	int64_t old;
 
-	if (device < 0 || device >= PO_DEVICE_SLOTS)
+	if (device < 0 || device >= PO_DEVICE_SLOTS || process->ended)
 		return;
 	old = process->gpu_used_bytes[device];
 	process->gpu_used_bytes[device] = value;
@@ -500,6 +503,25 @@ static void on_worker_begin(struct process *process, const struct po_event *even
 	process->parent_pid = event->u.worker.parent_pid;
 }
 
+/*
+ * A worker ends (a DataLoader worker exits at the end of every epoch unless its workers are
+ * persistent): its resident and device memory leave the sums, so the memory of a run is
+ * that of the processes alive, not of every process ever started.
+ */
+static void on_worker_end(struct po_model *model, struct process *process)
+{
+	if (process->ended)
+		return;
+	process->ended = true;
+	if (process->rss_last_bytes > 0 && model->rss_sum_bytes > 0)
+		model->rss_sum_bytes = po_add_sat(model->rss_sum_bytes, -process->rss_last_bytes);
+	for (int device = 0; device < PO_DEVICE_SLOTS; device++) {
+		if (process->gpu_used_bytes[device] > 0 && model->gpu_counter_sum_bytes > 0)
+			model->gpu_counter_sum_bytes = po_add_sat(model->gpu_counter_sum_bytes,
+								  -process->gpu_used_bytes[device]);
+	}
+}
+
 /* The flat dispatch of events that belong to a process and thread. */
 static enum po_status dispatch(struct po_model *model, struct process *process,
 			       struct thread *thread, const struct po_event *event)
@@ -511,6 +533,9 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 		return on_run_config(model, event);
 	case PO_EV_WORKER_BEGIN:
 		on_worker_begin(process, event);
+		return PO_STATUS_OK;
+	case PO_EV_WORKER_END:
+		on_worker_end(model, process);
 		return PO_STATUS_OK;
 	case PO_EV_STEP_BEGIN:
 		return spans_step_begin(model, thread, event);
@@ -540,7 +565,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_LIBC_FREE:
 		return memory_event(model, thread, event);
 	default:
-		return PO_STATUS_OK; /* run_end, worker_end, epochs, gpu_launch: nothing to keep */
+		return PO_STATUS_OK; /* run_end, epochs, gpu_launch: nothing to keep */
 	}
 }
 

@@ -116,6 +116,7 @@ struct process {
 	int64_t cpu_last_ns;
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;
+	bool ended; /* worker_end seen: the process no longer holds memory or cores */
 	bool loader_spans;
 	int64_t step_count;
 	/* producer statistics, reported for worker processes */

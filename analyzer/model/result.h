@@ -35,6 +35,9 @@ enum po_role {
  * training thread overlap, the instant goes to the first category in this list that is
  * active. So loading inside a data wait (num_workers=0) counts as load, and a GPU sync
  * inside the optimizer counts as gpu_sync. Time covered by no span is "other".
+ * handoff is no stage: it is the part of a data wait after the consumed batch was ready in
+ * its worker (moving a finished batch to the loop: unpickling, shared-memory handles,
+ * pinning), split off the data wait when the wait ends.
  * X(NAME, json name)
  */
 #define PO_CATEGORIES(X)                                                                           \
@@ -50,6 +53,7 @@ enum po_role {
 	X(EVAL, "eval")                                                                            \
 	X(CUSTOM, "custom")                                                                        \
 	X(DATA_WAIT, "data_wait")                                                                  \
+	X(HANDOFF, "handoff")                                                                      \
 	X(OTHER, "other")
 
 enum po_category {
@@ -123,7 +127,8 @@ struct po_step {
 	int64_t gpu_busy_ns;	 /* union of GPU activity of all devices within the step */
 	int64_t host_live_bytes; /* live host bytes (alloc/free events) at the end; -1 */
 	int64_t gpu_live_bytes;	 /* live GPU bytes (alloc/free events or counter); -1 */
-	int64_t rss_bytes;	 /* sum of the latest RSS of every process; -1 */
+	int64_t rss_bytes;	 /* sum of the latest RSS of every live process; -1 */
+	int64_t main_rss_bytes;	 /* the training loop's process alone; -1 */
 	uint32_t flags;
 };
 
@@ -322,7 +327,9 @@ struct po_step_detail {
 	X(UNFREED_ALLOCATIONS, "unfreed-allocations")                                              \
 	X(STEP_OUTLIERS, "step-outliers")                                                          \
 	X(TRACE_DATA_LOSS, "trace-data-loss")                                                      \
-	X(CPU_CONTENTION, "cpu-contention")
+	X(CPU_CONTENTION, "cpu-contention")                                                        \
+	X(LOADER_HANDOFF, "loader-handoff")                                                        \
+	X(WORKER_RESTART, "worker-restart")
 
 enum po_finding_id {
 #define PO_X(name, json) PO_FINDING_##name,
@@ -440,7 +447,15 @@ struct po_analysis {
 	struct po_step_stats step_stats;
 
 	struct po_worker *workers; /* sorted by worker_id, then pid */
-	size_t worker_count;
+	size_t worker_count;	   /* every worker process of the run, alive or not */
+	/*
+	 * Worker lifetimes (first to last event, worker_end included): the most alive at once,
+	 * which is what uses cores and memory together, and how many times a set of workers was
+	 * started after none was alive (one per epoch with non-persistent DataLoader workers).
+	 */
+	int64_t concurrent_workers;
+	int64_t worker_generations;
+	int64_t worker_alive_ns; /* union of the workers' lifetimes */
 	struct po_label_stat *label_stats; /* sorted by total_ns, descending */
 	size_t label_stat_count;
 

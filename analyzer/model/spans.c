@@ -338,8 +338,39 @@ enum po_status spans_batch_ready(struct po_model *model, const struct po_event *
 	return PO_STATUS_OK;
 }
 
-/* The training thread's data wait ended: the step consumed this batch. */
-static void consume_batch(struct po_model *model, struct po_step *step, int64_t batch)
+/*
+ * The last time_ns - from_ns of the training thread went to the data wait, but the batch
+ * was ready in its worker from from_ns on: that part is the hand-off. Moves it, in the step
+ * and in the segment ring, when the latest segment is the data wait that covers it.
+ */
+static void split_handoff(struct po_model *model, struct po_step *step, int64_t from_ns,
+			  int64_t time_ns)
+{
+	size_t last = (model->segment_next + PO_SEGMENT_RING_CAP - 1) % PO_SEGMENT_RING_CAP;
+	struct segment *segment = &model->segments[last];
+	int64_t handoff_ns;
+
+	if (!model->segment_count || segment->category != PO_CAT_DATA_WAIT ||
+	    segment->end_ns != time_ns)
+		return;
+	if (from_ns < segment->begin_ns)
+		from_ns = segment->begin_ns;
+	handoff_ns = time_ns - from_ns;
+	if (handoff_ns <= 0 || handoff_ns > step->category_ns[PO_CAT_DATA_WAIT])
+		return;
+	step->category_ns[PO_CAT_DATA_WAIT] -= handoff_ns;
+	step->category_ns[PO_CAT_HANDOFF] += handoff_ns;
+	if (from_ns == segment->begin_ns) {
+		segment->category = PO_CAT_HANDOFF;
+		return;
+	}
+	segment->end_ns = from_ns;
+	push_segment(model, from_ns, time_ns, PO_CAT_HANDOFF);
+}
+
+/* The training thread's data wait [begin_ns, end_ns) ended: the step consumed this batch. */
+static void consume_batch(struct po_model *model, struct po_step *step, int64_t batch,
+			  int64_t begin_ns, int64_t end_ns)
 {
 	struct batch_record *record = batch >= 0 ? batch_find(model, batch) : NULL;
 
@@ -352,6 +383,9 @@ static void consume_batch(struct po_model *model, struct po_step *step, int64_t 
 	step->load_ns = record->stage_ns[0];
 	step->preprocess_ns = record->stage_ns[1];
 	step->collate_ns = record->stage_ns[2];
+	if (step->worker_pid >= 0 && record->ready_ns >= 0 && record->ready_ns < end_ns)
+		split_handoff(model, step,
+			      record->ready_ns > begin_ns ? record->ready_ns : begin_ns, end_ns);
 	batch_drop(model, record);
 }
 
@@ -359,7 +393,8 @@ static void producer_stats(struct process *process, const struct open_span *span
 			   int64_t wall_ns, int64_t cpu_ns)
 {
 	if (!span->same_below) {
-		process->stage_ns[span->stage] = po_add_sat(process->stage_ns[span->stage], wall_ns);
+		process->stage_ns[span->stage] =
+		    po_add_sat(process->stage_ns[span->stage], wall_ns);
 		if (cpu_ns >= 0 && is_loader_stage(span->stage))
 			process->stage_cpu_ns[span->stage] =
 			    add_known(process->stage_cpu_ns[span->stage], cpu_ns);
@@ -407,7 +442,8 @@ static enum po_status complete_stage(struct po_model *model, struct thread *thre
 		return status;
 	/* A data wait's begin names the batch expected, its end the one received (or -1). */
 	if (training && span->stage == PO_STAGE_DATA_WAIT && model->step_open)
-		consume_batch(model, open_step(model), event->u.stage.batch);
+		consume_batch(model, open_step(model), event->u.stage.batch, span->begin_ns,
+			      event->time_ns);
 	return detail_push_span(model, &(struct po_span){.kind = PO_SPAN_STAGE,
 							 .sub = span->stage,
 							 .pid = thread->pid,
@@ -507,6 +543,8 @@ static enum po_status close_step(struct po_model *model, int64_t time_ns, int64_
 	step->host_live_bytes = memory_host_live(model);
 	step->gpu_live_bytes = memory_gpu_live(model);
 	step->rss_bytes = model_current_rss_sum(model);
+	step->main_rss_bytes =
+	    model->processes[model->threads[model->training].process].rss_last_bytes;
 	if (model->step_unmatched)
 		step->flags |= PO_STEP_UNMATCHED;
 	model->step_open = false;
@@ -548,7 +586,8 @@ static enum po_status open_new_step(struct po_model *model, const struct po_even
 			       .collate_ns = -1,
 			       .host_live_bytes = -1,
 			       .gpu_live_bytes = -1,
-			       .rss_bytes = -1};
+			       .rss_bytes = -1,
+			       .main_rss_bytes = -1};
 
 	if (po_step_store_append(model->steps, &step) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;

@@ -1,7 +1,7 @@
 /*
  * text_summary.c: the short summary profopt-analyze prints on stdout: trace-quality warnings
  * first (a verdict on lossy data must say so), then the verdict, the step statistics, where
- * a step's time goes, and the top findings with their first recommendation.
+ * a step's time goes, and the top findings with every recommendation.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -160,8 +160,8 @@ static void print_findings(const struct po_analysis *analysis, FILE *out)
 			isfinite(finding->confidence) ? finding->confidence : 0.0);
 		put_text(out, finding->summary);
 		fputc('\n', out);
-		if (finding->recommendation_count)
-			print_recommendation(&finding->recommendations[0], out);
+		for (size_t r = 0; r < finding->recommendation_count; r++)
+			print_recommendation(&finding->recommendations[r], out);
 	}
 	if (analysis->finding_count > PO_TEXT_MAX_FINDINGS)
 		fprintf(out, "  ... %zu more in summary.json\n",

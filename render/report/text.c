@@ -155,6 +155,7 @@ static const char *const category_titles[PO_CATEGORY_COUNT] = {
     [PO_CAT_EVAL] = "Evaluation",
     [PO_CAT_CUSTOM] = "Custom",
     [PO_CAT_DATA_WAIT] = "Data wait",
+    [PO_CAT_HANDOFF] = "Batch hand-off",
     [PO_CAT_OTHER] = "Other",
 };
 
@@ -188,6 +189,8 @@ static const char *const finding_titles[PO_FINDING_ID_COUNT] = {
     [PO_FINDING_STEP_OUTLIERS] = "Some steps are much slower than the rest",
     [PO_FINDING_TRACE_DATA_LOSS] = "The trace lost data",
     [PO_FINDING_CPU_CONTENTION] = "The training loop waits for CPU held by the loader workers",
+    [PO_FINDING_LOADER_HANDOFF] = "Receiving ready batches from the workers costs the loop time",
+    [PO_FINDING_WORKER_RESTART] = "The data-loader workers start again at every epoch",
 };
 
 const char *po_report_finding_key(enum po_finding_id id)
@@ -197,7 +200,9 @@ const char *po_report_finding_key(enum po_finding_id id)
 
 const char *po_report_finding_title(enum po_finding_id id)
 {
-	return (unsigned)id < PO_FINDING_ID_COUNT ? finding_titles[id] : "Finding";
+	if ((unsigned)id >= PO_FINDING_ID_COUNT)
+		return "Finding";
+	return finding_titles[id] ? finding_titles[id] : finding_keys[id];
 }
 
 const char *po_report_severity_key(enum po_severity severity)

@@ -11,7 +11,7 @@ work=$(mktemp -d /tmp/profopt-e2e.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/lib.sh"
 
-"$bin/profopt-record" -o "$work/trace" -- "$bin/profopt-sim" --workers 3 --steps 150 \
+"$bin/profopt-record" --buffers pid -o "$work/trace" -- "$bin/profopt-sim" --workers 3 --steps 150 \
 	--load-ms 2 --forward-ms 1 --backward-ms 1 --kernels 8 --gpu-ms 1 --seed 11 \
 	>"$work/record.log" 2>&1 || { cat "$work/record.log"; exit 1; }
 streams=$(find "$work/trace" -type f -path '*/ust/*' ! -name metadata ! -path '*/index/*' \

@@ -64,7 +64,8 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 					 .collate_ns = -1,
 					 .host_live_bytes = -1,
 					 .gpu_live_bytes = -1,
-					 .rss_bytes = -1};
+					 .rss_bytes = -1,
+					 .main_rss_bytes = -1};
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			step->category_ns[c] =
 			    (int64_t)(breakdown->ms[c] * jitter(i, c, jitter_pct) * SYNTH_MS);

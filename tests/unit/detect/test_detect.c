@@ -270,6 +270,61 @@ static void test_leak_in_main(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * Resident sets only (no allocation events): main_mib_step and worker_mib_step of growth per
+ * step in the main process and in the workers; with restart_every, the workers' sum drops
+ * back at every restart (non-persistent workers).
+ */
+static struct po_analysis *rss_run(double main_mib_step, double worker_mib_step,
+				   size_t restart_every)
+{
+	struct po_analysis *analysis = synth_create(200, &host_steps, 2);
+
+	analysis->memory.has_rss = true;
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		struct po_step *step = &SYNTH_STEP(analysis, i);
+		size_t age = restart_every ? i % restart_every : i;
+
+		step->main_rss_bytes = (int64_t)((300 + main_mib_step * (double)i) * SYNTH_MIB);
+		step->rss_bytes = step->main_rss_bytes +
+				  (int64_t)((400 + worker_mib_step * (double)age) * SYNTH_MIB);
+	}
+	return analysis;
+}
+
+static void test_rss_growth_attributed(void)
+{
+	struct po_analysis *analysis = rss_run(1, 0, 0);
+	const struct po_finding *growth;
+
+	run_detect(analysis);
+	growth = synth_finding(analysis, PO_FINDING_HOST_MEMORY_GROWTH);
+	CHECK(growth != NULL);
+	if (growth) {
+		CHECK_STR_EQ(synth_text(growth, "process_role"), "main");
+		CHECK_NEAR(synth_number(growth, "pid"), 100, 0);
+		CHECK_NEAR(synth_number(growth, "slope_bytes_per_step"), SYNTH_MIB, 1);
+		CHECK(strstr(growth->summary, "main process (pid 100") != NULL);
+		CHECK(strstr(growth->recommendations[0].action, "--heap") != NULL);
+	}
+	synth_destroy(analysis);
+	analysis = rss_run(0, 0.5, 0);
+	run_detect(analysis);
+	growth = synth_finding(analysis, PO_FINDING_HOST_MEMORY_GROWTH);
+	CHECK(growth != NULL && strcmp(synth_text(growth, "process_role"), "workers") == 0);
+	synth_destroy(analysis);
+}
+
+/* Workers that start again every 16 steps: their sum is a sawtooth, not a leak. */
+static void test_rss_restarting_workers_no_growth(void)
+{
+	struct po_analysis *analysis = rss_run(0, 2, 16);
+
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_HOST_MEMORY_GROWTH) == NULL);
+	synth_destroy(analysis);
+}
+
 static void test_gpu_memory_growth(void)
 {
 	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
@@ -530,6 +585,8 @@ int main(void)
 	RUN(test_cpu_saturated);
 	RUN(test_leak_in_workers);
 	RUN(test_leak_in_main);
+	RUN(test_rss_growth_attributed);
+	RUN(test_rss_restarting_workers_no_growth);
 	RUN(test_gpu_memory_growth);
 	RUN(test_gpu_idle_periodic_stall);
 	RUN(test_compute_bound);

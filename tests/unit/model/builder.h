@@ -165,6 +165,15 @@ static inline void worker_begin(struct po_model *model, int64_t t, int32_t pid, 
 	feed(model, &event);
 }
 
+static inline void worker_end(struct po_model *model, int64_t t, int32_t pid, int64_t worker_id)
+{
+	struct po_event event = event_at(PO_EV_WORKER_END, t, pid, pid);
+
+	event.u.worker.worker_id = worker_id;
+	event.u.worker.parent_pid = -1;
+	feed(model, &event);
+}
+
 static inline void libc_call(struct po_model *model, enum po_event_kind kind, int64_t t,
 			     int32_t pid, uint64_t ptr, uint64_t in_ptr, uint64_t size,
 			     int32_t result, uint64_t ip)

@@ -167,11 +167,56 @@ static void site_folding(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * Non-persistent workers: each epoch starts two new worker processes and ends them. The
+ * summed RSS holds the workers alive at each step, never the ones that exited; the main
+ * process's own RSS is kept apart; the lifetimes give 2 workers at once in 3 generations.
+ */
+static void worker_lifetimes(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+	int step = 0;
+
+	counter(model, 0, MAIN, PO_COUNTER_HOST_RSS, -1, 1000);
+	for (int epoch = 0; epoch < 3; epoch++) {
+		int32_t first = WORKER + 10 * epoch;
+		int64_t t = epoch * 1000;
+
+		for (int w = 0; w < 2; w++) {
+			worker_begin(model, t + 1, first + w, w, MAIN);
+			counter(model, t + 2, first + w, PO_COUNTER_HOST_RSS, -1, 300);
+		}
+		for (int i = 0; i < 3; i++, step++) {
+			step_begin(model, t + 10 + 100 * i, MAIN, MAIN, step);
+			step_end(model, t + 60 + 100 * i, MAIN, MAIN, step);
+		}
+		for (int w = 0; w < 2; w++) {
+			worker_end(model, t + 400, first + w, w);
+			counter(model, t + 401, first + w, PO_COUNTER_HOST_RSS, -1, 900);
+		}
+	}
+	analysis = model_done(model);
+
+	CHECK_INT_EQ(analysis->step_count, 9);
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		CHECK_INT_EQ(po_analysis_step(analysis, i).rss_bytes, 1600);
+		CHECK_INT_EQ(po_analysis_step(analysis, i).main_rss_bytes, 1000);
+	}
+	CHECK_INT_EQ(analysis->memory.rss_peak_bytes, 1600);
+	CHECK_INT_EQ(analysis->worker_count, 6);
+	CHECK_INT_EQ(analysis->concurrent_workers, 2);
+	CHECK_INT_EQ(analysis->worker_generations, 3);
+	CHECK_INT_EQ(analysis->worker_alive_ns, 3 * 400);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(libc_semantics);
 	RUN(profopt_events_and_rss);
 	RUN(gpu_counter_fallback);
 	RUN(site_folding);
+	RUN(worker_lifetimes);
 	return CHECK_SUMMARY();
 }

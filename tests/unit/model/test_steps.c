@@ -116,7 +116,11 @@ static void batches_from_two_workers(void)
 	CHECK_INT_EQ(steps[1].preprocess_ns, -1);
 	CHECK_INT_EQ(steps[1].collate_ns, 2 * MS);
 	CHECK_INT_EQ(steps[1].queue_depth, 2);
-	CHECK_INT_EQ(steps[1].category_ns[PO_CAT_DATA_WAIT], 1 * MS);
+	/* The data wait until the batch was ready; the hand-off from then on. */
+	CHECK_INT_EQ(steps[1].category_ns[PO_CAT_DATA_WAIT], 5);
+	CHECK_INT_EQ(steps[1].category_ns[PO_CAT_HANDOFF], 1 * MS - 5);
+	CHECK_INT_EQ(steps[0].category_ns[PO_CAT_DATA_WAIT], 2 * MS + 3);
+	CHECK_INT_EQ(steps[0].category_ns[PO_CAT_HANDOFF], MS / 2 - 3);
 
 	CHECK_INT_EQ(analysis->worker_count, 2);
 	CHECK_INT_EQ(analysis->workers[0].pid, W0);

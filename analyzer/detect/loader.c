@@ -1,0 +1,222 @@
+/*
+ * loader.c: two costs of a multi-process data loader that are neither slow loading nor too
+ * few workers. loader-handoff: the loop receives batches that were already ready in their
+ * worker and still waits for them (unpickling, shared-memory handles, pinning). And
+ * worker-restart: non-persistent workers (PyTorch's default) start again at every epoch,
+ * and the loop waits while they do.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "detect_internal.h"
+
+/* ---- loader-handoff ---- */
+
+static double workers_busy_pct(const struct po_analysis *analysis)
+{
+	double sum = 0;
+	size_t counted = 0;
+
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		const struct po_worker *worker = &analysis->workers[i];
+		int64_t life_ns = worker->last_ns - worker->first_ns;
+
+		if (worker->first_ns < 0 || life_ns <= 0)
+			continue;
+		sum += det_clamp((double)worker->busy_ns / (double)life_ns, 0, 1);
+		counted++;
+	}
+	return counted ? 100.0 * sum / (double)counted : NAN;
+}
+
+static bool config_is(const struct po_analysis *analysis, const char *key, const char *value)
+{
+	const char *text = det_config(analysis, key);
+
+	return text && strcasecmp(text, value) == 0;
+}
+
+static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, double handoff_ns)
+{
+	const char *bound = det_printf(ctx,
+				       "up to %.2f ms per step (the whole hand-off); not "
+				       "predicted",
+				       handoff_ns / DET_NS_PER_MS);
+
+	det_recommend(ctx, finding, "sharing_strategy",
+		      "call torch.multiprocessing.set_sharing_strategy(\"file_system\") at the "
+		      "start of the training script",
+		      "with the default file_descriptor strategy every tensor of a batch is "
+		      "received through its own file descriptor, passed over a socket from the "
+		      "worker",
+		      bound, NAN, NAN);
+	det_recommend(ctx, finding, "batch_layout",
+		      "return fewer, larger tensors per batch (stack per-sample tensors in "
+		      "collate_fn, keep labels and small fields in one tensor)",
+		      "the hand-off costs per tensor: each one is a shared-memory segment the "
+		      "loop has to map",
+		      bound, NAN, NAN);
+	if (config_is(ctx->analysis, "pin_memory", "true") &&
+	    config_is(ctx->analysis, "device", "cpu"))
+		det_recommend(ctx, finding, "pin_memory", "set pin_memory=False",
+			      "the run trains on the CPU: pinning copies every batch for no "
+			      "transfer",
+			      bound, NAN, NAN);
+}
+
+enum po_status det_loader_handoff(struct det_ctx *ctx)
+{
+	const struct po_rules *rules = ctx->rules;
+	double handoff_ns = ctx->category_mean_ns[PO_CAT_HANDOFF];
+	double share_pct, busy_pct;
+	enum po_severity severity;
+	struct po_finding *finding;
+
+	if (ctx->analysis->worker_count == 0 ||
+	    (double)ctx->clean_count < rules->handoff_min_steps || ctx->mean_step_ns <= 0 ||
+	    handoff_ns <= 0)
+		return PO_STATUS_OK;
+	share_pct = 100 * handoff_ns / ctx->mean_step_ns;
+	if (share_pct < rules->handoff_warning_pct)
+		return PO_STATUS_OK;
+	severity =
+	    share_pct >= rules->handoff_critical_pct ? PO_SEVERITY_CRITICAL : PO_SEVERITY_WARNING;
+	finding = det_finding_add(ctx, PO_FINDING_LOADER_HANDOFF, severity, 0.9);
+	if (!finding)
+		return PO_STATUS_NOMEM;
+	busy_pct = workers_busy_pct(ctx->analysis);
+	det_summary(ctx, finding,
+		    "The training loop spends %.1f%% of each step (%.2f ms of %.2f ms) receiving "
+		    "batches that were already ready in their worker: the hand-off from the %lld "
+		    "workers (busy %.0f%% of their time) to the loop, not the loading, costs the "
+		    "time.",
+		    share_pct, handoff_ns / DET_NS_PER_MS, ctx->mean_step_ns / DET_NS_PER_MS,
+		    (long long)det_live_workers(ctx->analysis), isnan(busy_pct) ? 0 : busy_pct);
+	det_ev_number(ctx, finding, "handoff_ms_per_step", handoff_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "handoff_share_pct", share_pct);
+	det_ev_number(ctx, finding, "data_wait_ms_per_step",
+		      ctx->category_mean_ns[PO_CAT_DATA_WAIT] / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, "num_workers", det_live_workers(ctx->analysis));
+	if (!isnan(busy_pct))
+		det_ev_number(ctx, finding, "worker_busy_pct", busy_pct);
+	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
+	recommend_handoff(ctx, finding, handoff_ns);
+	return PO_STATUS_OK;
+}
+
+/* ---- worker-restart ---- */
+
+struct restarts {
+	int64_t epochs;	    /* epoch starts after the first that waited for new workers */
+	double excess_ns;   /* the time the loop lost at them */
+	double run_ns;	    /* first step begin to last step end */
+	int64_t step_count; /* steps of the run */
+};
+
+/* Load, preprocess and collate time of the batch a step consumed, in its worker. */
+static double batch_service_ns(const struct po_step *step)
+{
+	return (double)((step->load_ns > 0 ? step->load_ns : 0) +
+			(step->preprocess_ns > 0 ? step->preprocess_ns : 0) +
+			(step->collate_ns > 0 ? step->collate_ns : 0));
+}
+
+/*
+ * At each epoch start after the first, the first batch was ready this long after the
+ * previous epoch's last step ended, beyond the time its worker spent making it: the time the
+ * new workers took to start (fork, worker set-up) before they could load. A persistent
+ * worker starts on that batch at once (measured on PyTorch: about 1 ms from the epoch's end
+ * to its first batch, beyond making it). The first epoch is left out: persistent workers
+ * start once too.
+ */
+static void measure_restarts(const struct po_analysis *analysis, struct restarts *out)
+{
+	struct po_step previous = po_analysis_step(analysis, 0), step;
+
+	out->run_ns = (double)(po_analysis_step(analysis, analysis->step_count - 1).end_ns -
+			       previous.begin_ns);
+	out->step_count = (int64_t)analysis->step_count;
+	for (size_t i = 1; i < analysis->step_count; i++, previous = step) {
+		double excess;
+
+		step = po_analysis_step(analysis, i);
+		if (step.epoch == previous.epoch || step.epoch < 0 || step.ready_ns < 0 ||
+		    step.worker_pid < 0)
+			continue;
+		excess = (double)(step.ready_ns - previous.end_ns) - batch_service_ns(&step);
+		if (excess > 0) {
+			out->excess_ns += excess;
+			out->epochs++;
+		}
+	}
+}
+
+static bool workers_persistent(const struct po_analysis *analysis)
+{
+	return config_is(analysis, "persistent_workers", "true");
+}
+
+static void add_restart_evidence(struct det_ctx *ctx, struct po_finding *finding,
+				 const struct restarts *restarts, double saved_step_ns)
+{
+	det_ev_int(ctx, finding, "worker_generations", ctx->analysis->worker_generations);
+	det_ev_int(ctx, finding, "epochs_restarted", restarts->epochs);
+	det_ev_number(ctx, finding, "restart_ms_per_epoch",
+		      restarts->excess_ns / (double)restarts->epochs / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "lost_ms", restarts->excess_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "lost_share_pct", 100 * restarts->excess_ns / restarts->run_ns);
+	det_ev_number(ctx, finding, "run_step_ms",
+		      restarts->run_ns / (double)restarts->step_count / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "predicted_run_step_ms", saved_step_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, "num_workers", det_live_workers(ctx->analysis));
+}
+
+enum po_status det_worker_restart(struct det_ctx *ctx)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+	struct restarts restarts = {0};
+	double lost_pct, run_step_ns, saved_step_ns;
+	struct po_finding *finding;
+
+	if (analysis->worker_count == 0 || workers_persistent(analysis) ||
+	    (double)(analysis->worker_generations - 1) < ctx->rules->worker_restart_min_epochs ||
+	    analysis->step_count < 2)
+		return PO_STATUS_OK;
+	measure_restarts(analysis, &restarts);
+	if (restarts.run_ns <= 0 || restarts.epochs == 0)
+		return PO_STATUS_OK;
+	lost_pct = 100 * restarts.excess_ns / restarts.run_ns;
+	if (lost_pct < ctx->rules->worker_restart_min_pct)
+		return PO_STATUS_OK;
+	finding = det_finding_add(ctx, PO_FINDING_WORKER_RESTART,
+				  lost_pct >= 4 * ctx->rules->worker_restart_min_pct
+				      ? PO_SEVERITY_CRITICAL
+				      : PO_SEVERITY_WARNING,
+				  0.9);
+	if (!finding)
+		return PO_STATUS_NOMEM;
+	run_step_ns = restarts.run_ns / (double)restarts.step_count;
+	saved_step_ns = (restarts.run_ns - restarts.excess_ns) / (double)restarts.step_count;
+	det_summary(ctx, finding,
+		    "The data-loader workers start again at every epoch (%lld sets of workers): "
+		    "%lld epoch starts waited %.1f ms each for new workers, %.1f%% of the run's "
+		    "step time.",
+		    (long long)analysis->worker_generations, (long long)restarts.epochs,
+		    restarts.excess_ns / (double)restarts.epochs / DET_NS_PER_MS, lost_pct);
+	add_restart_evidence(ctx, finding, &restarts, saved_step_ns);
+	det_recommend(ctx, finding, "persistent_workers", "set persistent_workers=True",
+		      "the workers are new processes at every epoch: they fork, run "
+		      "worker_init_fn and fill the prefetch queue again before the loop gets a "
+		      "batch",
+		      det_printf(ctx,
+				 "%.1f ms saved per epoch; over the run, the mean step %.2f ms -> "
+				 "%.2f ms (%.2fx), epoch starts included",
+				 restarts.excess_ns / (double)restarts.epochs / DET_NS_PER_MS,
+				 run_step_ns / DET_NS_PER_MS, saved_step_ns / DET_NS_PER_MS,
+				 run_step_ns / saved_step_ns),
+		      saved_step_ns / DET_NS_PER_MS, run_step_ns / saved_step_ns);
+	return PO_STATUS_OK;
+}

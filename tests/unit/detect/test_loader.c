@@ -1,0 +1,190 @@
+/*
+ * test_loader.c: the loader-handoff and worker-restart detectors on synthetic analyses. The
+ * hand-off is a finding of its own and never makes the run input-bound; workers that start
+ * again every epoch give worker-restart with the run-level prediction of docs/rules.md, and
+ * persistent workers or a single restart give none; the steady steps exclude the same
+ * start-up steps per epoch however many epochs started new workers.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "synth.h"
+
+static struct po_rules rules;
+
+static void run_detect(struct po_analysis *analysis)
+{
+	struct po_error err = {{0}};
+
+	CHECK_INT_EQ(po_detect_run(analysis, &rules, &err), PO_STATUS_OK);
+}
+
+/* A compute-bound loop: 20 ms of forward and backward, 2.5 ms of hand-off, no data wait. */
+static const struct synth_breakdown handoff_loop = {.ms = {[PO_CAT_FORWARD] = 8,
+							   [PO_CAT_BACKWARD] = 12,
+							   [PO_CAT_HANDOFF] = 2.5,
+							   [PO_CAT_DATA_WAIT] = 0.05,
+							   [PO_CAT_OTHER] = 0.45}};
+static const struct synth_loader idle_loader = {
+    {1, 1, 0.5}, {0.5, 1, 0.5}, {"read_file", "augment", "stack"}};
+
+static void test_handoff_not_input_bound(void)
+{
+	struct po_analysis *analysis = synth_create(200, &handoff_loop, 2);
+	const struct po_finding *finding;
+
+	synth_config(analysis, "num_workers", "2");
+	synth_config(analysis, "persistent_workers", "true");
+	synth_workers(analysis, 2, &idle_loader, 10);
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_LOADER_HANDOFF);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_INT_EQ(finding->severity, PO_SEVERITY_WARNING);
+		CHECK_NEAR(synth_number(finding, "handoff_ms_per_step"), 2.5, 0.05);
+		CHECK_NEAR(synth_number(finding, "handoff_share_pct"), 10.9, 0.3);
+		CHECK(synth_rec(finding, "sharing_strategy") != NULL);
+		CHECK(synth_rec(finding, "batch_layout") != NULL);
+		CHECK(synth_rec(finding, "pin_memory") == NULL);
+	}
+	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
+	CHECK(analysis->verdict != PO_VERDICT_INPUT_BOUND);
+	synth_destroy(analysis);
+}
+
+static void test_handoff_pinning_on_cpu(void)
+{
+	struct po_analysis *analysis = synth_create(200, &handoff_loop, 2);
+	const struct po_finding *finding;
+
+	synth_config(analysis, "num_workers", "2");
+	synth_config(analysis, "pin_memory", "true");
+	synth_config(analysis, "device", "cpu");
+	synth_workers(analysis, 2, &idle_loader, 10);
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_LOADER_HANDOFF);
+	CHECK(finding != NULL && synth_rec(finding, "pin_memory") != NULL);
+	synth_destroy(analysis);
+}
+
+static void test_small_handoff_silent(void)
+{
+	static const struct synth_breakdown small = {.ms = {[PO_CAT_FORWARD] = 8,
+							    [PO_CAT_BACKWARD] = 12,
+							    [PO_CAT_HANDOFF] = 1,
+							    [PO_CAT_OTHER] = 1}};
+	struct po_analysis *analysis = synth_create(200, &small, 2);
+
+	synth_config(analysis, "num_workers", "2");
+	synth_workers(analysis, 2, &idle_loader, 10);
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_LOADER_HANDOFF) == NULL);
+	synth_destroy(analysis);
+}
+
+/*
+ * epochs of 20 steps of 10 ms; each epoch after the first starts with new workers whose first
+ * batch is ready restart_ms after the previous epoch ended, plus its 2.5 ms of loading.
+ */
+static struct po_analysis *restarting_run(int epochs, double restart_ms, int generations)
+{
+	static const struct synth_breakdown step = {.ms = {[PO_CAT_FORWARD] = 4,
+							   [PO_CAT_BACKWARD] = 5,
+							   [PO_CAT_DATA_WAIT] = 0.2,
+							   [PO_CAT_OTHER] = 0.8}};
+	struct po_analysis *analysis = synth_create((size_t)epochs * 20, &step, 0);
+
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		struct po_step *edit = po_analysis_edit_step(analysis, i);
+
+		edit->epoch = (int64_t)i / 20;
+		edit->worker_pid = 200 + (int32_t)(i % 2);
+		if (i % 20 == 0 && i > 0)
+			edit->category_ns[PO_CAT_DATA_WAIT] += (int64_t)(restart_ms * SYNTH_MS);
+	}
+	synth_relayout(analysis);
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		struct po_step *edit = po_analysis_edit_step(analysis, i);
+
+		edit->ready_ns =
+		    edit->begin_ns + edit->category_ns[PO_CAT_DATA_WAIT] - SYNTH_MS / 2;
+	}
+	synth_config(analysis, "num_workers", "2");
+	synth_workers(analysis, 2, &idle_loader, 20);
+	analysis->concurrent_workers = 2;
+	analysis->worker_generations = generations;
+	return analysis;
+}
+
+static void test_worker_restart(void)
+{
+	struct po_analysis *analysis = restarting_run(10, 50, 10);
+	const struct po_finding *finding;
+	const struct po_recommendation *rec;
+	/*
+	 * 200 steps of 10 ms and 9 restarts of 50 ms: 2450 ms. Each restart: the batch was ready
+	 * 50 + 0.2 - 0.5 ms after the epoch's start, 2.5 ms of it spent loading it.
+	 */
+	double lost_ms = 9 * (50 + 0.2 - 0.5 - 2.5);
+
+	synth_config(analysis, "persistent_workers", "false");
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_WORKER_RESTART);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_NEAR(synth_number(finding, "epochs_restarted"), 9, 0);
+		CHECK_NEAR(synth_number(finding, "lost_ms"), lost_ms, 0.01);
+		CHECK_NEAR(synth_number(finding, "run_step_ms"), 2450.0 / 200, 0.01);
+		rec = synth_rec(finding, "persistent_workers");
+		CHECK(rec != NULL);
+		if (rec) {
+			CHECK_NEAR(rec->predicted_step_ms, (2450.0 - lost_ms) / 200, 0.01);
+			CHECK(rec->predicted_speedup > 1 && rec->predicted_speedup < 1.3);
+		}
+	}
+	/* Restarts are start-up, not steady input time: the loop is not input-bound. */
+	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
+	synth_destroy(analysis);
+}
+
+static void test_persistent_or_single_restart_silent(void)
+{
+	struct po_analysis *analysis = restarting_run(10, 50, 1);
+
+	synth_config(analysis, "persistent_workers", "true");
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_WORKER_RESTART) == NULL);
+	synth_destroy(analysis);
+	analysis = restarting_run(2, 50, 2);
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_WORKER_RESTART) == NULL);
+	synth_destroy(analysis);
+}
+
+/* Every generation of 2 workers is one set alive at once, not 2 x generations workers. */
+static void test_live_workers_not_generations(void)
+{
+	struct po_analysis *analysis = restarting_run(10, 50, 10);
+	const struct po_finding *finding;
+
+	synth_config(analysis, "persistent_workers", "false");
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_LOADER_HANDOFF);
+	CHECK(finding == NULL);
+	finding = synth_finding(analysis, PO_FINDING_WORKER_RESTART);
+	CHECK(finding != NULL && synth_number(finding, "num_workers") == 2);
+	synth_destroy(analysis);
+}
+
+int main(void)
+{
+	po_rules_init(&rules);
+	RUN(test_handoff_not_input_bound);
+	RUN(test_handoff_pinning_on_cpu);
+	RUN(test_small_handoff_silent);
+	RUN(test_worker_restart);
+	RUN(test_persistent_or_single_restart_silent);
+	RUN(test_live_workers_not_generations);
+	return CHECK_SUMMARY();
+}
