@@ -1,0 +1,796 @@
+#!/usr/bin/env python3
+"""run_workload.py NAME [--build DIR] [--keep DIR]: checks profopt's diagnosis of a real
+PyTorch workload against what the workload measured about itself.
+
+Records tests/workloads/NAME.py under profopt-record (next to a private session daemon:
+tests/lib/with-sessiond.sh), analyzes the trace with profopt-analyze, then checks
+summary.json against the workload's truth file (its own step times, /proc memory and
+CPU samples, and facts it knows by design: see common.py) with the checks listed for
+NAME in EXPECTATIONS below. Some checks rerun the script without recording (the
+what-if predictions are compared with a real run of the recommended configuration).
+
+Prints "ok   ..." or "FAIL ..." per check, then "N passed, M failed"; exits 1 when a
+check failed or the workload could not be recorded or analyzed, 2 on a bad command
+line. BUILD is --build, else $PROFOPT_BUILD_DIR, else build/ in the source tree.
+`run_workload.py --list` lists the workloads.
+
+Tolerances. The machine these run on is small (2 cores) and shared, so:
+- a number from the trace and the same number from the script's clocks, in the same
+  run, measure the same wall time twice: they must agree within 5% (the tracer's cost
+  per step is microseconds, and both clocks see the same scheduling noise);
+- a slope of memory against steps must agree within 25% (the brief's figure): /proc
+  RSS moves in pages and allocator chunks, and the sampler reads it every 50 ms while
+  the script reads it at each step end, so the two fits see different points;
+- a what-if prediction is compared with a separate rerun, which sees different
+  scheduling noise: repeated runs of the same workload on this machine differ by up to
+  5-8% in mean step (docs/accuracy.md lists them), so 15% leaves room for that noise
+  and still fails a model that is off by a fifth or more;
+- shares of the step (percent of its time) must agree within 5 percentage points.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.normpath(os.path.join(HERE, "..", ".."))
+PYTHON = "/usr/bin/python3"
+
+SAME_RUN_PCT = 5       # a number measured twice in one run (trace vs script)
+SLOPE_PCT = 25         # memory slopes (trace vs /proc)
+RERUN_PCT = 15         # a prediction against a rerun
+SHARE_POINTS = 5       # shares of the step, in percentage points
+BUSY_STAGE_CAUSES = ("too-few-workers", "slow-load", "slow-preprocess", "slow-collate")
+
+# What each workload must show. Every check is (check name, parameters...); the checks
+# are defined below, each compares summary.json with the truth file or states a fact
+# the truth must show for the workload to mean what it is meant to ("truth" checks: a
+# workload that did not wait for data cannot test an input-bound diagnosis).
+EXPECTATIONS = {
+    "main_loading": [
+        ("truth", "wait_share_pct", ">=", 50),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("verdict", "input-bound"),
+        ("finding", "input-bound", {"cause": "loading-in-main-process"}),
+        ("evidence_points", "input-bound", "wait_share_pct", "wait_share_pct", SHARE_POINTS),
+        ("whatif_more_workers", RERUN_PCT),
+    ],
+    "few_io_workers": [
+        ("truth", "wait_share_pct", ">=", 50),
+        ("truth", "worker_cpu_cores", "<=", 0.5),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("verdict", "input-bound"),
+        ("finding", "input-bound", {"cause": "too-few-workers", "loading": "io-like"}),
+        ("evidence_points", "input-bound", "wait_share_pct", "wait_share_pct", SHARE_POINTS),
+        ("whatif_more_workers", RERUN_PCT),
+    ],
+    "compute_bound_idle_workers": [
+        ("truth", "wait_share_pct", "<=", 5),
+        ("truth", "worker_cpu_cores", "<=", 0.3),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("verdict", "host-bound"),
+        ("no_finding", "input-bound"),
+        ("no_finding", "cpu-contention"),
+        ("workers_busy_at_most", "worker_cpu_cores", 100 * 0.3),
+    ],
+    "nonpersistent_many_epochs": [
+        ("truth", "epochs", ">=", 10),
+        ("truth", "tree_rss_growth_pct", "<=", 5),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("no_finding", "host-memory-growth"),
+        ("rss_peak", SAME_RUN_PCT),
+        ("evidence_workers_at_most_live",),
+        ("evidence_cores_at_most_truth", ("cpu_demand_cores", "worker_cpu_cores",
+                                          "traced_cpu_cores"), 0.25),
+        ("finding", "worker-restart", {}),
+        ("persistent_rerun", RERUN_PCT),
+    ],
+    "leak_main": [
+        ("truth_slope_matches_leak", "main_rss_slope_bytes", 10),
+        ("step_count",),
+        ("finding", "host-memory-growth", {}),
+        ("memory_growth_attributed", "main"),
+        ("evidence_near", "host-memory-growth", "slope_bytes_per_step",
+         "main_rss_slope_bytes", SLOPE_PCT),
+    ],
+    "leak_worker": [
+        ("truth_slope_matches_leak", "worker_rss_slope_bytes", 25),
+        ("step_count",),
+        ("finding", "host-memory-growth", {}),
+        ("memory_growth_attributed", "worker"),
+        ("evidence_near", "host-memory-growth", "slope_bytes_per_step",
+         "tree_rss_slope_bytes", SLOPE_PCT),
+    ],
+    "periodic_checkpoint": [
+        ("truth", "checkpoint_excess_ms", ">=", 30),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("finding", "step-outliers", {"cause": "checkpoint"}),
+        ("evidence_equals_fact", "step-outliers", "period_steps", "checkpoint_period"),
+        ("evidence_near", "step-outliers", "excess_ms_per_outlier", "checkpoint_excess_ms",
+         25),
+    ],
+    "cpu_starved": [
+        ("truth", "tree_cpu_cores", ">=", 1.8),
+        ("truth", "wait_share_pct", ">=", 20),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("finding", "input-bound", {"cause": "cpu-saturated", "loading": "cpu-bound"}),
+        ("never_io_like",),
+        ("num_workers_advice_agrees",),
+        ("no_more_workers_when_saturated",),
+    ],
+    "large_collate": [
+        ("truth", "handoff_share_pct", ">=", 20),
+        ("truth", "worker_stage_busy_pct", "<=", 10),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("handoff_breakdown", 25),
+        ("finding", "loader-handoff", {}),
+        ("handoff_not_blamed_on_workers",),
+    ],
+    "step_api_only": [
+        ("truth", "in_step_pct", "<=", 50),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("throughput", 25),
+        ("coverage", SHARE_POINTS),
+    ],
+    "crash": [
+        ("truth_ending", "exception"),
+        ("record_status", 1),
+        ("tracer_lost_nothing",),
+        ("step_count", 1),
+        ("run_ending", "exception"),
+        ("no_loss_claim",),
+        ("no_buffer_advice",),
+    ],
+    "interrupt": [
+        ("truth_ending", "signal"),
+        ("record_status", 130),
+        ("tracer_lost_nothing",),
+        ("step_count", 1),
+        ("run_ending", "signal"),
+        ("no_loss_claim",),
+        ("no_buffer_advice",),
+    ],
+}
+
+
+class CheckError(Exception):
+    """A check could not be evaluated (a member missing from summary.json, a rerun that
+    failed): the check fails with this message."""
+
+
+# --- the ground truth, derived from the truth file ----------------------------------------
+
+def steady_steps(truth):
+    """The steps that are not the first of their epoch (as profopt's steady steps)."""
+    steps, seen = [], set()
+    for step in truth["steps"]:
+        if step["epoch"] in seen:
+            steps.append(step)
+        seen.add(step["epoch"])
+    return steps
+
+
+def tree_rss(sample):
+    return sum(sample["rss_bytes"].values())
+
+
+def child_pids(truth, sample):
+    return [pid for pid in sample["rss_bytes"] if int(pid) != truth["main_pid"]]
+
+
+def fit_slope(points):
+    """Least-squares slope of (x, y) points."""
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    if spread == 0:
+        raise CheckError("too few RSS samples to fit a slope")
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / spread
+
+
+def after_warmup(samples):
+    """The samples after a warm-up of 10% (at least 5), as profopt's memory trend."""
+    skip = max(5, len(samples) // 10)
+    if len(samples) - skip < 10:
+        raise CheckError(f"only {len(samples)} RSS samples in the truth file")
+    return samples[skip:]
+
+
+def rss_slope(truth, which):
+    points = []
+    for sample in after_warmup(truth["rss"]):
+        if which == "main":
+            value = sample["rss_bytes"].get(str(truth["main_pid"]), 0)
+        elif which == "workers":
+            value = sum(sample["rss_bytes"][pid] for pid in child_pids(truth, sample))
+        else:
+            value = tree_rss(sample)
+        points.append((sample["step"], value))
+    return fit_slope(points)
+
+
+def cpu_cores(truth, which):
+    """Cores used between the first and the last sample, from /proc CPU ticks: the main
+    process's increase, and every child's whole count (a child starts at 0 ticks)."""
+    samples = truth["rss"]
+    if len(samples) < 2:
+        raise CheckError("fewer than 2 process samples in the truth file")
+    first, last_ticks = samples[0], {}
+    for sample in samples:
+        last_ticks.update(sample["cpu_ticks"])
+    total = 0
+    for pid, ticks in last_ticks.items():
+        is_main = int(pid) == truth["main_pid"]
+        if which == "main" and not is_main or which == "workers" and is_main:
+            continue
+        total += ticks - (first["cpu_ticks"].get(pid, 0) if is_main else 0)
+    span_s = samples[-1]["t_s"] - first["t_s"]
+    return total / truth["clock_ticks_per_s"] / span_s
+
+
+def loop_window_s(truth):
+    """First step begin to last step end."""
+    steps = truth["steps"]
+    last = steps[-1]
+    return last["begin_s"] + last["wall_ms"] / 1e3 - steps[0]["begin_s"]
+
+
+def checkpoint_excess_ms(truth):
+    marked = set(truth["facts"]["checkpoint_steps"])
+    steady = steady_steps(truth)
+    slow = [s["wall_ms"] for s in steady if s["index"] in marked]
+    usual = [s["wall_ms"] for s in steady if s["index"] not in marked]
+    if not slow or not usual:
+        raise CheckError("no checkpoint step in the truth file")
+    return statistics.fmean(slow) - statistics.median(usual)
+
+
+def handoff_ms(truth):
+    """Mean hand-off per steady step, from the collate stamps."""
+    per_step = truth["facts"]["handoff_ms"]
+    steady = [per_step[s["index"]] for s in steady_steps(truth) if s["index"] < len(per_step)]
+    return statistics.fmean(steady)
+
+
+def steady_mean_ms(truth):
+    return statistics.fmean(s["wall_ms"] for s in steady_steps(truth))
+
+
+TRUTH_METRICS = {
+    "wait_share_pct": lambda t: 100 * sum(s["wait_ms"] for s in steady_steps(t)) /
+    sum(s["wall_ms"] for s in steady_steps(t)),
+    "mean_step_ms": lambda t: statistics.fmean(s["wall_ms"] for s in t["steps"]),
+    "steady_step_ms": steady_mean_ms,
+    "epochs": lambda t: t["epochs"],
+    "main_rss_slope_bytes": lambda t: rss_slope(t, "main"),
+    "worker_rss_slope_bytes": lambda t: rss_slope(t, "workers"),
+    "tree_rss_slope_bytes": lambda t: rss_slope(t, "tree"),
+    "tree_rss_peak_bytes": lambda t: max(tree_rss(s) for s in t["rss"]),
+    "tree_rss_growth_pct": lambda t: 100 * rss_slope(t, "tree") * len(t["rss"]) /
+    statistics.fmean(tree_rss(s) for s in t["rss"]),
+    "max_live_workers": lambda t: max(len(child_pids(t, s)) for s in t["rss"]),
+    "tree_cpu_cores": lambda t: cpu_cores(t, "tree"),
+    "main_cpu_cores": lambda t: cpu_cores(t, "main"),
+    "worker_cpu_cores": lambda t: cpu_cores(t, "workers"),
+    "checkpoint_excess_ms": checkpoint_excess_ms,
+    "handoff_ms": handoff_ms,
+    "handoff_share_pct": lambda t: 100 * handoff_ms(t) / steady_mean_ms(t),
+    "worker_stage_busy_pct": lambda t: 100 * t["facts"]["production_ms_per_batch"] / 1e3 *
+    t["steps_done"] / (t["facts"]["num_workers"] * t["trained_s"]),
+    "in_step_pct": lambda t: 100 * sum(s["wall_ms"] for s in t["steps"]) / 1e3 /
+    loop_window_s(t),
+    "steps_per_s": lambda t: t["steps_done"] / loop_window_s(t),
+}
+
+
+def truth_metric(run, name, truth=None):
+    truth = run.truth if truth is None else truth
+    try:
+        return TRUTH_METRICS[name](truth)
+    except (KeyError, IndexError, ZeroDivisionError, statistics.StatisticsError) as error:
+        raise CheckError(f"the truth file cannot give {name}: {error!r}") from error
+
+
+# --- reading summary.json ------------------------------------------------------------------
+
+def member(document, path):
+    """document's member at a dotted path; CheckError names what is missing."""
+    value = document
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise CheckError(f"summary.json has no {path}")
+        value = value[key]
+    return value
+
+
+def findings_of(run, finding_id):
+    return [f for f in run.summary.get("findings", []) if f.get("id") == finding_id]
+
+
+def the_finding(run, finding_id):
+    found = findings_of(run, finding_id)
+    if not found:
+        ids = [f.get("id") for f in run.summary.get("findings", [])]
+        raise CheckError(f"no {finding_id} finding (findings: {ids})")
+    return found[0]
+
+
+def number(value, what):
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+        raise CheckError(f"{what} is {value!r}, not a number")
+    return float(value)
+
+
+def off_pct(got, want):
+    return abs(got - want) / abs(want) * 100 if want else math.inf
+
+
+def recommendations(run):
+    for finding in run.summary.get("findings", []):
+        for recommendation in finding.get("recommendations", []):
+            yield finding, recommendation
+
+
+def num_workers_target(recommendation):
+    """The num_workers a recommendation asks for ("set num_workers=6", "keep 4"), or
+    None when it names none."""
+    if recommendation.get("knob") != "num_workers":
+        return None
+    match = re.search(r"(\d+)", recommendation.get("action", ""))
+    return int(match.group(1)) if match else None
+
+
+# --- the checks ------------------------------------------------------------------------
+
+CHECKS = {}
+
+
+def check(function):
+    """Registers a check: function(run, *parameters) returns (passed, message)."""
+    CHECKS[function.__name__.removeprefix("check_")] = function
+    return function
+
+
+COMPARE = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
+
+
+@check
+def check_truth(run, metric, operator, bound):
+    value = truth_metric(run, metric)
+    return COMPARE[operator](value, bound), \
+        f"truth: {metric} = {value:.3f} (the workload needs {operator} {bound})"
+
+
+@check
+def check_truth_slope_matches_leak(run, metric, tolerance_pct):
+    leak = run.truth["facts"]["leak_bytes_per_step"]
+    slope = truth_metric(run, metric)
+    return off_pct(slope, leak) <= tolerance_pct, \
+        f"truth: {metric} = {slope:.0f} B/step for a designed leak of {leak} B/step " \
+        f"({off_pct(slope, leak):.1f}% off, limit {tolerance_pct}%)"
+
+
+@check
+def check_truth_ending(run, ending):
+    got = run.truth["ending"]
+    return got == ending, f"truth: the program ended by {got} (the workload needs {ending})"
+
+
+@check
+def check_record_status(run, status):
+    return run.record_status == status, \
+        f"profopt-record exited {run.record_status}, the program's status {status}"
+
+
+@check
+def check_step_count(run, extra=0):
+    done = run.truth["steps_done"]
+    got = member(run.summary, "steps.count")
+    allowed = f"{done}" if not extra else f"{done} to {done + extra} (a step cut short)"
+    return done <= got <= done + extra, f"steps.count {got}, the script finished {allowed}"
+
+
+@check
+def check_mean_step(run, tolerance_pct):
+    want = truth_metric(run, "mean_step_ms")
+    got = number(member(run.summary, "steps.mean_ms"), "steps.mean_ms")
+    off = off_pct(got, want)
+    return off <= tolerance_pct, f"steps.mean_ms {got:.3f}, the script measured " \
+        f"{want:.3f} ({off:.1f}% off, limit {tolerance_pct}%)"
+
+
+@check
+def check_verdict(run, verdict):
+    got = member(run.summary, "verdict")
+    return got == verdict, f"verdict {got}, expected {verdict}"
+
+
+@check
+def check_finding(run, finding_id, evidence):
+    finding = the_finding(run, finding_id)
+    wrong = {key: finding.get("evidence", {}).get(key) for key, value in evidence.items()
+             if finding.get("evidence", {}).get(key) != value}
+    text = f"{finding_id} ({finding.get('severity')})"
+    if evidence:
+        text += " with " + ", ".join(f"{k}={v}" for k, v in evidence.items())
+    if wrong:
+        return False, f"{text}: got " + ", ".join(f"{k}={v}" for k, v in wrong.items())
+    return True, text
+
+
+@check
+def check_no_finding(run, finding_id):
+    found = findings_of(run, finding_id)
+    if not found:
+        return True, f"no {finding_id} finding"
+    return False, f"{finding_id} finding present: {found[0].get('summary')}"
+
+
+@check
+def check_evidence_points(run, finding_id, key, metric, points):
+    got = number(the_finding(run, finding_id).get("evidence", {}).get(key), key)
+    want = truth_metric(run, metric)
+    return abs(got - want) <= points, f"{finding_id} {key} {got:.1f}, the script " \
+        f"measured {want:.1f} ({abs(got - want):.1f} points off, limit {points})"
+
+
+@check
+def check_evidence_near(run, finding_id, key, metric, tolerance_pct):
+    got = number(the_finding(run, finding_id).get("evidence", {}).get(key), key)
+    want = truth_metric(run, metric)
+    off = off_pct(got, want)
+    return off <= tolerance_pct, f"{finding_id} {key} {got:.3f}, the script measured " \
+        f"{metric} {want:.3f} ({off:.1f}% off, limit {tolerance_pct}%)"
+
+
+@check
+def check_evidence_equals_fact(run, finding_id, key, fact):
+    got = the_finding(run, finding_id).get("evidence", {}).get(key)
+    want = run.truth["facts"][fact]
+    return got == want, f"{finding_id} {key} {got}, the script's {fact} is {want}"
+
+
+@check
+def check_workers_busy_at_most(run, metric, busy_pct):
+    workers = member(run.summary, "workers")
+    if not workers:
+        raise CheckError("summary.json lists no workers")
+    busiest = max(number(w.get("busy_pct"), "workers[].busy_pct") for w in workers)
+    used = truth_metric(run, metric)
+    return busiest <= busy_pct, f"busiest worker {busiest:.1f}% busy (the workers used " \
+        f"{used:.2f} cores in all; limit {busy_pct:.0f}%)"
+
+
+@check
+def check_rss_peak(run, tolerance_pct):
+    got = number(member(run.summary, "memory.rss_peak_bytes"), "memory.rss_peak_bytes")
+    want = truth_metric(run, "tree_rss_peak_bytes")
+    off = off_pct(got, want)
+    return off <= tolerance_pct, f"memory.rss_peak_bytes {got / 2**20:.1f} MiB, the live " \
+        f"process tree peaked at {want / 2**20:.1f} MiB ({off:.1f}% off, limit " \
+        f"{tolerance_pct}%)"
+
+
+@check
+def check_evidence_workers_at_most_live(run):
+    live = truth_metric(run, "max_live_workers")
+    claims = [(f["id"], f["evidence"]["num_workers"]) for f in run.summary.get("findings", [])
+              if isinstance(f.get("evidence", {}).get("num_workers"), int)]
+    wrong = [claim for claim in claims if claim[1] > live]
+    text = f"at most {live} workers were alive at once; findings say {claims or 'nothing'}"
+    return not wrong, text
+
+
+@check
+def check_evidence_cores_at_most_truth(run, keys, slack):
+    used = truth_metric(run, "tree_cpu_cores")
+    limit = used * (1 + slack) + 0.1
+    claims = [(f["id"], key, f["evidence"][key]) for f in run.summary.get("findings", [])
+              for key in keys if isinstance(f.get("evidence", {}).get(key), (int, float))]
+    wrong = [claim for claim in claims if claim[2] > limit]
+    text = f"the process tree used {used:.2f} cores (limit {limit:.2f}); findings say " \
+        f"{claims or 'nothing'}"
+    return not wrong, text
+
+
+@check
+def check_memory_growth_attributed(run, role):
+    evidence = the_finding(run, "host-memory-growth").get("evidence", {})
+    pid = evidence.get("site_pid", evidence.get("pid"))
+    got_role = evidence.get("site_role", evidence.get("process_role"))
+    if role == "main":
+        expected_pids = {run.truth["main_pid"]}
+    else:
+        expected_pids = {int(p) for s in run.truth["rss"] for p in child_pids(run.truth, s)}
+    ok = got_role == role and (pid is None or pid in expected_pids)
+    return ok, f"host-memory-growth attributed to role {got_role} pid {pid}; the script's " \
+        f"{role} pids: {sorted(expected_pids)}"
+
+
+@check
+def check_never_io_like(run):
+    io_like = [f["id"] for f in run.summary.get("findings", [])
+               if f.get("evidence", {}).get("loading") == "io-like"]
+    decode = run.truth["facts"].get("decode_cpu_ms_per_sample")
+    return not io_like, f"loading called io-like by {io_like or 'no finding'} (the " \
+        f"samples are decoded with {decode} ms of CPU each, no I/O)"
+
+
+@check
+def check_num_workers_advice_agrees(run):
+    targets = {(f["id"], r.get("action")): num_workers_target(r) for f, r in recommendations(run)}
+    values = {v for v in targets.values() if v is not None}
+    return len(values) <= 1, f"num_workers recommendations: {targets or 'none'}"
+
+
+@check
+def check_no_more_workers_when_saturated(run):
+    current = run.truth["facts"]["num_workers"]
+    cores = truth_metric(run, "tree_cpu_cores")
+    more = [(f["id"], r.get("action")) for f, r in recommendations(run)
+            if (num_workers_target(r) or 0) > current]
+    return not more, f"the process tree used {cores:.2f} of {run.truth['cpu_count']} cores " \
+        f"with {current} workers; recommendations of more workers: {more or 'none'}"
+
+
+@check
+def check_handoff_breakdown(run, tolerance_pct):
+    got = number(member(run.summary, "breakdown_ms.handoff"), "breakdown_ms.handoff")
+    want = truth_metric(run, "handoff_ms")
+    off = off_pct(got, want)
+    return off <= tolerance_pct, f"breakdown_ms.handoff {got:.3f} ms, the script measured " \
+        f"{want:.3f} ms per steady step ({off:.1f}% off, limit {tolerance_pct}%)"
+
+
+@check
+def check_handoff_not_blamed_on_workers(run):
+    blamed = [f"input-bound cause {f['evidence'].get('cause')}" for f in
+              findings_of(run, "input-bound")
+              if f.get("evidence", {}).get("cause") in BUSY_STAGE_CAUSES]
+    current = run.truth["facts"]["num_workers"]
+    blamed += [f"{f['id']}: {r.get('action')}" for f, r in recommendations(run)
+               if (num_workers_target(r) or 0) > current]
+    busy = truth_metric(run, "worker_stage_busy_pct")
+    return not blamed, f"the workers' stages are busy {busy:.1f}% of their time; blamed " \
+        f"on them: {blamed or 'nothing'}"
+
+
+@check
+def check_throughput(run, tolerance_pct):
+    got = number(member(run.summary, "steps.steps_per_s"), "steps.steps_per_s")
+    want = truth_metric(run, "steps_per_s")
+    off = off_pct(got, want)
+    return off <= tolerance_pct, f"steps.steps_per_s {got:.1f}, the script measured " \
+        f"{want:.1f} steps/s over its loop ({off:.1f}% off, limit {tolerance_pct}%)"
+
+
+@check
+def check_coverage(run, points):
+    got = number(member(run.summary, "steps.coverage_pct"), "steps.coverage_pct")
+    want = truth_metric(run, "in_step_pct")
+    return abs(got - want) <= points, f"steps.coverage_pct {got:.1f}, the script spent " \
+        f"{want:.1f}% of its loop in steps ({abs(got - want):.1f} points off, limit {points})"
+
+
+@check
+def check_run_ending(run, ending):
+    got = member(run.summary, "run.ending")
+    return got == ending, f"run.ending {got}, the program ended by {run.truth['ending']}"
+
+
+@check
+def check_tracer_lost_nothing(run):
+    discarded = (member(run.summary, "trace.discarded_events"),
+                 member(run.summary, "trace.discarded_packets"))
+    said = "no events were discarded" in run.record_log
+    return discarded == (0, 0) and said, f"the tracer discarded {discarded[0]} events and " \
+        f"{discarded[1]} packets; profopt-record said so: {said}"
+
+
+@check
+def check_no_loss_claim(run):
+    claims = [f"{f['severity']}: {f.get('summary')}" for f in findings_of(run, "trace-data-loss")
+              if f.get("severity") != "info" or re.search(r"tracer (lost|discarded|dropped)",
+                                                          f.get("summary", ""))]
+    return not claims, f"trace-data-loss findings claiming loss: {claims or 'none'}"
+
+
+@check
+def check_no_buffer_advice(run):
+    advice = [r.get("action") for _, r in recommendations(run)
+              if r.get("knob") == "trace_buffers" or "buffer" in r.get("action", "")]
+    return not advice, f"advice to enlarge trace buffers: {advice or 'none'}"
+
+
+@check
+def check_whatif_more_workers(run, tolerance_pct):
+    finding = the_finding(run, "input-bound")
+    current = run.truth["facts"]["num_workers"]
+    workers = finding.get("evidence", {}).get("recommended_num_workers")
+    advice = [r for r in finding.get("recommendations", []) if r.get("knob") == "num_workers"]
+    if not isinstance(workers, int) or workers <= current or not advice:
+        return False, f"no recommendation of more than {current} workers " \
+            f"(recommended_num_workers {workers})"
+    predicted = number(advice[0].get("predicted_step_ms"), "predicted_step_ms")
+    rerun = run.rerun(["--workers", str(workers)])
+    measured = steady_mean_ms(rerun)
+    off = off_pct(predicted, measured)
+    run.notes.append(f"what-if: num_workers={workers} predicted {predicted:.3f} ms, "
+                     f"measured {measured:.3f} ms, error {100 * (predicted - measured) / measured:+.1f}%")
+    return off <= tolerance_pct, f"set num_workers={workers}: predicted {predicted:.3f} " \
+        f"ms/step, the rerun measured {measured:.3f} ms (steady mean; {off:.1f}% off, " \
+        f"limit {tolerance_pct}%)"
+
+
+@check
+def check_persistent_rerun(run, tolerance_pct):
+    advice = [r for _, r in recommendations(run) if r.get("knob") == "persistent_workers"]
+    rerun = run.rerun(["--persistent"])
+    cost_ms = (run.truth["trained_s"] - rerun["trained_s"]) * 1e3 / run.truth["epochs"]
+    measured = truth_metric(run, "mean_step_ms", rerun)
+    run.notes.append(f"restarting workers costs {cost_ms:.1f} ms per epoch (this run "
+                     f"{run.truth['trained_s']:.2f} s, persistent rerun "
+                     f"{rerun['trained_s']:.2f} s, recorded vs not)")
+    if not advice:
+        return False, f"no persistent_workers recommendation (restarting the workers " \
+            f"costs {cost_ms:.1f} ms per epoch)"
+    predicted = number(advice[0].get("predicted_step_ms"), "predicted_step_ms")
+    off = off_pct(predicted, measured)
+    return off <= tolerance_pct, f"{advice[0].get('action')}: predicted {predicted:.3f} " \
+        f"ms/step, the persistent rerun measured {measured:.3f} ({off:.1f}% off, limit " \
+        f"{tolerance_pct}%)"
+
+
+# --- recording, analyzing and rerunning --------------------------------------------------
+
+class Run:
+    """One recorded and analyzed workload, and its reruns."""
+
+    def __init__(self, name, build, work):
+        self.name = name
+        self.build = build
+        self.work = work
+        self.script = os.path.join(HERE, name + ".py")
+        self.summary = None
+        self.truth = None
+        self.record_status = None
+        self.record_log = ""
+        self.notes = []  # numbers worth printing beside the checks
+        self._reruns = {}
+
+    def environment(self):
+        env = dict(os.environ)
+        env.setdefault("PROFOPT_LIBRARY", os.path.join(self.build, "lib", "libprofopt.so"))
+        env.pop("PROFOPT_WORKLOAD_TRUTH", None)
+        return env
+
+    def record(self):
+        trace = os.path.join(self.work, "trace")
+        truth_path = os.path.join(self.work, "truth.json")
+        command = [os.path.join(SOURCE, "tests", "lib", "with-sessiond.sh"),
+                   os.path.join(self.build, "bin", "profopt-record"), "-o", trace, "--",
+                   PYTHON, self.script, "--truth", truth_path]
+        done = subprocess.run(command, env=self.environment(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=300)
+        self.record_status, self.record_log = done.returncode, done.stdout
+        if not os.path.exists(truth_path):
+            raise CheckError(f"the workload wrote no truth file (status "
+                             f"{done.returncode}):\n{done.stdout[-3000:]}")
+        with open(truth_path) as truth:
+            self.truth = json.load(truth)
+        if done.returncode != 0 and self.truth["ending"] == "clean":
+            raise CheckError(f"recording failed (status {done.returncode}):\n"
+                             f"{done.stdout[-3000:]}")
+        return trace
+
+    def analyze(self, trace):
+        report = os.path.join(self.work, "report")
+        done = subprocess.run([os.path.join(self.build, "bin", "profopt-analyze"), trace,
+                               "-o", report], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=300)
+        if done.returncode != 0:
+            raise CheckError(f"profopt-analyze failed (status {done.returncode}):\n"
+                             f"{done.stdout[-3000:]}")
+        with open(os.path.join(report, "summary.json")) as summary:
+            self.summary = json.load(summary)
+        return done.stdout
+
+    def rerun(self, arguments):
+        """Runs the script again with more arguments, without recording, as a user
+        would after following the advice; returns its truth."""
+        key = tuple(arguments)
+        if key not in self._reruns:
+            path = os.path.join(self.work, f"rerun-{len(self._reruns)}.json")
+            try:
+                done = subprocess.run([PYTHON, self.script, "--truth", path, *arguments],
+                                      env=self.environment(), stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, timeout=300)
+            except subprocess.TimeoutExpired as error:
+                raise CheckError(f"the rerun with {arguments} timed out") from error
+            if done.returncode != 0:
+                raise CheckError(f"the rerun with {arguments} failed:\n{done.stdout[-2000:]}")
+            with open(path) as truth:
+                self._reruns[key] = json.load(truth)
+        return self._reruns[key]
+
+
+def run_checks(run, checks):
+    passed = failed = 0
+    for name, *parameters in checks:
+        try:
+            ok, message = CHECKS[name](run, *parameters)
+        except CheckError as error:
+            ok, message = False, str(error)
+        label = f"{name}[{parameters[0]}]" if parameters and isinstance(parameters[0], str) \
+            else name
+        print(f"{'ok  ' if ok else 'FAIL'} {run.name}.{label}: {message}", flush=True)
+        passed, failed = passed + ok, failed + (not ok)
+    return passed, failed
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("name", nargs="?", choices=sorted(EXPECTATIONS), metavar="NAME")
+    parser.add_argument("--build", default=os.environ.get("PROFOPT_BUILD_DIR",
+                                                          os.path.join(SOURCE, "build")))
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep the trace, report and truth files in DIR")
+    parser.add_argument("--list", action="store_true", help="list the workloads")
+    arguments = parser.parse_args(argv)
+    if not arguments.list and arguments.name is None:
+        parser.error("NAME is required")
+    return arguments
+
+
+def main(argv):
+    arguments = parse_arguments(argv)
+    if arguments.list:
+        print("\n".join(sorted(EXPECTATIONS)))
+        return 0
+    build = os.path.abspath(arguments.build)
+    for tool in ("profopt-record", "profopt-analyze"):
+        if not os.access(os.path.join(build, "bin", tool), os.X_OK):
+            print(f"FAIL {arguments.name}: {build}/bin/{tool} is missing", flush=True)
+            return 1
+    if arguments.keep:
+        work = os.path.abspath(arguments.keep)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+    else:
+        work = tempfile.mkdtemp(prefix=f"profopt-workload-{arguments.name}.")
+    run = Run(arguments.name, build, work)
+    try:
+        try:
+            printed = run.analyze(run.record())
+        except (CheckError, subprocess.TimeoutExpired, OSError, ValueError) as error:
+            print(f"FAIL {run.name}: {error}", flush=True)
+            print("0 passed, 1 failed")
+            return 1
+        print(printed.rstrip())
+        passed, failed = run_checks(run, EXPECTATIONS[run.name])
+        for note in run.notes:
+            print(f"note {run.name}: {note}")
+        print(f"{passed} passed, {failed} failed")
+        return 1 if failed else 0
+    finally:
+        if not arguments.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
