@@ -1,7 +1,9 @@
 /*
  * data_loss.c: the trace-data-loss detector. Discarded events or packets and unmatched
  * spans make every other number less certain, so this finding says how much was lost and
- * how to record without loss.
+ * how to record without loss. Spans still open when a process's events end were cut off by
+ * the program's end (a crash, a signal, workers terminated at shutdown): that is how the
+ * run ended, not a loss, and needs no larger buffers.
  */
 #include <math.h>
 
@@ -72,7 +74,7 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 		return PO_STATUS_NOMEM;
 	finding->confidence = 1.0; /* the loss itself is certain */
 	det_summary(ctx, finding,
-		    "The tracer lost data: %lld events discarded (%.2f%%), %lld packets, %lld "
+		    "The trace lost data: %lld events discarded (%.2f%%), %lld packets, %lld "
 		    "windows of unknown size, %lld unmatched spans; %lld of %zu steps overlap a "
 		    "loss and are kept out of every verdict, and the other findings carry less "
 		    "confidence.",
@@ -82,10 +84,13 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 		    ctx->analysis->step_count);
 	add_evidence(ctx, finding, event_pct, lossy_pct);
 	add_windows(ctx, finding);
-	det_recommend(ctx, finding, "trace_buffers",
-		      "record with larger buffers: profopt-record --subbuf-size 4M --num-subbuf 8",
-		      "events are dropped when the tracer's ring buffers fill faster than the "
-		      "consumer empties them",
-		      "a complete trace; no change to the step time", NAN, NAN);
+	if (quality->discarded_events > 0 || quality->discarded_packets > 0 ||
+	    quality->unknown_discards > 0)
+		det_recommend(ctx, finding, "trace_buffers",
+			      "record with larger buffers than the defaults (4M x 8): "
+			      "profopt-record --subbuf-size 8M --num-subbuf 16",
+			      "events are dropped when the tracer's ring buffers fill faster than "
+			      "the consumer empties them",
+			      "a complete trace; no change to the step time", NAN, NAN);
 	return PO_STATUS_OK;
 }

@@ -212,12 +212,20 @@ static double run_steps(const struct po_analysis *analysis)
 			po_analysis_step(analysis, 0).index + 1);
 }
 
-/* Fits the series and tells whether it grows steadily enough to report. */
+static double run_steps(const struct po_analysis *analysis);
+
+/*
+ * Fits the series and tells whether it grows steadily enough to report; a resident set must
+ * also grow by a minimum over the run (allocators and caches settle by a few MiB).
+ */
 static bool grows(const struct det_ctx *ctx, struct growth *growth)
 {
-	return fit_growth(ctx, growth) &&
-	       growth->fit.slope >= ctx->rules->memory_growth_min_slope_bytes &&
-	       growth->fit.r2 >= ctx->rules->memory_growth_min_r2;
+	if (!fit_growth(ctx, growth) ||
+	    growth->fit.slope < ctx->rules->memory_growth_min_slope_bytes ||
+	    growth->fit.r2 < ctx->rules->memory_growth_min_r2)
+		return false;
+	return growth->scope == SCOPE_ALL || growth->fit.slope * run_steps(ctx->analysis) >=
+						 ctx->rules->memory_growth_min_rss_mib * DET_MIB;
 }
 
 static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)

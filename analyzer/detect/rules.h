@@ -89,6 +89,10 @@
 	  "steps after warm-up needed to fit a trend", "profopt")                                  \
 	X(memory_growth_min_slope_bytes, "memory-growth", "min_slope_bytes", 1024, "bytes/step",   \
 	  "slope below which memory counts as flat", "profopt")                                    \
+	X(memory_growth_min_rss_mib, "memory-growth", "min_rss_mib", 16, "MiB",                    \
+	  "growth of a resident set over the run below which it is not reported (without "        \
+	  "allocation events)",                                                                    \
+	  "profopt: PyTorch's allocator and Python's caches settle by a few MiB in a real run")    \
 	X(memory_growth_min_r2, "memory-growth", "min_r2", 0.8, "ratio",                           \
 	  "least-squares fit (R^2) needed to report growth", "profopt")                            \
 	X(memory_growth_critical_mib, "memory-growth", "critical_mib", 100, "MiB",                 \

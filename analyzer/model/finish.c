@@ -22,18 +22,58 @@ static int compare_i64(int64_t a, int64_t b)
 	return (a > b) - (a < b);
 }
 
-/* Spans and the step still open when the trace ends are unmatched begins. */
+/*
+ * Spans and the step still open when the trace ends were cut off by the end of their
+ * process (a crash, a signal, workers terminated at shutdown in the middle of a load), not
+ * lost by the tracer: discards are counted apart. The open step is dropped.
+ */
 static void close_stream(struct po_model *model)
 {
 	for (size_t i = 0; i < model->thread_count; i++) {
-		model->quality.unmatched_begins += (int64_t)model->threads[i].depth;
+		model->quality.open_at_end += (int64_t)model->threads[i].depth;
 		model->threads[i].depth = 0;
 	}
 	if (model->step_open) {
 		model->step_open = false;
 		model->step_count--;
 		po_step_store_truncate(model->steps, model->step_count);
-		model->quality.unmatched_begins++;
+		model->quality.open_at_end++;
+	}
+}
+
+/* The value of a run_config key, or NULL. */
+static const char *config_value(const struct po_model *model, const char *key)
+{
+	for (size_t i = 0; i < model->run_config_count; i++) {
+		if (strcmp(model->run_config[i].key, key) == 0)
+			return model->run_config[i].value;
+	}
+	return NULL;
+}
+
+/*
+ * How the run ended: from run_begin/run_end, and the run_ending pair a program records before
+ * run_end when it ends on an exception ("exception: TYPE") or a signal ("signal: NAME").
+ */
+static void build_ending(const struct po_model *model, struct po_analysis *analysis)
+{
+	const char *said = config_value(model, "run_ending");
+
+	analysis->ending_detail = NULL;
+	if (!model->run_begun && !model->run_ended)
+		analysis->ending = PO_RUN_NO_RUN;
+	else if (!model->run_ended)
+		analysis->ending = PO_RUN_NO_RUN_END;
+	else if (said && strncmp(said, "exception", 9) == 0)
+		analysis->ending = PO_RUN_EXCEPTION;
+	else if (said && strncmp(said, "signal", 6) == 0)
+		analysis->ending = PO_RUN_SIGNAL;
+	else
+		analysis->ending = PO_RUN_CLEAN;
+	if (said && analysis->ending != PO_RUN_CLEAN) {
+		const char *colon = strchr(said, ':');
+
+		analysis->ending_detail = colon ? colon + 1 + strspn(colon + 1, " ") : said;
 	}
 }
 
@@ -54,6 +94,7 @@ static enum po_status build_run(struct po_model *model, struct po_analysis *anal
 		       model->run_config_count * sizeof(struct po_kv));
 	analysis->config_count = model->run_config_count;
 	po_sort(analysis->config, analysis->config_count, sizeof(struct po_kv), compare_kv);
+	build_ending(model, analysis);
 	return PO_STATUS_OK;
 }
 
@@ -452,6 +493,13 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 				     "steps with one on the training thread are flagged unmatched",
 				     (long long)quality->unmatched_begins,
 				     (long long)quality->unmatched_ends));
+	if (quality->open_at_end)
+		warn(analysis, "open-at-end",
+		     po_arena_printf(arena,
+				     "%lld spans were still open when their process's events "
+				     "ended (the program ended, crashed or was stopped in the "
+				     "middle of them); the tracer lost nothing there",
+				     (long long)quality->open_at_end));
 	if (quality->step_mismatches)
 		warn(analysis, "step-mismatch",
 		     po_arena_printf(arena,

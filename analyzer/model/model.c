@@ -493,6 +493,7 @@ static enum po_status on_run_begin(struct po_model *model, const struct po_event
 	model->framework = po_strtab_intern(model->strings, event->u.run_begin.framework.ptr,
 					    event->u.run_begin.framework.len);
 	model->cpu_count = event->u.run_begin.cpu_count;
+	model->run_begun = true;
 	return model->framework ? PO_STATUS_OK : PO_STATUS_NOMEM;
 }
 
@@ -537,6 +538,9 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_WORKER_END:
 		on_worker_end(model, process);
 		return PO_STATUS_OK;
+	case PO_EV_RUN_END:
+		model->run_ended = true;
+		return PO_STATUS_OK;
 	case PO_EV_STEP_BEGIN:
 		return spans_step_begin(model, thread, event);
 	case PO_EV_STEP_END:
@@ -565,7 +569,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_LIBC_FREE:
 		return memory_event(model, thread, event);
 	default:
-		return PO_STATUS_OK; /* run_end, epochs, gpu_launch: nothing to keep */
+		return PO_STATUS_OK; /* epochs, gpu_launch: nothing to keep */
 	}
 }
 

@@ -223,6 +223,8 @@ struct po_model {
 
 	/* run */
 	const char *framework;
+	bool run_begun;
+	bool run_ended;
 	int32_t cpu_count;
 	struct po_kv *run_config; /* owned */
 	size_t run_config_count;

@@ -23,6 +23,7 @@ PO_NAME_TABLE(po_category_name, enum po_category, PO_CATEGORY_COUNT, PO_CATEGORI
 PO_NAME_TABLE(po_finding_id_name, enum po_finding_id, PO_FINDING_ID_COUNT, PO_FINDING_IDS, PO_JSON)
 PO_NAME_TABLE(po_severity_name, enum po_severity, PO_SEVERITY_COUNT, PO_SEVERITIES, PO_JSON)
 PO_NAME_TABLE(po_verdict_name, enum po_verdict, PO_VERDICT_COUNT, PO_VERDICTS, PO_JSON)
+PO_NAME_TABLE(po_run_ending_name, enum po_run_ending, PO_RUN_ENDING_COUNT, PO_RUN_ENDINGS, PO_JSON)
 
 static void destroy_details(struct po_step_detail *details, size_t count)
 {

@@ -83,6 +83,24 @@ static inline enum po_category po_category_of_stage(enum po_stage stage)
 	}
 }
 
+/*
+ * How the run ended. X(NAME, json name) */
+#define PO_RUN_ENDINGS(X)                                                                          \
+	X(CLEAN, "clean")                 /* run_end, no error reported */                        \
+	X(EXCEPTION, "exception")         /* run_end after an exception (run_ending config) */    \
+	X(SIGNAL, "signal")               /* interrupted by a signal (run_ending config) */       \
+	X(NO_RUN_END, "no-run-end")       /* run_begin without run_end: crashed or killed */      \
+	X(NO_RUN, "no-run")               /* no run_begin: the program marks no run */
+
+enum po_run_ending {
+#define PO_X(name, json) PO_RUN_##name,
+	PO_RUN_ENDINGS(PO_X)
+#undef PO_X
+	    PO_RUN_ENDING_COUNT
+};
+
+const char *po_run_ending_name(enum po_run_ending ending);
+
 struct po_process {
 	int32_t pid;
 	const char *name; /* procname */
@@ -253,8 +271,10 @@ struct po_quality {
 	int64_t unknown_discards; /* windows whose count is unknown */
 	size_t window_count;	  /* windows kept in po_analysis.discard_windows */
 	int64_t windows_not_kept;
-	int64_t unmatched_begins; /* spans still open at the end */
+	int64_t unmatched_begins; /* begins whose end never came while their thread went on */
 	int64_t unmatched_ends;	  /* ends with no open begin */
+	int64_t open_at_end;	  /* spans (and a step) still open when their process's events
+				     end: cut off by the program's end, not lost by the tracer */
 	int64_t time_inversions;  /* events older than the previous one of their thread */
 	int64_t step_mismatches;  /* step_end whose step number is not the open step's */
 	bool missing_vpid;
@@ -423,6 +443,8 @@ struct po_analysis {
 
 	/* run */
 	const char *framework; /* NULL when no run_begin */
+	enum po_run_ending ending;
+	const char *ending_detail; /* the program's words (exception type, signal), or NULL */
 	int32_t cpu_count;     /* online CPUs of the traced machine; -1 */
 	struct po_kv *config;  /* sorted by key */
 	size_t config_count;

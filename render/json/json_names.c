@@ -19,4 +19,5 @@ PO_JSON_NAME_FN(po_json_gpu_kind_name, PO_GPU_KINDS, PO_GPU_KIND_COUNT)
 PO_JSON_NAME_FN(po_json_finding_id_name, PO_FINDING_IDS, PO_FINDING_ID_COUNT)
 PO_JSON_NAME_FN(po_json_severity_name, PO_SEVERITIES, PO_SEVERITY_COUNT)
 PO_JSON_NAME_FN(po_json_verdict_name, PO_VERDICTS, PO_VERDICT_COUNT)
+PO_JSON_NAME_FN(po_json_run_ending_name, PO_RUN_ENDINGS, PO_RUN_ENDING_COUNT)
 #undef PO_JSON_X

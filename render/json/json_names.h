@@ -16,5 +16,6 @@ const char *po_json_gpu_kind_name(int kind);
 const char *po_json_finding_id_name(int id);
 const char *po_json_severity_name(int severity);
 const char *po_json_verdict_name(int verdict);
+const char *po_json_run_ending_name(int ending);
 
 #endif /* PO_JSON_NAMES_H */

@@ -462,6 +462,8 @@ static void write_run(struct summary *summary)
 	}
 	po_json_write_end_object(writer);
 	po_json_write_kv_int_or_null(writer, "cpu_count", analysis->cpu_count);
+	po_json_write_kv_string(writer, "ending", po_json_run_ending_name(analysis->ending));
+	po_json_write_kv_string(writer, "ending_detail", analysis->ending_detail);
 	po_json_write_kv_string(writer, "framework", analysis->framework);
 	po_json_write_kv_int_or_null(writer, "main_pid", analysis->main_pid);
 	po_json_write_end_object(writer);
@@ -687,6 +689,7 @@ static void write_trace(struct summary *summary)
 	po_json_write_kv_int(writer, "libc_events", quality->libc_events);
 	po_json_write_kv_int(writer, "lossy_steps", quality->lossy_steps);
 	write_missing_contexts(writer, quality);
+	po_json_write_kv_int(writer, "open_at_end", quality->open_at_end);
 	po_json_write_kv_bool(writer, "partial", quality->partial);
 	write_processes(summary);
 	po_json_write_kv_int(writer, "profopt_events", quality->profopt_events);

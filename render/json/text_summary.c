@@ -168,9 +168,28 @@ static void print_findings(const struct po_analysis *analysis, FILE *out)
 			analysis->finding_count - PO_TEXT_MAX_FINDINGS);
 }
 
+/* How the run ended, when it did not end cleanly: said before the verdict it qualifies. */
+static void print_ending(const struct po_analysis *analysis, FILE *out)
+{
+	if (analysis->ending == PO_RUN_CLEAN || analysis->ending == PO_RUN_NO_RUN)
+		return;
+	fprintf(out, "Run ended: %s", po_json_run_ending_name(analysis->ending));
+	if (analysis->ending_detail) {
+		fputs(" (", out);
+		put_text(out, analysis->ending_detail);
+		fputc(')', out);
+	}
+	if (analysis->ending == PO_RUN_NO_RUN_END)
+		fputs(" (run_begin without run_end: the program crashed, was killed or did not "
+		      "end its run)",
+		      out);
+	fputc('\n', out);
+}
+
 void po_render_text_summary(const struct po_analysis *analysis, FILE *out)
 {
 	print_quality(analysis, out);
+	print_ending(analysis, out);
 	fprintf(out, "Verdict: %s", po_json_verdict_name(analysis->verdict));
 	if (analysis->verdict_reason)
 		fprintf(out, " (%s)", analysis->verdict_reason);

@@ -209,6 +209,13 @@ static void fill_quality_table(struct po_html *html, xmlNodePtr parent)
 	snprintf(text, sizeof(text), "%lld begins, %lld ends", (long long)quality->unmatched_begins,
 		 (long long)quality->unmatched_ends);
 	quality_row(html, body, "Unmatched spans", text);
+	snprintf(text, sizeof(text), "%lld", (long long)quality->open_at_end);
+	quality_row(html, body, "Spans open when their process ended (not a loss)", text);
+	snprintf(text, sizeof(text), "%s%s%s%s", po_report_run_ending_key(html->analysis->ending),
+		 html->analysis->ending_detail ? " (" : "",
+		 html->analysis->ending_detail ? html->analysis->ending_detail : "",
+		 html->analysis->ending_detail ? ")" : "");
+	quality_row(html, body, "How the run ended", text);
 	snprintf(text, sizeof(text), "%lld", (long long)quality->time_inversions);
 	quality_row(html, body, "Time inversions", text);
 	snprintf(text, sizeof(text), "%lld", (long long)quality->step_mismatches);

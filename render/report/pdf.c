@@ -221,6 +221,13 @@ static void quality_section(struct po_page *page)
 	snprintf(text, sizeof(text), "%lld begins, %lld ends", (long long)quality->unmatched_begins,
 		 (long long)quality->unmatched_ends);
 	po_page_row(page, "unmatched spans", text);
+	snprintf(text, sizeof(text), "%lld", (long long)quality->open_at_end);
+	po_page_row(page, "spans open when their process ended", text);
+	snprintf(text, sizeof(text), "%s%s%s%s", po_report_run_ending_key(page->analysis->ending),
+		 page->analysis->ending_detail ? " (" : "",
+		 page->analysis->ending_detail ? page->analysis->ending_detail : "",
+		 page->analysis->ending_detail ? ")" : "");
+	po_page_row(page, "how the run ended", text);
 	for (size_t i = 0; i < page->analysis->warning_count; i++) {
 		po_report_clean(page->analysis->warnings[i].text, text, sizeof(text), TEXT_CHARS);
 		po_page_text(page, text, 9, false, PO_COLOR_ALERT, 0);

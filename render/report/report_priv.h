@@ -40,6 +40,7 @@ const char *po_report_category_title(enum po_category category);
 const char *po_report_stage_title(enum po_stage stage);
 const char *po_report_finding_key(enum po_finding_id id);
 const char *po_report_finding_title(enum po_finding_id id);
+const char *po_report_run_ending_key(enum po_run_ending ending);
 const char *po_report_severity_key(enum po_severity severity);
 const char *po_report_verdict_key(enum po_verdict verdict);
 const char *po_report_verdict_title(enum po_verdict verdict);

@@ -235,6 +235,19 @@ static const struct {
 			    "The trace does not hold enough clean steps to name a bottleneck."},
 };
 
+const char *po_report_run_ending_key(enum po_run_ending ending)
+{
+	static const char *const keys[] = {
+#define PO_X(name, json) json,
+	    PO_RUN_ENDINGS(PO_X)
+#undef PO_X
+	};
+	_Static_assert(sizeof(keys) / sizeof(keys[0]) == PO_RUN_ENDING_COUNT,
+		       "PO_RUN_ENDINGS and its enum differ");
+
+	return (unsigned)ending < PO_RUN_ENDING_COUNT ? keys[ending] : "unknown";
+}
+
 const char *po_report_verdict_key(enum po_verdict verdict)
 {
 	return (unsigned)verdict < PO_VERDICT_COUNT ? verdicts[verdict].key : "unknown";

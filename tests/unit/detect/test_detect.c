@@ -315,6 +315,38 @@ static void test_rss_growth_attributed(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * A run that ended in the middle of spans (workers terminated at shutdown, a crash): spans
+ * open at the end are how it ended, not data the tracer lost.
+ */
+static void test_open_at_end_is_no_loss(void)
+{
+	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
+
+	analysis->quality.open_at_end = 7;
+	analysis->ending = PO_RUN_NO_RUN_END;
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_TRACE_DATA_LOSS) == NULL);
+	synth_destroy(analysis);
+	analysis = synth_create(100, &host_steps, 2);
+	analysis->quality.unmatched_ends = 3;
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_TRACE_DATA_LOSS) != NULL &&
+	      synth_rec(synth_finding(analysis, PO_FINDING_TRACE_DATA_LOSS), "trace_buffers") ==
+		  NULL);
+	synth_destroy(analysis);
+}
+
+/* A resident set that settles by a fraction of a MiB over the run is no leak. */
+static void test_rss_small_growth_silent(void)
+{
+	struct po_analysis *analysis = rss_run(0.002, 0, 0);
+
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_HOST_MEMORY_GROWTH) == NULL);
+	synth_destroy(analysis);
+}
+
 /* Workers that start again every 16 steps: their sum is a sawtooth, not a leak. */
 static void test_rss_restarting_workers_no_growth(void)
 {
@@ -499,7 +531,8 @@ static void test_lossy_data(void)
 		CHECK_INT_EQ(loss->severity, PO_SEVERITY_CRITICAL);
 		CHECK_NEAR(synth_number(loss, "discarded_events"), 500, 0);
 		CHECK_NEAR(synth_number(loss, "lossy_steps"), 30, 0);
-		CHECK(synth_rec(loss, "trace_buffers") != NULL);
+		CHECK(synth_rec(loss, "trace_buffers") != NULL &&
+		      strstr(synth_rec(loss, "trace_buffers")->action, "--subbuf-size 8M") != NULL);
 	}
 	input_clean = synth_finding(clean, PO_FINDING_INPUT_BOUND);
 	input_lossy = synth_finding(lossy, PO_FINDING_INPUT_BOUND);
@@ -587,6 +620,8 @@ int main(void)
 	RUN(test_leak_in_main);
 	RUN(test_rss_growth_attributed);
 	RUN(test_rss_restarting_workers_no_growth);
+	RUN(test_rss_small_growth_silent);
+	RUN(test_open_at_end_is_no_loss);
 	RUN(test_gpu_memory_growth);
 	RUN(test_gpu_idle_periodic_stall);
 	RUN(test_compute_bound);

@@ -99,10 +99,52 @@ static void run_config(void)
 	po_analysis_destroy(analysis);
 }
 
+/* A run ends clean, after an exception or a signal (the run_ending pair), or not at all. */
+static struct po_analysis *run_ending_after(const char *said, bool ended)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_event event = event_at(PO_EV_RUN_BEGIN, 0, MAIN, MAIN);
+
+	event.u.run_begin.framework = str_of("pytorch");
+	feed(model, &event);
+	if (said) {
+		event = event_at(PO_EV_RUN_CONFIG, 5, MAIN, MAIN);
+		event.u.run_config.key = str_of("run_ending");
+		event.u.run_config.value = str_of(said);
+		feed(model, &event);
+	}
+	if (ended) {
+		event = event_at(PO_EV_RUN_END, 6, MAIN, MAIN);
+		feed(model, &event);
+	}
+	return model_done(model);
+}
+
+static void run_endings(void)
+{
+	struct po_analysis *analysis = run_ending_after(NULL, true);
+
+	CHECK_INT_EQ(analysis->ending, PO_RUN_CLEAN);
+	CHECK(analysis->ending_detail == NULL);
+	po_analysis_destroy(analysis);
+	analysis = run_ending_after("exception: ValueError", true);
+	CHECK_INT_EQ(analysis->ending, PO_RUN_EXCEPTION);
+	CHECK_STR_EQ(analysis->ending_detail, "ValueError");
+	po_analysis_destroy(analysis);
+	analysis = run_ending_after("signal: SIGINT (KeyboardInterrupt)", true);
+	CHECK_INT_EQ(analysis->ending, PO_RUN_SIGNAL);
+	CHECK_STR_EQ(analysis->ending_detail, "SIGINT (KeyboardInterrupt)");
+	po_analysis_destroy(analysis);
+	analysis = run_ending_after(NULL, false);
+	CHECK_INT_EQ(analysis->ending, PO_RUN_NO_RUN_END);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(percentiles_ten);
 	RUN(percentiles_hundred);
 	RUN(run_config);
+	RUN(run_endings);
 	return CHECK_SUMMARY();
 }

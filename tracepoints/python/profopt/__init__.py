@@ -136,7 +136,24 @@ class run:
             instrument_optimizer(self.optimizer)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, traceback):
         _api.stop_host_sampler()
+        ending = _run_ending(exc_type, exc)
+        if ending:
+            run_config("run_ending", ending)
         run_end()
         return False
+
+
+def _run_ending(exc_type, exc):
+    """The run_ending pair for a run left by an exception (None for a clean end):
+    "signal: SIGINT" for KeyboardInterrupt, "exception: TYPE" otherwise; SystemExit with a
+    zero or None code is a clean end."""
+    if exc_type is None:
+        return None
+    if issubclass(exc_type, KeyboardInterrupt):
+        return "signal: SIGINT (KeyboardInterrupt)"
+    if issubclass(exc_type, SystemExit) and getattr(exc, "code", None) in (None, 0):
+        return None
+    return f"exception: {exc_type.__name__}"
+
