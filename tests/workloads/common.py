@@ -11,7 +11,8 @@ it measured with its own clocks, independently of profopt:
 - rss: at the end of every step (inside it), the resident bytes of the main process and of each of
   its live descendants (the DataLoader workers), from /proc/PID/statm, with their CPU
   clock ticks from /proc/PID/stat;
-- ending: clean, exception or signal; epochs; the training wall time;
+- ending: clean, exception or signal; epochs; when the training loop began and the
+  whole wall time;
 - facts: what the workload knows about its own design (leak bytes per step, checkpoint
   period, ...).
 
@@ -125,6 +126,7 @@ class Truth:
         self.trained_s = None  # wall time of the training, set by finish()
         self.asked = None      # perf_counter() when the current step asked for its batch
         self.received = None   # perf_counter() when that batch arrived
+        self.loop_began = None  # perf_counter() when the training loop began
         steps, slots = self.MAX_STEPS, self.MAX_STEPS * self.MAX_PIDS
         self._stamps = array("d", bytes(8 * 4 * steps))  # begin, ready, end, sampled
         self._epoch = array("q", bytes(8 * steps))
@@ -162,12 +164,19 @@ class Truth:
         self._stamps[4 * index:4 * index + 4] = array("d", (begin, ready, end, sampled))
         self._epoch[index] = epoch
 
+    def begin_loop(self):
+        """Marks the start of the training loop (the first epoch's iter(loader), before
+        the workers start), once."""
+        if self.loop_began is None:
+            self.loop_began = time.perf_counter()
+
     def timed(self, iterable, epoch):
         """Iterates iterable as one epoch, recording each step: from asking for the
         batch to asking for the next one (the loop body included). A step is recorded
         when the loop comes back for the next batch, so a step whose body raised is
         not counted as done."""
         self.epochs = max(self.epochs, epoch + 1)
+        self.begin_loop()
         iterator = iter(iterable)
         while True:
             begin = time.perf_counter()
@@ -221,6 +230,8 @@ class Truth:
             "epochs": self.epochs,
             "steps_done": self.step_count,
             "trained_s": round(self.trained_s, 6),
+            "loop_began_s": None if self.loop_began is None else
+            round(self.loop_began - self.started, 6),
             "facts": self.facts,
             "steps": self._steps(),
             "rss": self._samples(),

@@ -40,6 +40,7 @@ def train(args, truth):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     eval_s = []
     truth.facts.update(num_workers=0, batch_size=args.batch_size, eval_s=eval_s)
+    truth.begin_loop()
     for epoch in range(args.epochs):
         truth.epochs = epoch + 1
         batches = iter(loader)
