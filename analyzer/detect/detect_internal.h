@@ -110,6 +110,9 @@ enum po_status det_cpu_contention(struct det_ctx *ctx);
 enum po_status det_loader_handoff(struct det_ctx *ctx);
 enum po_status det_worker_restart(struct det_ctx *ctx);
 enum po_verdict det_verdict(const struct det_ctx *ctx);
+/* The steps cover too little of their span, or hold almost nothing but unmarked time. */
+bool det_uncovered(const struct det_ctx *ctx);
+bool det_unmarked(const struct det_ctx *ctx);
 /* The verdict's cause in words when a finding names it (in the arena), else NULL. */
 const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict);
 

@@ -57,9 +57,12 @@ static const char *scope_where(struct det_ctx *ctx, const struct growth *growth)
 	if (growth->scope == SCOPE_MAIN)
 		return det_printf(ctx, "the main process (pid %d, the training loop)",
 				  ctx->analysis->main_pid);
-	if (growth->scope == SCOPE_WORKERS)
+	if (growth->scope == SCOPE_WORKERS && det_live_workers(ctx->analysis) > 0)
 		return det_printf(ctx, "the %lld loader worker processes",
 				  (long long)det_live_workers(ctx->analysis));
+	if (growth->scope == SCOPE_WORKERS)
+		return "the processes other than the training loop's (children not marked as "
+		       "workers)";
 	return "an unknown place";
 }
 

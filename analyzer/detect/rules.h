@@ -167,6 +167,14 @@
 	  "profopt")                                                                               \
 	X(verdict_min_steps, "verdict", "min_steps", 20, "steps",                                  \
 	  "clean steps needed for a verdict other than unknown", "profopt")                        \
+	X(verdict_min_coverage_pct, "verdict", "min_coverage_pct", 50, "%",                        \
+	  "share of the time from the first step to the last that steps must cover for a verdict " \
+	  "other than unknown: what happens outside them is not measured",                         \
+	  "profopt")                                                                               \
+	X(verdict_max_unmarked_pct, "verdict", "max_unmarked_pct", 90, "%",                        \
+	  "share of the step in no span (other) above which the verdict is unknown: steps marked "  \
+	  "with nothing inside them say nothing of where the time goes",                           \
+	  "profopt")                                                                               \
 	X(verdict_gpu_bound_pct, "verdict", "gpu_bound_pct", 80, "%",                              \
 	  "GPU busy share of clean step time from which the run is gpu-bound", "profopt")          \
 	X(verdict_host_gpu_pct, "verdict", "host_gpu_pct", 50, "%",                                \

@@ -3,7 +3,8 @@
  * input-bound when the input-bound finding is a warning or worse; else gpu-bound when the
  * GPU is busy most of the step; else host-bound when host compute dominates, or the loop
  * waits for CPU held by the loader workers (cpu-contention), while the GPU is mostly idle;
- * else balanced. Unknown with too few clean steps.
+ * else balanced. Unknown with too few clean steps, when the steps cover too little of the
+ * run, or when almost all of a step is in no span: then the reason says what is not known.
  */
 #include "detect_internal.h"
 
@@ -29,6 +30,20 @@ static double gpu_busy_pct(const struct det_ctx *ctx)
 	return ctx->clean_wall_ns > 0 ? 100.0 * busy / ctx->clean_wall_ns : 0;
 }
 
+bool det_uncovered(const struct det_ctx *ctx)
+{
+	double coverage = ctx->analysis->step_stats.coverage_pct;
+
+	return coverage >= 0 && coverage < ctx->rules->verdict_min_coverage_pct;
+}
+
+bool det_unmarked(const struct det_ctx *ctx)
+{
+	return ctx->mean_step_ns > 0 &&
+	       100 * ctx->category_mean_ns[PO_CAT_OTHER] / ctx->mean_step_ns >
+		   ctx->rules->verdict_max_unmarked_pct;
+}
+
 enum po_verdict det_verdict(const struct det_ctx *ctx)
 {
 	const struct po_rules *rules = ctx->rules;
@@ -37,7 +52,7 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 	double busy_pct, host_pct;
 
 	if (!ctx->clean_count || (double)ctx->clean_count < rules->verdict_min_steps ||
-	    ctx->mean_step_ns <= 0)
+	    ctx->mean_step_ns <= 0 || det_uncovered(ctx) || det_unmarked(ctx))
 		return PO_VERDICT_UNKNOWN;
 	if (input && input->severity <= PO_SEVERITY_WARNING)
 		return PO_VERDICT_INPUT_BOUND;
@@ -56,6 +71,19 @@ const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict)
 {
 	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
 
+	if (verdict == PO_VERDICT_UNKNOWN && ctx->clean_count && det_uncovered(ctx))
+		return det_printf(
+		    ctx,
+		    "steps cover only %.0f%% of the time from the first step to the "
+		    "last: what the program does outside them is not measured; mark the "
+		    "whole loop as the step (profopt.instrument does)",
+		    ctx->analysis->step_stats.coverage_pct);
+	if (verdict == PO_VERDICT_UNKNOWN && ctx->clean_count && det_unmarked(ctx))
+		return det_printf(ctx,
+				  "%.0f%% of each step is in no span: the steps are marked but not "
+				  "what happens inside them; instrument the loader and the model "
+				  "(profopt.instrument, profopt.run(model=..., optimizer=...))",
+				  100 * ctx->category_mean_ns[PO_CAT_OTHER] / ctx->mean_step_ns);
 	if (verdict != PO_VERDICT_HOST_BOUND || !contention ||
 	    contention->severity > PO_SEVERITY_WARNING)
 		return NULL;

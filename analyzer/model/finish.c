@@ -3,6 +3,7 @@
  * as result.h says so that the output is deterministic.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,6 +234,29 @@ static void sum_clean(const struct po_analysis *analysis, int64_t *durations,
 	}
 }
 
+/* The steps' coverage of the time from the first step's begin to the last step's end. */
+static void coverage(const struct po_analysis *analysis, struct po_step_stats *stats)
+{
+	const struct po_step *first, *last;
+	double covered_ns = 0;
+
+	stats->coverage_pct = -1;
+	stats->span_ns = -1;
+	if (!analysis->step_count)
+		return;
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		const struct po_step *step = po_step_store_borrow(analysis->step_store, i);
+
+		covered_ns += (double)(step->end_ns - step->begin_ns);
+	}
+	first = po_step_store_borrow(analysis->step_store, 0);
+	stats->span_ns = first->begin_ns;
+	last = po_step_store_borrow(analysis->step_store, analysis->step_count - 1);
+	stats->span_ns = last->end_ns - stats->span_ns;
+	stats->coverage_pct =
+	    stats->span_ns > 0 ? fmin(100.0, 100.0 * covered_ns / (double)stats->span_ns) : 100.0;
+}
+
 static enum po_status build_stats(struct po_analysis *analysis)
 {
 	struct po_step_stats *stats = &analysis->step_stats;
@@ -251,6 +275,7 @@ static enum po_status build_stats(struct po_analysis *analysis)
 					.max_ns = -1,
 					.samples_per_s = -1};
 	sum_clean(analysis, durations, stats, &total_ns, &samples, &sampled_ns);
+	coverage(analysis, stats);
 	clean = (size_t)stats->clean_count;
 	if (clean) {
 		po_sort(durations, clean, sizeof(int64_t), compare_ns);
@@ -261,9 +286,11 @@ static enum po_status build_stats(struct po_analysis *analysis)
 		stats->p95_ns = percentile(durations, clean, 95);
 		stats->p99_ns = percentile(durations, clean, 99);
 		stats->mean_ns = total_ns / (double)clean;
-		stats->steps_per_s = total_ns > 0 ? (double)clean * 1e9 / total_ns : 0;
+		stats->steps_per_s =
+		    total_ns > 0 ? (double)clean * 1e9 / total_ns * stats->coverage_pct / 100 : 0;
 		if (sampled_ns > 0)
-			stats->samples_per_s = samples * 1e9 / sampled_ns;
+			stats->samples_per_s =
+			    samples * 1e9 / sampled_ns * stats->coverage_pct / 100;
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			stats->category_mean_ns[c] /= (double)clean;
 	}
@@ -512,6 +539,15 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 				     "%lld events were older than the previous event of "
 				     "their thread",
 				     (long long)quality->time_inversions));
+	if (analysis->step_stats.coverage_pct >= 0 &&
+	    analysis->step_stats.coverage_pct < PO_COVERAGE_WARN_PCT)
+		warn(analysis, "steps-coverage",
+		     po_arena_printf(arena,
+				     "steps cover %.1f%% of the time from the first step to the "
+				     "last; the rest (work outside the step marker, evaluation, "
+				     "epoch starts) is in no breakdown, and throughput comes from "
+				     "the step period",
+				     analysis->step_stats.coverage_pct));
 	if (model->steps_other_threads)
 		warn(analysis, "steps-on-several-threads",
 		     po_arena_printf(arena,

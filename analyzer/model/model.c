@@ -51,6 +51,8 @@ void po_model_config_init(struct po_model_config *config)
 	};
 }
 
+static void process_rejoins(struct po_model *model, struct process *process);
+
 static enum po_status alloc_rings(struct po_model *model)
 {
 	model->segments = calloc(PO_SEGMENT_RING_CAP, sizeof(*model->segments));
@@ -294,6 +296,8 @@ static enum po_status note_process(struct po_model *model, const struct po_event
 		process->first_ns = event->time_ns;
 	if (event->time_ns > process->last_ns)
 		process->last_ns = event->time_ns;
+	if (process->silent && !process->ended)
+		process_rejoins(model, process);
 	process->event_count++;
 	*out = process;
 	return PO_STATUS_OK;
@@ -504,6 +508,42 @@ static void on_worker_begin(struct process *process, const struct po_event *even
 	process->parent_pid = event->u.worker.parent_pid;
 }
 
+/* Takes a process's resident and device memory out of the run's sums (sign -1), or back. */
+static void move_sums(struct po_model *model, struct process *process, int sign)
+{
+	if (process->rss_last_bytes > 0 && model->rss_sum_bytes >= 0)
+		model->rss_sum_bytes =
+		    po_add_sat(model->rss_sum_bytes, sign * process->rss_last_bytes);
+	for (int device = 0; device < PO_DEVICE_SLOTS; device++) {
+		if (process->gpu_used_bytes[device] > 0 && model->gpu_counter_sum_bytes >= 0)
+			model->gpu_counter_sum_bytes = po_add_sat(
+			    model->gpu_counter_sum_bytes, sign * process->gpu_used_bytes[device]);
+	}
+}
+
+/* A silent process spoke again: it was quiet, not gone. */
+static void process_rejoins(struct po_model *model, struct process *process)
+{
+	process->silent = false;
+	move_sums(model, process, +1);
+}
+
+void model_expire_silent(struct po_model *model, int64_t time_ns)
+{
+	if (time_ns - model->silent_scan_ns < PO_SILENT_SCAN_NS)
+		return;
+	model->silent_scan_ns = time_ns;
+	for (size_t i = 0; i < model->process_count; i++) {
+		struct process *process = &model->processes[i];
+
+		if (process->ended || process->silent || process->rss_last_bytes < 0 ||
+		    process->last_ns >= time_ns - PO_SILENT_NS)
+			continue;
+		process->silent = true;
+		move_sums(model, process, -1);
+	}
+}
+
 /*
  * A worker ends (a DataLoader worker exits at the end of every epoch unless its workers are
  * persistent): its resident and device memory leave the sums, so the memory of a run is
@@ -514,13 +554,8 @@ static void on_worker_end(struct po_model *model, struct process *process)
 	if (process->ended)
 		return;
 	process->ended = true;
-	if (process->rss_last_bytes > 0 && model->rss_sum_bytes > 0)
-		model->rss_sum_bytes = po_add_sat(model->rss_sum_bytes, -process->rss_last_bytes);
-	for (int device = 0; device < PO_DEVICE_SLOTS; device++) {
-		if (process->gpu_used_bytes[device] > 0 && model->gpu_counter_sum_bytes > 0)
-			model->gpu_counter_sum_bytes = po_add_sat(model->gpu_counter_sum_bytes,
-								  -process->gpu_used_bytes[device]);
-	}
+	if (!process->silent)
+		move_sums(model, process, -1);
 }
 
 /* The flat dispatch of events that belong to a process and thread. */

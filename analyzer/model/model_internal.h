@@ -25,6 +25,14 @@
 #define PO_CONFIG_CAP 1024		/* run_config keys */
 #define PO_DEVICE_SLOTS 16		/* GPU devices whose memory counter is summed */
 #define PO_FINALIZE_LAG 2		/* steps after its end before a step's detail is decided */
+#define PO_COVERAGE_WARN_PCT 90.0	/* steps covering less of their span get a warning */
+/*
+ * A process that sampled its memory and then went silent this long has exited (its
+ * sampler would speak every PROFOPT_SAMPLE_MS): forked workers that never announce
+ * themselves end without worker_end. Silent processes are looked for this often.
+ */
+#define PO_SILENT_NS 1000000000LL
+#define PO_SILENT_SCAN_NS 250000000LL
 
 /*
  * Times outside [0, PO_TIME_LIMIT_NS] come only from corrupted traces; events carrying
@@ -116,7 +124,8 @@ struct process {
 	int64_t cpu_last_ns;
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;
-	bool ended; /* worker_end seen: the process no longer holds memory or cores */
+	bool ended;  /* worker_end seen: the process no longer holds memory or cores */
+	bool silent; /* no event for PO_SILENT_NS: left the memory sums until it speaks again */
 	bool loader_spans;
 	int64_t step_count;
 	/* producer statistics, reported for worker processes */
@@ -302,7 +311,8 @@ struct po_model {
 	struct alloc_totals host_profopt;
 	struct alloc_totals host_libc;
 	struct alloc_totals gpu_events;
-	int64_t rss_sum_bytes;	       /* sum of the latest RSS of every process; -1 */
+	int64_t rss_sum_bytes;	       /* sum of the latest RSS of every live process; -1 */
+	int64_t silent_scan_ns;	       /* when silent processes were last looked for */
 	int64_t gpu_counter_sum_bytes; /* -1 */
 	int64_t gpu_counter_peak_bytes;
 
@@ -342,6 +352,8 @@ struct po_model {
 const char *model_intern_capped(struct po_model *model, uint64_t name_space, struct po_str text,
 				size_t *count, size_t cap, const char *fold);
 int64_t model_current_rss_sum(const struct po_model *model);
+/* Takes processes silent since before time_ns - PO_SILENT_NS out of the memory sums. */
+void model_expire_silent(struct po_model *model, int64_t time_ns);
 
 /* spans.c: stage and sync spans, steps, the breakdown and batches */
 enum po_status spans_stage_begin(struct po_model *model, struct thread *thread,

@@ -161,8 +161,18 @@ struct po_step_stats {
 	int64_t p95_ns;
 	int64_t p99_ns;
 	int64_t max_ns;
-	double steps_per_s;			    /* clean steps / their summed wall time */
-	double samples_per_s;			    /* -1 when batch sizes are unknown */
+	/*
+	 * Throughput from the step period: clean steps over their summed wall time, times the
+	 * coverage, so time between steps (loading outside the step marker, evaluation) counts.
+	 */
+	double steps_per_s;
+	double samples_per_s; /* -1 when batch sizes are unknown */
+	/*
+	 * Share of the time from the first step's begin to the last step's end that is inside a
+	 * step (all steps); what lies outside is in no breakdown. -1 without steps.
+	 */
+	double coverage_pct;
+	int64_t span_ns; /* first step begin to last step end; -1 */
 	double category_mean_ns[PO_CATEGORY_COUNT]; /* sums to mean_ns */
 };
 

@@ -542,6 +542,7 @@ static enum po_status close_step(struct po_model *model, int64_t time_ns, int64_
 	fill_own_loading(model, step);
 	step->host_live_bytes = memory_host_live(model);
 	step->gpu_live_bytes = memory_gpu_live(model);
+	model_expire_silent(model, time_ns);
 	step->rss_bytes = model_current_rss_sum(model);
 	step->main_rss_bytes =
 	    model->processes[model->threads[model->training].process].rss_last_bytes;

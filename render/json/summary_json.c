@@ -490,6 +490,11 @@ static void write_step_stats(struct summary *summary)
 	po_json_write_begin_object(writer);
 	po_json_write_kv_int(writer, "clean_count", stats->clean_count);
 	po_json_write_kv_int(writer, "count", stats->count);
+	po_json_write_key(writer, "coverage_pct");
+	if (stats->coverage_pct >= 0)
+		po_json_write_double(writer, stats->coverage_pct, 1);
+	else
+		po_json_write_null(writer);
 	po_json_write_kv_ms_or_null(writer, "max_ms", known ? stats->max_ns : -1);
 	po_json_write_key(writer, "mean_ms");
 	if (known)

@@ -90,6 +90,8 @@ static void print_steps(const struct po_analysis *analysis, FILE *out)
 	fprintf(out, " ms; %.1f steps/s", isfinite(stats->steps_per_s) ? stats->steps_per_s : 0.0);
 	if (isfinite(stats->samples_per_s) && stats->samples_per_s >= 0)
 		fprintf(out, ", %.1f samples/s", stats->samples_per_s);
+	if (stats->coverage_pct >= 0 && stats->coverage_pct < 99.5)
+		fprintf(out, "; steps cover %.1f%% of their span", stats->coverage_pct);
 	fputc('\n', out);
 }
 

@@ -89,6 +89,7 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 	analysis->mem_sites = alloc(analysis, MAX_ITEMS * sizeof(struct po_mem_site));
 	analysis->label_stats = alloc(analysis, MAX_ITEMS * sizeof(struct po_label_stat));
 	analysis->verdict = PO_VERDICT_UNKNOWN;
+	analysis->step_stats.coverage_pct = 100; /* steps back to back (synth_relayout) */
 	return analysis;
 }
 

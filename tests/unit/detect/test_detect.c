@@ -337,6 +337,24 @@ static void test_open_at_end_is_no_loss(void)
 	synth_destroy(analysis);
 }
 
+/* Steps that cover little of the run, or hold no spans, give no verdict, and say why. */
+static void test_verdict_knows_what_it_cannot_know(void)
+{
+	static const struct synth_breakdown unmarked = {.ms = {[PO_CAT_OTHER] = 20}};
+	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
+
+	analysis->step_stats.coverage_pct = 30;
+	run_detect(analysis);
+	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_UNKNOWN);
+	CHECK(analysis->verdict_reason && strstr(analysis->verdict_reason, "cover only 30%"));
+	synth_destroy(analysis);
+	analysis = synth_create(100, &unmarked, 2);
+	run_detect(analysis);
+	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_UNKNOWN);
+	CHECK(analysis->verdict_reason && strstr(analysis->verdict_reason, "in no span"));
+	synth_destroy(analysis);
+}
+
 /* A resident set that settles by a fraction of a MiB over the run is no leak. */
 static void test_rss_small_growth_silent(void)
 {
@@ -622,6 +640,7 @@ int main(void)
 	RUN(test_rss_restarting_workers_no_growth);
 	RUN(test_rss_small_growth_silent);
 	RUN(test_open_at_end_is_no_loss);
+	RUN(test_verdict_knows_what_it_cannot_know);
 	RUN(test_gpu_memory_growth);
 	RUN(test_gpu_idle_periodic_stall);
 	RUN(test_compute_bound);

@@ -124,7 +124,8 @@ static void fill_stats(struct po_analysis *analysis)
 					.p90_ns = 100 * MS + 400,
 					.p95_ns = 100 * MS + 400,
 					.p99_ns = 100 * MS + 400,
-					.max_ns = 100 * MS + 400};
+					.max_ns = 100 * MS + 400,
+					.coverage_pct = 99.6};
 	for (i = 0; i < analysis->step_count; i++) {
 		const struct po_step step = po_analysis_step(analysis, i);
 

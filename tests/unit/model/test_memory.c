@@ -211,6 +211,34 @@ static void worker_lifetimes(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * Children that never announce themselves (no worker_begin, no worker_end) and go silent
+ * have exited: their RSS leaves the sum once they have been silent for a second, and comes
+ * back if they speak again.
+ */
+static void silent_processes_leave(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+	const int64_t s = 1000000000;
+
+	counter(model, 0, MAIN, PO_COUNTER_HOST_RSS, -1, 1000);
+	counter(model, 1, WORKER, PO_COUNTER_HOST_RSS, -1, 300);
+	step_begin(model, 10, MAIN, MAIN, 0);
+	step_end(model, 20, MAIN, MAIN, 0); /* the child spoke 19 ns ago: in the sum */
+	step_begin(model, 2 * s, MAIN, MAIN, 1);
+	step_end(model, 2 * s + 10, MAIN, MAIN, 1); /* silent for 2 s: gone */
+	counter(model, 3 * s, WORKER, PO_COUNTER_HOST_RSS, -1, 400);
+	step_begin(model, 3 * s + 5, MAIN, MAIN, 2);
+	step_end(model, 3 * s + 10, MAIN, MAIN, 2); /* it spoke again */
+	analysis = model_done(model);
+
+	CHECK_INT_EQ(po_analysis_step(analysis, 0).rss_bytes, 1300);
+	CHECK_INT_EQ(po_analysis_step(analysis, 1).rss_bytes, 1000);
+	CHECK_INT_EQ(po_analysis_step(analysis, 2).rss_bytes, 1400);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(libc_semantics);
@@ -218,5 +246,6 @@ int main(void)
 	RUN(gpu_counter_fallback);
 	RUN(site_folding);
 	RUN(worker_lifetimes);
+	RUN(silent_processes_leave);
 	return CHECK_SUMMARY();
 }

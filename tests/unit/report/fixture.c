@@ -148,6 +148,7 @@ static void build_stats(struct builder *b)
 	st->max_ns = durations[a->step_count - 1];
 	st->steps_per_s = a->step_count / (total / 1e9);
 	st->samples_per_s = st->steps_per_s * 64;
+	st->coverage_pct = 100;
 }
 
 static void build_steps(struct builder *b)
