@@ -165,6 +165,34 @@ static const det_fn detectors[] = {
     det_step_outliers,	 det_cpu_contention, det_loader_handoff, det_worker_restart,
 };
 
+static struct po_recommendation *find_rec(const struct po_finding *finding, const char *knob)
+{
+	for (size_t i = 0; finding && i < finding->recommendation_count; i++) {
+		if (strcmp(finding->recommendations[i].knob, knob) == 0)
+			return &finding->recommendations[i];
+	}
+	return NULL;
+}
+
+/*
+ * One answer per knob in a report: cpu-contention models the cores the workers and the loop
+ * share, so where it recommends a num_workers, input-bound's recommendation of another one
+ * gives way to it (it could say "set num_workers=6" beside "keep num_workers=4").
+ */
+static void reconcile(struct det_ctx *ctx)
+{
+	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
+	const struct po_finding *input = det_find(ctx, PO_FINDING_INPUT_BOUND);
+	const struct po_recommendation *cores = find_rec(contention, "num_workers");
+	struct po_recommendation *workers = find_rec(input, "num_workers");
+
+	if (!cores || !workers || strcmp(cores->action, workers->action) == 0)
+		return;
+	*workers = *cores;
+	workers->why =
+	    det_printf(ctx, "%s (the cpu-contention finding models the cores)", cores->why);
+}
+
 static enum po_status run_detectors(struct det_ctx *ctx)
 {
 	for (size_t i = 0; i < sizeof(detectors) / sizeof(detectors[0]); i++) {
@@ -175,7 +203,8 @@ static enum po_status run_detectors(struct det_ctx *ctx)
 		if (status != PO_STATUS_OK)
 			return status;
 	}
-	return PO_STATUS_OK;
+	reconcile(ctx);
+	return ctx->nomem ? PO_STATUS_NOMEM : PO_STATUS_OK;
 }
 
 /* Whether the steps the detectors read came back from their temporary file intact. */

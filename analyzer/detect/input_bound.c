@@ -28,6 +28,13 @@ struct ib_facts {
 	bool cpu_measured;
 	double busy_pct;     /* workers' mean busy share; NaN without workers */
 	double demand_cores; /* CPU the loader and the main loop use */
+	/*
+	 * The share of a core each runnable thread gets: the cores over the busy workers plus
+	 * the main loop's CPU, at most 1. A batch's time off CPU beyond what this share
+	 * explains is waiting for I/O; the rest is waiting for a core, which is not I/O.
+	 */
+	double fair_share;
+	double io_ns; /* per batch: off-CPU time that waiting for a core does not explain */
 	bool saturated;
 	double queue_empty_pct; /* clean steps that found no batch ready; NaN unknown */
 	double load_cv;		/* variation of the consumed batches' service time */
@@ -306,6 +313,18 @@ static double cpu_demand(const struct det_ctx *ctx, const struct ib_facts *facts
 	return fmax(per_batch, busy_workers * model->cpu_ns / model->service_ns + main_cores);
 }
 
+static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	const struct det_whatif *model = &facts->model;
+	double busy = isnan(facts->busy_pct) ? 1 : facts->busy_pct / 100.0;
+	double runnable = busy * (double)det_live_workers(ctx->analysis) +
+			  (ctx->mean_step_ns > 0 ? model->main_cpu_ns / ctx->mean_step_ns : 1);
+
+	facts->fair_share =
+	    model->cores > 0 && runnable > 0 ? fmin(1, (double)model->cores / runnable) : 1;
+	facts->io_ns = fmax(0, model->service_ns - model->cpu_ns / facts->fair_share);
+}
+
 static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	struct det_whatif *model = &facts->model;
@@ -322,6 +341,7 @@ static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
 	model->cpu_bound = model->cpu_ns >= model->service_ns - model->cpu_ns;
 	facts->demand_cores = cpu_demand(ctx, facts);
 	facts->saturated = cores_saturated(ctx, facts);
+	measure_io(ctx, facts);
 }
 
 static double service_cv(const struct det_ctx *ctx)
@@ -431,9 +451,7 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			 const struct ib_facts *facts)
 {
 	const struct det_whatif *model = &facts->model;
-	double io_pct = model->service_ns > 0
-			    ? 100.0 * (model->service_ns - model->cpu_ns) / model->service_ns
-			    : 0;
+	double io_pct = model->service_ns > 0 ? 100.0 * facts->io_ns / model->service_ns : 0;
 
 	det_ev_number(ctx, finding, "wait_share_pct", facts->share_pct);
 	det_ev_number(ctx, finding, "wait_ms_per_step", facts->wait_ns / DET_NS_PER_MS);
@@ -452,6 +470,9 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "cpu_ms_per_batch", model->cpu_ns / DET_NS_PER_MS);
 	det_ev_text(ctx, finding, "cpu_source", facts->cpu_measured ? "measured" : "assumed");
 	det_ev_number(ctx, finding, "io_wait_share_pct", io_pct);
+	det_ev_number(ctx, finding, "core_wait_ms_per_batch",
+		      fmax(0, model->service_ns - model->cpu_ns - facts->io_ns) / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "fair_core_share", facts->fair_share);
 	det_ev_text(ctx, finding, "loading",
 		    io_pct >= ctx->rules->input_bound_io_share_pct ? "io-like" : "cpu-bound");
 	det_ev_number(ctx, finding, "main_ms_per_step", model->main_ns / DET_NS_PER_MS);
@@ -581,8 +602,9 @@ static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 	lighter.cpu_ns = fmax(0, lighter.cpu_ns - facts->stage_cpu_ns[s]);
 	step_ns = det_whatif_step_ns(&lighter, facts->workers);
 	det_recommend(ctx, finding, "transform",
-		      det_printf(ctx, "move the %s transform (%s) to the GPU or cache its output",
-				 po_stage_name(stage), facts->label),
+		      det_printf(ctx, "move the %s transform%s%s%s to the GPU or cache its output",
+				 po_stage_name(stage), facts->label[0] ? " (" : "", facts->label,
+				 facts->label[0] ? ")" : ""),
 		      det_printf(ctx, "it costs %.2f ms of CPU per batch on saturated cores",
 				 facts->stage_cpu_ns[s] / DET_NS_PER_MS),
 		      det_printf(ctx,

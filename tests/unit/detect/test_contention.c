@@ -120,6 +120,65 @@ static void test_fires_on_saturated_cores(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * The loop also waits for data (8 ms per step): input-bound fires beside cpu-contention, and
+ * the report gives one num_workers answer, the one that models the cores.
+ */
+static void test_one_answer_per_knob(void)
+{
+	static const struct synth_breakdown waiting = {.ms = {[PO_CAT_FORWARD] = 12,
+							      [PO_CAT_BACKWARD] = 12,
+							      [PO_CAT_OPTIMIZER] = 3,
+							      [PO_CAT_DATA_WAIT] = 8,
+							      [PO_CAT_OTHER] = 1}};
+	struct po_analysis *analysis = synth_create(100, &waiting, 0);
+	const struct po_finding *input, *contention;
+	const struct po_recommendation *a, *b;
+
+	analysis->cpu_count = 2;
+	synth_workers(analysis, 6, &starved_loader, 95);
+	main_cpu(analysis, 15);
+	run_detect(analysis);
+	input = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	contention = synth_finding(analysis, PO_FINDING_CPU_CONTENTION);
+	CHECK(input != NULL && contention != NULL);
+	a = input ? synth_rec(input, "num_workers") : NULL;
+	b = contention ? synth_rec(contention, "num_workers") : NULL;
+	CHECK(a != NULL && b != NULL);
+	if (a && b)
+		CHECK_STR_EQ(a->action, b->action);
+	synth_destroy(analysis);
+}
+
+/*
+ * Decoding that waits for a core most of its time (80 ms of wall time for 29 ms of CPU, six
+ * busy workers on 2 cores) is CPU-starved, not I/O: waiting for a core is not waiting for I/O.
+ */
+static void test_core_wait_is_not_io(void)
+{
+	static const struct synth_breakdown waiting = {.ms = {[PO_CAT_FORWARD] = 12,
+							      [PO_CAT_BACKWARD] = 12,
+							      [PO_CAT_OPTIMIZER] = 3,
+							      [PO_CAT_DATA_WAIT] = 8,
+							      [PO_CAT_OTHER] = 1}};
+	static const struct synth_loader starved = {
+	    {0.5, 80, 2}, {0.02, 29, 1}, {"read_file", "decode", "stack"}};
+	struct po_analysis *analysis = synth_create(100, &waiting, 0);
+	const struct po_finding *input;
+
+	analysis->cpu_count = 2;
+	synth_workers(analysis, 6, &starved, 95);
+	main_cpu(analysis, 15);
+	run_detect(analysis);
+	input = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	CHECK(input != NULL);
+	if (input) {
+		CHECK_STR_EQ(synth_text(input, "loading"), "cpu-bound");
+		CHECK(synth_number(input, "core_wait_ms_per_batch") > 40);
+	}
+	synth_destroy(analysis);
+}
+
 /* Six workers on 2 cores: two keep the step (T(2) = 22.75 ms, T(n >= 3) = 22.51 ms). */
 static void test_fewer_workers_keep_the_step(void)
 {
@@ -251,5 +310,7 @@ int main(void)
 	RUN(test_silent_when_loop_keeps_its_core);
 	RUN(test_silent_when_workers_run_freely);
 	RUN(test_rules_change_outcome);
+	RUN(test_one_answer_per_knob);
+	RUN(test_core_wait_is_not_io);
 	return CHECK_SUMMARY();
 }
