@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "detect_internal.h"
 
@@ -127,57 +128,126 @@ static void best_phase(const struct det_ctx *ctx, const struct outliers *out,
 	}
 }
 
-static bool period_scan_init(const struct det_ctx *ctx, const struct outliers *out,
+/* Steps to look for a period in: their step numbers and their time above the median. */
+struct period_events {
+	int64_t *indexes; /* owned */
+	double *excess_ns;
+	size_t count;
+	double total_excess_ns;
+};
+
+static bool period_scan_init(const struct det_ctx *ctx, const struct period_events *events,
 			     struct period_scan *scan)
 {
 	scan->first = det_clean_step(ctx, 0).index;
 	scan->last = det_clean_step(ctx, ctx->clean_count - 1).index;
-	scan->indexes = malloc(out->count * sizeof(*scan->indexes));
-	scan->excess_ns = malloc(out->count * sizeof(*scan->excess_ns));
+	scan->indexes = events->indexes;
+	scan->excess_ns = events->excess_ns;
 	scan->hits = malloc(2 * MAX_PERIOD * sizeof(*scan->hits));
 	scan->slot_excess_ns = malloc(2 * MAX_PERIOD * sizeof(*scan->slot_excess_ns));
-	if (!scan->indexes || !scan->excess_ns || !scan->hits || !scan->slot_excess_ns)
-		return false;
-	for (size_t k = 0; k < out->count; k++) {
-		const struct po_step step = det_clean_step(ctx, out->items[k]);
-
-		scan->indexes[k] = step.index;
-		scan->excess_ns[k] = (double)(step.end_ns - step.begin_ns) - out->median_ns;
-	}
-	return true;
+	return scan->hits && scan->slot_excess_ns;
 }
 
 static void period_scan_fini(struct period_scan *scan)
 {
-	free(scan->indexes);
-	free(scan->excess_ns);
 	free(scan->hits);
 	free(scan->slot_excess_ns);
 }
 
 /*
- * Outliers are periodic with period N when, for one phase, most steps numbered
- * phase + k * N are outliers and they hold at least half of the outliers' excess time.
- * Sporadic outliers in between (noise) do not hide the period. The shortest period wins
- * unless a longer one explains clearly more.
+ * Events are periodic with period N when, for one phase, most steps numbered phase + k * N
+ * are events and they hold at least half of the events' excess time. Sporadic events in
+ * between (noise) do not hide the period. The shortest period wins unless a longer one
+ * explains clearly more. 0 when none.
  */
-static void find_period(const struct det_ctx *ctx, struct outliers *out)
+static int64_t find_period_of(const struct det_ctx *ctx, const struct period_events *events)
 {
 	struct period_candidate best = {0};
 	struct period_scan scan = {0};
+	struct outliers view = {.count = events->count};
 	int64_t max_period = (int64_t)ctx->clean_count / 3;
 
-	if (out->count < 3)
-		return;
+	if (events->count < 3)
+		return 0;
 	if (max_period > MAX_PERIOD)
 		max_period = MAX_PERIOD;
-	if (period_scan_init(ctx, out, &scan)) {
+	if (period_scan_init(ctx, events, &scan)) {
 		for (int64_t period = 2; period <= max_period; period++)
-			best_phase(ctx, out, &scan, period, &best);
+			best_phase(ctx, &view, &scan, period, &best);
 	}
 	period_scan_fini(&scan);
-	if (best.period && best.excess_ns >= 0.5 * out->excess_ns)
-		out->period = best.period;
+	return best.period && best.excess_ns >= 0.5 * events->total_excess_ns ? best.period : 0;
+}
+
+static bool events_alloc(struct period_events *events, size_t room)
+{
+	events->indexes = malloc((room ? room : 1) * sizeof(*events->indexes));
+	events->excess_ns = malloc((room ? room : 1) * sizeof(*events->excess_ns));
+	return events->indexes && events->excess_ns;
+}
+
+static void events_free(struct period_events *events)
+{
+	free(events->indexes);
+	free(events->excess_ns);
+}
+
+/*
+ * The steps where the outliers' cause took clearly more than usual: at least half the
+ * outliers' mean excess in that category above its median. A moderate stall (a checkpoint
+ * every 25 steps) does not make every one of its steps an outlier, and noise makes other
+ * steps outliers; the cause's own time marks its steps.
+ */
+static void cause_events(const struct det_ctx *ctx, const struct outliers *out,
+			 struct period_events *events)
+{
+	enum po_category cause = out->cause;
+	double limit = 0.5 * out->excess_by_category_ns[cause] / (double)out->count;
+
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step step = det_clean_step(ctx, i);
+		double excess = (double)step.category_ns[cause] - out->median_category_ns[cause];
+
+		if (limit <= 0 || excess < limit)
+			continue;
+		events->indexes[events->count] = step.index;
+		events->excess_ns[events->count++] = excess;
+		events->total_excess_ns += excess;
+	}
+}
+
+static void outlier_events(const struct det_ctx *ctx, const struct outliers *out,
+			   struct period_events *events)
+{
+	for (size_t k = 0; k < out->count; k++) {
+		const struct po_step step = det_clean_step(ctx, out->items[k]);
+		double excess = (double)(step.end_ns - step.begin_ns) - out->median_ns;
+
+		events->indexes[events->count] = step.index;
+		events->excess_ns[events->count++] = excess;
+		events->total_excess_ns += excess;
+	}
+}
+
+/* The period of the cause's stalls, else of the outliers themselves. */
+static void find_period(const struct det_ctx *ctx, struct outliers *out)
+{
+	struct period_events events = {0};
+
+	if (out->count < 3 || !events_alloc(&events, ctx->clean_count))
+		goto end;
+	if (out->cause != PO_CAT_OTHER) {
+		cause_events(ctx, out, &events);
+		out->period = find_period_of(ctx, &events);
+	}
+	if (!out->period) {
+		events.count = 0;
+		events.total_excess_ns = 0;
+		outlier_events(ctx, out, &events);
+		out->period = find_period_of(ctx, &events);
+	}
+end:
+	events_free(&events);
 }
 
 static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
@@ -197,7 +267,20 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 		      out->excess_by_category_ns[out->cause] / (double)out->count / DET_NS_PER_MS);
 }
 
-static const char *advice_for(enum po_category cause)
+/* Loader advice that the run's DataLoader configuration accepts. */
+static const char *loader_advice(const struct det_ctx *ctx)
+{
+	const char *persistent = det_config(ctx->analysis, "persistent_workers");
+
+	if (det_config_int(ctx->analysis, "num_workers", det_live_workers(ctx->analysis)) <= 0)
+		return "load in worker processes (num_workers > 0) or cache the slow samples";
+	if (persistent && strcasecmp(persistent, "true") == 0)
+		return "smooth the loader: a larger prefetch_factor, or caching the slow samples";
+	return "smooth the loader: a larger prefetch_factor, persistent_workers=True, or "
+	       "caching the slow samples";
+}
+
+static const char *advice_for(const struct det_ctx *ctx, enum po_category cause)
 {
 	switch (cause) {
 	case PO_CAT_CHECKPOINT:
@@ -208,8 +291,7 @@ static const char *advice_for(enum po_category cause)
 	case PO_CAT_LOAD:
 	case PO_CAT_PREPROCESS:
 	case PO_CAT_COLLATE:
-		return "smooth the loader: a larger prefetch_factor, persistent_workers, or "
-		       "caching the slow samples";
+		return loader_advice(ctx);
 	case PO_CAT_GPU_SYNC:
 		return "remove the periodic synchronization (logging .item() calls) or do it less "
 		       "often";
@@ -246,7 +328,7 @@ static void add_finding(struct det_ctx *ctx, struct outliers *out)
 		steps[i] = det_clean_step(ctx, out->items[i]).index;
 	det_set_steps(ctx, finding, steps, listed);
 	det_recommend(
-	    ctx, finding, po_category_name(out->cause), advice_for(out->cause),
+	    ctx, finding, po_category_name(out->cause), advice_for(ctx, out->cause),
 	    det_printf(ctx, "the slow steps spend %.2f ms more in %s than the median step",
 		       out->excess_by_category_ns[out->cause] / (double)out->count / DET_NS_PER_MS,
 		       po_category_name(out->cause)),

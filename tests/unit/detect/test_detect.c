@@ -355,6 +355,53 @@ static void test_verdict_knows_what_it_cannot_know(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * A moderate checkpoint every 25 steps (3 ms on steps of about 10 ms that vary by 25%):
+ * only some of the checkpoint steps cross the outlier threshold (the outliers alone gave
+ * 'every 75 steps'), but the checkpoint's own time gives the period. PyTorch rejects prefetch_factor and
+ * persistent_workers with num_workers=0: loader advice must not name them then.
+ */
+static void test_moderate_periodic_checkpoint(void)
+{
+	static const struct synth_breakdown steps = {
+	    .ms = {[PO_CAT_FORWARD] = 4, [PO_CAT_BACKWARD] = 5, [PO_CAT_OTHER] = 1}};
+	struct po_analysis *analysis = synth_create(400, &steps, 25);
+	const struct po_finding *finding;
+
+	for (size_t i = 7; i < analysis->step_count; i += 25)
+		SYNTH_STEP(analysis, i).category_ns[PO_CAT_CHECKPOINT] = 3000000;
+	synth_relayout(analysis);
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_STEP_OUTLIERS);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_NEAR(synth_number(finding, "period_steps"), 25, 0);
+		CHECK_STR_EQ(synth_text(finding, "cause"), "checkpoint");
+	}
+	synth_destroy(analysis);
+}
+
+static void test_outlier_loader_advice_fits_config(void)
+{
+	static const struct synth_breakdown steps = {
+	    .ms = {[PO_CAT_FORWARD] = 4, [PO_CAT_LOAD] = 5, [PO_CAT_OTHER] = 1}};
+	struct po_analysis *analysis = synth_create(200, &steps, 2);
+	const struct po_finding *finding;
+
+	synth_config(analysis, "num_workers", "0");
+	for (size_t i = 5; i < analysis->step_count; i += 10)
+		SYNTH_STEP(analysis, i).category_ns[PO_CAT_LOAD] = 30000000;
+	synth_relayout(analysis);
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_STEP_OUTLIERS);
+	CHECK(finding != NULL && finding->recommendation_count > 0);
+	if (finding && finding->recommendation_count) {
+		CHECK(strstr(finding->recommendations[0].action, "prefetch_factor") == NULL);
+		CHECK(strstr(finding->recommendations[0].action, "persistent_workers") == NULL);
+	}
+	synth_destroy(analysis);
+}
+
 /* A resident set that settles by a fraction of a MiB over the run is no leak. */
 static void test_rss_small_growth_silent(void)
 {
@@ -641,6 +688,8 @@ int main(void)
 	RUN(test_rss_small_growth_silent);
 	RUN(test_open_at_end_is_no_loss);
 	RUN(test_verdict_knows_what_it_cannot_know);
+	RUN(test_moderate_periodic_checkpoint);
+	RUN(test_outlier_loader_advice_fits_config);
 	RUN(test_gpu_memory_growth);
 	RUN(test_gpu_idle_periodic_stall);
 	RUN(test_compute_bound);
