@@ -724,7 +724,10 @@ enum po_status po_report_charts_create(const struct po_analysis *analysis,
 	timeline_charts_add(list, analysis);
 	chart_add(list, analysis, "histogram.svg", "Step latency distribution", 230,
 		  po_chart_histogram);
-	chart_add(list, analysis, "gpu.svg", "GPU busy and idle over time", 250, po_chart_gpu);
+	/* A CPU-only run gets no GPU panel: an empty full-size chart says nothing. */
+	if (analysis->gpu_count)
+		chart_add(list, analysis, "gpu.svg", "GPU busy and idle over time", 250,
+			  po_chart_gpu);
 	chart_add(list, analysis, "memory.svg", "Memory over time", 250, po_chart_memory);
 	chart_add(list, analysis, "workers.svg", "Data-loader worker utilization", workers_height,
 		  po_chart_workers);

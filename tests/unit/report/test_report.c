@@ -120,6 +120,8 @@ static void render_empty_case(void)
 	CHECK_INT_EQ(po_render_report(analysis, dir, &err), PO_STATUS_OK);
 	CHECK(exists(dir, "index.html"));
 	CHECK(exists(dir, "report.pdf"));
+	/* No GPU activity: no GPU panel. */
+	CHECK(!exists(dir, "charts/gpu.svg"));
 	fixture_destroy(analysis);
 }
 
