@@ -1,9 +1,12 @@
 /*
- * loader.c: the simulated data loader. Like PyTorch's DataLoader with persistent workers,
- * batch i is made by worker i % N; each worker has at most --prefetch requests
- * outstanding, and the main process takes batches strictly in order. Requests and
- * finished batch indexes travel through one pipe pair per worker; the number of batches
- * ready and not yet taken lives in a shared counter, so both sides can report it.
+ * loader.c: the simulated data loader. Like PyTorch's DataLoader, batch first + i is made by
+ * worker i % N; each worker has at most --prefetch requests outstanding, and the main
+ * process takes batches strictly in order. Requests and finished batch indexes travel
+ * through one pipe pair per worker; the number of batches ready and not yet taken lives in
+ * a shared counter, so both sides can report it. A loader serves one epoch (new workers
+ * every epoch, --persistent-workers 0) or the whole run. Taking a ready batch costs the main
+ * process --handoff-ms of CPU (unpickling); with --kill-workers the workers are given one more
+ * batch at the end and killed in the middle of its load.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,7 +33,8 @@ struct worker_handle {
 struct sim_loader {
 	const struct sim_options *opts; /* weak: belongs to main() */
 	int64_t worker_count;
-	int64_t batch_count; /* batches of the whole run */
+	int64_t first_batch; /* the first batch this loader serves */
+	int64_t batch_count; /* one past the last batch it requests */
 	struct worker_handle workers[MAX_WORKERS];
 	_Atomic int64_t *ready_count; /* owned: a shared mapping, batches ready and not taken */
 	struct sim_random rng;	      /* for loading in the main process */
@@ -100,7 +104,8 @@ static int worker_main(struct sim_loader *loader, int64_t worker_id, int request
 	int status = 0;
 
 	profopt_worker_begin(worker_id);
-	sim_random_seed(&rng, loader->opts->seed, worker_id + 1);
+	sim_sleep(loader->opts->worker_start_ns);
+	sim_random_seed(&rng, loader->opts->seed, worker_id + 1 + loader->first_batch);
 	while (read_all(request_fd, &batch, sizeof(batch)) == 1 && batch >= 0) {
 		int64_t depth;
 
@@ -169,14 +174,15 @@ static PO_NODISCARD enum po_status start_worker(struct sim_loader *loader, int64
 static PO_NODISCARD enum po_status send_request(struct sim_loader *loader, int64_t batch,
 						struct po_error *err)
 {
-	struct worker_handle *worker = &loader->workers[batch % loader->worker_count];
+	struct worker_handle *worker =
+	    &loader->workers[(batch - loader->first_batch) % loader->worker_count];
 
 	if (batch >= loader->batch_count)
 		return PO_STATUS_OK;
 	if (write_all(worker->request_fd, &batch, sizeof(batch)) != 0) {
-		po_error_set(err,
-			     "Failed to send a request: batch=%" PRId64 " worker=%" PRId64 ": %s",
-			     batch, batch % loader->worker_count, strerror(errno));
+		po_error_set(
+		    err, "Failed to send a request: batch=%" PRId64 " worker=%" PRId64 ": %s",
+		    batch, (batch - loader->first_batch) % loader->worker_count, strerror(errno));
 		return PO_STATUS_INTERNAL;
 	}
 	return PO_STATUS_OK;
@@ -192,8 +198,8 @@ static PO_NODISCARD enum po_status start_workers(struct sim_loader *loader, int 
 			return PO_STATUS_OK;
 	}
 	/* In order, as DataLoader primes its workers: prefetch batches per worker. */
-	for (int64_t batch = 0; batch < loader->worker_count * loader->opts->prefetch; batch++) {
-		if (send_request(loader, batch, err) != PO_STATUS_OK)
+	for (int64_t i = 0; i < loader->worker_count * loader->opts->prefetch; i++) {
+		if (send_request(loader, loader->first_batch + i, err) != PO_STATUS_OK)
 			return PO_STATUS_INTERNAL;
 	}
 	return PO_STATUS_OK;
@@ -207,7 +213,8 @@ static void release_in_worker(struct sim_loader *loader)
 }
 
 enum po_status sim_loader_create(struct sim_loader **loader_out, const struct sim_options *opts,
-				 int *worker_exit_status, struct po_error *err)
+				 int64_t first_batch, int64_t end_batch, int *worker_exit_status,
+				 struct po_error *err)
 {
 	struct sim_loader *loader = calloc(1, sizeof(*loader));
 	enum po_status status;
@@ -221,7 +228,9 @@ enum po_status sim_loader_create(struct sim_loader **loader_out, const struct si
 	signal(SIGPIPE, SIG_IGN);
 	loader->opts = opts;
 	loader->worker_count = opts->workers;
-	loader->batch_count = opts->steps * opts->epochs;
+	loader->first_batch = first_batch;
+	/* Killed workers are still busy at the end: they load ahead past the last batch. */
+	loader->batch_count = end_batch + (opts->kill_workers ? opts->workers * opts->prefetch : 0);
 	for (int i = 0; i < MAX_WORKERS; i++)
 		loader->workers[i] = (struct worker_handle){0, -1, -1};
 	sim_random_seed(&loader->rng, opts->seed, 0);
@@ -246,7 +255,7 @@ enum po_status sim_loader_create(struct sim_loader **loader_out, const struct si
 static PO_NODISCARD enum po_status receive(struct sim_loader *loader, int64_t batch,
 					   struct po_error *err)
 {
-	int64_t worker_id = batch % loader->worker_count;
+	int64_t worker_id = (batch - loader->first_batch) % loader->worker_count;
 	int64_t received = -1;
 	int got = read_all(loader->workers[worker_id].result_fd, &received, sizeof(received));
 
@@ -281,6 +290,8 @@ enum po_status sim_loader_next(struct sim_loader *loader, int64_t batch, struct 
 		profopt_batch_ready(batch, -1);
 	} else {
 		status = receive(loader, batch, err);
+		/* the batch was ready: taking it in (unpickling) is the main process's work */
+		sim_burn_cpu(loader->opts->handoff_ns);
 	}
 	profopt_stage_end(PROFOPT_STAGE_DATA_WAIT, label, batch, -1);
 	return status;
@@ -306,12 +317,49 @@ static PO_NODISCARD enum po_status reap(struct worker_handle *worker, int64_t wo
 	return PO_STATUS_OK;
 }
 
+static void free_loader(struct sim_loader *loader)
+{
+	munmap(loader->ready_count, sizeof(*loader->ready_count));
+	free(loader);
+}
+
+/*
+ * Kills the workers in the middle of their loads, as a DataLoader ends workers that do not
+ * stop in time: each gets one more batch to make, and is killed half-way into its load.
+ */
+static enum po_status kill_workers(struct sim_loader *loader)
+{
+	sim_sleep(loader->opts->load_ns * 3); /* the batches ahead are made by now */
+	for (int64_t id = 0; id < loader->worker_count; id++) {
+		int64_t batch = loader->batch_count + id;
+
+		if (write_all(loader->workers[id].request_fd, &batch, sizeof(batch)) != 0)
+			continue; /* a worker that has gone needs no killing */
+	}
+	sim_sleep(loader->opts->load_ns / 2);
+	for (int64_t id = 0; id < loader->worker_count; id++) {
+		if (loader->workers[id].pid > 0)
+			kill(loader->workers[id].pid, SIGKILL);
+	}
+	for (int64_t id = 0; id < loader->worker_count; id++) {
+		if (loader->workers[id].pid > 0)
+			while (waitpid(loader->workers[id].pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		close_fd(&loader->workers[id].request_fd);
+		close_fd(&loader->workers[id].result_fd);
+	}
+	free_loader(loader);
+	return PO_STATUS_OK;
+}
+
 enum po_status sim_loader_destroy(struct sim_loader *loader, struct po_error *err)
 {
 	enum po_status status = PO_STATUS_OK;
 
 	if (!loader)
 		return PO_STATUS_OK;
+	if (loader->opts->kill_workers)
+		return kill_workers(loader);
 	/* End of file on its request pipe tells a worker to finish. */
 	for (int64_t id = 0; id < loader->worker_count; id++) {
 		close_fd(&loader->workers[id].request_fd);
@@ -322,7 +370,6 @@ enum po_status sim_loader_destroy(struct sim_loader *loader, struct po_error *er
 		    reap(&loader->workers[id], id, err) != PO_STATUS_OK)
 			status = PO_STATUS_INTERNAL;
 	}
-	munmap(loader->ready_count, sizeof(*loader->ready_count));
-	free(loader);
+	free_loader(loader);
 	return status;
 }

@@ -95,6 +95,10 @@ static PO_NODISCARD enum po_status check_options(const struct sim_options *opts,
 			     opts->leak_in);
 		return PO_STATUS_USAGE;
 	}
+	if (opts->persistent_workers > 1 || opts->kill_workers > 1) {
+		po_error_set(err, "--persistent-workers and --kill-workers take 0 or 1");
+		return PO_STATUS_USAGE;
+	}
 	if (opts->jitter_pct > 100) {
 		po_error_set(err, "Invalid value: option=--jitter value=%" PRId64 " max=100",
 			     opts->jitter_pct);
@@ -196,7 +200,7 @@ void sim_options_record(const struct sim_options *opts)
 	profopt_run_config("batch_size", batch);
 	profopt_run_config("prefetch_factor", prefetch);
 	profopt_run_config("pin_memory", "false");
-	profopt_run_config("persistent_workers", "true");
+	profopt_run_config("persistent_workers", opts->persistent_workers ? "true" : "false");
 	profopt_run_config("device", "sim");
 	profopt_run_config("precision", "fp32");
 	for (size_t i = 0; i < OPTION_COUNT; i++) {

@@ -145,17 +145,70 @@ static PO_NODISCARD enum po_status run_step(struct training *t, int64_t step, in
 	return PO_STATUS_OK;
 }
 
-static PO_NODISCARD enum po_status train(struct training *t, struct po_error *err)
+/* Stops and reaps the workers; after an earlier failure, that failure is the one reported. */
+static PO_NODISCARD enum po_status stop_loader(struct sim_loader *loader, enum po_status status,
+					       struct po_error *err)
 {
-	for (int64_t epoch = 0; epoch < t->opts->epochs; epoch++) {
-		profopt_epoch_begin(epoch);
-		for (int64_t i = 0; i < t->opts->steps; i++) {
-			if (run_step(t, epoch * t->opts->steps + i, epoch, err) != PO_STATUS_OK)
-				return PO_STATUS_INTERNAL;
-		}
-		profopt_epoch_end(epoch);
+	struct po_error later = {{0}};
+
+	if (sim_loader_destroy(loader, status == PO_STATUS_OK ? err : &later) != PO_STATUS_OK)
+		return status == PO_STATUS_OK ? PO_STATUS_INTERNAL : status;
+	return status;
+}
+
+static PO_NODISCARD enum po_status run_epoch(struct training *t, int64_t epoch,
+					     struct po_error *err)
+{
+	profopt_epoch_begin(epoch);
+	for (int64_t i = 0; i < t->opts->steps; i++) {
+		if (run_step(t, epoch * t->opts->steps + i, epoch, err) != PO_STATUS_OK)
+			return PO_STATUS_INTERNAL;
 	}
+	profopt_epoch_end(epoch);
 	return PO_STATUS_OK;
+}
+
+/*
+ * Non-persistent workers: each epoch starts its own loader and stops it at the end, as a
+ * DataLoader with persistent_workers=False does. In a forked worker, *worker_exit_status is
+ * set and the worker returns at once.
+ */
+static PO_NODISCARD enum po_status train_respawning(struct training *t, int *worker_exit_status,
+						    struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+
+	for (int64_t epoch = 0; epoch < t->opts->epochs && status == PO_STATUS_OK; epoch++) {
+		int64_t first = epoch * t->opts->steps;
+
+		status = sim_loader_create(&t->loader, t->opts, first, first + t->opts->steps,
+					   worker_exit_status, err);
+		if (*worker_exit_status >= 0)
+			return PO_STATUS_OK;
+		if (status == PO_STATUS_OK)
+			status = run_epoch(t, epoch, err);
+		status = stop_loader(t->loader, status, err);
+		t->loader = NULL;
+	}
+	return status;
+}
+
+static PO_NODISCARD enum po_status train(struct training *t, int *worker_exit_status,
+					 struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+
+	if (!t->opts->persistent_workers && t->opts->workers > 0)
+		return train_respawning(t, worker_exit_status, err);
+	status = sim_loader_create(&t->loader, t->opts, 0, t->opts->steps * t->opts->epochs,
+				   worker_exit_status, err);
+	if (*worker_exit_status >= 0)
+		return PO_STATUS_OK;
+	for (int64_t epoch = 0; epoch < t->opts->epochs && status == PO_STATUS_OK; epoch++)
+		status = run_epoch(t, epoch, err);
+	status = stop_loader(t->loader, status, err);
+	t->loader = NULL;
+	return status;
 }
 
 static double mean_step_ms(const struct training *t)
@@ -184,17 +237,6 @@ static PO_NODISCARD enum po_status write_report(const struct training *t, struct
 	return PO_STATUS_OK;
 }
 
-/* Stops and reaps the workers; after an earlier failure, that failure is the one reported. */
-static PO_NODISCARD enum po_status stop_loader(struct sim_loader *loader, enum po_status status,
-					       struct po_error *err)
-{
-	struct po_error later = {{0}};
-
-	if (sim_loader_destroy(loader, status == PO_STATUS_OK ? err : &later) != PO_STATUS_OK)
-		return status == PO_STATUS_OK ? PO_STATUS_INTERNAL : status;
-	return status;
-}
-
 /* Runs the whole job; in a forked worker, *worker_exit_status says how the worker ended. */
 static PO_NODISCARD enum po_status run(const struct sim_options *opts, int *worker_exit_status,
 				       struct po_error *err)
@@ -205,15 +247,12 @@ static PO_NODISCARD enum po_status run(const struct sim_options *opts, int *work
 	sim_random_seed(&t.rng, opts->seed, -1);
 	profopt_run_begin("profopt-sim");
 	sim_options_record(opts);
-	status = sim_loader_create(&t.loader, opts, worker_exit_status, err);
+	status = sim_device_create(&t.device, err);
+	if (status == PO_STATUS_OK)
+		status = train(&t, worker_exit_status, err);
 	if (*worker_exit_status >= 0)
 		return PO_STATUS_OK; /* a worker, done: the main process owns the rest */
-	if (status == PO_STATUS_OK)
-		status = sim_device_create(&t.device, err);
-	if (status == PO_STATUS_OK)
-		status = train(&t, err);
 	sim_device_destroy(t.device);
-	status = stop_loader(t.loader, status, err);
 	profopt_run_end();
 	if (status != PO_STATUS_OK)
 		return status;

@@ -20,6 +20,15 @@
 	X("workers", workers, INT, 2, "processes",                                                 \
 	  "data-loader worker processes (0: load in the main process)")                            \
 	X("prefetch", prefetch, INT, 2, "batches", "batches each worker may prepare ahead")        \
+	X("persistent-workers", persistent_workers, INT, 1, "0|1",                                 \
+	  "1: one set of workers for the run; 0: new workers every epoch, like PyTorch's default") \
+	X("worker-start-ms", worker_start_ns, MS, 0, "ms",                                         \
+	  "start-up of each worker process before it takes a request (imports, set-up)")           \
+	X("handoff-ms", handoff_ns, MS, 0, "ms",                                                   \
+	  "per batch in the main process: receiving a batch that is ready (unpickling), CPU work") \
+	X("kill-workers", kill_workers, INT, 0, "0|1",                                             \
+	  "1: at the end the workers are killed in the middle of loading one more batch, as a "    \
+	  "DataLoader terminates workers that do not stop in time")                                \
 	X("steps", steps, INT, 100, "steps", "training steps per epoch")                           \
 	X("epochs", epochs, INT, 1, "epochs",                                                      \
 	  "epochs; steps and batch indexes run on across epochs")                                  \
@@ -108,14 +117,15 @@ void sim_device_synchronize(struct sim_device *device);
 /* loader.c: the data loader, in worker processes or in the main process. */
 struct sim_loader;
 /*
- * Starts the workers. In a forked worker, *worker_exit_status is set (>= 0) once the worker
- * has finished, and the caller must return it from main() at once; in the main process it
- * is -1.
+ * Starts the workers for batches first_batch to end_batch - 1. In a forked worker,
+ * *worker_exit_status is set (>= 0) once the worker has finished, and the caller must return
+ * it from main() at once; in the main process it is -1.
  */
 PO_NODISCARD enum po_status sim_loader_create(struct sim_loader **loader,
-					      const struct sim_options *opts,
-					      int *worker_exit_status, struct po_error *err);
-/* Receives batch (in order: 0, 1, 2, ...) inside a data_wait span. */
+					      const struct sim_options *opts, int64_t first_batch,
+					      int64_t end_batch, int *worker_exit_status,
+					      struct po_error *err);
+/* Receives batch (in order: first_batch, first_batch + 1, ...) inside a data_wait span. */
 PO_NODISCARD enum po_status sim_loader_next(struct sim_loader *loader, int64_t batch,
 					    struct po_error *err);
 /* Stops the workers and reaps them; returns an error when one failed. */

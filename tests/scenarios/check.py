@@ -190,7 +190,45 @@ def cpu_contention_control(c):
     c.check("waits for CPU held by" not in html, "the report blames no loader workers")
 
 
+def handoff(c):
+    f = c.has("loader-handoff")
+    ev = f["evidence"] if f else {}
+    c.check(3.5 <= (ev.get("handoff_ms_per_step") or 0) <= 9,
+            f"hand-off about 5 ms per step: {ev.get('handoff_ms_per_step')}")
+    c.lacks("input-bound", "info")
+    c.check(c.summary["verdict"] != "input-bound", f"verdict {c.summary['verdict']} is not "
+            "input-bound")
+    c.check((c.summary["breakdown_ms"].get("handoff") or 0) >= 3.5,
+            f"breakdown has the hand-off: {c.summary['breakdown_ms'].get('handoff')}")
+
+
+def respawning_workers(c):
+    f = c.has("worker-restart")
+    ev = f["evidence"] if f else {}
+    c.check(ev.get("worker_generations") == 8, f"8 sets of workers: {ev.get('worker_generations')}")
+    c.check(ev.get("num_workers") == 2, f"2 workers at once: {ev.get('num_workers')}")
+    c.check(70 <= (ev.get("restart_ms_per_epoch") or 0) <= 200,
+            f"about 80 ms lost per epoch start: {ev.get('restart_ms_per_epoch')}")
+    r = rec(f, "persistent_workers")
+    c.check(r is not None and 1 < (r["predicted_speedup"] or 0) < 2,
+            f"persistent_workers=True predicted to help, bounded: {r and r['predicted_speedup']}")
+    c.lacks("host-memory-growth", "info")
+    c.lacks("cpu-contention", "info")
+
+
+def killed_workers(c):
+    c.lacks("trace-data-loss", "info")
+    c.check(c.summary["trace"]["open_at_end"] > 0,
+            f"the killed workers' loads are open at the end: {c.summary['trace']['open_at_end']}")
+    c.check(c.summary["run"]["ending"] == "clean", f"run ending {c.summary['run']['ending']}")
+    codes = [w["code"] for w in c.summary["trace"].get("warnings", [])]
+    c.check("open-at-end" in codes and "unmatched-spans" not in codes, f"warnings {codes}")
+
+
 SCENARIOS = {
+    "handoff": handoff,
+    "respawning-workers": respawning_workers,
+    "killed-workers": killed_workers,
     "main-loading": main_loading,
     "too-few-workers": too_few_workers,
     "cpu-saturated": cpu_saturated,

@@ -70,6 +70,24 @@ cpu-contention-control)
 	# The same loop beside one light worker: the loop keeps its core.
 	args=(--workers 1 --steps 60 --load-ms 0.5 --preprocess-ms 3 --collate-ms 1
 	      --h2d-ms 0.2 --forward-ms 8 --backward-ms 8 --optimizer-ms 2 --gpu-ms 2) ;;
+handoff)
+	# Workers with little to do, a loop of 16 ms of CPU, and 5 ms of CPU per batch to take
+	# a ready batch in (unpickling): the hand-off, not the loading, costs the loop time.
+	args=(--workers 2 --steps 120 --load-ms 1 --preprocess-ms 0.5 --collate-ms 0.5
+	      --h2d-ms 0.2 --forward-ms 7 --backward-ms 7 --optimizer-ms 2 --gpu-ms 2
+	      --handoff-ms 5) ;;
+respawning-workers)
+	# PyTorch's default: new workers every epoch (8 epochs of 25 steps), each taking 80 ms
+	# to start; their memory must never add up across epochs.
+	args=(--workers 2 --steps 25 --epochs 8 --persistent-workers 0 --worker-start-ms 80
+	      --load-ms 2 --preprocess-ms 1 --collate-ms 0.5 --h2d-ms 0.2 --forward-ms 4
+	      --backward-ms 4 --optimizer-ms 1 --gpu-ms 3) ;;
+killed-workers)
+	# At the end the workers are killed in the middle of loads past the last step, as a
+	# DataLoader terminates workers that do not stop in time: not tracer loss.
+	args=(--workers 2 --steps 80 --load-ms 30 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.2 --forward-ms 10 --backward-ms 10 --optimizer-ms 1 --gpu-ms 3
+	      --kill-workers 1) ;;
 *)
 	echo "scenario.sh: unknown scenario $name" >&2
 	exit 2 ;;
