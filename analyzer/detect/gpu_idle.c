@@ -267,7 +267,7 @@ static enum po_status device_finding(struct det_ctx *ctx, const struct po_gpu_de
 	if (finding) {
 		det_summary(
 		    ctx, finding,
-		    "GPU %d sits idle %.1f%% of the clean step time in %zu gaps of at least "
+		    "GPU %d sits idle %.1f%% of the steady step time in %zu gaps of at least "
 		    "%.2f ms (%.2f ms per step), mostly while the training thread is in %s.",
 		    device->device, share_pct, totals.count, totals.threshold_ns / DET_NS_PER_MS,
 		    totals.total_ns / (double)ctx->clean_count / DET_NS_PER_MS,

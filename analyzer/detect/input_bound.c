@@ -529,7 +529,7 @@ enum po_status det_input_bound(struct det_ctx *ctx)
 		return PO_STATUS_NOMEM;
 	det_summary(ctx, finding,
 		    "The training loop waits for data %.1f%% of each step (%.2f ms of %.2f ms on "
-		    "average over %zu clean steps): %s. The slowest loading stage is %s%s%s%s.",
+		    "average over %zu steady steps): %s. The slowest loading stage is %s%s%s%s.",
 		    facts.share_pct, facts.wait_ns / DET_NS_PER_MS,
 		    ctx->mean_step_ns / DET_NS_PER_MS, ctx->clean_count,
 		    cause_sentence(ctx, &facts), po_stage_name(facts.dominant),

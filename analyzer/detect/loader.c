@@ -87,13 +87,14 @@ enum po_status det_loader_handoff(struct det_ctx *ctx)
 	if (!finding)
 		return PO_STATUS_NOMEM;
 	busy_pct = workers_busy_pct(ctx->analysis);
-	det_summary(ctx, finding,
-		    "The training loop spends %.1f%% of each step (%.2f ms of %.2f ms) receiving "
-		    "batches that were already ready in their worker: the hand-off from the %lld "
-		    "workers (busy %.0f%% of their time) to the loop, not the loading, costs the "
-		    "time.",
-		    share_pct, handoff_ns / DET_NS_PER_MS, ctx->mean_step_ns / DET_NS_PER_MS,
-		    (long long)det_live_workers(ctx->analysis), isnan(busy_pct) ? 0 : busy_pct);
+	det_summary(
+	    ctx, finding,
+	    "The training loop spends %.1f%% of each steady step (%.2f ms of %.2f ms) receiving "
+	    "batches that were already ready in their worker: the hand-off from the %lld "
+	    "workers (busy %.0f%% of their time) to the loop, not the loading, costs the "
+	    "time.",
+	    share_pct, handoff_ns / DET_NS_PER_MS, ctx->mean_step_ns / DET_NS_PER_MS,
+	    (long long)det_live_workers(ctx->analysis), isnan(busy_pct) ? 0 : busy_pct);
 	det_ev_number(ctx, finding, "handoff_ms_per_step", handoff_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "handoff_share_pct", share_pct);
 	det_ev_number(ctx, finding, "data_wait_ms_per_step",
