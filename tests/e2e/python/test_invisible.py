@@ -7,6 +7,7 @@ same exceptions. Runs without a recording session."""
 
 import os
 import random
+import subprocess
 import sys
 import warnings
 
@@ -277,7 +278,31 @@ def test_lengths_and_objects():
           "the dataset, samplers and collate_fn are the user's objects")
 
 
+IMPORT_PROBE = """
+import sys
+started = []
+sys.addaudithook(lambda event, args: started.append(event) if event in (
+    "subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec", "os.system") else None)
+import profopt
+print(profopt.library_path() is not None, started)
+"""
+
+
+def test_import():
+    """Importing profopt starts no process: it once ran ldconfig, gcc and ld to look for
+    the library (a program's children are its own; under a recording with per-process
+    buffers each one also waited for its buffers)."""
+    probe = subprocess.run([sys.executable, "-c", IMPORT_PROBE], capture_output=True,
+                           text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                               [os.path.join(ROOT, "tracepoints", "python")]
+                               + os.environ.get("PYTHONPATH", "").split(os.pathsep))))
+    check(probe.stdout.strip() == "True []",
+          f"import profopt loads the library and starts no process "
+          f"({probe.stdout.strip()}{probe.stderr.strip()[-300:]})")
+
+
 def main():
+    test_import()
     test_worker_init()
     test_samplers()
     test_options()

@@ -3,12 +3,15 @@
 The library is looked up in this order: the PROFOPT_LIBRARY environment variable, the
 path recorded at install or build time (_location.py, next to this file), a build tree of
 the source repository (build*/lib/libprofopt.so, newest first), then the system linker
-path (ctypes.util.find_library). When none loads, every function becomes a no-op and one
-warning is issued, so an instrumented program still runs.
+path (by its soname). Candidates are tried one at a time and the search stops at the
+first that loads: the system lookup is dlopen's own, not ctypes.util.find_library, which
+runs ldconfig, gcc and ld, each of them a new process that a recording with per-process
+buffers holds for its buffers (that search was most of the cost of importing profopt).
+When none loads, every function becomes a no-op and one warning is issued, so an
+instrumented program still runs.
 """
 
 import ctypes
-import ctypes.util
 import glob
 import os
 import time
@@ -100,18 +103,19 @@ def _build_tree_paths():
     return sorted(found, key=lambda path: os.path.getmtime(path), reverse=True)
 
 
+# Names dlopen resolves through the system linker path (ld.so.cache, LD_LIBRARY_PATH).
+SYSTEM_NAMES = ("libprofopt.so.0", "libprofopt.so")
+
+
 def candidate_paths():
-    """The library paths to try, in order of preference."""
-    paths = []
+    """The library paths to try, in order of preference, each computed only when the
+    ones before it did not load."""
     env = os.environ.get("PROFOPT_LIBRARY")
     if env:
-        paths.append(env)
-    paths += _recorded_paths()
-    paths += _build_tree_paths()
-    system = ctypes.util.find_library("profopt")
-    if system:
-        paths.append(system)
-    return paths
+        yield env
+    yield from _recorded_paths()
+    yield from _build_tree_paths()
+    yield from SYSTEM_NAMES
 
 
 def _bind(cdll):
