@@ -11,23 +11,61 @@
 
 #define RULE_LINE_MAX 1024
 
-static const struct po_rule_info rule_infos[] = {
+struct rule_unit {
+	const char *unit;
+	double lowest;
+	double highest;
+	bool whole;
+};
+
+static const struct rule_unit rule_units[] = {
+#define PO_X(unit, lowest, highest, whole) {unit, lowest, highest, whole},
+    PO_RULE_UNITS(PO_X)
+#undef PO_X
+};
+
+/* The ranges are filled in from rule_units on first use (po_rule_infos). */
+static struct po_rule_info rule_infos[] = {
 #define PO_X(member, rule, key, def, unit, doc, source)                                            \
-	{rule, key, def, unit, doc, source, offsetof(struct po_rules, member)},
+	{rule, key, def, unit, doc, source, offsetof(struct po_rules, member), 0, 0, false},
     PO_RULES(PO_X)
 #undef PO_X
 };
 
 #define RULE_COUNT (sizeof(rule_infos) / sizeof(rule_infos[0]))
 
+/* Every rule's unit is in rule_units: an unknown unit is a programmer error, caught here. */
+static void fill_ranges(void)
+{
+	static bool filled;
+
+	if (filled)
+		return;
+	for (size_t i = 0; i < RULE_COUNT; i++) {
+		size_t u = 0;
+
+		while (u < sizeof(rule_units) / sizeof(rule_units[0]) &&
+		       strcmp(rule_units[u].unit, rule_infos[i].unit) != 0)
+			u++;
+		if (u == sizeof(rule_units) / sizeof(rule_units[0]))
+			abort();
+		rule_infos[i].lowest = rule_units[u].lowest;
+		rule_infos[i].highest = rule_units[u].highest;
+		rule_infos[i].whole = rule_units[u].whole;
+	}
+	filled = true;
+}
+
 const struct po_rule_info *po_rule_infos(size_t *count)
 {
+	fill_ranges();
 	*count = RULE_COUNT;
 	return rule_infos;
 }
 
 void po_rules_init(struct po_rules *rules)
 {
+	fill_ranges();
 	for (size_t i = 0; i < RULE_COUNT; i++)
 		*(double *)((char *)rules + rule_infos[i].offset) = rule_infos[i].default_value;
 }
@@ -35,6 +73,7 @@ void po_rules_init(struct po_rules *rules)
 /* The row whose "rule.key" is name[0 .. len), or NULL. */
 static const struct po_rule_info *find_rule(const char *name, size_t len)
 {
+	fill_ranges();
 	for (size_t i = 0; i < RULE_COUNT; i++) {
 		const struct po_rule_info *info = &rule_infos[i];
 		size_t rule_len = strlen(info->rule);
@@ -87,10 +126,12 @@ enum po_status po_rules_set(struct po_rules *rules, const char *assignment, stru
 			     (int)(end - begin), assignment + begin);
 		return PO_STATUS_USAGE;
 	}
-	if (!parse_number(equals + 1, &value)) {
+	if (!parse_number(equals + 1, &value) || value < info->lowest || value > info->highest ||
+	    (info->whole && value != floor(value))) {
 		po_error_set(
-		    err, "Invalid value: rule=%s.%s value=\"%s\" expected=a non-negative number",
-		    info->rule, info->key, equals + 1);
+		    err, "Invalid value: rule=%s.%s value=\"%s\" expected=%s from %g to %g (%s)",
+		    info->rule, info->key, equals + 1, info->whole ? "a whole number" : "a number",
+		    info->lowest, info->highest, info->unit);
 		return PO_STATUS_USAGE;
 	}
 	*(double *)((char *)rules + info->offset) = value;

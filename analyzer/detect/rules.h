@@ -9,6 +9,7 @@
 #ifndef PO_RULES_H
 #define PO_RULES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../common/status.h"
@@ -50,7 +51,7 @@
 	  "the best",                                                                              \
 	  "profopt")                                                                               \
 	X(input_bound_worker_headroom_pct, "input-bound", "worker_headroom_pct", 20, "%",          \
-	  "recommended workers deliver a batch at least this much faster than the loop needs one",\
+	  "recommended workers deliver a batch at least this much faster than the loop needs one", \
 	  "profopt: loading jitter must not stall the loop")                                       \
 	X(input_bound_max_workers, "input-bound", "max_workers", 32, "workers",                    \
 	  "largest num_workers the what-if model considers", "profopt")                            \
@@ -90,7 +91,7 @@
 	X(memory_growth_min_slope_bytes, "memory-growth", "min_slope_bytes", 1024, "bytes/step",   \
 	  "slope below which memory counts as flat", "profopt")                                    \
 	X(memory_growth_min_rss_mib, "memory-growth", "min_rss_mib", 16, "MiB",                    \
-	  "growth of a resident set over the run below which it is not reported (without "        \
+	  "growth of a resident set over the run below which it is not reported (without "         \
 	  "allocation events)",                                                                    \
 	  "profopt: PyTorch's allocator and Python's caches settle by a few MiB in a real run")    \
 	X(memory_growth_min_r2, "memory-growth", "min_r2", 0.8, "ratio",                           \
@@ -109,7 +110,7 @@
 	X(step_outliers_mad_k, "step-outliers", "mad_k", 3, "MADs",                                \
 	  "a step is an outlier above median + k scaled MADs",                                     \
 	  "robust statistics (Hampel filter)")                                                     \
-	X(step_outliers_min_excess_pct, "step-outliers", "min_excess_pct", 20, "%",                \
+	X(step_outliers_min_excess_pct, "step-outliers", "min_excess_pct", 20, "% over median",    \
 	  "an outlier is also at least this much slower than the median step", "profopt")          \
 	X(step_outliers_min_steps, "step-outliers", "min_steps", 20, "steps",                      \
 	  "clean steps needed before looking for outliers", "profopt")                             \
@@ -172,7 +173,7 @@
 	  "other than unknown: what happens outside them is not measured",                         \
 	  "profopt")                                                                               \
 	X(verdict_max_unmarked_pct, "verdict", "max_unmarked_pct", 90, "%",                        \
-	  "share of the step in no span (other) above which the verdict is unknown: steps marked "  \
+	  "share of the step in no span (other) above which the verdict is unknown: steps marked " \
 	  "with nothing inside them say nothing of where the time goes",                           \
 	  "profopt")                                                                               \
 	X(verdict_gpu_bound_pct, "verdict", "gpu_bound_pct", 80, "%",                              \
@@ -182,6 +183,26 @@
 	X(verdict_host_compute_pct, "verdict", "host_compute_pct", 50, "%",                        \
 	  "share of step time in host compute categories from which the run is host-bound",        \
 	  "profopt")
+
+/*
+ * The valid range of a rule comes from its unit, from this one table: a value outside it is
+ * a usage error, so no setting can make a detector loop for hours or overflow a conversion.
+ * X("unit", lowest, highest, whole number)
+ */
+#define PO_RULE_UNITS(X)                                                                           \
+	X("%", 0, 100, false)                                                                      \
+	X("% over median", 0, 10000, false)                                                        \
+	X("MADs", 0, 1000, false)                                                                  \
+	X("MiB", 0, 1048576, false)                                                                \
+	X("batches", 1, 64, true)                                                                  \
+	X("bytes/step", 0, 1e12, false)                                                            \
+	X("epochs", 0, 1000000, true)                                                              \
+	X("gaps", 0, 10000, true)                                                                  \
+	X("ms", 0, 3600000, false)                                                                 \
+	X("ratio", 0, 1000, false)                                                                 \
+	X("sites", 0, 1000, true)                                                                  \
+	X("steps", 0, 1e9, true)                                                                   \
+	X("workers", 1, 1024, true)
 
 struct po_rules {
 #define PO_X(member, rule, key, def, unit, doc, source) double member;
@@ -198,6 +219,9 @@ struct po_rule_info {
 	const char *doc;
 	const char *source;
 	size_t offset; /* of the member in struct po_rules */
+	double lowest; /* the valid range, from the unit (PO_RULE_UNITS) */
+	double highest;
+	bool whole; /* only whole numbers */
 };
 
 /* The table's rows in declaration order; *count is set to their number. */

@@ -30,6 +30,8 @@ expect 2 "missing option argument" "$a" "$work/trace" -o
 expect 2 "empty output directory" "$a" "$work/trace" -o ""
 expect 2 "two traces" "$a" "$work/trace" "$work/trace"
 expect 2 "bad --set" "$a" --set nonsense "$work/trace"
+expect 2 "--set outside the rule's range" "$a" --set input-bound.max_workers=1e12 "$work/trace"
+expect 2 "--set a fraction of a count" "$a" --set step-outliers.min_steps=2.5 "$work/trace"
 expect 2 "bad --timeline-steps" "$a" --timeline-steps 5:1 "$work/trace"
 expect 3 "missing trace" "$a" "$work/nope" -o "$work/r0"
 mkdir -p "$work/not-a-trace" && echo data >"$work/not-a-trace/file.bin"

@@ -62,6 +62,34 @@ static void test_set(void)
 	CHECK(memcmp(&before, &rules, sizeof(rules)) == 0);
 }
 
+/* Every rule has a valid range from its unit; values outside, or fractions of a count, fail. */
+static void test_ranges(void)
+{
+	struct po_rules rules, before;
+	struct po_error err = {{0}};
+	size_t count;
+	const struct po_rule_info *infos = po_rule_infos(&count);
+
+	po_rules_init(&rules);
+	before = rules;
+	CHECK_INT_EQ(po_rules_set(&rules, "input-bound.max_workers=1e12", &err), PO_STATUS_USAGE);
+	CHECK(strstr(err.message, "input-bound.max_workers") && strstr(err.message, "1024"));
+	CHECK_INT_EQ(po_rules_set(&rules, "input-bound.max_workers=2.5", &err), PO_STATUS_USAGE);
+	CHECK_INT_EQ(po_rules_set(&rules, "input-bound.max_workers=0", &err), PO_STATUS_USAGE);
+	CHECK_INT_EQ(po_rules_set(&rules, "input-bound.warning_pct=101", &err), PO_STATUS_USAGE);
+	CHECK_INT_EQ(po_rules_set(&rules, "memory-growth.projection_steps=1e300", &err),
+		     PO_STATUS_USAGE);
+	CHECK(memcmp(&before, &rules, sizeof(rules)) == 0);
+	CHECK_INT_EQ(po_rules_set(&rules, "input-bound.max_workers=1024", &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_rules_set(&rules, "step-outliers.min_excess_pct=250", &err), PO_STATUS_OK);
+	for (size_t i = 0; i < count; i++) {
+		CHECK(infos[i].lowest <= infos[i].default_value &&
+		      infos[i].default_value <= infos[i].highest);
+		CHECK(!infos[i].whole ||
+		      infos[i].default_value == (double)(int64_t)infos[i].default_value);
+	}
+}
+
 static char *write_file(const char *text)
 {
 	static char path[64];
@@ -120,6 +148,7 @@ int main(void)
 	RUN(test_defaults);
 	RUN(test_table_unique);
 	RUN(test_set);
+	RUN(test_ranges);
 	RUN(test_load);
 	return CHECK_SUMMARY();
 }
