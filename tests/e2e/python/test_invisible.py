@@ -5,11 +5,13 @@ pattern, the instrumented loader and the plain one give user code the same objec
 same order, the same random streams (in the workers and in the main process) and the
 same exceptions. Runs without a recording session."""
 
+import multiprocessing
 import os
 import random
 import subprocess
 import sys
 import warnings
+import weakref
 
 import torch
 from torch.utils.data import (ConcatDataset, DataLoader, RandomSampler, SequentialSampler,
@@ -53,7 +55,7 @@ def plain(value):
 
 def error_text(error):
     """The exception's type and message, without the traceback lines that PyTorch quotes
-    from a worker (they name the frames, which differ from run to run of the code)."""
+    from a worker: they list the frames, profopt's fetcher among them when instrumented."""
     lines = [line for line in str(error).splitlines() if not line.startswith("  ")]
     return type(error).__name__, "\n".join(lines)
 
@@ -209,7 +211,10 @@ def test_datasets():
 
 def test_without_fetch_hook():
     """A PyTorch without the fetcher factory: the batches still are the loader's."""
-    saved = _loader._FETCH_HOOK
+    saved = getattr(_loader, "_FETCH_HOOK", None)
+    if saved is None:
+        check(False, "the loader module says whether it wraps PyTorch's fetchers")
+        return
     _loader._FETCH_HOOK = False
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -278,6 +283,25 @@ def test_lengths_and_objects():
           "the dataset, samplers and collate_fn are the user's objects")
 
 
+def test_lifetime():
+    """Dropping an instrumented loader frees the loader and stops its persistent
+    workers at once, as dropping the plain loader does."""
+    before = set(multiprocessing.active_children())
+    loader = DataLoader(data.Numbers(8), batch_size=4, num_workers=2,
+                        persistent_workers=True)
+    alive = weakref.ref(loader)
+    loader = profopt.instrument(loader)
+    for _ in range(2):
+        for _ in profopt.instrument(loader):
+            pass
+    workers = len(set(multiprocessing.active_children()) - before)
+    del loader
+    left = len(set(multiprocessing.active_children()) - before)
+    check(alive() is None and workers == 2 and left == 0,
+          f"a dropped instrumented loader is freed with its {workers} persistent workers "
+          f"({left} left)")
+
+
 IMPORT_PROBE = """
 import sys
 started = []
@@ -310,6 +334,7 @@ def main():
     test_without_fetch_hook()
     test_exceptions()
     test_lengths_and_objects()
+    test_lifetime()
     test_start_methods()
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
