@@ -124,10 +124,13 @@ class _TracedTransform:
 
 
 def _instance_attributes(value):
+    """The instance dictionary of value, or None (no __dict__, or a class's read-only
+    mapping)."""
     try:
-        return vars(value)
+        attributes = vars(value)
     except TypeError:
         return None
+    return attributes if type(attributes) is dict else None
 
 
 def _swap_in_transforms(dataset, swapped, depth=0):
