@@ -6,12 +6,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "record.h"
 
 static const int status_exit_codes[REC_STATUS_COUNT] = {
 #define REC_X(name, text, exit_status) [REC_STATUS_##name] = exit_status,
-	REC_STATUSES(REC_X)
+    REC_STATUSES(REC_X)
 #undef REC_X
 };
 
@@ -24,6 +26,77 @@ static int fail(enum rec_status status, const struct po_error *err)
 {
 	fprintf(stderr, "profopt-record: %s\n", err->message);
 	return rec_status_exit_code(status);
+}
+
+/*
+ * Notes: a file whose path the traced processes find in PROFOPT_RECORD_NOTES, where the
+ * Python module writes what kept a process from recording (libprofopt not loaded), one
+ * tab-separated line per note: code, pid, text. After the command, each note is said once
+ * and kept in the trace directory (profopt-record-notes.txt) for profopt-analyze.
+ */
+#define NOTES_NAME "profopt-record-notes.txt"
+
+static char notes_path[64];
+
+static void notes_create(void)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	snprintf(notes_path, sizeof(notes_path), "%s/profopt-record-XXXXXX",
+		 dir && *dir && strlen(dir) < 32 ? dir : "/tmp");
+	fd = mkstemp(notes_path);
+	if (fd < 0 || setenv("PROFOPT_RECORD_NOTES", notes_path, 1) != 0) {
+		if (fd >= 0)
+			unlink(notes_path);
+		notes_path[0] = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Says the first note of each code, with the number of processes that wrote one. */
+static void notes_report(FILE *notes, const char *trace_dir)
+{
+	char line[1200], first[1200] = "", copy_path[4096];
+	long count = 0;
+	FILE *copy;
+
+	snprintf(copy_path, sizeof(copy_path), "%s/" NOTES_NAME, trace_dir);
+	copy = fopen(copy_path, "w");
+	while (fgets(line, sizeof(line), notes)) {
+		if (copy)
+			fputs(line, copy);
+		if (strncmp(line, "libprofopt-not-loaded\t", 22) != 0)
+			continue;
+		if (!count++)
+			snprintf(first, sizeof(first), "%s", strchr(line + 22, '\t') + 1);
+	}
+	if (copy)
+		fclose(copy);
+	first[strcspn(first, "\n")] = '\0';
+	if (count)
+		fprintf(
+		    stderr,
+		    "profopt-record: warning: the profopt Python module could not load libprofopt "
+		    "in %ld process(es), which recorded nothing (%s); set PROFOPT_LIBRARY to the "
+		    "path of libprofopt.so\n",
+		    count, first);
+}
+
+static void notes_finish(const char *trace_dir)
+{
+	FILE *notes;
+
+	if (!notes_path[0])
+		return;
+	notes = trace_dir ? fopen(notes_path, "r") : NULL;
+	if (notes) {
+		notes_report(notes, trace_dir);
+		fclose(notes);
+	}
+	unlink(notes_path);
+	notes_path[0] = '\0';
 }
 
 /* Tells the user, before analysis, whether the trace is complete. */
@@ -101,6 +174,7 @@ static int record(const struct rec_options *options, struct rec_command *command
 				"writing the trace within %d s (is a traced process hung?); the "
 				"last packets may be missing\n",
 				REC_DESTROY_TIMEOUT_MS / 1000);
+		notes_finish(session.output_dir);
 		report_loss(&session);
 		printf("%s\n", session.output_dir);
 	}
@@ -128,16 +202,19 @@ int main(int argc, char **argv)
 		printf("profopt-record %s\n", PROFOPT_VERSION);
 		return 0;
 	}
+	notes_create();
 	status = rec_command_resolve(&command, &options, &err);
 	if (status == REC_STATUS_OK)
 		status = rec_signals_install(&err);
 	if (status == REC_STATUS_OK)
 		status = rec_sessiond_ensure(&sessiond, &err);
 	if (status != REC_STATUS_OK) {
+		notes_finish(NULL);
 		rec_command_fini(&command);
 		return fail(status, &err);
 	}
 	exit_code = record(&options, &command);
+	notes_finish(NULL); /* removes the notes file when record() did not */
 	rec_sessiond_stop(&sessiond);
 	rec_command_fini(&command);
 	fflush(stdout);

@@ -140,7 +140,23 @@ def load():
     reason = "; ".join(errors) if errors else "no libprofopt.so found"
     warnings.warn(f"profopt: libprofopt is not loaded, instrumentation is off ({reason}); "
                   "set PROFOPT_LIBRARY to its path", RuntimeWarning, stacklevel=3)
+    note_for_recorder("libprofopt-not-loaded", reason)
     return _NoLibrary(reason)
+
+
+def note_for_recorder(code, text):
+    """Tells profopt-record (through the file it names in PROFOPT_RECORD_NOTES) what kept
+    this process from recording, so that the recording says it too. One line per note:
+    code, pid and text, tab-separated. Never raises."""
+    path = os.environ.get("PROFOPT_RECORD_NOTES")
+    if not path:
+        return
+    line = f"{code}\t{os.getpid()}\t{text}".replace("\n", " ")[:1000] + "\n"
+    try:
+        with open(path, "a", encoding="utf-8", errors="replace") as notes:
+            notes.write(line)
+    except OSError:
+        pass
 
 
 LIB = load()
