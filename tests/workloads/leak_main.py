@@ -32,7 +32,7 @@ def train(args, truth):
     history = []  # the leak: one tensor per step, never released
     loader = profopt.instrument(loader)
     with profopt.run(loader=loader, model=model, optimizer=optimizer):
-        for step, (features, labels) in enumerate(truth.timed(loader, epoch=0)):
+        for features, labels in truth.timed(loader, epoch=0):
             loss = common.train_step(model, optimizer, features, labels)
             history.append(torch.full((LEAK_BYTES // 4,), float(loss.item())))
 
