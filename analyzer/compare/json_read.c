@@ -1,5 +1,11 @@
-/* json_read.c: a recursive-descent JSON parser building a tree in an arena (json_read.h). */
+/*
+ * json_read.c: a recursive-descent JSON parser building a tree in an arena (json_read.h),
+ * which checks every number as it reads it: finite everywhere, and within the range its
+ * meaning allows for the members of summary.json that a comparison reads.
+ */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,11 +13,106 @@
 
 #define MAX_DEPTH 64
 
+/* What a number means, and so which values it may take. X(name, words, lowest, highest, whole) */
+#define PO_JSON_KINDS(X)                                                                           \
+	X(TIME_MS, "a time in ms, 0 to 1e12", 0.0, 1e12, false)                                    \
+	X(COUNT, "a count, 0 to 2^53", 0.0, 9007199254740992.0, true)                              \
+	X(BYTES, "a size in bytes, 0 to 2^63", 0.0, 9223372036854775807.0, true)                   \
+	X(SHARE_PCT, "a share in percent, 0 to 100", 0.0, 100.0, false)                            \
+	X(FRACTION, "a fraction, 0 to 1", 0.0, 1.0, false)                                         \
+	X(RATE_PER_S, "a rate per second, 0 to 1e12", 0.0, 1e12, false)
+
+enum number_kind {
+#define PO_X(name, words, lowest, highest, whole) KIND_##name,
+	PO_JSON_KINDS(PO_X)
+#undef PO_X
+};
+
+struct kind_range {
+	const char *words;
+	double lowest;
+	double highest;
+	bool whole; /* integers only */
+};
+
+static const struct kind_range kinds[] = {
+#define PO_X(name, words, lowest, highest, whole) {words, lowest, highest, whole},
+    PO_JSON_KINDS(PO_X)
+#undef PO_X
+};
+
+/*
+ * The numbers of summary.json (docs/summary-schema.md) that a comparison reads, and their
+ * neighbours whose meaning bounds them, by path: members from the root separated by '.', "[]" for
+ * any item of an array, "*" for any member of an object. Other numbers need only be finite.
+ */
+#define PO_JSON_RULES(X)                                                                           \
+	X("steps.count", COUNT)                                                                    \
+	X("steps.clean_count", COUNT)                                                              \
+	X("steps.mean_ms", TIME_MS)                                                                \
+	X("steps.min_ms", TIME_MS)                                                                 \
+	X("steps.max_ms", TIME_MS)                                                                 \
+	X("steps.p50_ms", TIME_MS)                                                                 \
+	X("steps.p90_ms", TIME_MS)                                                                 \
+	X("steps.p95_ms", TIME_MS)                                                                 \
+	X("steps.p99_ms", TIME_MS)                                                                 \
+	X("steps.steps_per_s", RATE_PER_S)                                                         \
+	X("steps.samples_per_s", RATE_PER_S)                                                       \
+	X("breakdown_ms.*", TIME_MS)                                                               \
+	X("step_series[].begin_ms", TIME_MS)                                                       \
+	X("step_series[].wall_ms", TIME_MS)                                                        \
+	X("step_series[].categories_ms.*", TIME_MS)                                                \
+	X("step_series[].load_ms", TIME_MS)                                                        \
+	X("step_series[].preprocess_ms", TIME_MS)                                                  \
+	X("step_series[].collate_ms", TIME_MS)                                                     \
+	X("step_series[].gpu_busy_ms", TIME_MS)                                                    \
+	X("step_series[].host_live_bytes", BYTES)                                                  \
+	X("step_series[].gpu_live_bytes", BYTES)                                                   \
+	X("step_series[].rss_bytes", BYTES)                                                        \
+	X("workers[].busy_ms", TIME_MS)                                                            \
+	X("workers[].lifetime_ms", TIME_MS)                                                        \
+	X("workers[].busy_pct", SHARE_PCT)                                                         \
+	X("workers[].batches", COUNT)                                                              \
+	X("gpu[].busy_pct", SHARE_PCT)                                                             \
+	X("findings[].confidence", FRACTION)                                                       \
+	X("trace.lossy_steps", COUNT)
+
+static const struct {
+	const char *path;
+	enum number_kind kind;
+} rules[] = {
+#define PO_X(path, kind) {path, KIND_##kind},
+    PO_JSON_RULES(PO_X)
+#undef PO_X
+};
+
+#define RULE_COUNT (sizeof(rules) / sizeof(rules[0]))
+_Static_assert(RULE_COUNT <= 64, "a rule set is a 64-bit mask");
+#define ALL_RULES (RULE_COUNT == 64 ? ~(uint64_t)0 : ((uint64_t)1 << RULE_COUNT) - 1)
+
+#define RULE_MAX_PARTS 4
+
+/* A rule's path split into components: "[]" for an array item, "*" for any member. */
+struct rule_parts {
+	const char *part[RULE_MAX_PARTS]; /* weak: the rules table */
+	size_t len[RULE_MAX_PARTS];
+	int count;
+};
+
+/* Where the parser is: one entry per open container, naming the member or item inside it. */
+struct path_level {
+	const char *key; /* weak: arena; NULL inside an array */
+	size_t index;	 /* the item's index inside an array */
+};
+
 struct parser {
 	const char *text; /* weak */
 	size_t len;
 	size_t pos;
 	int depth;
+	struct path_level path[MAX_DEPTH + 1]; /* path[0 .. depth-1] */
+	uint64_t rules_here[MAX_DEPTH + 2];    /* rules matching path[0 .. d-1], by depth d */
+	struct rule_parts rule_parts[RULE_COUNT];
 	struct po_arena *arena; /* weak */
 	struct po_error *err;	/* weak */
 };
@@ -135,6 +236,101 @@ static enum po_status parse_string(struct parser *p, const char **out)
 	return PO_STATUS_OK;
 }
 
+/* Splits each rule's path once per parse, so that matching compares whole components. */
+static void split_rules(struct parser *p)
+{
+	for (size_t rule = 0; rule < RULE_COUNT; rule++) {
+		struct rule_parts *parts = &p->rule_parts[rule];
+		const char *pattern = rules[rule].path;
+
+		while (*pattern && parts->count < RULE_MAX_PARTS) {
+			size_t len = strncmp(pattern, "[]", 2) == 0 ? 2 : strcspn(pattern, ".[");
+
+			parts->part[parts->count] = pattern;
+			parts->len[parts->count++] = len;
+			pattern += len;
+			if (*pattern == '.')
+				pattern++;
+		}
+	}
+}
+
+/* The rules among `candidates` whose component `level` matches key (NULL: array item). */
+static uint64_t narrow_rules(const struct parser *p, uint64_t candidates, int level,
+			     const char *key)
+{
+	size_t key_len = key ? strlen(key) : 0;
+	uint64_t matching = 0;
+
+	for (uint64_t left = candidates; left; left &= left - 1) {
+		int rule = __builtin_ctzll(left);
+		const struct rule_parts *parts = &p->rule_parts[rule];
+		const char *part;
+		size_t len;
+
+		if (level >= parts->count)
+			continue;
+		part = parts->part[level];
+		len = parts->len[level];
+		if (key ? (len == 1 && *part == '*') || (key_len == len && !memcmp(part, key, len))
+			: len == 2 && !memcmp(part, "[]", 2))
+			matching |= (uint64_t)1 << rule;
+	}
+	return matching;
+}
+
+/* Writes the parser's path as "step_series[12].wall_ms". */
+static void path_text(const struct parser *p, char *out, size_t size)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int level = 0; level < p->depth && used < size; level++) {
+		const struct path_level *at = &p->path[level];
+		int written =
+		    at->key ? snprintf(out + used, size - used, "%s%s", level ? "." : "", at->key)
+			    : snprintf(out + used, size - used, "[%zu]", at->index);
+
+		if (written < 0)
+			break;
+		used += (size_t)written;
+	}
+}
+
+/* The rule for the number at the parser's path (one that ends there), or NULL. */
+static const struct kind_range *rule_for(const struct parser *p)
+{
+	for (uint64_t left = p->rules_here[p->depth]; left; left &= left - 1) {
+		int rule = __builtin_ctzll(left);
+
+		if (p->rule_parts[rule].count == p->depth)
+			return &kinds[rules[rule].kind];
+	}
+	return NULL;
+}
+
+/* A number must be finite, and within its kind's range when a rule names its member. */
+static enum po_status check_number(struct parser *p, double value, const char *spelled)
+{
+	const struct kind_range *kind = NULL;
+	char where[256], what[640];
+
+	if (isfinite(value)) {
+		kind = rule_for(p);
+		if (!kind || (value >= kind->lowest && value <= kind->highest &&
+			      (!kind->whole || value == floor(value))))
+			return PO_STATUS_OK;
+	}
+	path_text(p, where, sizeof(where));
+	if (kind)
+		snprintf(what, sizeof(what), "%s is %s, not %s", where[0] ? where : "the value",
+			 spelled, kind->words);
+	else
+		snprintf(what, sizeof(what), "%s is %s, not a finite number",
+			 where[0] ? where : "the value", spelled);
+	return fail(p, what);
+}
+
 static enum po_status parse_number(struct parser *p, struct po_json_value **out)
 {
 	char buffer[64];
@@ -151,7 +347,9 @@ static enum po_status parse_number(struct parser *p, struct po_json_value **out)
 	if (!*out)
 		return PO_STATUS_NOMEM;
 	(*out)->number = strtod(buffer, &end);
-	return *end ? fail(p, "bad number") : PO_STATUS_OK;
+	if (*end)
+		return fail(p, "bad number");
+	return check_number(p, (*out)->number, buffer);
 }
 
 /* Collects items into a growing array, then copies it into the arena. */
@@ -213,6 +411,8 @@ static enum po_status parse_member(struct parser *p, bool is_object, struct item
 		if (!consume(p, ":"))
 			return fail(p, "expected ':'");
 	}
+	p->path[p->depth - 1] = (struct path_level){.key = key, .index = list->count};
+	p->rules_here[p->depth] = narrow_rules(p, p->rules_here[p->depth - 1], p->depth - 1, key);
 	status = parse_value(p, &item);
 	return status == PO_STATUS_OK ? list_add(list, key, item) : status;
 }
@@ -279,6 +479,9 @@ enum po_status po_json_parse(const char *text, size_t len, struct po_arena *aren
 			     struct po_json_value **out, struct po_error *err)
 {
 	struct parser p = {.text = text, .len = len, .arena = arena, .err = err};
+
+	p.rules_here[0] = ALL_RULES;
+	split_rules(&p);
 	enum po_status status = parse_value(&p, out);
 
 	if (status != PO_STATUS_OK)

@@ -1,6 +1,13 @@
 /*
  * json_read.h: a small JSON reader for profopt's own summary.json (the baseline of a
  * comparison). It builds a read-only tree in an arena; errors give the byte offset.
+ *
+ * Every number is checked as it is read: it must be finite (profopt writes null for a
+ * number that is not), and the members a comparison reads (steps.*_ms, step_series[].wall_ms,
+ * categories, busy shares, ...) must lie in the range of their meaning: times and counts
+ * at least 0, shares 0 to 100, counts whole and below 2^53. A number that is not fails the
+ * parse with PO_STATUS_INPUT and names the member: "step_series[3].wall_ms is -1, not a time
+ * in ms, 0 to 1e12 at byte 812".
  */
 #ifndef PO_JSON_READ_H
 #define PO_JSON_READ_H
@@ -30,7 +37,7 @@ struct po_json_value {
 	struct po_json_value **items; /* weak: arena; members or items */
 };
 
-/* Parses text (len bytes) into *out; the tree lives in arena. */
+/* Parses and checks text (len bytes) into *out; the tree lives in arena. */
 enum po_status po_json_parse(const char *text, size_t len, struct po_arena *arena,
 			     struct po_json_value **out, struct po_error *err) PO_NODISCARD;
 
