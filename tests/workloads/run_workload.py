@@ -11,7 +11,8 @@ what-if predictions are compared with a real run of the recommended configuratio
 
 Prints "ok   ..." or "FAIL ..." per check, then "N passed, M failed"; exits 1 when a
 check failed or the workload could not be recorded or analyzed, 2 on a bad command
-line. BUILD is --build, else $PROFOPT_BUILD_DIR, else build/ in the source tree.
+line or a --keep DIR that is not empty and not an earlier --keep. BUILD is --build,
+else $PROFOPT_BUILD_DIR, else build/ in the source tree.
 `run_workload.py --list` lists the workloads.
 
 Tolerances. The machine these run on is small (2 cores) and shared, so:
@@ -834,8 +835,14 @@ def main(argv):
             return 1
     if arguments.keep:
         work = os.path.abspath(arguments.keep)
+        marker = os.path.join(work, ".profopt-workload")
+        if os.path.isdir(work) and os.listdir(work) and not os.path.exists(marker):
+            print(f"run_workload.py: {work} is not empty and not a kept workload: "
+                  f"not replacing it", file=sys.stderr)
+            return 2
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
+        open(marker, "w").close()
     else:
         work = tempfile.mkdtemp(prefix=f"profopt-workload-{arguments.name}.")
     run = Run(arguments.name, build, work)
