@@ -1,6 +1,8 @@
 /* status.c: names, exit codes and the error chain of status.h. */
+#define _DEFAULT_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "status.h"
 
@@ -65,4 +67,26 @@ void po_error_clear(struct po_error *err)
 {
 	if (err)
 		err->message[0] = '\0';
+}
+
+const char *po_file_type_text(unsigned int st_mode)
+{
+	switch (st_mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO (named pipe)";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFLNK:
+		return "a symbolic link";
+	default:
+		return "an unknown kind of file";
+	}
 }

@@ -25,6 +25,7 @@
 	X(DECODE, "the trace could not be decoded", 4)                                             \
 	X(OUTPUT, "an output could not be written", 5)                                             \
 	X(GATE, "a --fail-if condition is true", 6)                                                \
+	X(BASELINE, "the baseline could not be used", 7)                                           \
 	X(INTERRUPTED, "interrupted", 130)
 
 enum po_status {
@@ -49,5 +50,8 @@ void po_error_set(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
 /* Adds context in front: "context: previous message". */
 void po_error_prepend(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
 void po_error_clear(struct po_error *err);
+
+/* What kind of file a stat() mode is, for messages: "a FIFO (named pipe)", "a directory"... */
+const char *po_file_type_text(unsigned int st_mode);
 
 #endif /* PO_STATUS_H */

@@ -14,10 +14,15 @@
  * file for PO_CHECK_SETTLE_MS: LTTng's consumer daemon appends whole packets as they fill or
  * at each flush period, so a growing file means the session is active. A session that is
  * started but idle for the whole interval is not detected.
+ * Before any of this, every file the decoder will open must be a regular file that opens
+ * (po_trace_dir_check_files()): babeltrace2 would wait forever on a FIFO, and a process
+ * directory whose metadata is gone would be skipped without a word. Nothing here opens a
+ * file that could block. With --salvage, such a trace directory is left out and named.
  */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ingest.h"
 #include "ingest_internal.h"
@@ -126,6 +132,19 @@ truncated:
 	return PO_STATUS_INPUT;
 }
 
+/* Opens a file that po_trace_dir_check_files() accepted, without blocking; NULL with err. */
+static FILE *open_trace_file(const char *path, struct po_error *err)
+{
+	int fd = po_trace_file_open(path, err);
+	FILE *file = fd >= 0 ? fdopen(fd, "rb") : NULL;
+
+	if (fd >= 0 && !file) {
+		po_error_set(err, "%s: cannot be read: %s", path, strerror(errno));
+		close(fd);
+	}
+	return file;
+}
+
 /* The metadata file is CTF: "/ * CTF" text or packetized metadata. */
 static enum po_status check_metadata(const char *trace, bool *needs_magic, struct po_error *err)
 {
@@ -135,11 +154,9 @@ static enum po_status check_metadata(const char *trace, bool *needs_magic, struc
 	FILE *file; /* owned */
 
 	snprintf(path, sizeof(path), "%s/metadata", trace);
-	file = fopen(path, "rb");
-	if (!file) {
-		po_error_set(err, "%s: cannot be read: %s", path, strerror(errno));
+	file = open_trace_file(path, err);
+	if (!file)
 		return PO_STATUS_INPUT;
-	}
 	got = fread(head, 1, sizeof(head), file);
 	if (got == 0) {
 		fclose(file);
@@ -165,19 +182,6 @@ static enum po_status check_metadata(const char *trace, bool *needs_magic, struc
 	return PO_STATUS_OK;
 }
 
-/*
- * Whether a file name follows LTTng's naming of stream files, CHANNEL_N. Such a file
- * with a bad packet magic is a damaged stream, left to the decoder (and to --salvage),
- * not a foreign file.
- */
-static bool is_stream_name(const char *name)
-{
-	const char *underscore = strrchr(name, '_');
-
-	return underscore && underscore != name && underscore[1] &&
-	       strspn(underscore + 1, "0123456789") == strlen(underscore + 1);
-}
-
 /* One regular file of a trace directory other than "metadata". */
 static enum po_status check_stream_file(const char *path, off_t size, bool needs_magic,
 					size_t *data_files, struct po_error *err)
@@ -192,15 +196,15 @@ static enum po_status check_stream_file(const char *path, off_t size, bool needs
 		(*data_files)++;
 		return PO_STATUS_OK;
 	}
-	file = fopen(path, "rb");
-	if (!file) {
-		po_error_set(err, "%s: cannot be read: %s", path, strerror(errno));
+	file = open_trace_file(path, err);
+	if (!file)
 		return PO_STATUS_INPUT;
-	}
 	got = fread(head, 1, sizeof(head), file);
 	fclose(file);
+	/* A file named like a stream with a bad packet magic is a damaged stream, left to the
+	 * decoder (and to --salvage), not a foreign file. */
 	if ((got < sizeof(head) || !is_magic(head, PO_CTF_PACKET_MAGIC)) &&
-	    !is_stream_name(strrchr(path, '/') + 1)) {
+	    !po_trace_is_stream_name(strrchr(path, '/') + 1)) {
 		po_error_set(err,
 			     "%s: not a CTF stream file (foreign file in a trace directory; "
 			     "move it out)",
@@ -318,9 +322,11 @@ static void snapshot_trace(const char *trace, struct po_size_snapshot *snap,
 
 /* The sizes taken by po_ingest_check_start(), compared by po_ingest_check_finish(). */
 struct po_ingest_watch {
-	struct po_trace_list traces; /* owned */
+	struct po_trace_list traces; /* owned: the traces to decode */
 	struct po_size_snapshot before;
 	struct timespec taken; /* CLOCK_MONOTONIC */
+	int64_t skipped_count; /* trace directories left out (salvage) */
+	char skipped_note[PO_ERROR_MAX];
 };
 
 void po_ingest_watch_destroy(struct po_ingest_watch *watch)
@@ -339,8 +345,8 @@ static void wait_settle(const struct timespec *since)
 	int64_t elapsed_ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	elapsed_ns = (int64_t)(now.tv_sec - since->tv_sec) * 1000000000 +
-		     (now.tv_nsec - since->tv_nsec);
+	elapsed_ns =
+	    (int64_t)(now.tv_sec - since->tv_sec) * 1000000000 + (now.tv_nsec - since->tv_nsec);
 	if (elapsed_ns >= PO_CHECK_SETTLE_MS * 1000000L)
 		return;
 	pause.tv_nsec = PO_CHECK_SETTLE_MS * 1000000L - elapsed_ns;
@@ -385,8 +391,93 @@ static enum po_status check_root(const char *trace_dir, struct po_error *err)
 	return PO_STATUS_OK;
 }
 
-enum po_status po_ingest_check_start(const char *trace_dir, struct po_ingest_watch **out,
-				     struct po_error *err)
+/* path relative to root, as the report names traces. */
+static const char *relative_to(const char *path, const char *root)
+{
+	size_t root_len = strlen(root);
+
+	while (root_len > 1 && root[root_len - 1] == '/')
+		root_len--;
+	if (strncmp(path, root, root_len) != 0 || (path[root_len] && path[root_len] != '/'))
+		return path;
+	path += root_len;
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+/* Notes a trace directory left out by the salvage check, with its cause (relative paths). */
+static void note_skipped(struct po_ingest_watch *watch, const char *trace_dir, const char *trace,
+			 const char *cause)
+{
+	size_t used = strlen(watch->skipped_note);
+	size_t trace_len = strlen(trace);
+
+	/* The cause starts with the file's path: the part below the trace directory stays. */
+	if (strncmp(cause, trace, trace_len) == 0 && cause[trace_len] == '/')
+		cause += trace_len + 1;
+	snprintf(watch->skipped_note + used, sizeof(watch->skipped_note) - used,
+		 "%sskipped trace path=%s: %s", used ? "; " : "", relative_to(trace, trace_dir),
+		 cause);
+	watch->skipped_count++;
+}
+
+/*
+ * Checks one trace directory; with salvage, one whose files cannot be opened is noted and
+ * *kept set to false instead of failing.
+ */
+static enum po_status check_one_trace(struct po_ingest_watch *watch, const char *trace_dir,
+				      const char *trace, bool salvage, size_t *data_files,
+				      bool *kept, struct po_error *err)
+{
+	struct po_error files_err = {{0}};
+	enum po_status status = po_trace_dir_check_files(trace, &files_err);
+	bool needs_magic = false;
+
+	*kept = status == PO_STATUS_OK;
+	if (status == PO_STATUS_INPUT && salvage) {
+		note_skipped(watch, trace_dir, trace, files_err.message);
+		return PO_STATUS_OK;
+	}
+	if (status != PO_STATUS_OK) {
+		*err = files_err;
+		return status;
+	}
+	status = check_metadata(trace, &needs_magic, err);
+	if (status == PO_STATUS_OK)
+		status = check_trace_files(trace, needs_magic, data_files, err);
+	return status;
+}
+
+/* Checks every trace directory found; the ones left out leave watch->traces. */
+static enum po_status check_traces(struct po_ingest_watch *watch, const char *trace_dir,
+				   bool salvage, size_t *data_files, struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+	size_t kept_count = 0;
+
+	for (size_t i = 0; i < watch->traces.count; i++) {
+		bool kept = true;
+
+		if (status == PO_STATUS_OK)
+			status = check_one_trace(watch, trace_dir, watch->traces.paths[i], salvage,
+						 data_files, &kept, err);
+		if (kept)
+			watch->traces.paths[kept_count++] = watch->traces.paths[i];
+		else
+			free(watch->traces.paths[i]);
+	}
+	watch->traces.count = kept_count;
+	if (status == PO_STATUS_OK && kept_count == 0) {
+		po_error_set(err, "%s: no trace can be decoded: %s", trace_dir,
+			     watch->skipped_note);
+		status = PO_STATUS_INPUT;
+	}
+	return status;
+}
+
+static enum po_status check_start(const char *trace_dir, bool salvage, struct po_ingest_watch **out,
+				  struct po_error *err)
 {
 	struct po_ingest_watch *watch = calloc(1, sizeof(*watch)); /* owned */
 	size_t data_files = 0;
@@ -398,19 +489,13 @@ enum po_status po_ingest_check_start(const char *trace_dir, struct po_ingest_wat
 		return PO_STATUS_NOMEM;
 	}
 	if (status == PO_STATUS_OK)
-		status = po_trace_list_find(trace_dir, &watch->traces, err);
+		status = po_trace_list_find_all(trace_dir, &watch->traces, err);
 	if (status == PO_STATUS_OK && watch->traces.count == 0) {
 		po_error_set(err, "%s: not a trace (no CTF \"metadata\" file below it)", trace_dir);
 		status = PO_STATUS_INPUT;
 	}
-	for (size_t i = 0; status == PO_STATUS_OK && i < watch->traces.count; i++) {
-		bool needs_magic = false;
-
-		status = check_metadata(watch->traces.paths[i], &needs_magic, err);
-		if (status == PO_STATUS_OK)
-			status = check_trace_files(watch->traces.paths[i], needs_magic, &data_files,
-						   err);
-	}
+	if (status == PO_STATUS_OK)
+		status = check_traces(watch, trace_dir, salvage, &data_files, err);
 	if (status == PO_STATUS_OK && data_files == 0) {
 		po_error_set(err, "%s: every stream file is empty (0 bytes): nothing was recorded",
 			     trace_dir);
@@ -425,6 +510,24 @@ enum po_status po_ingest_check_start(const char *trace_dir, struct po_ingest_wat
 	clock_gettime(CLOCK_MONOTONIC, &watch->taken);
 	*out = watch;
 	return PO_STATUS_OK;
+}
+
+enum po_status po_ingest_check_start(const char *trace_dir, struct po_ingest_watch **out,
+				     struct po_error *err)
+{
+	return check_start(trace_dir, false, out, err);
+}
+
+enum po_status po_ingest_check_start_salvage(const char *trace_dir, struct po_ingest_watch **out,
+					     struct po_error *err)
+{
+	return check_start(trace_dir, true, out, err);
+}
+
+const char *po_ingest_watch_borrow_skipped(const struct po_ingest_watch *watch, int64_t *count)
+{
+	*count = watch->skipped_count;
+	return watch->skipped_note;
 }
 
 enum po_status po_ingest_check(const char *trace_dir, struct po_error *err)

@@ -38,7 +38,12 @@ struct po_ingest_stats {
 /*
  * Checks before decoding, without babeltrace2: the path exists and is a directory, holds
  * at least one CTF trace (a "metadata" file starting with "/ * CTF" or the packetized
- * metadata magic), every trace directory has stream files and not all of them are empty
+ * metadata magic), every file the decoder opens (metadata, stream files, index/ files) is a
+ * regular file that can be read (opened without blocking: a FIFO is refused, not waited
+ * on), every directory that should hold a trace does (a process directory of LTTng,
+ * ust/pid/NAME-PID-DATE/, or a directory with an index/, whose metadata is missing, a
+ * dangling link, a FIFO, a directory or unreadable is an error naming it, not skipped),
+ * every trace directory has stream files and not all of them are empty
  * (a 0-byte stream file is accepted: LTTng leaves them for CPUs that recorded nothing and
  * babeltrace2 skips them), no foreign regular file sits inside a trace directory (dot-files
  * and index/ are allowed), and no session is still recording into it (heuristic: no file
@@ -60,6 +65,21 @@ enum po_status po_ingest_check_start(const char *trace_dir, struct po_ingest_wat
 enum po_status po_ingest_check_finish(struct po_ingest_watch *watch,
 				      struct po_error *err) PO_NODISCARD;
 void po_ingest_watch_destroy(struct po_ingest_watch *watch);
+
+/*
+ * For --salvage: like po_ingest_check_start(), but a trace directory (one process, or one
+ * user's buffers) whose files cannot be opened (missing or unreadable metadata, a FIFO,
+ * socket, device or directory where a file should be) is left out instead of failing the
+ * check, and po_ingest_run() does not decode it either. Fails when every one is left out.
+ */
+enum po_status po_ingest_check_start_salvage(const char *trace_dir, struct po_ingest_watch **watch,
+					     struct po_error *err) PO_NODISCARD;
+/*
+ * The trace directories the salvage check left out: their count, and a note naming each
+ * relative to the trace directory with the cause ("skipped trace path=ust/pid/x-12-...:
+ * metadata: missing"); weak: belongs to watch; "" when none.
+ */
+const char *po_ingest_watch_borrow_skipped(const struct po_ingest_watch *watch, int64_t *count);
 
 /*
  * Decodes everything; stops at the first callback status that is not OK and returns it.

@@ -1,26 +1,168 @@
-/* traces.c: finds the CTF traces (directories holding a "metadata" file) below a path. */
-#define _DEFAULT_SOURCE
+/*
+ * traces.c: finds the CTF traces (directories holding a "metadata" file) below a path, and
+ * the directories that should hold one but cannot be decoded, and checks the files of a
+ * trace directory without opening anything that could block.
+ */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ingest_internal.h"
 
 /* Deeper trees are not what LTTng writes (ust/pid/NAME-PID-DATE/64-bit is four levels). */
 #define PO_TRACE_MAX_DEPTH 12
 
-static bool is_regular(const char *dir, const char *name)
+static bool join(char *out, size_t size, const char *dir, const char *name)
+{
+	return snprintf(out, size, "%s/%s", dir, name) < (int)size;
+}
+
+bool po_trace_is_stream_name(const char *name)
+{
+	const char *underscore = strrchr(name, '_');
+
+	return underscore && underscore != name && underscore[1] &&
+	       strspn(underscore + 1, "0123456789") == strlen(underscore + 1);
+}
+
+int po_trace_file_open(const char *path, struct po_error *err)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) != 0 &&
+	    errno == ENOENT) {
+		po_error_set(err, "%s: a dangling symbolic link where a trace file should be",
+			     path);
+		return -1;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		po_error_set(err, "%s: %s where a trace file should be", path,
+			     po_file_type_text(st.st_mode));
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			po_error_set(err, "%s: missing", path);
+		else
+			po_error_set(err, "%s: cannot be read: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		po_error_set(err, "%s: %s where a trace file should be", path,
+			     po_file_type_text(st.st_mode));
+		close(fd);
+		return -1;
+	}
+	/* A regular file: reads go back to blocking, as the callers expect. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+/* The file opens as a regular file; it is closed again. */
+static enum po_status check_openable(const char *path, struct po_error *err)
+{
+	int fd = po_trace_file_open(path, err);
+
+	if (fd < 0)
+		return PO_STATUS_INPUT;
+	close(fd);
+	return PO_STATUS_OK;
+}
+
+static enum po_status check_metadata_file(const char *trace, struct po_error *err)
 {
 	char path[4096];
 	struct stat st;
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return false;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	if (!join(path, sizeof(path), trace, "metadata")) {
+		po_error_set(err, "%s: path too long", trace);
+		return PO_STATUS_INPUT;
+	}
+	if (lstat(path, &st) != 0 && errno != ENOENT && access(trace, R_OK | X_OK) != 0) {
+		po_error_set(err, "%s: cannot be read: %s", trace, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	if (lstat(path, &st) != 0 && errno == ENOENT) {
+		po_error_set(err,
+			     "%s: missing, so the trace in this directory cannot be decoded (the "
+			     "recording was cut short or the file was removed)",
+			     path);
+		return PO_STATUS_INPUT;
+	}
+	return check_openable(path, err);
+}
+
+/* Every visible entry of index/ is an index file the decoder may open. */
+static enum po_status check_index_dir(const char *index, struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+	struct dirent *entry;
+	DIR *handle = opendir(index); /* owned */
+
+	if (!handle) {
+		po_error_set(err, "%s: cannot be read: %s", index, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	while (status == PO_STATUS_OK && (entry = readdir(handle))) {
+		char path[4096];
+
+		if (entry->d_name[0] == '.')
+			continue;
+		status = join(path, sizeof(path), index, entry->d_name) ? check_openable(path, err)
+									: PO_STATUS_OK;
+	}
+	closedir(handle);
+	return status;
+}
+
+/* One visible entry of a trace directory other than metadata. */
+static enum po_status check_trace_entry(const char *path, const char *name, struct po_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return check_openable(path, err);
+	if (strcmp(name, "index") == 0)
+		return check_index_dir(path, err);
+	if (po_trace_is_stream_name(name)) {
+		po_error_set(err, "%s: a directory where a stream file should be", path);
+		return PO_STATUS_INPUT;
+	}
+	return PO_STATUS_OK; /* a trace of its own, maybe: the walk looks into it */
+}
+
+enum po_status po_trace_dir_check_files(const char *trace, struct po_error *err)
+{
+	enum po_status status = check_metadata_file(trace, err);
+	struct dirent *entry;
+	DIR *handle; /* owned */
+
+	if (status != PO_STATUS_OK)
+		return status;
+	handle = opendir(trace);
+	if (!handle) {
+		po_error_set(err, "%s: cannot be read: %s", trace, strerror(errno));
+		return PO_STATUS_INPUT;
+	}
+	while (status == PO_STATUS_OK && (entry = readdir(handle))) {
+		char path[4096];
+
+		if (entry->d_name[0] == '.' || strcmp(entry->d_name, "metadata") == 0 ||
+		    !join(path, sizeof(path), trace, entry->d_name))
+			continue;
+		status = check_trace_entry(path, entry->d_name, err);
+	}
+	closedir(handle);
+	return status;
 }
 
 static enum po_status list_add(struct po_trace_list *list, const char *path, struct po_error *err)
@@ -45,32 +187,104 @@ static enum po_status list_add(struct po_trace_list *list, const char *path, str
 	return PO_STATUS_OK;
 }
 
+static const char *last_component(const char *path, size_t end, size_t *len)
+{
+	size_t start = end;
+
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	*len = end - start;
+	return path + start;
+}
+
+/* Whether the components of dir, from the last one back, are names[0], names[1]... */
+static bool ends_with_components(const char *dir, const char *const *names, size_t count)
+{
+	size_t end = strlen(dir);
+
+	for (size_t i = 0; i < count; i++) {
+		size_t len;
+		const char *component = last_component(dir, end, &len);
+
+		if (names[i] && (strlen(names[i]) != len || strncmp(component, names[i], len) != 0))
+			return false;
+		if (component == dir)
+			return i + 1 == count;
+		end = (size_t)(component - dir) - 1;
+	}
+	return true;
+}
+
+/* A directory LTTng makes for one process (ust/pid/NAME) or one user (ust/uid/UID/NN-bit). */
+static bool is_buffer_dir(const char *dir)
+{
+	static const char *const per_pid[] = {NULL, "pid", "ust"};
+	static const char *const per_uid[] = {NULL, NULL, "uid", "ust"};
+	size_t len;
+	const char *base = last_component(dir, strlen(dir), &len);
+
+	if (ends_with_components(dir, per_pid, 3))
+		return true;
+	return ends_with_components(dir, per_uid, 4) && len > 4 &&
+	       strncmp(base + len - 4, "-bit", 4) == 0;
+}
+
+/* Whether dir has a subdirectory other than index/ (where a trace may sit deeper). */
+static bool has_subdirectory(const char *dir)
+{
+	struct dirent *entry;
+	DIR *handle = opendir(dir); /* owned */
+	bool found = false;
+
+	while (handle && !found && (entry = readdir(handle))) {
+		char path[4096];
+		struct stat st;
+
+		found = entry->d_name[0] != '.' && strcmp(entry->d_name, "index") != 0 &&
+			join(path, sizeof(path), dir, entry->d_name) && lstat(path, &st) == 0 &&
+			S_ISDIR(st.st_mode);
+	}
+	if (handle)
+		closedir(handle);
+	return found;
+}
+
+/* Whether dir holds a trace, or should and cannot be read (see po_trace_list_find_all()). */
+static bool is_trace_dir(const char *dir)
+{
+	char path[4096];
+	struct stat st;
+
+	if (!join(path, sizeof(path), dir, "metadata"))
+		return false;
+	if (lstat(path, &st) == 0 || errno != ENOENT)
+		return true;
+	if (join(path, sizeof(path), dir, "index") && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return true;
+	return is_buffer_dir(dir) && !has_subdirectory(dir);
+}
+
 static enum po_status walk(const char *dir, int depth, struct po_trace_list *list,
 			   struct po_error *err)
 {
 	enum po_status status = PO_STATUS_OK;
 	struct dirent *entry;
-	DIR *handle; /* owned */
+	DIR *handle = opendir(dir); /* owned */
 
-	if (is_regular(dir, "metadata")) {
+	if (!handle || is_trace_dir(dir))
 		status = list_add(list, dir, err);
-		if (status != PO_STATUS_OK)
-			return status;
+	if (!handle || status != PO_STATUS_OK || depth >= PO_TRACE_MAX_DEPTH) {
+		if (handle)
+			closedir(handle);
+		return status;
 	}
-	if (depth >= PO_TRACE_MAX_DEPTH)
-		return PO_STATUS_OK;
-	handle = opendir(dir);
-	if (!handle)
-		return PO_STATUS_OK;
 	while (status == PO_STATUS_OK && (entry = readdir(handle))) {
 		char child[4096];
 		struct stat st;
 
 		/* Dot entries and LTTng's index folders hold no trace. */
-		if (entry->d_name[0] == '.' || strcmp(entry->d_name, "index") == 0)
-			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", dir, entry->d_name) >=
-		    (int)sizeof(child))
+		if (entry->d_name[0] == '.' || strcmp(entry->d_name, "index") == 0 ||
+		    !join(child, sizeof(child), dir, entry->d_name))
 			continue;
 		if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
 			status = walk(child, depth + 1, list, err);
@@ -84,13 +298,32 @@ static int compare_paths(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-enum po_status po_trace_list_find(const char *root, struct po_trace_list *list,
-				  struct po_error *err)
+enum po_status po_trace_list_find_all(const char *root, struct po_trace_list *list,
+				      struct po_error *err)
 {
 	enum po_status status = walk(root, 0, list, err);
 
 	if (status == PO_STATUS_OK && list->count > 1)
 		qsort(list->paths, list->count, sizeof(*list->paths), compare_paths);
+	return status;
+}
+
+enum po_status po_trace_list_find(const char *root, struct po_trace_list *list,
+				  struct po_error *err)
+{
+	enum po_status status = po_trace_list_find_all(root, list, err);
+	size_t kept = 0;
+
+	for (size_t i = 0; status == PO_STATUS_OK && i < list->count; i++) {
+		struct po_error ignored = {{0}}; /* the input check reported it, or --salvage */
+
+		if (po_trace_dir_check_files(list->paths[i], &ignored) == PO_STATUS_OK)
+			list->paths[kept++] = list->paths[i];
+		else
+			free(list->paths[i]);
+	}
+	if (status == PO_STATUS_OK)
+		list->count = kept;
 	return status;
 }
 
