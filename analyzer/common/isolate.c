@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -28,7 +29,21 @@ struct po_isolate_shared {
 
 /* weak: the mapping of the current po_isolate_run(), NULL outside of one */
 static struct po_isolate_shared *isolate_shared;
-static volatile sig_atomic_t isolate_interrupted;
+
+/* How many PO_TERMINATING_SIGNALS there are. */
+enum {
+#define PO_X(name) +1
+	PO_TERMINATING_SIGNAL_COUNT = 0 PO_TERMINATING_SIGNALS(PO_X)
+#undef PO_X
+};
+
+/* The terminating signals recorded by on_terminating_signal(). */
+static volatile sig_atomic_t signal_last;
+static volatile sig_atomic_t signal_count;
+/* po_signals_catch() nesting, and the dispositions and mask that the outermost replaced. */
+static int signals_depth;
+static struct sigaction signals_previous[PO_TERMINATING_SIGNAL_COUNT];
+static sigset_t signals_blocked_previous;
 
 /* What the child sends through the pipe before the error text and the output text. */
 struct po_isolate_header {
@@ -37,23 +52,100 @@ struct po_isolate_header {
 	uint64_t output_len;
 };
 
-/* The signals a decoder may die of, for the messages. X(name) */
+/* The signals a decoder may die of, for the messages, besides the terminating ones. X(name) */
 #define PO_ISOLATE_SIGNALS(X)                                                                      \
 	X(SIGSEGV)                                                                                 \
-	X(SIGFPE) X(SIGABRT) X(SIGBUS) X(SIGILL) X(SIGKILL) X(SIGXCPU) X(SIGTRAP) X(SIGSYS)        \
-	    X(SIGTERM) X(SIGINT) X(SIGPIPE) X(SIGXFSZ)
+	X(SIGFPE)                                                                                  \
+	X(SIGABRT) X(SIGBUS) X(SIGILL) X(SIGKILL) X(SIGXCPU) X(SIGTRAP) X(SIGSYS) X(SIGXFSZ)
 
-static const char *signal_name(int signo)
+const char *po_signal_name(int signo)
 {
 	switch (signo) {
 #define PO_X(name)                                                                                 \
 	case name:                                                                                 \
 		return #name;
 		PO_ISOLATE_SIGNALS(PO_X)
+		PO_TERMINATING_SIGNALS(PO_X)
 #undef PO_X
 	default:
 		return "an unexpected signal";
 	}
+}
+
+static const int terminating_signals[PO_TERMINATING_SIGNAL_COUNT] = {
+#define PO_X(name) name,
+    PO_TERMINATING_SIGNALS(PO_X)
+#undef PO_X
+};
+
+static bool is_terminating(int signo)
+{
+	for (int i = 0; i < PO_TERMINATING_SIGNAL_COUNT; i++) {
+		if (terminating_signals[i] == signo)
+			return true;
+	}
+	return false;
+}
+
+static void on_terminating_signal(int signo)
+{
+	signal_last = signo;
+	signal_count++; /* the handler blocks the others: no lost update */
+}
+
+static void terminating_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (int i = 0; i < PO_TERMINATING_SIGNAL_COUNT; i++)
+		sigaddset(set, terminating_signals[i]);
+}
+
+void po_signals_catch(void)
+{
+	struct sigaction action;
+
+	if (signals_depth++ > 0)
+		return;
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = on_terminating_signal;
+	terminating_set(&action.sa_mask);
+	for (int i = 0; i < PO_TERMINATING_SIGNAL_COUNT; i++) {
+		sigaction(terminating_signals[i], NULL, &signals_previous[i]);
+		/* An ignored signal stays ignored (nohup, a background job's SIGINT). */
+		if (signals_previous[i].sa_handler != SIG_IGN)
+			sigaction(terminating_signals[i], &action, NULL);
+	}
+}
+
+void po_signals_release(void)
+{
+	if (signals_depth == 0 || --signals_depth > 0)
+		return;
+	for (int i = 0; i < PO_TERMINATING_SIGNAL_COUNT; i++)
+		sigaction(terminating_signals[i], &signals_previous[i], NULL);
+}
+
+int po_signals_caught(void)
+{
+	return signal_last;
+}
+
+unsigned po_signals_count(void)
+{
+	return (unsigned)signal_count;
+}
+
+void po_signals_block(void)
+{
+	sigset_t set;
+
+	terminating_set(&set);
+	sigprocmask(SIG_BLOCK, &set, &signals_blocked_previous);
+}
+
+void po_signals_unblock(void)
+{
+	sigprocmask(SIG_SETMASK, &signals_blocked_previous, NULL);
 }
 
 /* Parses "cpu=S,mem=MiB,wall=S" (any subset, any order); unknown keys are ignored. */
@@ -172,16 +264,35 @@ static bool child_send(int fd, enum po_status status, const struct po_error *err
 	return true;
 }
 
-static void child_main(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits, int fd)
+/*
+ * The child takes the default action of every terminating signal again (an ignored one stays
+ * ignored), and dies with its
+ * parent: PR_SET_PDEATHSIG covers a parent that dies from now on, the getppid() check one
+ * that died since fork().
+ */
+static void child_bind_to_parent(pid_t parent)
+{
+	sigset_t set;
+
+	for (int i = 0; i < PO_TERMINATING_SIGNAL_COUNT; i++)
+		signal(terminating_signals[i],
+		       signals_previous[i].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);
+	terminating_set(&set);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(3);
+}
+
+static void child_main(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits, int fd,
+		       pid_t parent)
 {
 	struct po_error err = {{0}};
 	enum po_status status;
-	FILE *output = tmpfile(); /* owned */
+	FILE *output; /* owned */
 
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
+	child_bind_to_parent(parent);
 	child_set_limits(limits);
+	output = tmpfile();
 	if (!output) {
 		po_error_set(&err, "Failed to create a temporary file for the output: %s",
 			     strerror(errno));
@@ -224,12 +335,6 @@ static bool buffer_read(struct po_isolate_buffer *buf, int fd, bool *eof)
 	return true;
 }
 
-static void on_interrupt(int signo)
-{
-	(void)signo;
-	isolate_interrupted = 1;
-}
-
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -240,8 +345,11 @@ static int64_t now_ns(void)
 
 enum po_isolate_end { PO_END_EOF, PO_END_TIMEOUT, PO_END_INTERRUPTED, PO_END_NOMEM };
 
-/* Reads the child's pipe until EOF, the wall-clock limit or an interruption. */
-static enum po_isolate_end parent_collect(int fd, unsigned wall_seconds,
+/*
+ * Reads the child's pipe until EOF, the wall-clock limit or a terminating signal (one that
+ * came since signals_before was taken).
+ */
+static enum po_isolate_end parent_collect(int fd, unsigned wall_seconds, unsigned signals_before,
 					  struct po_isolate_buffer *buf)
 {
 	int64_t deadline = wall_seconds ? now_ns() + (int64_t)wall_seconds * 1000000000 : 0;
@@ -250,7 +358,7 @@ static enum po_isolate_end parent_collect(int fd, unsigned wall_seconds,
 	while (!eof) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
-		if (isolate_interrupted)
+		if (po_signals_count() != signals_before)
 			return PO_END_INTERRUPTED;
 		if (deadline && now_ns() >= deadline)
 			return PO_END_TIMEOUT;
@@ -258,7 +366,7 @@ static enum po_isolate_end parent_collect(int fd, unsigned wall_seconds,
 			return PO_END_NOMEM;
 	}
 	/* Ctrl-C reaches the whole process group: the child may die of it first. */
-	return isolate_interrupted ? PO_END_INTERRUPTED : PO_END_EOF;
+	return po_signals_count() != signals_before ? PO_END_INTERRUPTED : PO_END_EOF;
 }
 
 static const char *where_text(char *out, size_t size)
@@ -300,7 +408,7 @@ static void describe_death(int signo, const struct rusage *usage,
 			     (size_t)(limits->memory_bytes / PO_MIB), where);
 	} else {
 		po_error_set(err, "the trace decoder crashed (%s) %s; the trace is malformed",
-			     signal_name(signo), where);
+			     po_signal_name(signo), where);
 	}
 }
 
@@ -351,7 +459,7 @@ static enum po_status parent_finish(pid_t child, enum po_isolate_end end,
 		;
 	switch (end) {
 	case PO_END_INTERRUPTED:
-		po_error_set(err, "interrupted");
+		po_error_set(err, "interrupted by %s", po_signal_name(po_signals_caught()));
 		return PO_STATUS_INTERRUPTED;
 	case PO_END_NOMEM:
 		po_error_set(err, "Failed to hold the result of the trace decoder");
@@ -365,6 +473,12 @@ static enum po_status parent_finish(pid_t child, enum po_isolate_end end,
 	}
 	case PO_END_EOF:
 		break;
+	}
+	if (WIFSIGNALED(wstatus) && is_terminating(WTERMSIG(wstatus))) {
+		/* Sent by someone to stop the analysis (the parent's was handled above). */
+		po_error_set(err, "interrupted: the analysis process got %s",
+			     po_signal_name(WTERMSIG(wstatus)));
+		return PO_STATUS_INTERRUPTED;
 	}
 	if (WIFSIGNALED(wstatus)) {
 		describe_death(WTERMSIG(wstatus), &usage, limits, err);
@@ -381,39 +495,15 @@ static enum po_status parent_finish(pid_t child, enum po_isolate_end end,
 	return parse_reply(buf, output_text, err);
 }
 
-/* SIGINT and SIGTERM set a flag while the child runs; the previous handlers come back. */
-struct po_isolate_handlers {
-	struct sigaction old_int;
-	struct sigaction old_term;
-};
-
-static void handlers_install(struct po_isolate_handlers *saved)
-{
-	struct sigaction action;
-
-	memset(&action, 0, sizeof(action));
-	action.sa_handler = on_interrupt;
-	sigemptyset(&action.sa_mask);
-	isolate_interrupted = 0;
-	sigaction(SIGINT, &action, &saved->old_int);
-	sigaction(SIGTERM, &action, &saved->old_term);
-}
-
-static void handlers_restore(const struct po_isolate_handlers *saved)
-{
-	sigaction(SIGINT, &saved->old_int, NULL);
-	sigaction(SIGTERM, &saved->old_term, NULL);
-}
-
 enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits,
 			      char **output_text, struct po_error *err)
 {
 	struct po_isolate_buffer buf = {0};
-	struct po_isolate_handlers saved;
+	unsigned signals_before;
 	enum po_isolate_end end;
 	enum po_status status;
 	int fds[2];
-	pid_t child;
+	pid_t child, parent = getpid();
 
 	if (output_text)
 		*output_text = NULL;
@@ -430,7 +520,9 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 		status = PO_STATUS_INTERNAL;
 		goto end_unmap;
 	}
-	handlers_install(&saved);
+	/* Caught before the count is taken: a signal from now on stops the run. */
+	po_signals_catch();
+	signals_before = po_signals_count();
 	fflush(NULL);
 	child = fork();
 	if (child < 0) {
@@ -442,15 +534,15 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 	}
 	if (child == 0) {
 		close(fds[0]);
-		child_main(fn, ctx, limits, fds[1]);
+		child_main(fn, ctx, limits, fds[1], parent);
 	}
 	close(fds[1]);
-	end = parent_collect(fds[0], limits->wall_seconds, &buf);
+	end = parent_collect(fds[0], limits->wall_seconds, signals_before, &buf);
 	close(fds[0]);
 	status = parent_finish(child, end, &buf, limits, output_text, err);
 	free(buf.bytes);
 end_handlers:
-	handlers_restore(&saved);
+	po_signals_release();
 end_unmap:
 	munmap(isolate_shared, sizeof(*isolate_shared));
 	isolate_shared = NULL;

@@ -7,6 +7,11 @@
  * parent's error names that file and the signal or limit ("the trace decoder crashed
  * (SIGFPE) while reading <file>; ..."). Text the child writes to the FILE it is given is
  * handed to the parent only when the child succeeds.
+ *
+ * The child dies with its parent (PR_SET_PDEATHSIG, checked against a parent that died
+ * before it was set), so a profopt-analyze killed even by SIGKILL leaves no analysis behind.
+ * The signals that stop profopt-analyze (PO_TERMINATING_SIGNALS) are caught while it works,
+ * so that it can remove what it wrote before it exits with status 130.
  */
 #ifndef PO_ISOLATE_H
 #define PO_ISOLATE_H
@@ -16,10 +21,36 @@
 
 #include "status.h"
 
+/*
+ * The catchable signals whose default action ends a process and that people and
+ * supervisors send to stop one (terminal hang-up, Ctrl-C, Ctrl-\, a closed pipe, timers,
+ * kill(1), the user signals). X(name); expanded where <signal.h> is included.
+ */
+#define PO_TERMINATING_SIGNALS(X)                                                                  \
+	X(SIGHUP) X(SIGINT) X(SIGQUIT) X(SIGPIPE) X(SIGALRM) X(SIGTERM) X(SIGUSR1) X(SIGUSR2)
+
+/*
+ * From po_signals_catch() to the matching po_signals_release(), each terminating signal is
+ * only recorded: the process goes on and checks po_signals_caught() at its next step. A
+ * signal ignored when it is called stays ignored (nohup). Calls nest; the outermost pair
+ * saves and restores the previous dispositions.
+ */
+void po_signals_catch(void);
+void po_signals_release(void);
+/* The last terminating signal recorded, 0 when none was. */
+int po_signals_caught(void);
+/* How many were recorded so far: a change tells that one came meanwhile. */
+unsigned po_signals_count(void);
+/* Holds the terminating signals back (while a report is moved into place); not nested. */
+void po_signals_block(void);
+void po_signals_unblock(void);
+/* "SIGHUP"; "an unexpected signal" for one not named here. */
+const char *po_signal_name(int signo);
+
 struct po_isolate_limits {
-	unsigned cpu_seconds;   /* RLIMIT_CPU of the child; 0: none */
-	size_t memory_bytes;    /* RLIMIT_AS of the child; 0: none */
-	unsigned wall_seconds;  /* the parent kills the child after this; 0: none */
+	unsigned cpu_seconds;  /* RLIMIT_CPU of the child; 0: none */
+	size_t memory_bytes;   /* RLIMIT_AS of the child; 0: none */
+	unsigned wall_seconds; /* the parent kills the child after this; 0: none */
 };
 
 /* Defaults: generous enough for multi-GB traces, finite on a bad one. */
@@ -30,7 +61,8 @@ typedef enum po_status (*po_isolated_fn)(void *ctx, FILE *output, struct po_erro
 /*
  * Runs fn(ctx, output, err) in a forked child and waits for it. Returns the child's status
  * and error; PO_STATUS_DECODE when it was killed by a signal or a limit, PO_STATUS_INTERRUPTED
- * when the parent got SIGINT or SIGTERM meanwhile (the child is killed). On success, and
+ * when the parent got a terminating signal meanwhile (the child is killed and reaped first),
+ * or when the child died of one (someone stopped it). On success, and
  * on PO_STATUS_GATE (an analysis that completed but tripped a --fail-if gate), *output_text
  * (owned by the caller, free()) holds what the child wrote to output.
  */
