@@ -2,16 +2,15 @@
  * main.c: profopt-analyze, the command line. Checks the input, runs ingest -> model ->
  * detect -> render in a resource-limited child process that writes every output into a
  * staging directory, and only when all of it succeeded moves the staging directory into
- * place. Errors from every level arrive here as one chain and are printed once.
+ * place (common/outdir.h). Errors from every level arrive here as one chain and are printed
+ * once.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/isolate.h"
+#include "common/outdir.h"
 #include "common/status.h"
 #include "compare/compare.h"
 #include "detect/detect.h"
@@ -49,10 +49,17 @@ struct options {
 	struct po_rules rules;
 };
 
+/* Trace directories the input check left out (--salvage), for the result's warnings. */
+struct skipped_traces {
+	const char *note; /* weak: belongs to the watch */
+	int64_t count;
+};
+
 /* What the isolated child needs; it writes only below staging_dir. */
 struct job {
-	const struct options *options; /* weak */
-	const char *staging_dir;       /* weak */
+	const struct options *options;	       /* weak */
+	const char *staging_dir;	       /* weak */
+	struct skipped_traces checked_skipped; /* of the trace, not of the baseline */
 };
 
 static const char usage_text[] =
@@ -67,7 +74,8 @@ static const char usage_text[] =
     "Options:\n"
     "  -o, --output DIR        where to write the report (default: TRACE_DIR-report);\n"
     "                          it must not lie inside TRACE_DIR\n"
-    "  -f, --force             replace an earlier profopt report in DIR\n"
+    "  -f, --force             replace an earlier profopt report in DIR (only the files\n"
+    "                          its .profopt-report manifest lists)\n"
     "      --set RULE.KEY=VAL  change a detection rule (see docs/rules.md); repeatable\n"
     "      --config FILE       read RULE.KEY=VALUE lines from FILE\n"
     "      --timeline-steps A:B  keep the timelines of steps A to B (step numbers)\n"
@@ -85,20 +93,28 @@ static const char usage_text[] =
     "  -V, --version           show the version\n"
     "\n"
     "Outputs (in DIR): summary.json, timeline.json (Perfetto / chrome://tracing),\n"
-    "index.html, report.pdf, pipeline.svg, charts/*.svg. They are written to a temporary\n"
+    "index.html, report.pdf, pipeline.svg, charts/*.svg, and .profopt-report, the list of\n"
+    "the files written (--force replaces only those). They are written to a temporary\n"
     "directory beside DIR and moved into place only when all of them succeeded.\n"
     "\n"
     "Exit status:\n"
     "  0    success\n"
     "  1    internal error or out of memory\n"
-    "  2    bad command line, or DIR is unusable (inside the trace, not a report)\n"
+    "  2    bad command line, or DIR is unusable (inside the trace, not empty and no\n"
+    "       profopt report, an earlier report without --force), or --config FILE is\n"
+    "       not a readable regular file\n"
     "  3    the input is not a usable profopt trace (missing, not a trace, empty,\n"
-    "       still being recorded, foreign files, no profopt events)\n"
+    "       still being recorded, foreign files, a file that is not a regular file, a\n"
+    "       process directory without readable metadata, no profopt events), or the\n"
+    "       --baseline path is missing or neither a file nor a usable trace\n"
     "  4    the trace could not be decoded (malformed, or the decoder crashed, hung or\n"
     "       ran out of memory; it runs in a separate process with limits)\n"
     "  5    an output could not be written\n"
     "  6    a --fail-if condition is true (the report is written)\n"
-    "  130  interrupted; no output was left behind\n";
+    "  7    the --baseline could not be used: not a profopt summary.json, a number in\n"
+    "       it not finite or out of range, or its trace could not be analysed\n"
+    "  130  interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,\n"
+    "       SIGUSR2); no output was left behind\n";
 
 static enum po_status parse_step_range(const char *text, struct options *options,
 				       struct po_error *err)
@@ -134,6 +150,36 @@ static enum po_status add_gate(struct options *options, const char *expression,
 	}
 	options->gates[options->gate_count++] = expression;
 	return po_gate_check(expression, err);
+}
+
+/* A --config file larger than this is not a rules file. */
+#define PO_CONFIG_MAX_BYTES (1024 * 1024)
+
+/*
+ * --config FILE must be a regular file of a rules file's size, checked without blocking:
+ * a FIFO, a terminal or a device would make reading it wait, or never end.
+ */
+static enum po_status check_config_file(const char *path, struct po_error *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	enum po_status status = PO_STATUS_OK;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		po_error_set(err, "--config %s: %s", path, strerror(errno));
+		status = PO_STATUS_USAGE;
+	} else if (!S_ISREG(st.st_mode)) {
+		po_error_set(err, "--config %s: %s, not a regular file", path,
+			     po_file_type_text(st.st_mode));
+		status = PO_STATUS_USAGE;
+	} else if (st.st_size > PO_CONFIG_MAX_BYTES) {
+		po_error_set(err, "--config %s: %lld bytes, more than a rules file may hold (%d)",
+			     path, (long long)st.st_size, PO_CONFIG_MAX_BYTES);
+		status = PO_STATUS_USAGE;
+	}
+	if (fd >= 0)
+		close(fd);
+	return status;
 }
 
 enum {
@@ -209,7 +255,9 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 			status = po_rules_set(&options->rules, optarg, err);
 			break;
 		case OPT_CONFIG:
-			status = po_rules_load(&options->rules, optarg, err);
+			status = check_config_file(optarg, err);
+			if (status == PO_STATUS_OK)
+				status = po_rules_load(&options->rules, optarg, err);
 			break;
 		case OPT_TIMELINE_STEPS:
 			status = parse_step_range(optarg, options, err);
@@ -305,25 +353,10 @@ static bool path_is_within(const char *inner, const char *outer)
 	return strncmp(inner, outer, len) == 0 && (inner[len] == '/' || inner[len] == '\0');
 }
 
-static bool directory_is_empty(const char *path)
-{
-	DIR *dir = opendir(path);
-	struct dirent *entry;
-	bool empty = true;
-
-	if (!dir)
-		return false;
-	while (empty && (entry = readdir(dir)))
-		empty = strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0;
-	closedir(dir);
-	return empty;
-}
-
-/* OUT_DIR must not be inside the trace, and may only replace an earlier report. */
+/* OUT_DIR must not overlap the trace; what it may hold is outdir.c's to check. */
 static enum po_status check_output(const struct options *options, struct po_error *err)
 {
-	char trace_real[PATH_MAX], out_real[PATH_MAX], summary[PATH_MAX];
-	struct stat st;
+	char trace_real[PATH_MAX], out_real[PATH_MAX];
 
 	if (!realpath(options->trace_dir, trace_real) || !resolve_path(options->out_dir, out_real))
 		return PO_STATUS_OK; /* the input check names the missing path */
@@ -334,90 +367,7 @@ static enum po_status check_output(const struct options *options, struct po_erro
 			     options->out_dir, options->trace_dir);
 		return PO_STATUS_USAGE;
 	}
-	if (stat(options->out_dir, &st) != 0)
-		return PO_STATUS_OK;
-	if (!S_ISDIR(st.st_mode)) {
-		po_error_set(err, "the output path %s exists and is not a directory",
-			     options->out_dir);
-		return PO_STATUS_USAGE;
-	}
-	snprintf(summary, sizeof(summary), "%s/summary.json", options->out_dir);
-	if (access(summary, F_OK) == 0) {
-		if (options->force)
-			return PO_STATUS_OK;
-		po_error_set(err, "%s holds an earlier report; pass --force to replace it",
-			     options->out_dir);
-		return PO_STATUS_USAGE;
-	}
-	if (!directory_is_empty(options->out_dir)) {
-		po_error_set(err,
-			     "%s is not empty and holds no profopt report; "
-			     "choose another -o",
-			     options->out_dir);
-		return PO_STATUS_USAGE;
-	}
 	return PO_STATUS_OK;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-static void remove_tree(const char *path)
-{
-	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* mkdir -p: creates dir and its missing ancestors. */
-static int make_directories(const char *dir)
-{
-	char path[PATH_MAX];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s", dir) >= sizeof(path))
-		return -1;
-	for (char *slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		if (mkdir(path, 0755) != 0 && errno != EEXIST)
-			return -1;
-		*slash = '/';
-	}
-	return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* A staging directory beside out_dir, on the same file system, so rename() works. */
-static enum po_status create_staging(const char *out_dir, char **staging, struct po_error *err)
-{
-	char *copy = strdup(out_dir);
-	char *copy2 = strdup(out_dir);
-	enum po_status status = PO_STATUS_OK;
-
-	if (copy && make_directories(dirname(copy)) != 0) {
-		po_error_set(err, "Failed to create the parent directories of %s: %s", out_dir,
-			     strerror(errno));
-		free(copy);
-		free(copy2);
-		return PO_STATUS_OUTPUT;
-	}
-	free(copy);
-	copy = strdup(out_dir);
-	if (!copy || !copy2 ||
-	    asprintf(staging, "%s/.%s.profopt-XXXXXX", dirname(copy), basename(copy2)) < 0) {
-		po_error_set(err, "out of memory");
-		status = PO_STATUS_NOMEM;
-		*staging = NULL;
-	} else if (!mkdtemp(*staging)) {
-		po_error_set(err, "Failed to create a temporary directory beside %s: %s", out_dir,
-			     strerror(errno));
-		free(*staging);
-		*staging = NULL;
-		status = PO_STATUS_OUTPUT;
-	}
-	free(copy);
-	free(copy2);
-	return status;
 }
 
 static enum po_status make_path(const char *dir, const char *name, char *path, size_t size,
@@ -474,8 +424,27 @@ static void init_model_config(const struct options *options, struct po_model_con
 	config->timeline_last_step = options->timeline_last_step;
 }
 
+/* The traces left out by the input check and by the decoder, in one warning. */
+static enum po_status add_skipped_warning(struct po_analysis *analysis,
+					  const struct skipped_traces *checked,
+					  const struct po_ingest_stats *stats)
+{
+	int64_t checked_count = checked ? checked->count : 0;
+	const char *checked_note = checked_count ? checked->note : "";
+	char text[2 * PO_ERROR_MAX + 64];
+
+	if (checked_count + stats->skipped_traces == 0)
+		return PO_STATUS_OK;
+	snprintf(text, sizeof(text), "--salvage left out %lld damaged trace(s): %s%s%s",
+		 (long long)(checked_count + stats->skipped_traces), checked_note,
+		 checked_count && stats->skipped_traces ? "; " : "", stats->skipped_note);
+	analysis->quality.partial = true;
+	return po_analysis_add_warning(analysis, "skipped-traces", text);
+}
+
 /* What the decoder dropped or left out goes into the trace-quality warnings. */
 static enum po_status add_ingest_warnings(struct po_analysis *analysis,
+					  const struct skipped_traces *checked,
 					  const struct po_ingest_stats *stats)
 {
 	char text[PO_ERROR_MAX + 64];
@@ -493,17 +462,18 @@ static enum po_status add_ingest_warnings(struct po_analysis *analysis,
 			 (long long)stats->no_clock_events);
 		status = po_analysis_add_warning(analysis, "events-without-time", text);
 	}
-	if (status == PO_STATUS_OK && stats->skipped_traces > 0) {
-		snprintf(text, sizeof(text), "--salvage left out %lld damaged trace(s): %s",
-			 (long long)stats->skipped_traces, stats->skipped_note);
-		status = po_analysis_add_warning(analysis, "skipped-traces", text);
-	}
+	if (status == PO_STATUS_OK)
+		status = add_skipped_warning(analysis, checked, stats);
 	return status;
 }
 
-/* Decodes one trace and runs the model and the detectors on it. */
+/*
+ * Decodes one trace and runs the model and the detectors on it. checked: what the input
+ * check left out of it (--salvage), NULL for none.
+ */
 static enum po_status analyze_trace(const struct options *options, const char *trace_dir,
-				    struct po_analysis **out, struct po_error *err)
+				    const struct skipped_traces *checked, struct po_analysis **out,
+				    struct po_error *err)
 {
 	struct po_ingest_options ingest_options = {.salvage = options->salvage,
 						   .decode_threads = options->decode_threads};
@@ -530,7 +500,7 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 	if (status != PO_STATUS_OK)
 		return status;
 	(*out)->quality.partial = (*out)->quality.partial || stats.partial;
-	status = add_ingest_warnings(*out, &stats);
+	status = add_ingest_warnings(*out, checked, &stats);
 	if (status != PO_STATUS_OK) {
 		po_error_set(err, "out of memory");
 		return status;
@@ -538,24 +508,41 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 	return po_detect_run(*out, &options->rules, err);
 }
 
+/* A failure that is the baseline's, not the trace's, has its own exit status. */
+static enum po_status baseline_status(enum po_status status)
+{
+	return status == PO_STATUS_OK || status == PO_STATUS_NOMEM ||
+		       status == PO_STATUS_INTERRUPTED
+		   ? status
+		   : PO_STATUS_BASELINE;
+}
+
+static bool is_regular_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* The baseline as a digest: from an earlier summary.json, or by analysing its trace. */
 static enum po_status baseline_digest(const struct options *options, struct po_digest **out,
 				      struct po_error *err)
 {
 	struct po_analysis *old_analysis = NULL;
-	struct stat st;
 	enum po_status status;
 
-	if (stat(options->baseline, &st) == 0 && S_ISREG(st.st_mode))
-		return po_digest_from_summary(options->baseline, out, err);
+	if (is_regular_file(options->baseline)) {
+		po_isolate_progress("reading the baseline", options->baseline);
+		return baseline_status(po_digest_from_summary(options->baseline, out, err));
+	}
 	po_isolate_progress("decoding the baseline", options->baseline);
-	status = analyze_trace(options, options->baseline, &old_analysis, err);
+	status = analyze_trace(options, options->baseline, NULL, &old_analysis, err);
 	if (status == PO_STATUS_OK)
 		status = po_digest_from_analysis(old_analysis, options->baseline, out, err);
 	else
 		po_error_prepend(err, "Failed to analyse the baseline");
 	po_analysis_destroy(old_analysis);
-	return status;
+	return baseline_status(status);
 }
 
 /* Evaluates the --fail-if gates, recording the tripped ones in the comparison. */
@@ -580,18 +567,18 @@ static enum po_status evaluate_gates(const struct options *options, struct po_an
 	return PO_STATUS_OK;
 }
 
+/* Compares the analysis with the baseline's digest (old_run, weak). */
 static enum po_status compare_with_baseline(const struct options *options,
+					    const struct po_digest *old_run,
 					    struct po_analysis *analysis, struct po_error *err)
 {
-	struct po_digest *old_run = NULL, *new_run = NULL;
+	struct po_digest *new_run = NULL;
 	struct po_compare_config config;
 	struct po_comparison *comparison = NULL;
 	enum po_status status;
 
 	po_compare_config_init(&config);
-	status = baseline_digest(options, &old_run, err);
-	if (status == PO_STATUS_OK)
-		status = po_digest_from_analysis(analysis, options->trace_dir, &new_run, err);
+	status = po_digest_from_analysis(analysis, options->trace_dir, &new_run, err);
 	if (status == PO_STATUS_OK)
 		status = po_compare(old_run, new_run, &config, analysis->arena, &comparison, err);
 	if (status == PO_STATUS_OK)
@@ -601,7 +588,6 @@ static enum po_status compare_with_baseline(const struct options *options,
 		status = po_comparison_take_series(comparison, analysis->arena);
 		analysis->comparison = comparison;
 	}
-	po_digest_destroy(old_run);
 	po_digest_destroy(new_run);
 	return status;
 }
@@ -612,11 +598,20 @@ static enum po_status analyze(void *ctx, FILE *output, struct po_error *err)
 	const struct job *job = ctx;
 	const struct options *options = job->options;
 	struct po_analysis *analysis = NULL;
-	enum po_status status;
+	struct po_digest *old_run = NULL; /* owned */
+	enum po_status status = PO_STATUS_OK;
 
-	status = analyze_trace(options, options->trace_dir, &analysis, err);
-	if (status == PO_STATUS_OK && options->baseline)
-		status = compare_with_baseline(options, analysis, err);
+	/* A bad baseline summary.json fails before the trace is decoded. */
+	if (options->baseline && is_regular_file(options->baseline))
+		status = baseline_digest(options, &old_run, err);
+	if (status == PO_STATUS_OK)
+		status = analyze_trace(options, options->trace_dir, &job->checked_skipped,
+				       &analysis, err);
+	if (status == PO_STATUS_OK && options->baseline && !old_run)
+		status = baseline_digest(options, &old_run, err);
+	if (status == PO_STATUS_OK && old_run)
+		status = compare_with_baseline(options, old_run, analysis, err);
+	po_digest_destroy(old_run);
 	if (status == PO_STATUS_OK)
 		status = render_all(analysis, job, err);
 	if (status == PO_STATUS_OK && !options->quiet) {
@@ -634,59 +629,44 @@ static enum po_status analyze(void *ctx, FILE *output, struct po_error *err)
 }
 
 /*
- * Moves the staging directory to out_dir. An earlier report there is first moved aside
- * and removed only after the new one is in place, so a failure leaves the old one intact.
+ * The baseline is an earlier summary.json (a regular file that opens without blocking) or
+ * a trace directory that passes the input checks. Like the trace's, these failures are
+ * PO_STATUS_INPUT; what the baseline holds is checked by the analysis (PO_STATUS_BASELINE).
  */
-static enum po_status commit_output(const char *staging, const char *out_dir, struct po_error *err)
-{
-	char *aside = NULL;
-	enum po_status status = PO_STATUS_OK;
-	sigset_t block, previous;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &previous);
-	if (access(out_dir, F_OK) == 0) {
-		if (asprintf(&aside, "%s.profopt-old", staging) < 0 ||
-		    rename(out_dir, aside) != 0) {
-			po_error_set(err, "Failed to move the earlier report %s aside: %s", out_dir,
-				     strerror(errno));
-			status = PO_STATUS_OUTPUT;
-			goto end;
-		}
-	}
-	if (rename(staging, out_dir) != 0) {
-		po_error_set(err, "Failed to move the report into %s: %s", out_dir,
-			     strerror(errno));
-		status = PO_STATUS_OUTPUT;
-		if (aside)
-			rename(aside, out_dir);
-		goto end;
-	}
-	chmod(out_dir, 0755);
-	if (aside)
-		remove_tree(aside);
-end:
-	free(aside);
-	sigprocmask(SIG_SETMASK, &previous, NULL);
-	return status;
-}
-
-/* The baseline is an earlier summary.json or a trace directory that passes the input checks. */
-static enum po_status check_baseline(const char *baseline, struct po_ingest_watch **watch,
+static enum po_status check_baseline(const struct options *options, struct po_ingest_watch **watch,
 				     struct po_error *err)
 {
-	struct stat st;
+	const char *baseline = options->baseline;
 	enum po_status status;
+	struct stat st;
+	int fd;
 
 	if (stat(baseline, &st) != 0) {
 		po_error_set(err, "the baseline %s cannot be read: %s", baseline, strerror(errno));
 		return PO_STATUS_INPUT;
 	}
-	if (S_ISREG(st.st_mode))
-		return PO_STATUS_OK;
-	status = po_ingest_check_start(baseline, watch, err);
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		po_error_set(err,
+			     "the baseline %s is %s; give an earlier summary.json or a trace "
+			     "directory",
+			     baseline, po_file_type_text(st.st_mode));
+		return PO_STATUS_INPUT;
+	}
+	if (S_ISREG(st.st_mode)) {
+		fd = open(baseline, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			po_error_set(err, "the baseline %s cannot be read: %s", baseline,
+				     fd < 0 ? strerror(errno) : "it is no longer a regular file");
+			status = PO_STATUS_INPUT;
+		} else {
+			status = PO_STATUS_OK;
+		}
+		if (fd >= 0)
+			close(fd);
+		return status;
+	}
+	status = options->salvage ? po_ingest_check_start_salvage(baseline, watch, err)
+				  : po_ingest_check_start(baseline, watch, err);
 	if (status != PO_STATUS_OK)
 		po_error_prepend(err, "the baseline");
 	return status;
@@ -714,66 +694,88 @@ static enum po_status check_inputs_settled(struct po_ingest_watch *watch,
 	return status;
 }
 
-/* Set by SIGINT or SIGTERM once a staging directory may exist: run() then removes it. */
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int signo)
+/* The input checks and the watches they start (owned by the caller on success). */
+static enum po_status check_inputs(const struct options *options, struct po_ingest_watch **watch,
+				   struct po_ingest_watch **baseline_watch, struct po_error *err)
 {
-	(void)signo;
-	interrupted = 1;
-}
-
-static void catch_interrupts(void)
-{
-	struct sigaction action;
-
-	memset(&action, 0, sizeof(action));
-	action.sa_handler = on_interrupt;
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
-}
-
-static enum po_status run(struct options *options, struct po_error *err)
-{
-	struct po_isolate_limits limits;
-	struct job job = {.options = options};
-	struct po_ingest_watch *watch = NULL, *baseline_watch = NULL; /* owned */
-	char *staging = NULL;
-	char *text = NULL;
 	enum po_status status;
 
-	status = po_ingest_check_start(options->trace_dir, &watch, err);
+	*watch = NULL;
+	*baseline_watch = NULL;
+	status = options->salvage ? po_ingest_check_start_salvage(options->trace_dir, watch, err)
+				  : po_ingest_check_start(options->trace_dir, watch, err);
 	if (status == PO_STATUS_OK)
 		status = check_output(options, err);
 	if (status == PO_STATUS_OK && options->baseline)
-		status = check_baseline(options->baseline, &baseline_watch, err);
-	if (status == PO_STATUS_OK) {
-		catch_interrupts();
-		status = create_staging(options->out_dir, &staging, err);
-	}
+		status = check_baseline(options, baseline_watch, err);
 	if (status != PO_STATUS_OK) {
+		po_ingest_watch_destroy(*watch);
+		po_ingest_watch_destroy(*baseline_watch);
+		*watch = NULL;
+		*baseline_watch = NULL;
+	}
+	return status;
+}
+
+/*
+ * PO_STATUS_INTERRUPTED once a terminating signal came (po_signals_catch()), unless status
+ * is already a failure.
+ */
+static enum po_status check_signals(enum po_status status, struct po_error *err)
+{
+	if ((status != PO_STATUS_OK && status != PO_STATUS_GATE) || !po_signals_caught())
+		return status;
+	po_error_set(err, "interrupted by %s", po_signal_name(po_signals_caught()));
+	return PO_STATUS_INTERRUPTED;
+}
+
+/* Runs the analysis into the staging directory; ends the watches (the settle check). */
+static enum po_status analyze_isolated(const struct options *options, const char *staging,
+				       struct po_ingest_watch *watch,
+				       struct po_ingest_watch *baseline_watch, char **text,
+				       struct po_error *err)
+{
+	struct job job = {.options = options, .staging_dir = staging};
+	struct po_isolate_limits limits;
+	struct po_error settle_err = {{0}};
+	enum po_status status, settled;
+
+	job.checked_skipped.note =
+	    po_ingest_watch_borrow_skipped(watch, &job.checked_skipped.count);
+	po_isolate_limits_init(&limits);
+	status = check_signals(PO_STATUS_OK, err);
+	if (status == PO_STATUS_OK)
+		status = po_isolate_run(analyze, &job, &limits, text, err);
+	if (status == PO_STATUS_INTERRUPTED) {
 		po_ingest_watch_destroy(watch);
 		po_ingest_watch_destroy(baseline_watch);
 		return status;
 	}
-	job.staging_dir = staging;
-	po_isolate_limits_init(&limits);
-	if (!interrupted)
-		status = po_isolate_run(analyze, &job, &limits, &text, err);
-	if (interrupted && status == PO_STATUS_OK) {
-		po_error_set(err, "interrupted");
-		status = PO_STATUS_INTERRUPTED;
+	/* A trace still being written explains a decoding failure too: say so instead. */
+	settled = check_inputs_settled(watch, baseline_watch, &settle_err);
+	if (settled != PO_STATUS_OK) {
+		*err = settle_err;
+		status = settled;
 	}
-	if (status != PO_STATUS_INTERRUPTED) {
-		/* A trace still being written explains a decoding failure too: say so instead. */
-		struct po_error settle_err = {{0}};
-		enum po_status settled = check_inputs_settled(watch, baseline_watch, &settle_err);
+	return check_signals(status, err);
+}
 
-		if (settled != PO_STATUS_OK) {
-			*err = settle_err;
-			status = settled;
-		}
+static enum po_status run(struct options *options, struct po_error *err)
+{
+	struct po_ingest_watch *watch = NULL, *baseline_watch = NULL; /* owned */
+	struct po_outdir *outdir = NULL;			      /* owned */
+	char *text = NULL;					      /* owned */
+	enum po_status status;
+
+	po_signals_catch();
+	status = check_inputs(options, &watch, &baseline_watch, err);
+	if (status == PO_STATUS_OK)
+		status = po_outdir_open(options->out_dir, options->force, &outdir, err);
+	if (status == PO_STATUS_OK)
+		status = check_signals(po_outdir_stage(outdir, err), err);
+	if (status == PO_STATUS_OK) {
+		status = analyze_isolated(options, po_outdir_borrow_staging(outdir), watch,
+					  baseline_watch, &text, err);
 	} else {
 		po_ingest_watch_destroy(watch);
 		po_ingest_watch_destroy(baseline_watch);
@@ -781,19 +783,18 @@ static enum po_status run(struct options *options, struct po_error *err)
 	if (status == PO_STATUS_OK || status == PO_STATUS_GATE) {
 		/* A tripped gate still leaves its report, to show what tripped it. */
 		struct po_error commit_err = {{0}};
-		enum po_status committed = commit_output(staging, options->out_dir, &commit_err);
+		enum po_status committed = po_outdir_commit(outdir, &commit_err);
 
 		if (committed != PO_STATUS_OK) {
 			*err = commit_err;
 			status = committed;
 		}
 	}
-	if (status != PO_STATUS_OK && status != PO_STATUS_GATE)
-		remove_tree(staging);
-	else if (text && !options->quiet)
+	if ((status == PO_STATUS_OK || status == PO_STATUS_GATE) && text && !options->quiet)
 		printf("%sReport: %s\n", text, options->out_dir);
+	po_outdir_destroy(outdir);
 	free(text);
-	free(staging);
+	po_signals_release();
 	return status;
 }
 
