@@ -92,7 +92,7 @@ EXPECTATIONS = {
         ("wait_accounted", SAME_RUN_PCT),
         ("no_finding", "input-bound"),
         ("no_finding", "cpu-contention"),
-        ("workers_busy_at_most", "worker_cpu_cores", 100 * 0.3),
+        ("workers_busy_at_most", "worker_cpu_cores", 30),
     ],
     "nonpersistent_many_epochs": [
         ("truth", "epochs", ">=", 10),
@@ -102,6 +102,7 @@ EXPECTATIONS = {
         ("no_finding", "host-memory-growth"),
         ("rss_peak", SAME_RUN_PCT),
         ("evidence_workers_at_most_live",),
+        # a demand is a model of cores, not a measurement: 25% above what was used
         ("evidence_cores_at_most_truth", ("cpu_demand_cores", "worker_cpu_cores",
                                           "traced_cpu_cores"), 0.25),
         ("finding", "worker-restart", {}),
@@ -118,7 +119,7 @@ EXPECTATIONS = {
          "main_rss_slope_bytes", SLOPE_PCT),
     ],
     "leak_worker": [
-        ("truth_slope_matches_leak", "worker_rss_slope_bytes", 25),
+        ("truth_slope_matches_leak", "worker_rss_slope_bytes", 10),
         ("step_count",),
         ("finding", "host-memory-growth", {}),
         ("memory_growth_attributed", "worker"),
@@ -158,7 +159,7 @@ EXPECTATIONS = {
         ("truth", "in_step_pct", "<=", 50),
         ("step_count",),
         ("mean_step", SAME_RUN_PCT),
-        ("throughput", 25),
+        ("throughput", SAME_RUN_PCT),
         ("coverage", SHARE_POINTS),
     ],
     "crash": [
@@ -190,7 +191,9 @@ class CheckError(Exception):
 # --- the ground truth, derived from the truth file ----------------------------------------
 
 def steady_steps(truth):
-    """The steps that are not the first of their epoch (as profopt's steady steps)."""
+    """The steps that are not the first of their epoch. (profopt's steady steps also
+    leave out the next few, as many as workers start; over 60 steps or more the
+    difference is small.)"""
     steps, seen = [], set()
     for step in truth["steps"]:
         if step["epoch"] in seen:
