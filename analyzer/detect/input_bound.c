@@ -45,7 +45,7 @@ struct ib_facts {
 };
 
 /* Steps whose own input time is more than half the warning share of the step. */
-static double waiting_steps_pct(const struct det_ctx *ctx)
+static double waiting_steps_pct(const struct det_ctx *ctx, bool with_handoff)
 {
 	double limit = ctx->rules->input_bound_warning_pct / 200.0;
 	size_t waiting = 0;
@@ -53,8 +53,9 @@ static double waiting_steps_pct(const struct det_ctx *ctx)
 	for (size_t i = 0; i < ctx->clean_count; i++) {
 		const struct po_step step = det_clean_step(ctx, i);
 		const int64_t *cat = step.category_ns;
-		double input = (double)(cat[PO_CAT_DATA_WAIT] + cat[PO_CAT_LOAD] +
-					cat[PO_CAT_PREPROCESS] + cat[PO_CAT_COLLATE]);
+		double input =
+		    (double)(cat[PO_CAT_DATA_WAIT] + cat[PO_CAT_LOAD] + cat[PO_CAT_PREPROCESS] +
+			     cat[PO_CAT_COLLATE] + (with_handoff ? cat[PO_CAT_HANDOFF] : 0));
 
 		if (input > limit * (double)(step.end_ns - step.begin_ns))
 			waiting++;
@@ -66,7 +67,7 @@ static void measure_waits(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	const double *mean = ctx->category_mean_ns;
 
-	facts->waiting_steps_pct = waiting_steps_pct(ctx);
+	facts->waiting_steps_pct = waiting_steps_pct(ctx, false);
 	facts->main_load_ns = mean[PO_CAT_LOAD] + mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE];
 	facts->wait_ns = mean[PO_CAT_DATA_WAIT] + facts->main_load_ns;
 	facts->h2d_ns = mean[PO_CAT_H2D_COPY];
@@ -333,7 +334,10 @@ static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
 	    facts->stage_wall_ns[0] + facts->stage_wall_ns[1] + facts->stage_wall_ns[2];
 	model->cpu_ns = fmin(model->service_ns, facts->stage_cpu_ns[0] + facts->stage_cpu_ns[1] +
 						    facts->stage_cpu_ns[2]);
-	model->handoff_ns = facts->loading_in_main ? 0 : measure_handoff(ctx, facts);
+	/* Moving loading to workers adds a hand-off that a run without workers cannot show. */
+	model->handoff_ns = facts->loading_in_main
+				? ctx->rules->input_bound_default_handoff_ms * DET_NS_PER_MS
+				: measure_handoff(ctx, facts);
 	model->main_ns =
 	    fmax(0, ctx->mean_step_ns - facts->wait_ns - ctx->category_mean_ns[PO_CAT_HANDOFF]);
 	model->main_cpu_ns = main_cpu_per_step(ctx, facts);
@@ -404,6 +408,22 @@ static const char *choose_cause(const struct det_ctx *ctx, const struct ib_facts
 	return "slow-collate";
 }
 
+/*
+ * On saturated cores the hand-off is slow because the loop waits for a core to take the
+ * batch in, while the loader's CPU work holds the cores: then it is input time, and the
+ * cause is the saturated cores, not the hand-off (loader-handoff stays silent).
+ */
+static void handoff_on_saturated_cores(const struct det_ctx *ctx, struct ib_facts *facts)
+{
+	double handoff_ns = ctx->category_mean_ns[PO_CAT_HANDOFF];
+
+	if (!facts->saturated || facts->loading_in_main || handoff_ns <= 0)
+		return;
+	facts->wait_ns += handoff_ns;
+	facts->share_pct = 100.0 * facts->wait_ns / ctx->mean_step_ns;
+	facts->waiting_steps_pct = waiting_steps_pct(ctx, true);
+}
+
 static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	const struct po_analysis *analysis = ctx->analysis;
@@ -418,6 +438,7 @@ static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 	measure_workers_busy(analysis, facts);
 	facts->queue_empty_pct = NAN;
 	build_model(ctx, facts);
+	handoff_on_saturated_cores(ctx, facts);
 	facts->load_cv = service_cv(ctx);
 	facts->label = dominant_label(analysis, facts->dominant,
 				      facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);

@@ -66,6 +66,21 @@ static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, d
 			      bound, NAN, NAN);
 }
 
+/* input-bound blames saturated cores: the slow hand-off is theirs, said there. */
+static bool cores_blamed(const struct det_ctx *ctx)
+{
+	const struct po_finding *input = det_find(ctx, PO_FINDING_INPUT_BOUND);
+
+	for (size_t i = 0; input && i < input->evidence_count; i++) {
+		const struct po_evidence *ev = &input->evidence[i];
+
+		if (strcmp(ev->key, "cause") == 0 && ev->text &&
+		    strcmp(ev->text, "cpu-saturated") == 0)
+			return true;
+	}
+	return false;
+}
+
 enum po_status det_loader_handoff(struct det_ctx *ctx)
 {
 	const struct po_rules *rules = ctx->rules;
@@ -76,7 +91,7 @@ enum po_status det_loader_handoff(struct det_ctx *ctx)
 
 	if (ctx->analysis->worker_count == 0 ||
 	    (double)ctx->clean_count < rules->handoff_min_steps || ctx->mean_step_ns <= 0 ||
-	    handoff_ns <= 0)
+	    handoff_ns <= 0 || cores_blamed(ctx))
 		return PO_STATUS_OK;
 	share_pct = 100 * handoff_ns / ctx->mean_step_ns;
 	if (share_pct < rules->handoff_warning_pct)

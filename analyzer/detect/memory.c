@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "detect_internal.h"
 
@@ -52,8 +53,36 @@ static const char *scope_name(const struct growth *growth)
 }
 
 /* Where the growth is, in words, when no allocation site says it better. */
+/*
+ * The Python line that kept the most objects per step in the training process, as the
+ * Python module records it with python_memory=True: "FILE:LINE | BYTES | OBJECTS"; NULL.
+ */
+static const char *python_line(struct det_ctx *ctx, int64_t *objects)
+{
+	const char *value = det_config(ctx->analysis, "python_growth.1");
+	const char *bar = value ? strchr(value, '|') : NULL;
+	const char *second = bar ? strchr(bar + 1, '|') : NULL;
+	size_t length;
+
+	if (!bar || !second)
+		return NULL;
+	*objects = strtoll(second + 1, NULL, 10);
+	length = (size_t)(bar - value);
+	while (length && value[length - 1] == ' ')
+		length--;
+	return det_printf(ctx, "%.*s", (int)length, value);
+}
+
 static const char *scope_where(struct det_ctx *ctx, const struct growth *growth)
 {
+	int64_t objects;
+	const char *line = growth->scope == SCOPE_MAIN ? python_line(ctx, &objects) : NULL;
+
+	if (line)
+		return det_printf(ctx,
+				  "the main process (pid %d, the training loop), where %s keeps "
+				  "%lld more Python objects since warm-up",
+				  ctx->analysis->main_pid, line, (long long)objects);
 	if (growth->scope == SCOPE_MAIN)
 		return det_printf(ctx, "the main process (pid %d, the training loop)",
 				  ctx->analysis->main_pid);
@@ -155,6 +184,15 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_text(ctx, finding, "process_role", scope_name(growth));
 	if (growth->scope == SCOPE_MAIN)
 		det_ev_int(ctx, finding, "pid", ctx->analysis->main_pid);
+	if (growth->scope == SCOPE_MAIN) {
+		int64_t objects;
+		const char *line = python_line(ctx, &objects);
+
+		if (line) {
+			det_ev_text(ctx, finding, "python_line", line);
+			det_ev_int(ctx, finding, "python_objects_kept", objects);
+		}
+	}
 	det_ev_number(ctx, finding, "growth_over_run_mib", growth->projected_run_bytes / DET_MIB);
 	det_ev_number(ctx, finding, "peak_mib", growth->peak_bytes / DET_MIB);
 	det_ev_number(ctx, finding, "projection_steps", projection);
@@ -163,8 +201,16 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 }
 
 /* What to do, as a sentence a user can act on, for growth known only by its process. */
-static const char *action_without_site(const struct growth *growth)
+static const char *action_without_site(struct det_ctx *ctx, const struct growth *growth)
 {
+	int64_t objects;
+	const char *line = growth->scope == SCOPE_MAIN ? python_line(ctx, &objects) : NULL;
+
+	if (line)
+		return det_printf(ctx,
+				  "release what %s keeps from each step (a tensor appended to a "
+				  "list, a loss kept with its graph: keep loss.item() instead)",
+				  line);
 	if (growth->scope == SCOPE_WORKERS)
 		return "look for what the dataset keeps per sample in the workers (caches, lists "
 		       "of decoded items) and bound it; record with profopt-record --heap to get "
@@ -183,7 +229,7 @@ static void recommend_free(struct det_ctx *ctx, struct po_finding *finding,
 	double projection = ctx->rules->memory_growth_projection_steps;
 	const char *action =
 	    site ? det_printf(ctx, "free or reuse what is allocated in %s", site_where(ctx, site))
-		 : action_without_site(growth);
+		 : action_without_site(ctx, growth);
 
 	det_recommend(ctx, finding, "allocation", action,
 		      det_printf(ctx,

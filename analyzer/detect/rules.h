@@ -67,6 +67,10 @@
 	  "profopt")                                                                               \
 	X(input_bound_prefetch_max, "input-bound", "prefetch_max", 4, "batches",                   \
 	  "largest prefetch_factor recommended", "PyTorch DataLoader (default 2)")                 \
+	X(input_bound_default_handoff_ms, "input-bound", "default_handoff_ms", 1.2, "ms",          \
+	  "hand-off per batch the what-if adds when it moves loading from the main process to "    \
+	  "workers (a run without workers has none to measure)",                                   \
+	  "profopt: PyTorch's hand-off of a batch of small images measured 0.8-1.6 ms on 2 cores") \
 	X(input_bound_handoff_min_steps, "input-bound", "handoff_min_steps", 5, "steps",           \
 	  "steps that found their batch ready needed to measure the hand-off cost", "profopt")     \
 	X(gpu_idle_min_gap_ms, "gpu-idle", "min_gap_ms", 1, "ms",                                  \

@@ -179,6 +179,34 @@ static void test_core_wait_is_not_io(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * Decoding that saturates the cores makes taking a ready batch in slow too (the loop waits
+ * for a core to unpickle it): input-bound blames the saturated cores, hand-off included,
+ * and loader-handoff does not send the user to the sharing strategy.
+ */
+static void test_handoff_on_saturated_cores(void)
+{
+	static const struct synth_breakdown slow_handoff = {.ms = {[PO_CAT_FORWARD] = 12,
+								   [PO_CAT_BACKWARD] = 12,
+								   [PO_CAT_OPTIMIZER] = 3,
+								   [PO_CAT_DATA_WAIT] = 0.5,
+								   [PO_CAT_HANDOFF] = 9,
+								   [PO_CAT_OTHER] = 1}};
+	struct po_analysis *analysis = synth_create(100, &slow_handoff, 0);
+	const struct po_finding *input;
+
+	analysis->cpu_count = 2;
+	synth_workers(analysis, 6, &starved_loader, 95);
+	main_cpu(analysis, 15);
+	run_detect(analysis);
+	input = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	CHECK(input != NULL);
+	if (input)
+		CHECK_STR_EQ(synth_text(input, "cause"), "cpu-saturated");
+	CHECK(synth_finding(analysis, PO_FINDING_LOADER_HANDOFF) == NULL);
+	synth_destroy(analysis);
+}
+
 /* Six workers on 2 cores: two keep the step (T(2) = 22.75 ms, T(n >= 3) = 22.51 ms). */
 static void test_fewer_workers_keep_the_step(void)
 {
@@ -312,5 +340,6 @@ int main(void)
 	RUN(test_rules_change_outcome);
 	RUN(test_one_answer_per_knob);
 	RUN(test_core_wait_is_not_io);
+	RUN(test_handoff_on_saturated_cores);
 	return CHECK_SUMMARY();
 }

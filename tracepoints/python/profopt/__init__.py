@@ -11,6 +11,7 @@ Without libprofopt every call is a no-op (after one warning); without a recordin
 session the events cost a ctypes call each.
 """
 
+import os
 import sys
 
 from ._api import (DEVICE_HOST, UNKNOWN, Counter, GpuKind, Stage, batch_ready, counter,
@@ -99,16 +100,21 @@ class run:
     (the loader's, torch's, then the pairs of config). model and optimizer, when given,
     are instrumented. Device memory is sampled at each step end when CUDA is available,
     otherwise the host RSS sampler runs every sample_ms while the run lasts (unless
-    PROFOPT_SAMPLE_MS already started it)."""
+    PROFOPT_SAMPLE_MS already started it). python_memory=True (default: the environment
+    variable PROFOPT_PYTHON_MEMORY=1) traces the training process's Python allocations with
+    tracemalloc and records the lines whose memory grew most (see profopt._pymem)."""
 
     def __init__(self, config=None, loader=None, framework="pytorch", *, model=None,
-                 optimizer=None, sample_ms=50):
+                 optimizer=None, sample_ms=50, python_memory=None):
         self.config = dict(config or {})  # user's pairs, recorded after the derived ones
         self.loader = loader
         self.framework = framework
         self.model = model
         self.optimizer = optimizer
         self.sample_ms = sample_ms
+        if python_memory is None:
+            python_memory = os.environ.get("PROFOPT_PYTHON_MEMORY", "") not in ("", "0")
+        self.python_memory = python_memory  # trace Python allocation sites (tracemalloc)
 
     def _pairs(self):
         pairs = {}
@@ -134,10 +140,18 @@ class run:
             instrument_model(self.model)
         if self.optimizer is not None:
             instrument_optimizer(self.optimizer)
+        if self.python_memory:
+            from . import _pymem
+            _pymem.start()
+            _api.STATE.python_memory = True
         return self
 
     def __exit__(self, exc_type, exc, traceback):
         _api.stop_host_sampler()
+        if _api.STATE.python_memory:
+            from . import _pymem
+            _pymem.stop()
+            _api.STATE.python_memory = False
         ending = _run_ending(exc_type, exc)
         if ending:
             run_config("run_ending", ending)

@@ -238,9 +238,19 @@ class _State:
         self.loader_step = None    # the step an instrumented loader opened (weak), or None
         self.next_step = 0         # auto-numbering of step() without an index
         self.sampler_started = False
+        self.python_memory = False  # tracemalloc sites are sampled at step ends
 
 
 STATE = _State()
+
+
+def after_step_end():
+    """Just after a step ended: the Python allocation sites, when
+    profopt.run(python_memory=True) traces them. Outside the step, so that the snapshot's
+    own time is not charged to the program's steps."""
+    if STATE.python_memory:
+        from . import _pymem
+        _pymem.on_step_end()
 
 
 def record_memory_counters():
@@ -292,6 +302,7 @@ class step(_Marker):
             record_memory_counters()
             LIB.profopt_step_end(*self._open)
             self._open = None
+            after_step_end()
         return False
 
 

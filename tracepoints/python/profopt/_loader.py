@@ -495,6 +495,7 @@ class _Recorder:
         _api.record_memory_counters()
         size = 0 if self.step_empty else self.batch_size
         LIB.profopt_step_end(self.next_step, self.epoch, size)
+        _api.after_step_end()
         self.step_empty = False
         self.next_step += 1
 
