@@ -468,6 +468,46 @@ static enum po_status add_ingest_warnings(struct po_analysis *analysis,
 }
 
 /*
+ * A trace without profopt events, recorded by profopt-record: its notes
+ * (profopt-record-notes.txt, written by the Python module through profopt-record) may say
+ * why, such as a module that could not load libprofopt. Appends that reason to err. Opens
+ * nothing that could block and reads a bounded amount.
+ */
+static void explain_no_events(const char *trace_dir, struct po_error *err)
+{
+	static const char code[] = "libprofopt-not-loaded\t";
+	char path[PATH_MAX], text[2048], previous[PO_ERROR_MAX];
+	struct stat info;
+	ssize_t length;
+	char *reason, *end;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/profopt-record-notes.txt", trace_dir) >=
+	    sizeof(path))
+		return;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	length =
+	    fstat(fd, &info) == 0 && S_ISREG(info.st_mode) ? read(fd, text, sizeof(text) - 1) : -1;
+	close(fd);
+	if (length <= 0)
+		return;
+	text[length] = '\0';
+	if (strncmp(text, code, sizeof(code) - 1) != 0 ||
+	    !(reason = strchr(text + sizeof(code) - 1, '\t')))
+		return;
+	reason++;
+	end = reason + strcspn(reason, "\n");
+	*end = '\0';
+	memcpy(previous, err->message, sizeof(previous));
+	po_error_set(err,
+		     "%.200s: the profopt Python module could not load libprofopt (%.300s%s); set "
+		     "PROFOPT_LIBRARY to the path of libprofopt.so and record again",
+		     previous, reason, strlen(reason) > 300 ? "..." : "");
+}
+
+/*
  * Decodes one trace and runs the model and the detectors on it. checked: what the input
  * check left out of it (--salvage), NULL for none.
  */
@@ -493,6 +533,8 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 	if (status == PO_STATUS_OK) {
 		po_isolate_progress("analysing", trace_dir);
 		status = po_model_finish(model, out, err);
+		if (status == PO_STATUS_INPUT)
+			explain_no_events(trace_dir, err);
 		if (status != PO_STATUS_OK)
 			po_error_prepend(err, "%s", trace_dir);
 	}
