@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # fork_latency.sh [BIN_DIR]: how long a forked process (a DataLoader worker) waits before
 # it can run, while profopt-record records with per-user buffers (the default) and with
-# per-process buffers (--buffers pid), and with no recording. Each run forks 8 children
-# one after the other; a child reports the time from fork() to just after its first
-# profopt event. Runs next to a private session daemon (tests/lib/with-sessiond.sh).
-# Prints the median and maximum per mode. BIN_DIR defaults to build/bin.
+# per-process buffers (--buffers pid), and with no recording; once from a small Python
+# process and once from one that imported torch (hundreds of loaded objects, as a PyTorch
+# training process). Each run forks 8 children one after the other; a child reports the
+# time from fork() to just after its first profopt event. Runs next to a private session
+# daemon (tests/lib/with-sessiond.sh). Prints the median and maximum per mode.
+# BIN_DIR defaults to build/bin.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$root/build/bin}
@@ -15,7 +17,9 @@ work=$(mktemp -d /tmp/profopt-fork.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 cat >"$work/forks.py" <<'PY'
-import os, statistics, time
+import os, statistics, sys, time
+if sys.argv[1:] == ["torch"]:
+    import torch
 import profopt
 profopt.run_begin("bench")
 times = []
@@ -33,9 +37,13 @@ print(f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms, "
       f"traced {profopt.tracing_enabled()}")
 PY
 
-echo "no recording:          $(/usr/bin/python3 "$work/forks.py")"
-for mode in uid pid; do
-	result=$("$root/tests/lib/with-sessiond.sh" "$bin/profopt-record" --buffers "$mode" \
-		-o "$work/trace-$mode" -- /usr/bin/python3 "$work/forks.py" 2>/dev/null | head -n 1)
-	echo "recording, --buffers $mode: $result"
+for process in small torch; do
+	echo "== forking from a $process Python process"
+	echo "no recording:          $(/usr/bin/python3 "$work/forks.py" "$process")"
+	for mode in uid pid; do
+		result=$("$root/tests/lib/with-sessiond.sh" "$bin/profopt-record" --buffers "$mode" \
+			-o "$work/trace-$process-$mode" -- /usr/bin/python3 "$work/forks.py" \
+			"$process" 2>/dev/null | head -n 1)
+		echo "recording, --buffers $mode: $result"
+	done
 done
