@@ -48,6 +48,16 @@ static bool measure_medians(const struct det_ctx *ctx, struct outliers *out, dou
 	return true;
 }
 
+/* Adds a step to the outliers: its index into ctx->clean and its excess per category. */
+static void add_outlier(struct outliers *out, size_t item, const struct po_step *step)
+{
+	out->items[out->count++] = item;
+	out->excess_ns += (double)(step->end_ns - step->begin_ns) - out->median_ns;
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		out->excess_by_category_ns[c] +=
+		    fmax(0, (double)step->category_ns[c] - out->median_category_ns[c]);
+}
+
 static void collect(const struct det_ctx *ctx, struct outliers *out)
 {
 	for (size_t i = 0; i < ctx->clean_count; i++) {
@@ -56,11 +66,7 @@ static void collect(const struct det_ctx *ctx, struct outliers *out)
 
 		if (wall <= out->threshold_ns)
 			continue;
-		out->items[out->count++] = i;
-		out->excess_ns += wall - out->median_ns;
-		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
-			out->excess_by_category_ns[c] +=
-			    fmax(0, (double)step.category_ns[c] - out->median_category_ns[c]);
+		add_outlier(out, i, &step);
 	}
 	out->cause = PO_CAT_OTHER;
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
@@ -160,7 +166,8 @@ static void period_scan_fini(struct period_scan *scan)
  * between (noise) do not hide the period. The shortest period wins unless a longer one
  * explains clearly more. 0 when none.
  */
-static int64_t find_period_of(const struct det_ctx *ctx, const struct period_events *events)
+static int64_t find_period_of(const struct det_ctx *ctx, const struct period_events *events,
+			      int64_t *phase)
 {
 	struct period_candidate best = {0};
 	struct period_scan scan = {0};
@@ -176,6 +183,7 @@ static int64_t find_period_of(const struct det_ctx *ctx, const struct period_eve
 			best_phase(ctx, &view, &scan, period, &best);
 	}
 	period_scan_fini(&scan);
+	*phase = best.phase;
 	return best.period && best.excess_ns >= 0.5 * events->total_excess_ns ? best.period : 0;
 }
 
@@ -230,21 +238,47 @@ static void outlier_events(const struct det_ctx *ctx, const struct outliers *out
 }
 
 /* The period of the cause's stalls, else of the outliers themselves. */
+/*
+ * A period found from the cause's own time: the outliers become the steps of that period
+ * and phase, so that their count, excess and cost are the periodic stall's, not diluted by
+ * ordinary steps that happened to cross the threshold (nor missing the stall's steps that
+ * did not).
+ */
+static void keep_periodic(const struct det_ctx *ctx, struct outliers *out, int64_t phase)
+{
+	enum po_category cause = out->cause;
+
+	out->count = 0;
+	out->excess_ns = 0;
+	memset(out->excess_by_category_ns, 0, sizeof(out->excess_by_category_ns));
+	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct po_step step = det_clean_step(ctx, i);
+		int64_t rest = ((step.index - phase) % out->period + out->period) % out->period;
+
+		if (rest == 0)
+			add_outlier(out, i, &step);
+	}
+	out->cause = cause;
+}
+
 static void find_period(const struct det_ctx *ctx, struct outliers *out)
 {
 	struct period_events events = {0};
+	int64_t phase = 0;
 
 	if (out->count < 3 || !events_alloc(&events, ctx->clean_count))
 		goto end;
 	if (out->cause != PO_CAT_OTHER) {
 		cause_events(ctx, out, &events);
-		out->period = find_period_of(ctx, &events);
+		out->period = find_period_of(ctx, &events, &phase);
+		if (out->period)
+			keep_periodic(ctx, out, phase);
 	}
 	if (!out->period) {
 		events.count = 0;
 		events.total_excess_ns = 0;
 		outlier_events(ctx, out, &events);
-		out->period = find_period_of(ctx, &events);
+		out->period = find_period_of(ctx, &events, &phase);
 	}
 end:
 	events_free(&events);
@@ -315,14 +349,22 @@ static void add_finding(struct det_ctx *ctx, struct outliers *out)
 			    out->period ? 0.9 : 0.7);
 	if (!finding)
 		return;
-	det_summary(ctx, finding,
-		    "%zu of %zu steps are slower than %.2f ms (median %.2f ms), %s, costing %.1f%% "
-		    "of the run; their extra time is mostly %s.",
+	if (out->period)
+		det_summary(
+		    ctx, finding,
+		    "Every %lld steps a step takes %.2f ms longer than the median step "
+		    "(%.2f ms; %zu of %zu steps), costing %.1f%% of the run; the extra time "
+		    "is mostly %s.",
+		    (long long)out->period, out->excess_ns / (double)out->count / DET_NS_PER_MS,
+		    out->median_ns / DET_NS_PER_MS, out->count, ctx->clean_count, share_pct,
+		    po_category_name(out->cause));
+	else
+		det_summary(
+		    ctx, finding,
+		    "%zu of %zu steps are slower than %.2f ms (median %.2f ms), at irregular "
+		    "intervals, costing %.1f%% of the run; their extra time is mostly %s.",
 		    out->count, ctx->clean_count, out->threshold_ns / DET_NS_PER_MS,
-		    out->median_ns / DET_NS_PER_MS,
-		    out->period ? det_printf(ctx, "every %lld steps", (long long)out->period)
-				: "at irregular intervals",
-		    share_pct, po_category_name(out->cause));
+		    out->median_ns / DET_NS_PER_MS, share_pct, po_category_name(out->cause));
 	add_evidence(ctx, finding, out, share_pct);
 	for (size_t i = 0; i < listed; i++)
 		steps[i] = det_clean_step(ctx, out->items[i]).index;
