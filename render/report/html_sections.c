@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "evidence_names.h"
 #include "html.h"
 
 /* html_data.c */
@@ -94,21 +95,39 @@ static void fill_verdict(struct po_html *html)
 	fill_kpis(html, section);
 }
 
+/*
+ * One evidence row: the key's plain name (the JSON key in its title, to find it in
+ * summary.json), the value with its unit, and what the measure means.
+ */
+static void evidence_row(struct po_html *html, xmlNodePtr body, const struct po_finding *finding,
+			 const struct po_evidence *evidence)
+{
+	struct po_evidence_words words;
+	char value[PO_REPORT_TEXT_MAX + PO_EVIDENCE_UNIT_MAX], key[PO_REPORT_TEXT_MAX];
+	char title[PO_REPORT_TEXT_MAX + 16];
+	xmlNodePtr row = po_html_el(html, body, "tr", NULL, NULL);
+	xmlNodePtr name;
+
+	po_evidence_words(finding->id, evidence->key, &words);
+	po_evidence_format(evidence, words.unit, value, sizeof(value));
+	name = po_html_label(html, row, "td", NULL, words.name, PO_REPORT_LABEL_CHARS);
+	po_report_clean(evidence->key, key, sizeof(key), PO_REPORT_LABEL_CHARS);
+	snprintf(title, sizeof(title), "summary.json: %s", key);
+	po_html_attr(html, name, "title", title);
+	po_html_label(html, row, "td", "num", value, PO_REPORT_LABEL_CHARS);
+	po_html_label(html, row, "td", NULL, words.meaning, PO_REPORT_LABEL_CHARS * 2);
+}
+
 static void fill_evidence(struct po_html *html, xmlNodePtr parent, const struct po_finding *finding)
 {
-	static const char *const headers[] = {"Evidence", "Value"};
+	static const char *const headers[] = {"Evidence", "Value", "Meaning"};
 	xmlNodePtr body;
 
 	if (finding->evidence_count == 0)
 		return;
-	body = po_html_table(html, parent, "evidence", headers, 2, PO_HTML_NUMERIC_TAIL);
-	for (size_t i = 0; i < finding->evidence_count; i++) {
-		char value[PO_REPORT_TEXT_MAX];
-		const char *cells[2] = {finding->evidence[i].key, value};
-
-		po_report_fmt_evidence(&finding->evidence[i], value, sizeof(value));
-		po_html_row(html, body, cells, 2, PO_HTML_NUMERIC_TAIL);
-	}
+	body = po_html_table(html, parent, "evidence", headers, 3, PO_HTML_COLUMN(1));
+	for (size_t i = 0; i < finding->evidence_count; i++)
+		evidence_row(html, body, finding, &finding->evidence[i]);
 }
 
 static void fill_prediction(struct po_html *html, xmlNodePtr item,

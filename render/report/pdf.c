@@ -5,6 +5,7 @@
 
 #include <cairo-pdf.h>
 
+#include "evidence_names.h"
 #include "pdf_page.h"
 #include "report_file.h"
 
@@ -177,9 +178,45 @@ static void finding_recommendation(struct po_page *page, const struct po_recomme
 	}
 }
 
+/* Where the columns of an evidence row begin, in points from the margin. */
+#define EVIDENCE_VALUE_X 168.0
+#define EVIDENCE_MEANING_X 296.0
+
+/*
+ * One evidence row in three columns: the plain name, the value with its unit, and the
+ * meaning in small type, wrapped in the room left of the line.
+ */
+static void evidence_row(struct po_page *page, const struct po_finding *finding,
+			 const struct po_evidence *evidence)
+{
+	struct po_text_style name_style = {9, false, PO_COLOR_MUTED, PO_ALIGN_LEFT,
+					   EVIDENCE_VALUE_X - 8};
+	struct po_text_style value_style = {9, false, PO_COLOR_INK, PO_ALIGN_LEFT,
+					    EVIDENCE_MEANING_X - EVIDENCE_VALUE_X - 10};
+	struct po_text_style meaning_style = {7.5, false, PO_COLOR_MUTED, PO_ALIGN_LEFT,
+					      CONTENT_WIDTH - EVIDENCE_MEANING_X};
+	char name[PO_REPORT_TEXT_MAX], value[PO_REPORT_TEXT_MAX + PO_EVIDENCE_UNIT_MAX];
+	char meaning[PO_REPORT_TEXT_MAX * 2];
+	struct po_evidence_words words;
+	double height;
+
+	po_evidence_words(finding->id, evidence->key, &words);
+	po_report_clean(words.name, name, sizeof(name), 60);
+	po_evidence_format(evidence, words.unit, value, sizeof(value));
+	po_report_clean(words.meaning, meaning, sizeof(meaning), PO_REPORT_LABEL_CHARS * 2);
+	po_page_need(page, 22);
+	height = po_draw_text(page->cr, MARGIN, page->y, name, &name_style);
+	height = fmax(height, po_draw_text(page->cr, MARGIN + EVIDENCE_VALUE_X, page->y, value,
+					   &value_style));
+	if (meaning[0])
+		height = fmax(height, po_draw_text(page->cr, MARGIN + EVIDENCE_MEANING_X,
+						   page->y + 1, meaning, &meaning_style));
+	page->y += height + 3;
+}
+
 static void finding_block(struct po_page *page, const struct po_finding *finding)
 {
-	char text[PO_REPORT_TEXT_MAX * 4], value[PO_REPORT_TEXT_MAX], key[PO_REPORT_TEXT_MAX];
+	char text[PO_REPORT_TEXT_MAX * 4];
 
 	po_page_need(page, 90);
 	snprintf(text, sizeof(text), "%s \xc2\xb7 %s \xc2\xb7 confidence %.0f%%",
@@ -192,11 +229,8 @@ static void finding_block(struct po_page *page, const struct po_finding *finding
 	po_report_clean(finding->summary, text, sizeof(text), TEXT_CHARS);
 	po_page_text(page, text, 9.5, false, PO_COLOR_INK, 0);
 	page->y += 4;
-	for (size_t i = 0; i < finding->evidence_count; i++) {
-		po_report_clean(finding->evidence[i].key, key, sizeof(key), 60);
-		po_report_fmt_evidence(&finding->evidence[i], value, sizeof(value));
-		po_page_row(page, key, value);
-	}
+	for (size_t i = 0; i < finding->evidence_count; i++)
+		evidence_row(page, finding, &finding->evidence[i]);
 	page->y += 4;
 	for (size_t i = 0; i < finding->recommendation_count; i++)
 		finding_recommendation(page, &finding->recommendations[i]);
