@@ -1,5 +1,6 @@
 /*
- * sampler.c: a thread that records host RSS and process CPU time every period_ms.
+ * sampler.c: a thread that records host RSS, process CPU time and the process's run-queue
+ * wait every period_ms.
  *
  * Off by default. PROFOPT_SAMPLE_MS=N in the environment starts it when the library is
  * loaded. A fork handler restarts it in the child when it ran in the parent, so forked
@@ -28,9 +29,9 @@ struct sampler {
 };
 
 static struct sampler the_sampler = {
-	.control = PTHREAD_MUTEX_INITIALIZER,
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.wake = PTHREAD_COND_INITIALIZER,
+    .control = PTHREAD_MUTEX_INITIALIZER,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
 };
 
 /* Resident bytes from /proc/self/statm, read with plain system calls (no allocation). */
@@ -65,16 +66,45 @@ static int64_t process_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void sample_emit(int64_t rss)
+/*
+ * The run-queue wait of the process's main thread (the second number of
+ * /proc/self/schedstat): time it was runnable but not running, whoever held the CPU. The
+ * main thread is the one that loads in a DataLoader worker and trains in the main process;
+ * it lives as long as the process, so the figure only grows. Read with plain system calls
+ * (no allocation); -1 where the kernel keeps no schedstat.
+ */
+static int64_t process_runq_ns(void)
+{
+	char text[96];
+	ssize_t len;
+	char *cursor, *end;
+	long long wait;
+	int fd = open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	text[len] = '\0';
+	strtoll(text, &cursor, 10); /* CPU time, then the run-queue wait */
+	wait = strtoll(cursor, &end, 10);
+	return end == cursor || wait < 0 ? -1 : (int64_t)wait;
+}
+
+static void sample_emit(int64_t rss, int64_t runq)
 {
 	if (rss >= 0)
 		profopt_counter(PROFOPT_COUNTER_HOST_RSS, PROFOPT_DEVICE_HOST, rss);
 	profopt_counter(PROFOPT_COUNTER_PROCESS_CPU, PROFOPT_DEVICE_HOST, process_cpu_ns());
+	if (runq >= 0)
+		profopt_counter(PROFOPT_COUNTER_PROCESS_RUNQ_WAIT, PROFOPT_DEVICE_HOST, runq);
 }
 
 static void sample_once(void)
 {
-	sample_emit(rss_bytes());
+	sample_emit(rss_bytes(), process_runq_ns());
 }
 
 static void deadline_after(struct timespec *deadline, unsigned period_ms)
@@ -100,9 +130,10 @@ static void *sampler_main(void *unused)
 		 * deadlock a fork.
 		 */
 		int64_t rss = rss_bytes();
+		int64_t runq = process_runq_ns();
 
 		pthread_mutex_unlock(&the_sampler.lock);
-		sample_emit(rss);
+		sample_emit(rss, runq);
 		pthread_mutex_lock(&the_sampler.lock);
 		deadline_after(&deadline, the_sampler.period_ms);
 		while (!the_sampler.stop_requested &&

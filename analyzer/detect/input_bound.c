@@ -34,7 +34,8 @@ struct ib_facts {
 	 * explains is waiting for I/O; the rest is waiting for a core, which is not I/O.
 	 */
 	double fair_share;
-	double io_ns; /* per batch: off-CPU time that waiting for a core does not explain */
+	double io_ns;	/* per batch: off-CPU time that waiting for a core does not explain */
+	double runq_ns; /* per batch: the workers' measured wait for a CPU; -1 unknown */
 	bool saturated;
 	double queue_empty_pct; /* clean steps that found no batch ready; NaN unknown */
 	double load_cv;		/* variation of the consumed batches' service time */
@@ -291,6 +292,11 @@ static bool cores_saturated(const struct det_ctx *ctx, const struct ib_facts *fa
 		return false;
 	if (facts->demand_cores >= cores * rules->input_bound_saturated_pct / 100.0)
 		return true;
+	/* Measured: the workers wait for a core, whoever holds it (other programs too). */
+	if (facts->runq_ns >= 0 && facts->model.cpu_ns > 0 &&
+	    facts->model.cpu_ns + facts->runq_ns >=
+		rules->input_bound_starved_ratio * facts->model.cpu_ns)
+		return true;
 	starved = facts->cpu_measured && cpu_ns > 0 &&
 		  wall_ns >= rules->input_bound_starved_ratio * cpu_ns;
 	return starved && wall_ns >= facts->stage_wall_ns[0];
@@ -314,9 +320,36 @@ static double cpu_demand(const struct det_ctx *ctx, const struct ib_facts *facts
 	return fmax(per_batch, busy_workers * model->cpu_ns / model->service_ns + main_cores);
 }
 
+/*
+ * The workers' measured run-queue wait per batch (the sampler's PROCESS_RUNQ_WAIT counter,
+ * of the worker's main thread, which loads: time runnable but not running, whoever held the
+ * CPU, other programs too); -1 when a worker lacks it.
+ */
+static double workers_runq_per_batch(const struct po_analysis *analysis)
+{
+	double wait_ns = 0;
+	int64_t batches = 0;
+
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		const struct po_worker *worker = &analysis->workers[i];
+		const struct po_process *process = NULL;
+
+		for (size_t p = 0; p < analysis->process_count && !process; p++)
+			if (analysis->processes[p].pid == worker->pid)
+				process = &analysis->processes[p];
+		if (!process || process->runq_first_ns < 0 ||
+		    process->runq_last_ns < process->runq_first_ns)
+			return -1;
+		wait_ns += (double)(process->runq_last_ns - process->runq_first_ns);
+		batches += worker->batches;
+	}
+	return batches > 0 ? wait_ns / (double)batches : -1;
+}
+
 static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	const struct det_whatif *model = &facts->model;
+	double runq_ns = facts->runq_ns;
 	double busy = isnan(facts->busy_pct) ? 1 : facts->busy_pct / 100.0;
 	double runnable = busy * (double)det_live_workers(ctx->analysis) +
 			  (ctx->mean_step_ns > 0 ? model->main_cpu_ns / ctx->mean_step_ns : 1);
@@ -324,6 +357,9 @@ static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 	facts->fair_share =
 	    model->cores > 0 && runnable > 0 ? fmin(1, (double)model->cores / runnable) : 1;
 	facts->io_ns = fmax(0, model->service_ns - model->cpu_ns / facts->fair_share);
+	/* Measured beats modelled: what the workers really waited for a CPU is not I/O. */
+	if (runq_ns >= 0)
+		facts->io_ns = fmax(0, model->service_ns - model->cpu_ns - runq_ns);
 }
 
 static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
@@ -344,6 +380,7 @@ static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
 	model->cores = ctx->analysis->cpu_count;
 	model->cpu_bound = model->cpu_ns >= model->service_ns - model->cpu_ns;
 	facts->demand_cores = cpu_demand(ctx, facts);
+	facts->runq_ns = workers_runq_per_batch(ctx->analysis);
 	facts->saturated = cores_saturated(ctx, facts);
 	measure_io(ctx, facts);
 }
@@ -493,6 +530,8 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "io_wait_share_pct", io_pct);
 	det_ev_number(ctx, finding, "core_wait_ms_per_batch",
 		      fmax(0, model->service_ns - model->cpu_ns - facts->io_ns) / DET_NS_PER_MS);
+	det_ev_text(ctx, finding, "core_wait_source",
+		    facts->runq_ns >= 0 ? "measured" : "modelled");
 	det_ev_number(ctx, finding, "fair_core_share", facts->fair_share);
 	det_ev_text(ctx, finding, "loading",
 		    io_pct >= ctx->rules->input_bound_io_share_pct ? "io-like" : "cpu-bound");

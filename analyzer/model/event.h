@@ -46,7 +46,8 @@ enum po_stage {
 	X(HOST_RSS, "host_rss")                                                                    \
 	X(GPU_MEM_USED, "gpu_mem_used")                                                            \
 	X(PROCESS_CPU, "process_cpu")                                                              \
-	X(GPU_MEM_RESERVED, "gpu_mem_reserved")
+	X(GPU_MEM_RESERVED, "gpu_mem_reserved")                                                    \
+	X(PROCESS_RUNQ_WAIT, "process_runq_wait")
 
 enum po_counter {
 #define PO_X(name, json) PO_COUNTER_##name,

@@ -135,7 +135,9 @@ static enum po_status build_processes(struct po_model *model, struct po_analysis
 					.rss_last_bytes = process->rss_last_bytes,
 					.rss_peak_bytes = process->rss_peak_bytes,
 					.cpu_first_ns = process->cpu_first_ns,
-					.cpu_last_ns = process->cpu_last_ns};
+					.cpu_last_ns = process->cpu_last_ns,
+					.runq_first_ns = process->runq_first_ns,
+					.runq_last_ns = process->runq_last_ns};
 	}
 	analysis->process_count = model->process_count;
 	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),

@@ -223,7 +223,9 @@ static struct process *process_get(struct po_model *model, int32_t pid)
 				    .rss_last_bytes = -1,
 				    .rss_peak_bytes = -1,
 				    .cpu_first_ns = -1,
-				    .cpu_last_ns = -1};
+				    .cpu_last_ns = -1,
+				    .runq_first_ns = -1,
+				    .runq_last_ns = -1};
 	for (int i = 0; i < PO_DEVICE_SLOTS; i++)
 		process->gpu_used_bytes[i] = -1;
 	for (int i = 0; i < PO_STAGE_COUNT; i++)
@@ -456,6 +458,11 @@ static void on_counter(struct po_model *model, struct process *process,
 		if (process->cpu_first_ns < 0)
 			process->cpu_first_ns = value;
 		process->cpu_last_ns = value;
+		break;
+	case PO_COUNTER_PROCESS_RUNQ_WAIT:
+		if (process->runq_first_ns < 0)
+			process->runq_first_ns = value;
+		process->runq_last_ns = value;
 		break;
 	default:
 		break;

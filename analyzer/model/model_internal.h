@@ -122,6 +122,8 @@ struct process {
 	int64_t rss_peak_bytes;
 	int64_t cpu_first_ns;
 	int64_t cpu_last_ns;
+	int64_t runq_first_ns; /* PROCESS_RUNQ_WAIT counter, first and last; -1 */
+	int64_t runq_last_ns;
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;
 	bool ended;  /* worker_end seen: the process no longer holds memory or cores */

@@ -115,6 +115,8 @@ struct po_process {
 	int64_t rss_peak_bytes;
 	int64_t cpu_first_ns; /* first/last PROCESS_CPU counter; -1 */
 	int64_t cpu_last_ns;
+	int64_t runq_first_ns; /* first/last PROCESS_RUNQ_WAIT counter (waiting for a CPU); -1 */
+	int64_t runq_last_ns;
 };
 
 struct po_thread {

@@ -624,6 +624,11 @@ static void write_process(struct summary *summary, const struct po_process *proc
 	po_json_write_kv_int(writer, "pid", process->pid);
 	po_json_write_kv_string(writer, "role", po_json_role_name(process->role));
 	po_json_write_kv_int_or_null(writer, "rss_peak_bytes", process->rss_peak_bytes);
+	po_json_write_kv_ms_or_null(writer, "runq_wait_ms",
+				    process->runq_first_ns >= 0 &&
+					    process->runq_last_ns >= process->runq_first_ns
+					? process->runq_last_ns - process->runq_first_ns
+					: -1);
 	po_json_write_kv_int_or_null(writer, "worker_id", process->worker_id);
 	po_json_write_end_object(writer);
 }

@@ -57,6 +57,9 @@
 	  "Share of a batch's making time off CPU that waiting for a core does not explain.")      \
 	X(ANY, "core_wait_ms_per_batch", "Wait for a core", "ms/batch",                            \
 	  "Time per batch a worker could run but waits for a free core.")                          \
+	X(ANY, "core_wait_source", "Wait for a core from", "",                                     \
+	  "measured: the workers' run-queue wait (schedstat); modelled: the fair share of a "      \
+	  "core.")                                                                                 \
 	X(ANY, "fair_core_share", "Fair share of a core", "",                                      \
 	  "Share of a core (0 to 1) each runnable thread gets on these cores.")                    \
 	X(ANY, "loading", "Kind of loading", "",                                                   \

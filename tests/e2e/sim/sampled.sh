@@ -48,6 +48,7 @@ import collections, sys
 import bt2
 
 rss = collections.defaultdict(list)  # vpid -> [(time, bytes)]
+runq = collections.defaultdict(list)  # vpid -> run-queue wait samples (ns, cumulative)
 leaks = collections.Counter()
 main_pid = None
 for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
@@ -59,6 +60,8 @@ for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
         main_pid = pid
     elif ev.name == "profopt:counter" and int(ev.payload_field["kind"]) == 1:
         rss[pid].append((msg.default_clock_snapshot.ns_from_origin, int(ev.payload_field["value"])))
+    elif ev.name == "profopt:counter" and int(ev.payload_field["kind"]) == 5:
+        runq[pid].append(int(ev.payload_field["value"]))
     elif ev.name == "profopt:mem_alloc" and str(ev.payload_field["label"]) == "leak":
         leaks[pid] += int(ev.payload_field["bytes"])
 failures = 0
@@ -72,5 +75,8 @@ check(leaks.get(main_pid) == 40 * 2097152, f"leak allocations in the main proces
 samples = sorted(rss.get(main_pid, []))
 growth = samples[-1][1] - samples[0][1] if len(samples) >= 2 else 0
 check(growth >= 0.6 * 40 * 2097152, f"main RSS grew by {growth} bytes for {40 * 2097152} leaked")
+check(len(runq) == 3, f"process_runq_wait sampled in {len(runq)} processes, expected 3")
+check(all(v == sorted(v) and v[0] >= 0 for v in runq.values()),
+      "the run-queue wait only grows, from zero or more")
 sys.exit(1 if failures else 0)
 PY

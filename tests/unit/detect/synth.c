@@ -82,6 +82,8 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 						     .first_ns = FIRST_NS,
 						     .cpu_first_ns = -1,
 						     .cpu_last_ns = -1,
+						     .runq_first_ns = -1,
+						     .runq_last_ns = -1,
 						     .rss_first_bytes = -1,
 						     .rss_last_bytes = -1,
 						     .rss_peak_bytes = -1};
@@ -143,7 +145,9 @@ void synth_workers(struct po_analysis *analysis, int worker_count,
 					.worker_id = w,
 					.parent_pid = 100,
 					.cpu_first_ns = -1,
-					.cpu_last_ns = -1};
+					.cpu_last_ns = -1,
+					.runq_first_ns = -1,
+					.runq_last_ns = -1};
 	}
 	for (size_t i = 0; i < analysis->step_count; i++) {
 		SYNTH_STEP(analysis, i).load_ns = (int64_t)(loader->wall_ms[0] * SYNTH_MS);

@@ -35,6 +35,7 @@ class Counter(enum.IntEnum):
     GPU_MEM_USED = 2
     PROCESS_CPU = 3
     GPU_MEM_RESERVED = 4
+    PROCESS_RUNQ_WAIT = 5
 
 
 class GpuKind(enum.IntEnum):
