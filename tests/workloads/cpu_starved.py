@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""cpu_starved: 4 DataLoader workers on a 2-core machine, each sample decoded with 5 ms
-of CPU (zlib inflate; 8 ms per sample), so the workers and the loop compete for the cores. Expected:
+"""cpu_starved: 4 DataLoader workers on a 2-core machine, each sample decoded with 8 ms
+of CPU (zlib inflate), so the workers and the loop compete for the cores. Expected:
 the decoding is CPU work (never "io-like"), and the recommendations agree with each
 other (no "set num_workers=6" beside "keep 4"); more workers cannot help when the
 cores are saturated."""
