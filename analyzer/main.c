@@ -86,7 +86,7 @@ static const char usage_text[] =
     "      --baseline OLD      compare with an earlier run: a trace directory or the\n"
     "                          summary.json of an earlier report\n"
     "      --fail-if EXPR      with --baseline: exit with status 6 when EXPR is true, e.g.\n"
-    "                          steps.p50_ms>+10%%, breakdown.data_wait_ms>+2, findings.new>0;\n"
+    "                          steps.p50_ms>+10%, breakdown.data_wait_ms>+2, findings.new>0;\n"
     "                          a change counts only when it is beyond run-to-run noise\n"
     "  -q, --quiet             print nothing on success\n"
     "  -h, --help              show this help\n"

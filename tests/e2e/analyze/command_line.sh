@@ -25,6 +25,12 @@ expect() { # expect STATUS DESCRIPTION COMMAND...
 a=analyzer
 
 expect 2 "no arguments" "$a"
+expect 0 "--help" "$a" --help
+if grep -q '%%' "$work/out"; then
+	failed=$((failed + 1)); echo "FAIL --help prints a literal %%"
+else
+	passed=$((passed + 1)); echo "ok   --help has no literal %%"
+fi
 expect 2 "unknown option" "$a" --bogus "$work/trace"
 expect 2 "missing option argument" "$a" "$work/trace" -o
 expect 2 "empty output directory" "$a" "$work/trace" -o ""
