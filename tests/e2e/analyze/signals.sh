@@ -13,8 +13,8 @@ failed=0 passed=0
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
 
-# About 1.5 s of analysis, so that a signal reaches it while the child decodes.
-"$bin/profopt-record" -o "$work/trace" -- "$bin/profopt-sim" --workers 1 --steps 40000 \
+# About half a second of analysis: the signals below reach it while the child decodes.
+"$bin/profopt-record" -o "$work/trace" -- "$bin/profopt-sim" --workers 1 --steps 15000 \
 	--load-ms 0 --preprocess-ms 0 --collate-ms 0 --h2d-ms 0 --forward-ms 0 --backward-ms 0 \
 	--optimizer-ms 0 --gpu-ms 0 --kernels 1 >/dev/null 2>&1 || { echo "FAIL record"; exit 1; }
 
