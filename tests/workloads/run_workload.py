@@ -108,7 +108,9 @@ EXPECTATIONS = {
         ("finding", "worker-restart", {}),
         ("evidence_near", "worker-restart", "run_step_ms", "loop_step_ms", SAME_RUN_PCT),
         ("persistent_rerun", RERUN_PCT),
-        ("recording_overhead", RERUN_PCT),
+        # Measured and printed, not asserted: how much recording slows the program is a
+        # benchmark figure (docs/accuracy.md, bench/fork_latency.sh), not a timed test.
+        ("measure_recording_overhead",),
     ],
     "leak_main": [
         ("truth_slope_matches_leak", "main_rss_slope_bytes", 10),
@@ -701,16 +703,24 @@ def check_persistent_rerun(run, tolerance_pct):
         f"off, limit {tolerance_pct}%)"
 
 
-@check
-def check_recording_overhead(run, tolerance_pct):
-    """Recording must not change what it measures: the recorded loop's time per step
-    against a rerun of the same configuration without recording. With --persistent
-    available, also notes what restarting the workers costs per epoch without
-    recording."""
+MEASUREMENTS = {}
+
+
+def measurement(function):
+    """A measurement: printed as a note beside the checks, never a pass or a fail."""
+    MEASUREMENTS[function.__name__] = function
+    return function
+
+
+@measurement
+def measure_recording_overhead(run):
+    """What recording costs the program: the recorded loop's time per step against a
+    rerun of the same configuration without recording. With --persistent available, also
+    notes what restarting the workers costs per epoch without recording."""
     plain = run.rerun([])
     recorded, unrecorded = truth_metric(run, "loop_step_ms"), truth_metric(run, "loop_step_ms",
                                                                            plain)
-    off = off_pct(recorded, unrecorded)
+    off = (recorded - unrecorded) / unrecorded * 100 if unrecorded else math.inf
     epochs = run.truth["epochs"]
     extra_ms = 1e3 * (loop_window_s(run.truth) - loop_window_s(plain)) / epochs
     run.notes.append(f"recording: the loop took {loop_window_s(run.truth):.3f} s recorded, "
@@ -721,8 +731,8 @@ def check_recording_overhead(run, tolerance_pct):
         run.notes.append(f"restarting the workers costs {restart_ms:.1f} ms per epoch "
                          f"without recording ({loop_window_s(plain):.3f} s against "
                          f"{loop_window_s(persistent):.3f} s with persistent workers)")
-    return off <= tolerance_pct, f"the recorded loop took {recorded:.3f} ms per step, the " \
-        f"same loop unrecorded {unrecorded:.3f} ms ({off:.1f}% off, limit {tolerance_pct}%)"
+    run.notes.append(f"recording overhead: the recorded loop took {recorded:.3f} ms per "
+                     f"step, the same loop unrecorded {unrecorded:.3f} ms ({off:+.1f}%)")
 
 
 # --- recording, analyzing and rerunning --------------------------------------------------
@@ -801,6 +811,12 @@ class Run:
 def run_checks(run, checks):
     passed = failed = 0
     for name, *parameters in checks:
+        if name in MEASUREMENTS:
+            try:
+                MEASUREMENTS[name](run, *parameters)
+            except CheckError as error:
+                run.notes.append(f"{name}: {error}")
+            continue
         try:
             ok, message = CHECKS[name](run, *parameters)
         except CheckError as error:
