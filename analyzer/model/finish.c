@@ -522,6 +522,15 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 				     "steps with one on the training thread are flagged unmatched",
 				     (long long)quality->unmatched_begins,
 				     (long long)quality->unmatched_ends));
+	if (quality->implausible_values)
+		warn(analysis, "implausible-values",
+		     po_arena_printf(
+			 arena,
+			 "%lld values could not be physical and were ignored (CPU time "
+			 "growing faster than the cores, cumulative counters going down, "
+			 "negative or absurd memory sizes, GPU work ending before it "
+			 "starts): the trace is damaged there",
+			 (long long)quality->implausible_values));
 	if (quality->open_at_end)
 		warn(analysis, "open-at-end",
 		     po_arena_printf(arena,

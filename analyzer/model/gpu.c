@@ -274,10 +274,17 @@ enum po_status gpu_activity(struct po_model *model, const struct po_event *event
 	int64_t begin_ns = event->u.gpu_activity.start_ns;
 	int64_t end_ns = event->u.gpu_activity.end_ns;
 	struct gpu_rec record = {begin_ns, end_ns > begin_ns ? end_ns : begin_ns};
-	struct gpu_stream_state *stream =
-	    stream_get(model, event->u.gpu_activity.device, event->u.gpu_activity.stream);
-	struct gpu_device_state *device = device_get(model, event->u.gpu_activity.device);
+	struct gpu_stream_state *stream;
+	struct gpu_device_state *device;
 	const char *name;
+
+	/* Work that ends before it starts, or runs for over an hour, is a damaged record. */
+	if (end_ns < begin_ns || end_ns - begin_ns > PO_GPU_RECORD_LIMIT_NS) {
+		model->quality.implausible_values++;
+		return PO_STATUS_OK;
+	}
+	stream = stream_get(model, event->u.gpu_activity.device, event->u.gpu_activity.stream);
+	device = device_get(model, event->u.gpu_activity.device);
 
 	if (!device || !stream)
 		return PO_STATUS_NOMEM;

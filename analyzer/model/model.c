@@ -225,7 +225,9 @@ static struct process *process_get(struct po_model *model, int32_t pid)
 				    .cpu_first_ns = -1,
 				    .cpu_last_ns = -1,
 				    .runq_first_ns = -1,
-				    .runq_last_ns = -1};
+				    .runq_last_ns = -1,
+				    .cpu_sample_ns = -1,
+				    .runq_sample_ns = -1};
 	for (int i = 0; i < PO_DEVICE_SLOTS; i++)
 		process->gpu_used_bytes[i] = -1;
 	for (int i = 0; i < PO_STAGE_COUNT; i++)
@@ -439,11 +441,62 @@ static void on_gpu_counter(struct po_model *model, struct process *process, int3
 		model->gpu_counter_peak_bytes = model->gpu_counter_sum_bytes;
 }
 
+/* Largest resident or device memory believed: 1 PiB. */
+#define PO_MEMORY_LIMIT_BYTES (INT64_C(1) << 50)
+/* Slack of a cumulative time counter over the time that passed (sampling jitter). */
+#define PO_COUNTER_SLACK_NS 20000000LL
+
+/*
+ * A cumulative time counter (CPU time, run-queue wait) may only grow, and by at most the
+ * time that passed times the threads that could accumulate it (the cores for CPU time, one
+ * thread for the main thread's run-queue wait).
+ */
+static bool cumulative_plausible(int64_t value, int64_t time_ns, int64_t last_value,
+				 int64_t last_time_ns, int64_t parallel)
+{
+	double allowed;
+
+	if (value < 0)
+		return false;
+	if (last_value < 0 || last_time_ns < 0)
+		return true;
+	if (value < last_value || time_ns < last_time_ns)
+		return false;
+	allowed = (double)(time_ns - last_time_ns) * (double)parallel + PO_COUNTER_SLACK_NS;
+	return (double)(value - last_value) <= allowed;
+}
+
+static bool counter_plausible(const struct po_model *model, const struct process *process,
+			      const struct po_event *event)
+{
+	int64_t value = event->u.counter.value;
+	int64_t cores = model->cpu_count > 0 ? model->cpu_count : 1024;
+
+	switch (event->u.counter.kind) {
+	case PO_COUNTER_HOST_RSS:
+	case PO_COUNTER_GPU_MEM_USED:
+	case PO_COUNTER_GPU_MEM_RESERVED:
+		return value >= 0 && value <= PO_MEMORY_LIMIT_BYTES;
+	case PO_COUNTER_PROCESS_CPU:
+		return cumulative_plausible(value, event->time_ns, process->cpu_last_ns,
+					    process->cpu_sample_ns, cores);
+	case PO_COUNTER_PROCESS_RUNQ_WAIT:
+		return cumulative_plausible(value, event->time_ns, process->runq_last_ns,
+					    process->runq_sample_ns, 1);
+	default:
+		return true;
+	}
+}
+
 static void on_counter(struct po_model *model, struct process *process,
 		       const struct po_event *event)
 {
 	int64_t value = event->u.counter.value;
 
+	if (!counter_plausible(model, process, event)) {
+		model->quality.implausible_values++;
+		return;
+	}
 	switch (event->u.counter.kind) {
 	case PO_COUNTER_QUEUE_DEPTH:
 		model->latest_queue_depth = value;
@@ -458,11 +511,13 @@ static void on_counter(struct po_model *model, struct process *process,
 		if (process->cpu_first_ns < 0)
 			process->cpu_first_ns = value;
 		process->cpu_last_ns = value;
+		process->cpu_sample_ns = event->time_ns;
 		break;
 	case PO_COUNTER_PROCESS_RUNQ_WAIT:
 		if (process->runq_first_ns < 0)
 			process->runq_first_ns = value;
 		process->runq_last_ns = value;
+		process->runq_sample_ns = event->time_ns;
 		break;
 	default:
 		break;

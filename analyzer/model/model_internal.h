@@ -26,6 +26,7 @@
 #define PO_DEVICE_SLOTS 16		/* GPU devices whose memory counter is summed */
 #define PO_FINALIZE_LAG 2		/* steps after its end before a step's detail is decided */
 #define PO_COVERAGE_WARN_PCT 90.0	/* steps covering less of their span get a warning */
+#define PO_GPU_RECORD_LIMIT_NS 3600000000000LL /* longer GPU records are damaged ones */
 /*
  * A process that sampled its memory and then went silent this long has exited (its
  * sampler would speak every PROFOPT_SAMPLE_MS): forked workers that never announce
@@ -124,6 +125,8 @@ struct process {
 	int64_t cpu_last_ns;
 	int64_t runq_first_ns; /* PROCESS_RUNQ_WAIT counter, first and last; -1 */
 	int64_t runq_last_ns;
+	int64_t cpu_sample_ns;	/* when the last PROCESS_CPU sample was taken; -1 */
+	int64_t runq_sample_ns; /* when the last PROCESS_RUNQ_WAIT sample was taken; -1 */
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;
 	bool ended;  /* worker_end seen: the process no longer holds memory or cores */

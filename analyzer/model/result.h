@@ -289,6 +289,13 @@ struct po_quality {
 				     end: cut off by the program's end, not lost by the tracer */
 	int64_t time_inversions;  /* events older than the previous one of their thread */
 	int64_t step_mismatches;  /* step_end whose step number is not the open step's */
+	/*
+	 * Values that cannot be physical and were ignored: a process's CPU time growing faster
+	 * than all the cores, cumulative counters going down, a run-queue wait longer than the
+	 * time that passed, negative or absurd memory sizes, GPU work ending before it starts
+	 * or lasting over an hour. A damaged trace gives them; each is said in the warnings.
+	 */
+	int64_t implausible_values;
 	bool missing_vpid;
 	bool missing_vtid;
 	bool missing_procname;

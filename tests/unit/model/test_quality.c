@@ -142,8 +142,47 @@ static void names(void)
 			     po_stage_name((enum po_stage)s));
 }
 
+/*
+ * Values no machine can produce are ignored and counted: a CPU counter that jumps by more
+ * than the cores can run (one flipped byte claimed 90,673 cores on 2), one that goes down,
+ * a run-queue wait longer than the time that passed, a negative RSS, GPU work that ends
+ * before it starts (no GPU appears for it).
+ */
+static void implausible_values(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+	struct po_event begin = event_at(PO_EV_RUN_BEGIN, 0, MAIN, MAIN);
+	const int64_t ms = 1000000;
+
+	begin.u.run_begin.framework = str_of("c");
+	begin.u.run_begin.cpu_count = 2;
+	feed(model, &begin);
+	counter(model, 10 * ms, MAIN, PO_COUNTER_PROCESS_CPU, -1, 5 * ms);
+	counter(model, 30 * ms, MAIN, PO_COUNTER_PROCESS_CPU, -1, 40 * ms); /* 2 cores: fine */
+	counter(model, 50 * ms, MAIN, PO_COUNTER_PROCESS_CPU, -1, INT64_C(1) << 50);
+	counter(model, 70 * ms, MAIN, PO_COUNTER_PROCESS_CPU, -1, 30 * ms); /* goes down */
+	counter(model, 90 * ms, MAIN, PO_COUNTER_PROCESS_CPU, -1, 60 * ms);
+	counter(model, 10 * ms, MAIN, PO_COUNTER_PROCESS_RUNQ_WAIT, -1, 1 * ms);
+	counter(model, 90 * ms, MAIN, PO_COUNTER_PROCESS_RUNQ_WAIT, -1, 900 * ms);
+	counter(model, 91 * ms, MAIN, PO_COUNTER_HOST_RSS, -1, -4096);
+	gpu_record(model, 92 * ms, MAIN, 0, 0, 50 * ms, 40 * ms);
+	step_begin(model, 95 * ms, MAIN, MAIN, 0);
+	step_end(model, 96 * ms, MAIN, MAIN, 0);
+	analysis = model_done(model);
+
+	CHECK_INT_EQ(analysis->quality.implausible_values, 5);
+	CHECK_INT_EQ(analysis->processes[0].cpu_last_ns, 60 * ms);
+	CHECK_INT_EQ(analysis->processes[0].runq_last_ns, 1 * ms);
+	CHECK_INT_EQ(analysis->processes[0].rss_last_bytes, -1);
+	CHECK_INT_EQ(analysis->gpu_count, 0);
+	CHECK(find_warning(analysis, "implausible-values") != NULL);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
+	RUN(implausible_values);
 	RUN(discards_flag_steps);
 	RUN(unknown_begin_window);
 	RUN(time_inversion);
