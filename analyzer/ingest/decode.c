@@ -43,6 +43,15 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
     [PO_EV_LIBC_MEMALIGN] = {"alignment", "size", "ptr"},
     [PO_EV_LIBC_POSIX_MEMALIGN] = {"out_ptr", "alignment", "size", "result"},
     [PO_EV_LIBC_FREE] = {"ptr"},
+    [PO_EV_BIN_INFO] = {"baddr", "memsz", "path"},
+    [PO_EV_BIN_BUILD_ID] = {"baddr", "build_id"},
+    [PO_EV_LIB_LOAD] = {"baddr", "memsz", "path"},
+    [PO_EV_LIB_BUILD_ID] = {"baddr", "build_id"},
+    [PO_EV_LIB_UNLOAD] = {"baddr"},
+    [PO_EV_DL_OPEN] = {"baddr", "memsz", "path"},
+    [PO_EV_DL_MOPEN] = {"baddr", "memsz", "path"},
+    [PO_EV_DL_BUILD_ID] = {"baddr", "build_id"},
+    [PO_EV_DL_CLOSE] = {"baddr"},
 };
 
 /* ---- resolution, once per event class ---- */
@@ -57,6 +66,12 @@ static enum po_member_type member_type(const bt_field_class *field_class)
 		return PO_MEMBER_UNSIGNED;
 	if (type == BT_FIELD_CLASS_TYPE_STRING)
 		return PO_MEMBER_STRING;
+	if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_ARRAY) &&
+	    bt_field_class_type_is(
+		bt_field_class_get_type(
+		    bt_field_class_array_borrow_element_field_class_const(field_class)),
+		BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
+		return PO_MEMBER_ARRAY;
 	return PO_MEMBER_ABSENT;
 }
 
@@ -269,6 +284,25 @@ static inline struct po_str member_str(const bt_field *structure, const struct p
 	return text;
 }
 
+/* An array of bytes, at most max of them kept; returns how many. */
+static uint8_t member_bytes(const bt_field *structure, const struct po_member *m, uint8_t *out,
+			    uint8_t max)
+{
+	const bt_field *array;
+	uint64_t length;
+
+	if (!structure || m->type != PO_MEMBER_ARRAY)
+		return 0;
+	array = member_field(structure, m);
+	length = bt_field_array_get_length(array);
+	if (length > max)
+		length = max;
+	for (uint64_t i = 0; i < length; i++)
+		out[i] = (uint8_t)bt_field_integer_unsigned_get_value(
+		    bt_field_array_borrow_element_field_by_index_const(array, i));
+	return (uint8_t)length;
+}
+
 /* An enum member in [0, count); false when absent or out of range (a malformed event). */
 static inline bool member_enum(const bt_field *structure, const struct po_member *m, int count,
 			       int *value)
@@ -366,7 +400,31 @@ static void fill_libc(int kind, const bt_field *p, const struct po_member *m, st
 	}
 }
 
-/* The payload of a profopt or libc event; false for a malformed one. */
+/* The mapped objects: lttng-ust's base-address state dump and liblttng-ust-dl's events. */
+static void fill_bin(int kind, const bt_field *p, const struct po_member *m, struct po_event *ev)
+{
+	memset(&ev->u.bin, 0, sizeof(ev->u.bin));
+	ev->u.bin.base = member_u64(p, &m[0]);
+	switch (kind) {
+	case PO_EV_BIN_INFO:
+	case PO_EV_LIB_LOAD:
+	case PO_EV_DL_OPEN:
+	case PO_EV_DL_MOPEN:
+		ev->u.bin.size = member_u64(p, &m[1]);
+		ev->u.bin.path = member_str(p, &m[2]);
+		break;
+	case PO_EV_BIN_BUILD_ID:
+	case PO_EV_LIB_BUILD_ID:
+	case PO_EV_DL_BUILD_ID:
+		ev->u.bin.build_id_len =
+		    member_bytes(p, &m[1], ev->u.bin.build_id, PO_BUILD_ID_MAX);
+		break;
+	default: /* PO_EV_LIB_UNLOAD, PO_EV_DL_CLOSE */
+		break;
+	}
+}
+
+/* The payload of an event of a known kind; false for a malformed one. */
 static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 			 struct po_event *ev)
 {
@@ -424,6 +482,17 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 	case PO_EV_GPU_SYNC_END:
 		ev->u.gpu_sync.device = (int32_t)member_int(p, &m[0]);
 		ev->u.gpu_sync.stream = (int32_t)member_int(p, &m[1]);
+		return true;
+	case PO_EV_BIN_INFO:
+	case PO_EV_BIN_BUILD_ID:
+	case PO_EV_LIB_LOAD:
+	case PO_EV_LIB_BUILD_ID:
+	case PO_EV_LIB_UNLOAD:
+	case PO_EV_DL_OPEN:
+	case PO_EV_DL_MOPEN:
+	case PO_EV_DL_BUILD_ID:
+	case PO_EV_DL_CLOSE:
+		fill_bin(kind, p, m, ev);
 		return true;
 	default:
 		fill_libc(kind, p, m, ev);
@@ -572,8 +641,8 @@ static bool handle_discarded(struct po_decoder *decoder, const bt_message *messa
 				   : PO_COUNT_UNKNOWN;
 	ev.u.discarded.begin_ns = view.has_snapshots ? snapshot_ns(view.begin) : -1;
 	ev.time_ns = view.has_snapshots ? snapshot_ns(view.end) : -1;
-	if (!view.has_snapshots ||
-	    bt_clock_snapshot_get_ns_from_origin(view.begin, &key) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+	if (!view.has_snapshots || bt_clock_snapshot_get_ns_from_origin(view.begin, &key) !=
+				       BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
 		key = INT64_MIN;
 	return deliver(decoder, &ev, key);
 }

@@ -16,7 +16,13 @@
 /* Payload members a kind reads, in the order of the kind's row in decode.c's table. */
 #define PO_MEMBERS_MAX 8
 
-enum po_member_type { PO_MEMBER_ABSENT, PO_MEMBER_UNSIGNED, PO_MEMBER_SIGNED, PO_MEMBER_STRING };
+enum po_member_type {
+	PO_MEMBER_ABSENT,
+	PO_MEMBER_UNSIGNED,
+	PO_MEMBER_SIGNED,
+	PO_MEMBER_STRING,
+	PO_MEMBER_ARRAY, /* of unsigned integers: bytes (a build id) */
+};
 
 struct po_member {
 	uint32_t index;

@@ -73,8 +73,11 @@ enum po_gpu_kind {
 
 /*
  * Event kinds. The profopt:* events map one to one; LIBC_* come from the lttng_ust_libc
- * provider (liblttng-ust-libc-wrapper.so); DISCARDED_* are babeltrace2's discarded-events
- * and discarded-packets messages. X(NAME, trace event name)
+ * provider (liblttng-ust-libc-wrapper.so); BIN_* are lttng-ust's base-address state dump of
+ * the objects a process had loaded when it registered, LIB_* the objects mapped and unmapped
+ * later and DL_* the dlopen/dlclose calls (both from liblttng-ust-dl.so): together they
+ * locate allocation sites; DISCARDED_* are babeltrace2's discarded-events and
+ * discarded-packets messages. X(NAME, trace event name)
  */
 #define PO_EVENT_KINDS(X)                                                                          \
 	X(RUN_BEGIN, "profopt:run_begin")                                                          \
@@ -102,6 +105,15 @@ enum po_gpu_kind {
 	X(LIBC_MEMALIGN, "lttng_ust_libc:memalign")                                                \
 	X(LIBC_POSIX_MEMALIGN, "lttng_ust_libc:posix_memalign")                                    \
 	X(LIBC_FREE, "lttng_ust_libc:free")                                                        \
+	X(BIN_INFO, "lttng_ust_statedump:bin_info")                                                \
+	X(BIN_BUILD_ID, "lttng_ust_statedump:build_id")                                            \
+	X(LIB_LOAD, "lttng_ust_lib:load")                                                          \
+	X(LIB_BUILD_ID, "lttng_ust_lib:build_id")                                                  \
+	X(LIB_UNLOAD, "lttng_ust_lib:unload")                                                      \
+	X(DL_OPEN, "lttng_ust_dl:dlopen")                                                          \
+	X(DL_MOPEN, "lttng_ust_dl:dlmopen")                                                        \
+	X(DL_BUILD_ID, "lttng_ust_dl:build_id")                                                    \
+	X(DL_CLOSE, "lttng_ust_dl:dlclose")                                                        \
 	X(DISCARDED_EVENTS, "(discarded events)")                                                  \
 	X(DISCARDED_PACKETS, "(discarded packets)")
 
@@ -116,6 +128,9 @@ const char *po_stage_name(enum po_stage stage); /* "load", ... ; "?" if invalid 
 const char *po_counter_name(enum po_counter counter);
 const char *po_gpu_kind_name(enum po_gpu_kind kind);
 const char *po_event_kind_name(enum po_event_kind kind); /* the trace event name */
+
+/* The longest build id kept (GNU build ids are 20 bytes: SHA-1). */
+#define PO_BUILD_ID_MAX 32
 
 /* Marks a discarded count that is not known (lttng-ust 2.13 reports 2^63 or more). */
 #define PO_COUNT_UNKNOWN (-1)
@@ -206,6 +221,19 @@ struct po_event {
 			uint64_t size;
 			int32_t result;
 		} libc;
+		/*
+		 * BIN_INFO, LIB_LOAD, DL_OPEN, DL_MOPEN: an object of size bytes mapped at
+		 * base, from path; LIB_UNLOAD: the object at base unmapped; DL_CLOSE: the
+		 * object at base closed (unmapped unless still open elsewhere). *_BUILD_ID:
+		 * the build id of the object at base, build_id_len (<= PO_BUILD_ID_MAX) bytes.
+		 */
+		struct {
+			struct po_str path;
+			uint64_t base;
+			uint64_t size;
+			uint8_t build_id[PO_BUILD_ID_MAX];
+			uint8_t build_id_len;
+		} bin;
 		struct {
 			int64_t count;	  /* PO_COUNT_UNKNOWN when not known */
 			int64_t begin_ns; /* window start; -1 when the trace gives none */

@@ -2,11 +2,14 @@
  * memory.c: allocations from profopt mem_alloc/mem_free and lttng_ust_libc events. Live
  * allocations are keyed by (pid, device, address, source) and grouped into sites by
  * (pid, device, stage open on the allocating thread, label or ip); past max_sites, new
- * sites fold into one "(other sites)" site per process and device.
+ * sites fold into one "(other sites)" site per process and device. A libc site's ip is
+ * placed in the object mapped there when the site is first seen (binmap.c), or at the end
+ * when the process's map arrived after its first allocations.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "binmap.h"
 #include "model_internal.h"
 
 #define NAME_SPACE_MEM_LABEL 2
@@ -15,6 +18,7 @@
 
 struct alloc_call {
 	int source; /* SOURCE_PROFOPT or SOURCE_LIBC */
+	int64_t time_ns;
 	int32_t device;
 	uint64_t addr;
 	uint64_t bytes;
@@ -40,6 +44,19 @@ static uint64_t site_b(int32_t pid, int32_t device, int stage, uint32_t bits)
 	return ((uint64_t)(uint32_t)pid << 32) |
 	       (((uint64_t)(uint32_t)(device + 1) & 0xffffu) << 16) |
 	       (((uint64_t)(uint32_t)(stage + 1) & 0xffu) << 8) | bits;
+}
+
+/* Places a libc site's ip in the object mapped there at time_ns, when one is known. */
+static void site_locate(const struct po_model *model, struct po_mem_site *site, int64_t time_ns)
+{
+	struct po_binmap_hit hit;
+
+	if (site->object || !site->ip ||
+	    !po_binmap_lookup(model->binmap, site->pid, site->ip, time_ns, &hit))
+		return;
+	site->object = hit.path;
+	site->offset = hit.offset;
+	site->build_id = hit.build_id;
 }
 
 /* The site of an allocation, created (or folded) when new; SIZE_MAX when out of memory. */
@@ -76,6 +93,7 @@ static size_t site_resolve(struct po_model *model, int32_t pid, int stage,
 				     .stage = stage,
 				     .label = call->label,
 				     .ip = call->ip,
+				     .source_line = -1,
 				     .first_live_step = -1,
 				     .last_live_step = -1};
 	if (b & SITE_FOLD_BIT) {
@@ -83,6 +101,7 @@ static size_t site_resolve(struct po_model *model, int32_t pid, int stage,
 		site->label = model->fold_site_label;
 		site->ip = 0;
 	}
+	site_locate(model, site, call->time_ns);
 	return model->site_count++;
 }
 
@@ -172,6 +191,7 @@ static enum po_status libc_event(struct po_model *model, struct thread *thread,
 				 const struct po_event *event)
 {
 	struct alloc_call call = {.source = SOURCE_LIBC,
+				  .time_ns = event->time_ns,
 				  .device = -1,
 				  .addr = event->u.libc.ptr,
 				  .bytes = event->u.libc.size,
@@ -198,12 +218,31 @@ static enum po_status libc_event(struct po_model *model, struct thread *thread,
 	return allocates ? do_alloc(model, thread, &call) : PO_STATUS_OK;
 }
 
+/* The objects mapped in a process: kept only when they can place allocation sites. */
+static enum po_status object_event(struct po_model *model, const struct po_event *event)
+{
+	if (!model->binmap && !(model->binmap = po_binmap_create(model->strings)))
+		return PO_STATUS_NOMEM;
+	return po_binmap_consume(model->binmap, event);
+}
+
 enum po_status memory_event(struct po_model *model, struct thread *thread,
 			    const struct po_event *event)
 {
-	if (event->kind == PO_EV_MEM_ALLOC || event->kind == PO_EV_MEM_FREE)
+	switch (event->kind) {
+	case PO_EV_MEM_ALLOC:
+	case PO_EV_MEM_FREE:
 		return profopt_event(model, thread, event);
-	return libc_event(model, thread, event);
+	case PO_EV_LIBC_MALLOC:
+	case PO_EV_LIBC_CALLOC:
+	case PO_EV_LIBC_REALLOC:
+	case PO_EV_LIBC_MEMALIGN:
+	case PO_EV_LIBC_POSIX_MEMALIGN:
+	case PO_EV_LIBC_FREE:
+		return libc_event(model, thread, event);
+	default:
+		return object_event(model, event);
+	}
 }
 
 int64_t memory_host_live(const struct po_model *model)
@@ -293,6 +332,7 @@ enum po_status memory_build(struct po_model *model, struct po_analysis *analysis
 	if (!analysis->mem_sites)
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < model->site_count; i++) {
+		site_locate(model, &model->sites[i], INT64_MAX);
 		analysis->mem_sites[i] = model->sites[i];
 		analysis->mem_sites[i].role = finish_role_of(analysis, model->sites[i].pid);
 	}

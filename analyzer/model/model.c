@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binmap.h"
 #include "model_internal.h"
 
 #define NS_PER_MS 1000000LL
@@ -158,6 +159,7 @@ void po_model_destroy(struct po_model *model)
 	free(model->batches);
 	free(model->labels);
 	free(model->sites);
+	po_binmap_destroy(model->binmap);
 	free(model->span_ring);
 	free(model->counter_ring);
 	free(model->slowest);
@@ -664,6 +666,15 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_LIBC_MEMALIGN:
 	case PO_EV_LIBC_POSIX_MEMALIGN:
 	case PO_EV_LIBC_FREE:
+	case PO_EV_BIN_INFO:
+	case PO_EV_BIN_BUILD_ID:
+	case PO_EV_LIB_LOAD:
+	case PO_EV_LIB_BUILD_ID:
+	case PO_EV_LIB_UNLOAD:
+	case PO_EV_DL_OPEN:
+	case PO_EV_DL_MOPEN:
+	case PO_EV_DL_BUILD_ID:
+	case PO_EV_DL_CLOSE:
 		return memory_event(model, thread, event);
 	default:
 		return PO_STATUS_OK; /* epochs, gpu_launch: nothing to keep */
@@ -771,7 +782,7 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
 	bytes += po_map_bytes(&model->batch_index) + po_map_bytes(&model->label_index);
 	bytes += po_map_bytes(&model->live) + po_map_bytes(&model->site_index);
-	bytes += gpu_bytes(model) + detail_bytes(model);
+	bytes += gpu_bytes(model) + detail_bytes(model) + po_binmap_bytes(model->binmap);
 	if (model->arena)
 		bytes += po_arena_bytes(model->arena);
 	return bytes;

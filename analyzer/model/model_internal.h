@@ -309,6 +309,7 @@ struct po_model {
 	struct po_map live;	   /* (addr, pid/device/source) -> bytes, site, step */
 	struct po_map site_index;  /* site key -> index */
 	struct po_mem_site *sites; /* owned */
+	struct po_binmap *binmap;  /* owned: mapped objects (binmap.h); NULL until one is seen */
 	size_t site_count;
 	size_t site_capacity;
 	bool has_profopt_host;

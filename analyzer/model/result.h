@@ -249,6 +249,25 @@ struct po_mem_site {
 	int64_t live_bytes;
 	int64_t first_live_step; /* step number of the oldest/newest still-live allocation; -1 */
 	int64_t last_live_step;
+	/*
+	 * Where ip lies (from the trace's mapped objects): the object's path and ip's offset
+	 * from its base address; object NULL when no mapped object holds ip. build_id: the
+	 * object's recorded build id (lower-case hex), NULL when the trace has none.
+	 */
+	const char *object; /* weak: in the analysis arena */
+	uint64_t offset;
+	const char *build_id; /* weak: in the analysis arena */
+	/*
+	 * Filled by analyzer/symbols from the object's ELF symbols and DWARF lines: the
+	 * function holding the call (NULL when unresolved), its source file and line (NULL
+	 * and -1 without line information), and, when symbol is NULL for a known object,
+	 * why, in words ("object changed since the recording"). Zeroed (source_line 0 or -1:
+	 * unknown) for sites made without a trace.
+	 */
+	const char *symbol;	 /* weak: in the analysis arena */
+	const char *source_file; /* weak: in the analysis arena */
+	int64_t source_line;
+	const char *symbol_note; /* weak: static text */
 };
 
 struct po_memory {
