@@ -108,6 +108,32 @@ snapshot "$work/report" | cmp -s - "$work/report.before" && ok "the earlier repo
 	fail "the earlier report changed"
 no_staging
 
+# A run killed in the middle of its commit: the earlier report sits in its staging
+# directory (named after a pid no process has) with a file of the user's. The next run
+# removes the earlier report's files, moves the user's file back, and removes the directory.
+sh -c 'exit 0' &
+dead_pid=$!
+wait "$dead_pid"
+stale="$work/.report.profopt-$dead_pid-1-AbCdEf"
+mkdir -p "$stale/charts"
+printf 'profopt-report/1\ncharts/old.svg\nsummary.json\n' >"$stale/.profopt-report"
+echo old >"$stale/summary.json" && echo old >"$stale/charts/old.svg"
+echo "moved away by the killed run" >"$stale/user-notes.txt"
+run 0 "a run after one killed in the middle of its commit" "$work/trace" -o "$work/report" --force
+[ ! -e "$stale" ] && ok "the killed run's directory is gone" || fail "left: $(ls -aR "$stale")"
+[ "$(cat "$work/report/user-notes.txt" 2>/dev/null)" = "moved away by the killed run" ] &&
+	ok "the user's file is back in the report directory" || fail "the user's file was not moved back"
+
+# Killed between the two renames of a file system without RENAME_EXCHANGE: the report
+# directory is missing and the earlier report waits aside; the next run puts it back.
+mv "$work/report" "$work/.report.profopt-$dead_pid-1-GhIjKl-old"
+run 2 "a run after one killed between two renames" "$work/trace" -o "$work/report"
+[ -f "$work/report/summary.json" ] && [ -f "$work/report/user-notes.txt" ] &&
+	[ ! -e "$work/.report.profopt-$dead_pid-1-GhIjKl-old" ] &&
+	ok "the earlier report is back in place (and, without --force, kept)" ||
+	fail "the earlier report was not put back: $(ls -a "$work")"
+no_staging
+
 valgrind_verdict || failed=$((failed + 1))
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
