@@ -25,6 +25,7 @@
 #include "detect/detect.h"
 #include "ingest/ingest.h"
 #include "model/model.h"
+#include "symbols/symbols.h"
 #include "../render/json/render_json.h"
 #include "../render/report/render_report.h"
 
@@ -547,6 +548,9 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 		po_error_set(err, "out of memory");
 		return status;
 	}
+	status = po_symbols_resolve(*out, err);
+	if (status != PO_STATUS_OK)
+		return status;
 	return po_detect_run(*out, &options->rules, err);
 }
 

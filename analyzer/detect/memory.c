@@ -144,6 +144,35 @@ static const struct po_mem_site *top_site(const struct po_analysis *analysis, bo
 	return NULL;
 }
 
+/* The last component of a path: objects and source files are named as a user knows them. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * A libc site as "libfoo.so+0x1a2b (function at file.c:123)", or with why it has no name;
+ * the raw address only when no mapped object holds it.
+ */
+static const char *site_code(struct det_ctx *ctx, const struct po_mem_site *site)
+{
+	const char *object;
+
+	if (!site->object)
+		return det_printf(ctx, "0x%" PRIx64, site->ip);
+	object = det_printf(ctx, "%s+0x%" PRIx64, base_name(site->object), site->offset);
+	if (site->symbol && site->source_file && site->source_line > 0)
+		return det_printf(ctx, "%s (%s at %s:%" PRId64 ")", object, site->symbol,
+				  base_name(site->source_file), site->source_line);
+	if (site->symbol)
+		return det_printf(ctx, "%s (%s)", object, site->symbol);
+	if (site->symbol_note)
+		return det_printf(ctx, "%s (%s)", object, site->symbol_note);
+	return object;
+}
+
 static const char *site_where(struct det_ctx *ctx, const struct po_mem_site *site)
 {
 	const char *stage = site->stage >= 0 ? po_stage_name((enum po_stage)site->stage) : "none";
@@ -151,8 +180,24 @@ static const char *site_where(struct det_ctx *ctx, const struct po_mem_site *sit
 	if (site->label)
 		return det_printf(ctx, "%s process %d, stage %s, label %s",
 				  po_role_name(site->role), site->pid, stage, site->label);
-	return det_printf(ctx, "%s process %d, stage %s, site 0x%" PRIx64, po_role_name(site->role),
-			  site->pid, stage, site->ip);
+	return det_printf(ctx, "%s process %d, stage %s, site %s", po_role_name(site->role),
+			  site->pid, stage, site_code(ctx, site));
+}
+
+/* What to do about a site, naming the function and object when they are known. */
+static const char *site_action(struct det_ctx *ctx, const struct po_mem_site *site)
+{
+	if (site->label || !site->object)
+		return det_printf(ctx, "free or reuse what is allocated in %s",
+				  site_where(ctx, site));
+	if (site->symbol && site->source_file && site->source_line > 0)
+		return det_printf(ctx, "free or reuse what %s in %s allocates (%s:%" PRId64 ")",
+				  site->symbol, base_name(site->object),
+				  base_name(site->source_file), site->source_line);
+	if (site->symbol)
+		return det_printf(ctx, "free or reuse what %s in %s allocates", site->symbol,
+				  base_name(site->object));
+	return det_printf(ctx, "free or reuse what the code at %s allocates", site_code(ctx, site));
 }
 
 static void add_site_evidence(struct det_ctx *ctx, struct po_finding *finding,
@@ -165,7 +210,7 @@ static void add_site_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	if (site->label)
 		det_ev_text(ctx, finding, "label", site->label);
 	else
-		det_ev_text(ctx, finding, "ip", det_printf(ctx, "0x%" PRIx64, site->ip));
+		det_ev_text(ctx, finding, "ip", site_code(ctx, site));
 	det_ev_number(ctx, finding, "site_live_mib", (double)site->live_bytes / DET_MIB);
 	det_ev_int(ctx, finding, "site_live_allocations", site->live_count);
 }
@@ -227,9 +272,7 @@ static void recommend_free(struct det_ctx *ctx, struct po_finding *finding,
 			   const struct growth *growth, const struct po_mem_site *site)
 {
 	double projection = ctx->rules->memory_growth_projection_steps;
-	const char *action =
-	    site ? det_printf(ctx, "free or reuse what is allocated in %s", site_where(ctx, site))
-		 : action_without_site(ctx, growth);
+	const char *action = site ? site_action(ctx, site) : action_without_site(ctx, growth);
 
 	det_recommend(ctx, finding, "allocation", action,
 		      det_printf(ctx,

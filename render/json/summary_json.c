@@ -378,7 +378,7 @@ static void write_labels(struct summary *summary)
 
 static void write_site(struct po_json_writer *writer, const struct po_mem_site *site)
 {
-	char ip[24];
+	char ip[24], offset[24];
 
 	po_json_write_begin_object(writer);
 	po_json_write_kv_int(writer, "alloc_bytes", site->alloc_bytes);
@@ -393,10 +393,18 @@ static void write_site(struct po_json_writer *writer, const struct po_mem_site *
 	po_json_write_kv_int_or_null(writer, "last_live_step", site->last_live_step);
 	po_json_write_kv_int(writer, "live_bytes", site->live_bytes);
 	po_json_write_kv_int(writer, "live_count", site->live_count);
+	po_json_write_kv_string(writer, "object", site->object);
+	snprintf(offset, sizeof(offset), "0x%" PRIx64, site->offset);
+	po_json_write_kv_string(writer, "offset", site->object ? offset : NULL);
 	po_json_write_kv_int(writer, "pid", site->pid);
 	po_json_write_kv_string(writer, "role", po_json_role_name(site->role));
+	po_json_write_kv_string(writer, "source_file", site->source_file);
+	po_json_write_kv_int_or_null(writer, "source_line",
+				     site->source_line > 0 ? site->source_line : -1);
 	po_json_write_kv_string(writer, "stage",
 				site->stage >= 0 ? po_json_stage_name(site->stage) : NULL);
+	po_json_write_kv_string(writer, "symbol", site->symbol);
+	po_json_write_kv_string(writer, "symbol_note", site->symbol_note);
 	po_json_write_end_object(writer);
 }
 

@@ -141,8 +141,21 @@ static char **environment_with(char *const *replacements, size_t replacement_cou
 }
 
 /*
- * LD_PRELOAD: the fork wrapper (and libc wrapper with --heap) first, then the user's
- * own preloads. PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler.
+ * liblttng-ust-dl.so, from the fork wrapper's directory (lttng-ust installs its helpers side
+ * by side with one soname version).
+ */
+static void dl_wrapper_path(char *path, size_t size)
+{
+	const char *slash = strrchr(REC_UST_FORK_LIB, '/');
+	int directory_length = slash ? (int)(slash - REC_UST_FORK_LIB + 1) : 0;
+
+	snprintf(path, size, "%.*sliblttng-ust-dl.so.1", directory_length, REC_UST_FORK_LIB);
+}
+
+/*
+ * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper and liblttng-ust-dl.so,
+ * which reports the objects that dlopen maps) first, then the user's own preloads.
+ * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler.
  */
 static enum rec_status build_environment(struct rec_command *command,
 					 const struct rec_options *options, struct po_error *err)
@@ -152,10 +165,13 @@ static enum rec_status build_environment(struct rec_command *command,
 	const char *user_preload = getenv("LD_PRELOAD");
 	char *replacements[2];
 	size_t replacement_count = 0;
+	char dl_wrapper[4096];
 
-	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s", REC_UST_FORK_LIB,
-			     options->heap ? ":" : "",
+	dl_wrapper_path(dl_wrapper, sizeof(dl_wrapper));
+	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s%s%s",
+			     REC_UST_FORK_LIB, options->heap ? ":" : "",
 			     options->heap ? REC_UST_LIBC_WRAPPER_LIB : "",
+			     options->heap ? ":" : "", options->heap ? dl_wrapper : "",
 			     user_preload && *user_preload ? ":" : "",
 			     user_preload ? user_preload : "") >= sizeof(preload)) {
 		po_error_set(err, "LD_PRELOAD is too long (%zu bytes) to add the tracing libraries",

@@ -196,6 +196,13 @@ static enum rec_status configure(struct lttng_handle *handle, const struct rec_o
 		status = enable_events(handle, "profopt:*", err);
 	if (status == REC_STATUS_OK && options->heap)
 		status = enable_events(handle, "lttng_ust_libc:*", err);
+	/* Where each process's objects are mapped: allocation sites become object + offset. */
+	if (status == REC_STATUS_OK && options->heap)
+		status = enable_events(handle, "lttng_ust_statedump:*", err);
+	if (status == REC_STATUS_OK && options->heap)
+		status = enable_events(handle, "lttng_ust_lib:*", err);
+	if (status == REC_STATUS_OK && options->heap)
+		status = enable_events(handle, "lttng_ust_dl:*", err);
 	if (status == REC_STATUS_OK)
 		status = add_context(handle, LTTNG_EVENT_CONTEXT_VPID, "vpid", err);
 	if (status == REC_STATUS_OK)

@@ -1,0 +1,217 @@
+/* symbols.c: (object, offset) to function and source line with elfutils' libdwfl. */
+#define _DEFAULT_SOURCE /* strdup */
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result.h"
+#include "symbols.h"
+
+#define NOTE_MISSING "object not found where the recording saw it"
+#define NOTE_CHANGED "object changed since the recording"
+#define NOTE_NO_SYMBOL "no symbol at this address"
+
+/* One object, opened on first use and kept for every later lookup. */
+struct sym_object {
+	char *path;		    /* owned */
+	char *build_id;		    /* owned; NULL: not checked */
+	Dwfl *dwfl;		    /* owned; NULL when the object could not be used */
+	Dwfl_Module *module;	    /* weak: belongs to dwfl */
+	GElf_Addr bias;		    /* libdwfl's address minus the ELF virtual address */
+	GElf_Addr first_load_vaddr; /* the ELF address that the recorded base maps to */
+	const char *note;	    /* static: why the object cannot be used; NULL */
+};
+
+struct po_symbolizer {
+	struct po_arena *arena;	    /* weak */
+	struct sym_object *objects; /* owned */
+	size_t object_count;
+	size_t object_capacity;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+struct po_symbolizer *po_symbolizer_create(struct po_arena *arena)
+{
+	struct po_symbolizer *symbolizer = calloc(1, sizeof(*symbolizer));
+
+	if (symbolizer)
+		symbolizer->arena = arena;
+	return symbolizer;
+}
+
+void po_symbolizer_destroy(struct po_symbolizer *symbolizer)
+{
+	if (!symbolizer)
+		return;
+	for (size_t i = 0; i < symbolizer->object_count; i++) {
+		free(symbolizer->objects[i].path);
+		free(symbolizer->objects[i].build_id);
+		if (symbolizer->objects[i].dwfl)
+			dwfl_end(symbolizer->objects[i].dwfl);
+	}
+	free(symbolizer->objects);
+	free(symbolizer);
+}
+
+static bool build_id_matches(Dwfl_Module *module, const char *expected)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int length = dwfl_module_build_id(module, &bits, &vaddr);
+
+	if (length <= 0 || strlen(expected) != 2 * (size_t)length)
+		return false;
+	for (int i = 0; i < length; i++) {
+		if (expected[2 * i] != digits[bits[i] >> 4] ||
+		    expected[2 * i + 1] != digits[bits[i] & 0xf])
+			return false;
+	}
+	return true;
+}
+
+/* The virtual address of the first loadable segment: where the recorded base points. */
+static GElf_Addr first_load_vaddr(Elf *elf)
+{
+	size_t count = 0;
+
+	if (elf_getphdrnum(elf, &count) != 0)
+		return 0;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Phdr header;
+
+		if (gelf_getphdr(elf, (int)i, &header) && header.p_type == PT_LOAD)
+			return header.p_vaddr;
+	}
+	return 0;
+}
+
+/* Opens the object's ELF and debug information; a failure is a note, not an error. */
+static void object_open(struct sym_object *object)
+{
+	Elf *elf;
+
+	object->dwfl = dwfl_begin(&offline_callbacks);
+	if (!object->dwfl) {
+		object->note = NOTE_MISSING;
+		return;
+	}
+	object->module = dwfl_report_offline(object->dwfl, object->path, object->path, -1);
+	dwfl_report_end(object->dwfl, NULL, NULL);
+	elf = object->module ? dwfl_module_getelf(object->module, &object->bias) : NULL;
+	if (!elf) {
+		object->note = NOTE_MISSING;
+		return;
+	}
+	if (object->build_id && !build_id_matches(object->module, object->build_id)) {
+		object->note = NOTE_CHANGED;
+		return;
+	}
+	object->first_load_vaddr = first_load_vaddr(elf);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The cached object for (path, build id), opened when new; NULL when out of memory. */
+static struct sym_object *object_get(struct po_symbolizer *symbolizer, const char *path,
+				     const char *build_id)
+{
+	struct sym_object *object;
+
+	for (size_t i = 0; i < symbolizer->object_count; i++) {
+		object = &symbolizer->objects[i];
+		if (strcmp(object->path, path) == 0 && same_text(object->build_id, build_id))
+			return object;
+	}
+	if (po_array_reserve((void **)&symbolizer->objects, &symbolizer->object_capacity,
+			     symbolizer->object_count + 1,
+			     sizeof(*symbolizer->objects)) != PO_STATUS_OK)
+		return NULL;
+	object = &symbolizer->objects[symbolizer->object_count];
+	*object = (struct sym_object){.path = strdup(path),
+				      .build_id = build_id ? strdup(build_id) : NULL};
+	if (!object->path || (build_id && !object->build_id)) {
+		free(object->path);
+		free(object->build_id);
+		return NULL;
+	}
+	symbolizer->object_count++;
+	object_open(object);
+	return object;
+}
+
+enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char *path,
+				    const char *build_id, uint64_t offset, struct po_symbol *symbol)
+{
+	struct sym_object *object = object_get(symbolizer, path, build_id);
+	const char *name, *file;
+	Dwarf_Addr address;
+	Dwfl_Line *line;
+	int line_number = -1;
+
+	*symbol = (struct po_symbol){.line = -1};
+	if (!object)
+		return PO_STATUS_NOMEM;
+	if (object->note) {
+		symbol->note = object->note;
+		return PO_STATUS_OK;
+	}
+	/* A return address: the call is the instruction before it. */
+	address = object->first_load_vaddr + offset + object->bias - (offset ? 1 : 0);
+	name = dwfl_module_addrname(object->module, address);
+	if (!name) {
+		symbol->note = NOTE_NO_SYMBOL;
+		return PO_STATUS_OK;
+	}
+	symbol->function = po_arena_strdup(symbolizer->arena, name);
+	line = dwfl_module_getsrc(object->module, address);
+	file = line ? dwfl_lineinfo(line, &address, &line_number, NULL, NULL, NULL) : NULL;
+	if (file && line_number > 0) {
+		symbol->file = po_arena_strdup(symbolizer->arena, file);
+		symbol->line = line_number;
+	}
+	if (!symbol->function || (file && line_number > 0 && !symbol->file))
+		return PO_STATUS_NOMEM;
+	return PO_STATUS_OK;
+}
+
+static enum po_status resolve_site(struct po_symbolizer *symbolizer, struct po_mem_site *site)
+{
+	struct po_symbol symbol;
+	enum po_status status =
+	    po_symbolizer_lookup(symbolizer, site->object, site->build_id, site->offset, &symbol);
+
+	if (status != PO_STATUS_OK)
+		return status;
+	site->symbol = symbol.function;
+	site->source_file = symbol.file;
+	site->source_line = symbol.line;
+	site->symbol_note = symbol.note;
+	return PO_STATUS_OK;
+}
+
+enum po_status po_symbols_resolve(struct po_analysis *analysis, struct po_error *err)
+{
+	struct po_symbolizer *symbolizer = po_symbolizer_create(analysis->arena);
+	enum po_status status = symbolizer ? PO_STATUS_OK : PO_STATUS_NOMEM;
+
+	for (size_t i = 0; status == PO_STATUS_OK && i < analysis->mem_site_count; i++) {
+		if (analysis->mem_sites[i].object)
+			status = resolve_site(symbolizer, &analysis->mem_sites[i]);
+	}
+	po_symbolizer_destroy(symbolizer);
+	if (status != PO_STATUS_OK)
+		po_error_set(err, "Failed to name the allocation sites: %s",
+			     po_status_description(status));
+	return status;
+}

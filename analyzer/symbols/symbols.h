@@ -1,0 +1,45 @@
+/*
+ * symbols.h: names allocation sites offline, after the model and before the detectors. A
+ * site located in a mapped object (path, offset) gets the function holding the call from
+ * the object's ELF symbol tables (.symtab, else .dynsym) and, where DWARF line information
+ * exists (in the object or its separate debug file), the source file and line. Each object
+ * is opened once. An object that no longer exists, or whose build id differs from the one
+ * recorded, is left unresolved and the site says why.
+ */
+#ifndef PO_SYMBOLS_H
+#define PO_SYMBOLS_H
+
+#include <stdint.h>
+
+#include "../common/arena.h"
+#include "../common/status.h"
+
+struct po_analysis;
+
+/* What a lookup found. Strings are weak: in the arena given at create, or static text. */
+struct po_symbol {
+	const char *function; /* NULL when unresolved */
+	const char *file;     /* source file as DWARF names it; NULL without line information */
+	int64_t line;	      /* -1 without line information */
+	const char *note;     /* why function is NULL; NULL when resolved */
+};
+
+struct po_symbolizer;
+
+/* NULL when out of memory. arena: weak, holds the strings the lookups return. */
+struct po_symbolizer *po_symbolizer_create(struct po_arena *arena);
+void po_symbolizer_destroy(struct po_symbolizer *symbolizer);
+
+/*
+ * The function and line of a call whose return address lies at offset in the object at
+ * path (offset from the base address the trace recorded). build_id: lower-case hex, or NULL
+ * to skip the check. PO_STATUS_NOMEM is the only failure; an unreadable object is a note.
+ */
+enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char *path,
+				    const char *build_id, uint64_t offset,
+				    struct po_symbol *symbol) PO_NODISCARD;
+
+/* Fills symbol, source_file, source_line and symbol_note of every located site. */
+enum po_status po_symbols_resolve(struct po_analysis *analysis, struct po_error *err) PO_NODISCARD;
+
+#endif /* PO_SYMBOLS_H */

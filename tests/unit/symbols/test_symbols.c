@@ -1,0 +1,94 @@
+/*
+ * test_symbols.c LIBRARY: the symbolizer names the function and line at an offset in a
+ * library built with -g (the offset found from the library loaded here), says when the
+ * object is missing or its build id differs, and fills the sites of an analysis.
+ */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "result.h"
+#include "symbols.h"
+
+static const char *library;
+static uint64_t function_offset; /* of symbols_test_function in library */
+static int function_line;
+
+/* Loads the library to learn where its function lies relative to its base address. */
+static void locate_function(void)
+{
+	void *handle = dlopen(library, RTLD_NOW);
+	void *function = handle ? dlsym(handle, "symbols_test_function") : NULL;
+	const int *line = handle ? dlsym(handle, "symbols_test_line") : NULL;
+	Dl_info info;
+
+	CHECK(function && line && dladdr(function, &info) && info.dli_fbase);
+	if (!function || !line)
+		exit(1);
+	function_offset = (uint64_t)((char *)function - (char *)info.dli_fbase);
+	function_line = *line;
+}
+
+static void test_lookup(void)
+{
+	struct po_arena *arena = po_arena_create();
+	struct po_symbolizer *symbolizer = po_symbolizer_create(arena);
+	struct po_symbol symbol;
+
+	/* a return address 4 bytes into the function: the call is inside it */
+	CHECK(po_symbolizer_lookup(symbolizer, library, NULL, function_offset + 4, &symbol) ==
+	      PO_STATUS_OK);
+	CHECK(symbol.function && strcmp(symbol.function, "symbols_test_function") == 0);
+	CHECK(symbol.file && strstr(symbol.file, "known.c"));
+	CHECK_INT_EQ(symbol.line, function_line);
+	CHECK(!symbol.note);
+	/* the same object again comes from the cache, with the same answer */
+	CHECK(po_symbolizer_lookup(symbolizer, library, NULL, function_offset + 4, &symbol) ==
+	      PO_STATUS_OK);
+	CHECK(symbol.function && strcmp(symbol.function, "symbols_test_function") == 0);
+	/* a build id other than the file's: changed since the recording */
+	CHECK(po_symbolizer_lookup(symbolizer, library, "0011223344556677889900112233445566778899",
+				   function_offset + 4, &symbol) == PO_STATUS_OK);
+	CHECK(!symbol.function && symbol.note &&
+	      strcmp(symbol.note, "object changed since the recording") == 0);
+	/* an object that is gone */
+	CHECK(po_symbolizer_lookup(symbolizer, "/nonexistent/libgone.so", NULL, 0x1000, &symbol) ==
+	      PO_STATUS_OK);
+	CHECK(!symbol.function && symbol.note && strstr(symbol.note, "not found"));
+	po_symbolizer_destroy(symbolizer);
+	po_arena_destroy(arena);
+}
+
+/* po_symbols_resolve fills located sites and leaves the others alone. */
+static void test_resolve(void)
+{
+	struct po_mem_site sites[2] = {{.ip = 0x7f0000001234, .source_line = -1},
+				       {.ip = 0x1234, .source_line = -1}};
+	struct po_analysis analysis = {.mem_sites = sites, .mem_site_count = 2};
+	struct po_error err = {{0}};
+
+	analysis.arena = po_arena_create();
+	sites[0].object = library;
+	sites[0].offset = function_offset + 4;
+	CHECK(po_symbols_resolve(&analysis, &err) == PO_STATUS_OK);
+	CHECK(sites[0].symbol && strcmp(sites[0].symbol, "symbols_test_function") == 0);
+	CHECK(sites[0].source_file && strstr(sites[0].source_file, "known.c"));
+	CHECK_INT_EQ(sites[0].source_line, function_line);
+	CHECK(!sites[1].symbol && !sites[1].symbol_note && sites[1].source_line == -1);
+	po_arena_destroy(analysis.arena);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_symbols LIBRARY\n");
+		return 2;
+	}
+	library = argv[1];
+	locate_function();
+	RUN(test_lookup);
+	RUN(test_resolve);
+	return CHECK_SUMMARY();
+}
