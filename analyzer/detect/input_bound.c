@@ -433,6 +433,8 @@ static const char *choose_cause(const struct det_ctx *ctx, const struct ib_facts
 		return "loading-in-main-process";
 	if (facts->h2d_ns > facts->wait_ns)
 		return "slow-h2d";
+	if (model->service_ns <= 0)
+		return "loader-not-traced";
 	if (facts->saturated)
 		return "cpu-saturated";
 	if (!isnan(facts->busy_pct) && facts->busy_pct >= ctx->rules->input_bound_worker_busy_pct)
@@ -556,6 +558,9 @@ static const char *cause_sentence(const struct det_ctx *ctx, const struct ib_fac
 		    "the workers and the main loop use %.1f of %d cores and their CPU "
 		    "work waits for a core: more workers will not help",
 		    facts->demand_cores, ctx->analysis->cpu_count);
+	if (strcmp(facts->cause, "loader-not-traced") == 0)
+		return "what the loader does meanwhile is not in the trace (no load, preprocess or "
+		       "collate spans), so why it is slow and what would help cannot be told";
 	if (strcmp(facts->cause, "too-few-workers") == 0)
 		return det_printf((struct det_ctx *)ctx,
 				  "%lld worker(s) are busy %.0f%% of the time and cores are idle",
@@ -589,11 +594,15 @@ enum po_status det_input_bound(struct det_ctx *ctx)
 		return PO_STATUS_NOMEM;
 	det_summary(ctx, finding,
 		    "The training loop waits for data %.1f%% of each step (%.2f ms of %.2f ms on "
-		    "average over %zu steady steps): %s. The slowest loading stage is %s%s%s%s.",
+		    "average over %zu steady steps): %s%s%s%s%s%s.",
 		    facts.share_pct, facts.wait_ns / DET_NS_PER_MS,
 		    ctx->mean_step_ns / DET_NS_PER_MS, ctx->clean_count,
-		    cause_sentence(ctx, &facts), po_stage_name(facts.dominant),
-		    facts.label[0] ? " (" : "", facts.label, facts.label[0] ? ")" : "");
+		    cause_sentence(ctx, &facts),
+		    facts.model.service_ns > 0 ? ". The slowest loading stage is " : "",
+		    facts.model.service_ns > 0 ? po_stage_name(facts.dominant) : "",
+		    facts.model.service_ns > 0 && facts.label[0] ? " (" : "",
+		    facts.model.service_ns > 0 ? facts.label : "",
+		    facts.model.service_ns > 0 && facts.label[0] ? ")" : "");
 	add_evidence(ctx, finding, &facts);
 	recommend(ctx, finding, &facts);
 	return PO_STATUS_OK;
@@ -719,6 +728,17 @@ static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
 
 static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct ib_facts *facts)
 {
+	if (strcmp(facts->cause, "loader-not-traced") == 0) {
+		det_recommend(
+		    ctx, finding, "instrumentation",
+		    "record the loader: wrap the DataLoader with profopt.instrument(loader), "
+		    "or mark load, preprocess and collate with profopt.span / "
+		    "profopt_stage_begin",
+		    "with its stages in the trace the analysis can tell slow loading from "
+		    "too few workers or busy cores, and predict the fix",
+		    "none by itself; the next analysis says what to change", NAN, NAN);
+		return;
+	}
 	if (strcmp(facts->cause, "slow-h2d") == 0)
 		recommend_pinned(ctx, finding, facts);
 	recommend_workers(ctx, finding, facts);

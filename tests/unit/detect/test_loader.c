@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "synth.h"
@@ -177,6 +178,31 @@ static void test_live_workers_not_generations(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * Only the data wait is marked (a loop with its own loader, no stage spans): the loop waits,
+ * but nothing says why, so no stage is blamed and no num_workers is predicted from a batch
+ * assumed to cost nothing; the advice is to record the loader.
+ */
+static void test_untraced_loader(void)
+{
+	static const struct synth_breakdown waits = {
+	    .ms = {[PO_CAT_FORWARD] = 10, [PO_CAT_DATA_WAIT] = 10}};
+	struct po_analysis *analysis = synth_create(100, &waits, 2);
+	const struct po_finding *finding;
+
+	synth_config(analysis, "num_workers", "2");
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_STR_EQ(synth_text(finding, "cause"), "loader-not-traced");
+		CHECK(strstr(finding->summary, "slowest loading stage") == NULL);
+		CHECK(synth_rec(finding, "num_workers") == NULL);
+		CHECK(synth_rec(finding, "instrumentation") != NULL);
+	}
+	synth_destroy(analysis);
+}
+
 int main(void)
 {
 	po_rules_init(&rules);
@@ -186,5 +212,6 @@ int main(void)
 	RUN(test_worker_restart);
 	RUN(test_persistent_or_single_restart_silent);
 	RUN(test_live_workers_not_generations);
+	RUN(test_untraced_loader);
 	return CHECK_SUMMARY();
 }

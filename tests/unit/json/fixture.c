@@ -234,9 +234,17 @@ static void fill_memory(struct po_analysis *analysis)
 					30,
 					3 << 20,
 					0,
-					3};
-	sites[1] =
-	    (struct po_mem_site){100, PO_ROLE_MAIN, 0, -1, NULL, 0, 4, 4096, 4, 4096, 0, 0, -1, -1};
+					3,
+					NULL,
+					0,
+					NULL,
+					NULL,
+					NULL,
+					-1,
+					NULL};
+	sites[1] = (struct po_mem_site){
+	    100, PO_ROLE_MAIN, 0, -1, NULL, 0, 4, 4096, 4, 4096, 0, 0, -1, -1, NULL, 0, NULL, NULL,
+	    NULL, -1, NULL};
 	analysis->mem_sites = sites;
 	analysis->mem_site_count = 2;
 }
