@@ -130,12 +130,22 @@ void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *
 {
 	struct po_recommendation *rec;
 
-	assert(finding->recommendation_count < DET_MAX_RECOMMENDATIONS);
+	/* A real check, not an assert that NDEBUG removes: a full list keeps its first ones. */
+	if (finding->recommendation_count >= DET_MAX_RECOMMENDATIONS)
+		return;
 	rec = &finding->recommendations[finding->recommendation_count++];
 	rec->knob = knob;
 	rec->action = ctx_strdup(ctx, action);
 	rec->why = ctx_strdup(ctx, why);
 	rec->effect = ctx_strdup(ctx, effect);
+	/*
+	 * A prediction is a positive step time and a positive speedup, or none: a model that
+	 * comes out at zero or below has left its domain, and saying nothing is honest.
+	 */
+	if (!(step_ms > 0) || !isfinite(step_ms) || !(speedup > 0) || !isfinite(speedup)) {
+		step_ms = NAN;
+		speedup = NAN;
+	}
 	rec->predicted_step_ms = step_ms;
 	rec->predicted_speedup = speedup;
 }
