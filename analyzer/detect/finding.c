@@ -1,5 +1,4 @@
 /* finding.c: builds findings in the analysis arena; an allocation failure is remembered. */
-#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,11 +85,13 @@ void det_summary(struct det_ctx *ctx, struct po_finding *finding, const char *fm
 		finding->summary = "";
 }
 
+/* The next evidence slot, or NULL when the finding holds DET_MAX_EVIDENCE already. */
 static struct po_evidence *next_evidence(struct po_finding *finding, const char *key)
 {
 	struct po_evidence *evidence;
 
-	assert(finding->evidence_count < DET_MAX_EVIDENCE);
+	if (finding->evidence_count >= DET_MAX_EVIDENCE)
+		return NULL;
 	evidence = &finding->evidence[finding->evidence_count++];
 	*evidence = (struct po_evidence){.key = key};
 	return evidence;
@@ -101,6 +102,8 @@ void det_ev_number(struct det_ctx *ctx, struct po_finding *finding, const char *
 {
 	struct po_evidence *evidence = next_evidence(finding, key);
 
+	if (!evidence)
+		return;
 	evidence->type = PO_EVIDENCE_NUMBER;
 	evidence->number = value;
 }
@@ -109,6 +112,8 @@ void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, const char *key
 {
 	struct po_evidence *evidence = next_evidence(finding, key);
 
+	if (!evidence)
+		return;
 	evidence->type = PO_EVIDENCE_INTEGER;
 	evidence->integer = value;
 }
@@ -118,6 +123,8 @@ void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *ke
 {
 	struct po_evidence *evidence = next_evidence(finding, key);
 
+	if (!evidence)
+		return;
 	evidence->type = PO_EVIDENCE_TEXT;
 	evidence->text = value ? ctx_strdup(ctx, value) : "";
 	if (!evidence->text)
