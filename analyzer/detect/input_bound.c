@@ -36,6 +36,7 @@ struct ib_facts {
 	double fair_share;
 	double io_ns;	/* per batch: off-CPU time that waiting for a core does not explain */
 	double runq_ns; /* per batch: the workers' measured wait for a CPU; -1 unknown */
+	double process_cpu_ns; /* per batch: the workers' whole CPU time (process counter) */
 	bool saturated;
 	double queue_empty_pct; /* clean steps that found no batch ready; NaN unknown */
 	double load_cv;		/* variation of the consumed batches' service time */
@@ -292,10 +293,13 @@ static bool cores_saturated(const struct det_ctx *ctx, const struct ib_facts *fa
 		return false;
 	if (facts->demand_cores >= cores * rules->input_bound_saturated_pct / 100.0)
 		return true;
-	/* Measured: the workers wait for a core, whoever holds it (other programs too). */
-	if (facts->runq_ns >= 0 && facts->model.cpu_ns > 0 &&
-	    facts->model.cpu_ns + facts->runq_ns >=
-		rules->input_bound_starved_ratio * facts->model.cpu_ns)
+	/*
+	 * Measured: the workers wait for a core, whoever holds it (other programs too), a
+	 * quarter (starved_ratio - 1) of their whole CPU time or more.
+	 */
+	if (facts->runq_ns >= 0 && facts->process_cpu_ns > 0 &&
+	    facts->process_cpu_ns + facts->runq_ns >=
+		rules->input_bound_starved_ratio * facts->process_cpu_ns)
 		return true;
 	starved = facts->cpu_measured && cpu_ns > 0 &&
 		  wall_ns >= rules->input_bound_starved_ratio * cpu_ns;
@@ -325,9 +329,9 @@ static double cpu_demand(const struct det_ctx *ctx, const struct ib_facts *facts
  * of the worker's main thread, which loads: time runnable but not running, whoever held the
  * CPU, other programs too); -1 when a worker lacks it.
  */
-static double workers_runq_per_batch(const struct po_analysis *analysis)
+static double workers_runq_per_batch(const struct po_analysis *analysis, double *cpu_per_batch)
 {
-	double wait_ns = 0;
+	double wait_ns = 0, cpu_ns = 0;
 	int64_t batches = 0;
 
 	for (size_t i = 0; i < analysis->worker_count; i++) {
@@ -338,12 +342,17 @@ static double workers_runq_per_batch(const struct po_analysis *analysis)
 			if (analysis->processes[p].pid == worker->pid)
 				process = &analysis->processes[p];
 		if (!process || process->runq_first_ns < 0 ||
-		    process->runq_last_ns < process->runq_first_ns)
+		    process->runq_last_ns < process->runq_first_ns || process->cpu_first_ns < 0 ||
+		    process->cpu_last_ns < process->cpu_first_ns)
 			return -1;
 		wait_ns += (double)(process->runq_last_ns - process->runq_first_ns);
+		cpu_ns += (double)(process->cpu_last_ns - process->cpu_first_ns);
 		batches += worker->batches;
 	}
-	return batches > 0 ? wait_ns / (double)batches : -1;
+	if (batches <= 0)
+		return -1;
+	*cpu_per_batch = cpu_ns / (double)batches;
+	return wait_ns / (double)batches;
 }
 
 static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
@@ -357,9 +366,15 @@ static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 	facts->fair_share =
 	    model->cores > 0 && runnable > 0 ? fmin(1, (double)model->cores / runnable) : 1;
 	facts->io_ns = fmax(0, model->service_ns - model->cpu_ns / facts->fair_share);
-	/* Measured beats modelled: what the workers really waited for a CPU is not I/O. */
-	if (runq_ns >= 0)
+	/*
+	 * Measured beats modelled: what the workers really waited for a CPU is not I/O. Their
+	 * wait covers all their work (pickling a batch to hand it off too): the loading stages'
+	 * part of it is in proportion to their share of the workers' CPU time.
+	 */
+	if (runq_ns >= 0 && facts->process_cpu_ns > 0) {
+		runq_ns *= fmin(1, model->cpu_ns / facts->process_cpu_ns);
 		facts->io_ns = fmax(0, model->service_ns - model->cpu_ns - runq_ns);
+	}
 }
 
 static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
@@ -380,7 +395,7 @@ static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
 	model->cores = ctx->analysis->cpu_count;
 	model->cpu_bound = model->cpu_ns >= model->service_ns - model->cpu_ns;
 	facts->demand_cores = cpu_demand(ctx, facts);
-	facts->runq_ns = workers_runq_per_batch(ctx->analysis);
+	facts->runq_ns = workers_runq_per_batch(ctx->analysis, &facts->process_cpu_ns);
 	facts->saturated = cores_saturated(ctx, facts);
 	measure_io(ctx, facts);
 }
