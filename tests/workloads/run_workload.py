@@ -52,6 +52,7 @@ SOURCE = os.path.normpath(os.path.join(HERE, "..", ".."))
 PYTHON = "/usr/bin/python3"
 
 SAME_RUN_PCT = 5       # a number measured twice in one run (trace vs script)
+WAIT_SLACK_MS = 0.15  # the instrumented loader's own Python around a data wait
 SLOPE_PCT = 25         # memory slopes (trace vs /proc)
 RERUN_PCT = 15         # a prediction against a rerun
 SHARE_POINTS = 5       # shares of the step, in percentage points
@@ -442,7 +443,9 @@ LOADER_CATEGORIES = ("data_wait", "handoff", "load", "preprocess", "collate")
 def check_wait_accounted(run, tolerance_pct):
     """The loop's time in the loader (asking for a batch until it arrives), as the
     breakdown splits it (data_wait, handoff, and loading on the training thread), is
-    what the script measured around next()."""
+    what the script measured around next(). The script's clock also holds the
+    instrumented loader's own Python around the data wait (about 0.1 ms a step, outside
+    every span), so a short wait is also accepted within WAIT_SLACK_MS."""
     breakdown = member(run.summary, "breakdown_ms")
     got = sum(number(breakdown.get(c, 0.0), f"breakdown_ms.{c}") for c in LOADER_CATEGORIES
               if c in breakdown)
@@ -450,7 +453,8 @@ def check_wait_accounted(run, tolerance_pct):
     off = off_pct(got, want)
     parts = ", ".join(f"{c} {breakdown[c]:.3f}" for c in LOADER_CATEGORIES
                       if breakdown.get(c))
-    return off <= tolerance_pct, f"the breakdown's loader time {got:.3f} ms per step " \
+    ok = off <= tolerance_pct or abs(got - want) <= WAIT_SLACK_MS
+    return ok, f"the breakdown's loader time {got:.3f} ms per step " \
         f"({parts or 'none'}), the script measured {want:.3f} ms in next() ({off:.1f}% off, " \
         f"limit {tolerance_pct}%)"
 
