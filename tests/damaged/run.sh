@@ -13,7 +13,9 @@ passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
 
-"$bin/profopt-record" -o "$work/trace" -- "$bin/profopt-sim" --workers 2 --steps 60 \
+# Per-process buffers: one trace per process, so that damage in a worker's trace leaves the
+# others for --salvage (it salvages whole traces; a per-user trace is one trace).
+"$bin/profopt-record" --buffers pid -o "$work/trace" -- "$bin/profopt-sim" --workers 2 --steps 60 \
 	--load-ms 1 --forward-ms 1 --kernels 4 --gpu-ms 1 >"$work/record.log" 2>&1 ||
 	{ cat "$work/record.log"; exit 1; }
 /usr/bin/python3 "$here/make_damaged.py" "$work/trace" "$work/damaged" || exit 1
