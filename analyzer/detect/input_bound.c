@@ -607,17 +607,17 @@ enum po_status det_input_bound(struct det_ctx *ctx)
 				  det_clamp(0.6 + 0.2 * margin, 0, 1));
 	if (!finding)
 		return PO_STATUS_NOMEM;
-	det_summary(ctx, finding,
-		    "The training loop waits for data %.1f%% of each step (%.2f ms of %.2f ms on "
-		    "average over %zu steady steps): %s%s%s%s%s%s.",
-		    facts.share_pct, facts.wait_ns / DET_NS_PER_MS,
-		    ctx->mean_step_ns / DET_NS_PER_MS, ctx->clean_count,
-		    cause_sentence(ctx, &facts),
-		    facts.model.service_ns > 0 ? ". The slowest loading stage is " : "",
-		    facts.model.service_ns > 0 ? po_stage_name(facts.dominant) : "",
-		    facts.model.service_ns > 0 && facts.label[0] ? " (" : "",
-		    facts.model.service_ns > 0 ? facts.label : "",
-		    facts.model.service_ns > 0 && facts.label[0] ? ")" : "");
+	det_summary(
+	    ctx, finding,
+	    "The training loop waits for data %.1f%% of each steady step (%.2f ms of %.2f ms on "
+	    "average over %zu steady steps): %s%s%s%s%s%s.",
+	    facts.share_pct, facts.wait_ns / DET_NS_PER_MS, ctx->mean_step_ns / DET_NS_PER_MS,
+	    ctx->clean_count, cause_sentence(ctx, &facts),
+	    facts.model.service_ns > 0 ? ". The slowest loading stage is " : "",
+	    facts.model.service_ns > 0 ? po_stage_name(facts.dominant) : "",
+	    facts.model.service_ns > 0 && facts.label[0] ? " (" : "",
+	    facts.model.service_ns > 0 ? facts.label : "",
+	    facts.model.service_ns > 0 && facts.label[0] ? ")" : "");
 	add_evidence(ctx, finding, &facts);
 	recommend(ctx, finding, &facts);
 	return PO_STATUS_OK;
