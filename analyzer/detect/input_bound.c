@@ -295,11 +295,13 @@ static bool cores_saturated(const struct det_ctx *ctx, const struct ib_facts *fa
 		return true;
 	/*
 	 * Measured: the workers wait for a core, whoever holds it (other programs too), a
-	 * quarter (starved_ratio - 1) of their whole CPU time or more.
+	 * quarter (starved_ratio - 1) of their whole CPU time or more, and as much of a batch's
+	 * making time: a worker that sleeps on I/O and waits a little for a core when it wakes
+	 * is not starved of cores.
 	 */
 	if (facts->runq_ns >= 0 && facts->process_cpu_ns > 0 &&
-	    facts->process_cpu_ns + facts->runq_ns >=
-		rules->input_bound_starved_ratio * facts->process_cpu_ns)
+	    facts->runq_ns >= (rules->input_bound_starved_ratio - 1) * facts->process_cpu_ns &&
+	    facts->runq_ns >= (rules->input_bound_starved_ratio - 1) * facts->model.service_ns)
 		return true;
 	starved = facts->cpu_measured && cpu_ns > 0 &&
 		  wall_ns >= rules->input_bound_starved_ratio * cpu_ns;

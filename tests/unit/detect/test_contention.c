@@ -281,6 +281,45 @@ static void test_core_wait_against_all_worker_cpu(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * One worker that sleeps 40 ms on I/O per batch and waits 1 ms for a core when it wakes,
+ * against its 2 ms of CPU: not starved of cores (the wait is nothing against the batch's 41.5
+ * ms): too few workers, and more are recommended.
+ */
+static void test_short_core_wait_of_an_io_worker(void)
+{
+	static const struct synth_breakdown waits = {.ms = {[PO_CAT_FORWARD] = 4,
+							    [PO_CAT_BACKWARD] = 4,
+							    [PO_CAT_OPTIMIZER] = 1,
+							    [PO_CAT_DATA_WAIT] = 32,
+							    [PO_CAT_OTHER] = 0.5}};
+	static const struct synth_loader io = {
+	    {40, 1, 0.5}, {0.05, 1, 0.5}, {"read", "augment", "stack"}};
+	struct po_analysis *analysis = synth_create(150, &waits, 0);
+	const struct po_finding *input;
+
+	analysis->cpu_count = 2;
+	synth_workers(analysis, 1, &io, 99);
+	main_cpu(analysis, 9);
+	for (size_t p = 1; p < analysis->process_count; p++) {
+		int64_t batches = analysis->workers[p - 1].batches;
+
+		analysis->processes[p].runq_first_ns = 0;
+		analysis->processes[p].runq_last_ns = 1 * SYNTH_MS * batches;
+		analysis->processes[p].cpu_first_ns = 0;
+		analysis->processes[p].cpu_last_ns = 2 * SYNTH_MS * batches;
+	}
+	run_detect(analysis);
+	input = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	CHECK(input != NULL);
+	if (input) {
+		CHECK_STR_EQ(synth_text(input, "cause"), "too-few-workers");
+		CHECK(synth_rec(input, "num_workers") != NULL &&
+		      strstr(synth_rec(input, "num_workers")->action, "set num_workers=") != NULL);
+	}
+	synth_destroy(analysis);
+}
+
 /* Six workers on 2 cores: two keep the step (T(2) = 22.75 ms, T(n >= 3) = 22.51 ms). */
 static void test_fewer_workers_keep_the_step(void)
 {
@@ -417,5 +456,6 @@ int main(void)
 	RUN(test_handoff_on_saturated_cores);
 	RUN(test_measured_core_wait_is_not_io);
 	RUN(test_core_wait_against_all_worker_cpu);
+	RUN(test_short_core_wait_of_an_io_worker);
 	return CHECK_SUMMARY();
 }
