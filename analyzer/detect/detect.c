@@ -45,6 +45,23 @@ const struct po_process *det_main_process(const struct po_analysis *analysis)
 	return NULL;
 }
 
+double det_workers_busy_pct(const struct po_analysis *analysis)
+{
+	double sum = 0;
+	size_t counted = 0;
+
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		const struct po_worker *worker = &analysis->workers[i];
+		int64_t life_ns = worker->last_ns - worker->first_ns;
+
+		if (worker->first_ns < 0 || life_ns <= 0)
+			continue;
+		sum += det_clamp((double)worker->busy_ns / (double)life_ns, 0, 1);
+		counted++;
+	}
+	return counted ? 100.0 * sum / (double)counted : NAN;
+}
+
 int64_t det_live_workers(const struct po_analysis *analysis)
 {
 	return analysis->concurrent_workers > 0 ? analysis->concurrent_workers

@@ -51,6 +51,8 @@ const struct po_process *det_main_process(const struct po_analysis *analysis);
  * worker the run started: non-persistent DataLoader workers are new processes each epoch.
  */
 int64_t det_live_workers(const struct po_analysis *analysis);
+/* The workers' mean busy share of their own lifetimes, in percent; NaN without workers. */
+double det_workers_busy_pct(const struct po_analysis *analysis);
 /* A run_config value, or NULL. */
 const char *det_config(const struct po_analysis *analysis, const char *key);
 /* A run_config value as an integer, or fallback. */

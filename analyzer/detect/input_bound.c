@@ -200,23 +200,6 @@ static void measure_service(const struct det_ctx *ctx, struct ib_facts *facts)
 	}
 }
 
-static void measure_workers_busy(const struct po_analysis *analysis, struct ib_facts *facts)
-{
-	double sum = 0;
-	size_t counted = 0;
-
-	for (size_t i = 0; i < analysis->worker_count; i++) {
-		const struct po_worker *worker = &analysis->workers[i];
-		int64_t life_ns = worker->last_ns - worker->first_ns;
-
-		if (worker->first_ns < 0 || life_ns <= 0)
-			continue;
-		sum += det_clamp((double)worker->busy_ns / (double)life_ns, 0, 1);
-		counted++;
-	}
-	facts->busy_pct = counted ? 100.0 * sum / (double)counted : NAN;
-}
-
 /* The main loop's CPU per step from its process CPU counter, capped by its own time. */
 static double main_cpu_per_step(const struct det_ctx *ctx, const struct ib_facts *facts)
 {
@@ -491,7 +474,7 @@ static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 	if (facts->loading_in_main)
 		facts->workers = 0;
 	measure_service(ctx, facts);
-	measure_workers_busy(analysis, facts);
+	facts->busy_pct = det_workers_busy_pct(analysis);
 	facts->queue_empty_pct = NAN;
 	build_model(ctx, facts);
 	handoff_on_saturated_cores(ctx, facts);

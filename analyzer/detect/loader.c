@@ -14,23 +14,6 @@
 
 /* ---- loader-handoff ---- */
 
-static double workers_busy_pct(const struct po_analysis *analysis)
-{
-	double sum = 0;
-	size_t counted = 0;
-
-	for (size_t i = 0; i < analysis->worker_count; i++) {
-		const struct po_worker *worker = &analysis->workers[i];
-		int64_t life_ns = worker->last_ns - worker->first_ns;
-
-		if (worker->first_ns < 0 || life_ns <= 0)
-			continue;
-		sum += det_clamp((double)worker->busy_ns / (double)life_ns, 0, 1);
-		counted++;
-	}
-	return counted ? 100.0 * sum / (double)counted : NAN;
-}
-
 static bool config_is(const struct po_analysis *analysis, const char *key, const char *value)
 {
 	const char *text = det_config(analysis, key);
@@ -101,7 +84,7 @@ enum po_status det_loader_handoff(struct det_ctx *ctx)
 	finding = det_finding_add(ctx, PO_FINDING_LOADER_HANDOFF, severity, 0.9);
 	if (!finding)
 		return PO_STATUS_NOMEM;
-	busy_pct = workers_busy_pct(ctx->analysis);
+	busy_pct = det_workers_busy_pct(ctx->analysis);
 	det_summary(
 	    ctx, finding,
 	    "The training loop spends %.1f%% of each steady step (%.2f ms of %.2f ms) receiving "
