@@ -64,7 +64,7 @@ for jobs in 0 5 x ""; do
 done
 
 if [ "${PROFOPT_VALGRIND:-0}" = 1 ]; then
-	valgrind --tool=helgrind --error-exitcode=99 --log-file="$work/helgrind.%p.log" \
+	valgrind --tool=helgrind --vgdb=no --error-exitcode=99 --log-file="$work/helgrind.%p.log" \
 		"$bin/profopt-analyze" "$work/trace" -o "$work/report-hg" --json-only -q -j 3 || true
 	bad=$(grep -L "ERROR SUMMARY: 0 errors" "$work"/helgrind.*.log || true)
 	if [ -n "$bad" ]; then

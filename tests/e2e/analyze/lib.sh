@@ -1,13 +1,15 @@
 # lib.sh: sourced by the end-to-end analyzer tests once $bin and $work are set.
 # analyzer ARGS... runs $bin/profopt-analyze; with PROFOPT_VALGRIND=1 it runs under valgrind
 # memcheck, which follows the forked analysis child, with one log per process in
-# $work/valgrind/. "${analyzer_command[@]}" is the same command, for timeout(1).
+# $work/valgrind/. "${analyzer_command[@]}" is the same command, for timeout(1). No vgdb
+# server (--vgdb=no): its shared-memory file in /tmp is named by pid, and a test that runs
+# the analyzer as nobody in a fresh PID namespace can meet a root-owned one of an earlier run.
 # valgrind_verdict (called at the end) fails the test on any memcheck error or definite
 # leak in those logs (leaks inside system libraries: tests/lib/valgrind.supp).
 analyzer_command=("$bin/profopt-analyze")
 if [ "${PROFOPT_VALGRIND:-0}" = 1 ]; then
 	mkdir -p "$work/valgrind"
-	analyzer_command=(valgrind --tool=memcheck --trace-children=yes --leak-check=full
+	analyzer_command=(valgrind --tool=memcheck --vgdb=no --trace-children=yes --leak-check=full
 		--errors-for-leak-kinds=definite --show-leak-kinds=definite --error-exitcode=99
 		--suppressions="$(dirname "${BASH_SOURCE[0]}")/../../lib/valgrind.supp"
 		--log-file="$work/valgrind/%p.log" "$bin/profopt-analyze")
