@@ -458,6 +458,14 @@ static enum po_status add_ingest_warnings(struct po_analysis *analysis,
 			 (long long)stats->malformed_events);
 		status = po_analysis_add_warning(analysis, "malformed-events", text);
 	}
+	if (status == PO_STATUS_OK && stats->unknown_profopt_events > 0) {
+		snprintf(text, sizeof(text),
+			 "%lld events of %.100s and other classes named like profopt events but "
+			 "unknown to this analyzer were ignored: the trace's metadata may be "
+			 "damaged, or another profopt version recorded it",
+			 (long long)stats->unknown_profopt_events, stats->unknown_profopt_name);
+		status = po_analysis_add_warning(analysis, "unknown-profopt-events", text);
+	}
 	if (status == PO_STATUS_OK && stats->no_clock_events > 0) {
 		snprintf(text, sizeof(text), "%lld events had no timestamp and were skipped",
 			 (long long)stats->no_clock_events);

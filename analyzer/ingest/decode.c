@@ -111,6 +111,20 @@ static int kind_of_name(const char *name)
 	return PO_EV_COUNT;
 }
 
+/* A foreign class named like a profopt event: see po_ingest_stats.unknown_profopt_events. */
+static bool named_like_profopt(const char *name)
+{
+	static const char provider[] = "profopt";
+	const char *colon = name ? strchr(name, ':') : NULL;
+	int differences = 0;
+
+	if (!colon || colon - name != (ptrdiff_t)(sizeof(provider) - 1))
+		return false;
+	for (size_t i = 0; i < sizeof(provider) - 1; i++)
+		differences += name[i] != provider[i];
+	return differences <= 1;
+}
+
 static int32_t trace_env_pid(const bt_trace *trace)
 {
 	const bt_value *value =
@@ -169,6 +183,12 @@ static void resolve_class(const struct po_decoder *decoder, struct po_class_entr
 	const bt_trace *trace = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(event));
 
 	entry->kind = kind_of_name(bt_event_class_get_name(event_class));
+	entry->profopt_like =
+	    entry->kind == PO_EV_COUNT && named_like_profopt(bt_event_class_get_name(event_class));
+	if (entry->profopt_like && !decoder->stats->unknown_profopt_name[0])
+		snprintf(decoder->stats->unknown_profopt_name,
+			 sizeof(decoder->stats->unknown_profopt_name), "%s",
+			 bt_event_class_get_name(event_class));
 	entry->trace_id = trace_id_of(decoder, trace);
 	entry->env_pid = trace_env_pid(trace);
 	entry->frequency = clock ? bt_clock_class_get_frequency(clock) : 0;
@@ -538,6 +558,7 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 	decoder->stats->events++;
 	if (entry->kind == PO_EV_COUNT) {
 		decoder->stats->foreign_events++;
+		decoder->stats->unknown_profopt_events += entry->profopt_like;
 		return true;
 	}
 	if (entry->kind < PO_EV_LIBC_MALLOC)

@@ -38,7 +38,8 @@ struct po_class_entry {
 	uint64_t frequency;			   /* of the default clock; 0: none */
 	int64_t offset_ns;			   /* of the default clock from its origin */
 	uint32_t trace_id;
-	int32_t env_pid; /* "vpid" of the trace environment, -1 if none */
+	int32_t env_pid;   /* "vpid" of the trace environment, -1 if none */
+	bool profopt_like; /* foreign, but named like a profopt event: damaged metadata? */
 };
 
 /* The per-trace state that salvage keeps across restarts. */

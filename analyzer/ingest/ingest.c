@@ -59,7 +59,7 @@ struct po_run {
 	bool *excluded;			    /* owned: traces->count flags (salvage) */
 	int64_t *delivered;		    /* owned: events of each trace handed to the callback */
 	bool salvage;
-	bool inline_decoding; /* no lane threads could be started: one lane, callback inline */
+	bool inline_decoding;  /* no lane threads could be started: one lane, callback inline */
 	size_t lane_count;     /* lanes in use: 1 once decoding fell back to this thread */
 	size_t lanes_made;     /* lanes allocated and set up */
 	struct po_lane *lanes; /* owned: lanes_made */
@@ -74,7 +74,6 @@ struct po_run {
  * this lock held, when plugins are found or released and graphs are built or destroyed.
  */
 static pthread_mutex_t po_bt_shared_lock = PTHREAD_MUTEX_INITIALIZER;
-
 
 static void flatten(char *text)
 {
@@ -260,9 +259,8 @@ static bool lane_owns(const struct po_lane *lane, size_t unit)
 }
 
 /* Connects the source's streams this lane owns to the muxer; *unit counts every stream. */
-static bool connect_source(struct po_lane *lane, bt_graph *graph,
-			   const bt_component_source *source, const bt_component_filter *muxer,
-			   size_t *unit)
+static bool connect_source(struct po_lane *lane, bt_graph *graph, const bt_component_source *source,
+			   const bt_component_filter *muxer, size_t *unit)
 {
 	uint64_t count = bt_component_source_get_output_port_count(source);
 
@@ -350,6 +348,7 @@ static void stats_reset_counts(struct po_ingest_stats *stats)
 	stats->no_clock_events = 0;
 	stats->malformed_events = 0;
 	stats->foreign_events = 0;
+	stats->unknown_profopt_events = 0;
 	stats->discarded_messages = 0;
 }
 
@@ -361,6 +360,10 @@ static void stats_add_counts(struct po_ingest_stats *to, const struct po_ingest_
 	to->no_clock_events += from->no_clock_events;
 	to->malformed_events += from->malformed_events;
 	to->foreign_events += from->foreign_events;
+	to->unknown_profopt_events += from->unknown_profopt_events;
+	if (!to->unknown_profopt_name[0])
+		memcpy(to->unknown_profopt_name, from->unknown_profopt_name,
+		       sizeof(to->unknown_profopt_name));
 	to->discarded_messages += from->discarded_messages;
 }
 
@@ -682,8 +685,8 @@ static size_t lane_count_for(const struct po_ingest_options *options, size_t tra
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t count = options && options->decode_threads > 0 ? (size_t)options->decode_threads
-			       : cpus > 0 ? (size_t)cpus
-					  : 1;
+		       : cpus > 0			      ? (size_t)cpus
+							      : 1;
 
 	if (count > PO_LANES_MAX)
 		count = PO_LANES_MAX;
@@ -739,8 +742,11 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 			     struct po_error *err)
 {
 	struct po_trace_list traces = {0};
-	struct po_run run = {.trace_dir = trace_dir, .traces = &traces, .callback = callback,
-			     .callback_ctx = ctx, .stats = stats};
+	struct po_run run = {.trace_dir = trace_dir,
+			     .traces = &traces,
+			     .callback = callback,
+			     .callback_ctx = ctx,
+			     .stats = stats};
 	enum po_status status;
 
 	memset(stats, 0, sizeof(*stats));

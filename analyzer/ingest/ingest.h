@@ -21,17 +21,24 @@ struct po_ingest_options {
 };
 
 struct po_ingest_stats {
-	int64_t events;        /* every event message */
+	int64_t events; /* every event message */
 	int64_t profopt_events;
-	int64_t trace_count;   /* CTF traces found (one per process buffer) */
+	int64_t trace_count; /* CTF traces found (one per process buffer) */
 	int64_t streams;
-	bool partial;          /* salvage skipped something */
+	bool partial; /* salvage skipped something */
 	/* Anomalies, counted and skipped (trace quality). */
-	int64_t no_clock_events;   /* events without a clock snapshot */
-	int64_t malformed_events;  /* profopt events with an out-of-range enum or missing field */
-	int64_t foreign_events;    /* events of other providers */
-	int64_t discarded_messages; /* discarded-events and discarded-packets messages */
-	int64_t skipped_traces;    /* traces left out by salvage */
+	int64_t no_clock_events;  /* events without a clock snapshot */
+	int64_t malformed_events; /* profopt events with an out-of-range enum or missing field */
+	int64_t foreign_events;	  /* events of other providers */
+	/*
+	 * Events of classes this analyzer does not know but named like profopt's: provider
+	 * "profopt" with another event name, or a provider one letter from "profopt". A
+	 * damaged metadata file (or another profopt version) gives them; they are said.
+	 */
+	int64_t unknown_profopt_events;
+	char unknown_profopt_name[128];	 /* the first such class's name */
+	int64_t discarded_messages;	 /* discarded-events and discarded-packets messages */
+	int64_t skipped_traces;		 /* traces left out by salvage */
 	char skipped_note[PO_ERROR_MAX]; /* salvage: which traces were skipped and why */
 };
 
