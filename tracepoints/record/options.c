@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "record.h"
 
@@ -146,6 +148,34 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 	return REC_STATUS_OK;
 }
 
+/*
+ * The ring buffers live in shared memory (/dev/shm): sub-buffer size x count x CPUs (per
+ * traced process with --buffers pid). Buffers that cannot fit there record nothing (LTTng
+ * fails to create them and the program runs untraced), so they are refused up front, with
+ * what they need and what there is.
+ */
+static enum rec_status check_buffer_room(const struct rec_options *options, struct po_error *err)
+{
+	struct statvfs shm;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	double need, room;
+
+	if (statvfs("/dev/shm", &shm) != 0 || cpus <= 0)
+		return REC_STATUS_OK; /* nothing to check against: LTTng will say */
+	need = (double)options->subbuf_bytes * (double)options->subbuf_count * (double)cpus;
+	room = (double)shm.f_bavail * (double)shm.f_frsize;
+	if (need <= room / 2)
+		return REC_STATUS_OK;
+	po_error_set(err,
+		     "buffers of --subbuf-size %lluk x --num-subbuf %llu x %ld CPUs need %.0f MiB "
+		     "of shared memory%s, and /dev/shm has %.0f MiB free (at most half of it is "
+		     "used): choose smaller buffers",
+		     (unsigned long long)(options->subbuf_bytes >> 10),
+		     (unsigned long long)options->subbuf_count, cpus, need / 1048576.0,
+		     options->per_process_buffers ? " per traced process" : "", room / 1048576.0);
+	return REC_STATUS_USAGE;
+}
+
 enum rec_status rec_options_parse(struct rec_options *options, int argc, char **argv,
 				  struct po_error *err)
 {
@@ -184,5 +214,5 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 		return REC_STATUS_USAGE;
 	}
 	options->command_argv = argv + optind;
-	return REC_STATUS_OK;
+	return check_buffer_room(options, err);
 }

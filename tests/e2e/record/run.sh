@@ -147,9 +147,12 @@ case_help_version() {
 	check "--help documents the exit statuses" grep -q "127 COMMAND not found" "$work/out"
 	run_record --version
 	check "--version prints profopt-record 0.1.0" [ "$(cat "$work/out")" = "profopt-record 0.1.0" ]
+	run_record --subbuf-size 1G -- true
+	check "--subbuf-size 1G is refused: /dev/shm cannot hold it" \
+		one_error_line "need [0-9]* MiB of shared memory"
 	local bad
 	for bad in "" "--bogus -- true" "-o" "--subbuf-size 3000 -- true" "--num-subbuf 3 -- true" \
-		"--sample-ms -1 -- true" "--subbuf-size 1Q -- true"; do
+		"--sample-ms -1 -- true" "--subbuf-size 1Q -- true" "--subbuf-size 1G -- true"; do
 		# shellcheck disable=SC2086
 		run_record $bad
 		check "'$bad' gives 2 with one error line (got $status)" \
