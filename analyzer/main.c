@@ -39,6 +39,7 @@ struct options {
 	char *default_out_dir; /* owned */
 	bool force;
 	bool salvage;
+	bool all_processes; /* --all-processes: do not restrict to the recorded command */
 	bool quiet;
 	bool json_only;
 	int decode_threads; /* 0: one per CPU, at most 4 */
@@ -82,6 +83,8 @@ static const char usage_text[] =
     "      --timeline-steps A:B  keep the timelines of steps A to B (step numbers)\n"
     "      --salvage           analyse the readable part of a damaged trace; the report\n"
     "                          is marked partial\n"
+    "      --all-processes     analyse every process in the trace, not only the recorded\n"
+    "                          command's (see profopt-recording.txt)\n"
     "      --json-only         write summary.json and timeline.json only\n"
     "  -j, --jobs N            decode with N threads (default: one per CPU, at most 4)\n"
     "      --baseline OLD      compare with an earlier run: a trace directory or the\n"
@@ -188,6 +191,7 @@ enum {
 	OPT_CONFIG,
 	OPT_TIMELINE_STEPS,
 	OPT_SALVAGE,
+	OPT_ALL_PROCESSES,
 	OPT_JSON_ONLY,
 	OPT_BASELINE,
 	OPT_FAIL_IF,
@@ -215,6 +219,7 @@ static const struct option long_options[] = {
     {"config", required_argument, NULL, OPT_CONFIG},
     {"timeline-steps", required_argument, NULL, OPT_TIMELINE_STEPS},
     {"salvage", no_argument, NULL, OPT_SALVAGE},
+    {"all-processes", no_argument, NULL, OPT_ALL_PROCESSES},
     {"json-only", no_argument, NULL, OPT_JSON_ONLY},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"fail-if", required_argument, NULL, OPT_FAIL_IF},
@@ -265,6 +270,9 @@ static enum po_status parse_options(int argc, char **argv, struct options *optio
 			break;
 		case OPT_SALVAGE:
 			options->salvage = true;
+			break;
+		case OPT_ALL_PROCESSES:
+			options->all_processes = true;
 			break;
 		case OPT_JSON_ONLY:
 			options->json_only = true;
@@ -532,8 +540,18 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 	struct feed feed;
 	enum po_status status;
 
+	struct po_recording recording;
+	struct po_error recording_err = {{0}};
+	bool recording_damaged;
+
 	*out = NULL;
 	init_model_config(options, &config);
+	recording_damaged =
+	    po_recording_read(trace_dir, &recording, &recording_err) != PO_STATUS_OK;
+	if (recording.present && !options->all_processes) {
+		snprintf(config.recording_id, sizeof(config.recording_id), "%s", recording.id);
+		config.command_pid = recording.command_pid;
+	}
 	status = po_model_create(&config, &model, err);
 	if (status != PO_STATUS_OK)
 		return status;
@@ -542,7 +560,14 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 	if (status == PO_STATUS_OK) {
 		po_isolate_progress("analysing", trace_dir);
 		status = po_model_finish(model, out, err);
-		if (status == PO_STATUS_INPUT)
+		if (status == PO_STATUS_INPUT && po_model_excluded_processes(model) > 0)
+			po_error_append(
+			    err,
+			    "; the %lld processes that recorded did not announce themselves as the "
+			    "recorded command's (another program's, or a libprofopt older than "
+			    "profopt-record): --all-processes analyses them",
+			    (long long)po_model_excluded_processes(model));
+		else if (status == PO_STATUS_INPUT)
 			explain_no_events(trace_dir, err);
 		if (status != PO_STATUS_OK)
 			po_error_prepend(err, "%s", trace_dir);
@@ -552,6 +577,13 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 		return status;
 	(*out)->quality.partial = (*out)->quality.partial || stats.partial;
 	status = add_ingest_warnings(*out, checked, &stats);
+	if (status == PO_STATUS_OK && recording_damaged)
+		status = po_analysis_add_warning(
+		    *out, "recording-file",
+		    po_arena_printf((*out)->arena,
+				    "%s; processes of other programs that recorded at the same "
+				    "time could not be told from the command's",
+				    recording_err.message));
 	if (status != PO_STATUS_OK) {
 		po_error_set(err, "out of memory");
 		return status;

@@ -44,6 +44,39 @@ static int is_loader_stage(enum profopt_stage stage)
 static __thread int64_t cpu_stack[CPU_STACK_DEPTH];
 static __thread int cpu_depth;
 
+/*
+ * The process announcement (profopt:process), owed before the first other event of the
+ * process and again in a forked child. A race between two threads can announce twice;
+ * the analyzer keeps the last announcement of a pid.
+ */
+static int announce_reason; /* 0: at start, 1: after a fork */
+static volatile int announce_owed = 1;
+
+static void announce(void)
+{
+	const char *recording;
+
+	if (!lttng_ust_tracepoint_enabled(profopt, process))
+		return;
+	announce_owed = 0;
+	recording = getenv("PROFOPT_RECORDING");
+	lttng_ust_do_tracepoint(profopt, process, recording ? recording : "", (int32_t)getppid(),
+				announce_reason);
+	po_sampler_resume();
+}
+
+#define ANNOUNCE()                                                                                 \
+	do {                                                                                       \
+		if (__builtin_expect(announce_owed, 0))                                            \
+			announce();                                                                \
+	} while (0)
+
+void po_announce_after_fork(void)
+{
+	announce_reason = 1;
+	announce_owed = 1;
+}
+
 PO_EXPORT const char *profopt_version(void)
 {
 	return PROFOPT_VERSION_STRING;
@@ -66,6 +99,7 @@ PO_EXPORT int64_t profopt_now_ns(void)
 
 PO_EXPORT void profopt_run_begin(const char *framework)
 {
+	ANNOUNCE();
 	if (lttng_ust_tracepoint_enabled(profopt, run_begin)) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -75,43 +109,51 @@ PO_EXPORT void profopt_run_begin(const char *framework)
 
 PO_EXPORT void profopt_run_config(const char *key, const char *value)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, run_config, nonnull(key), nonnull(value));
 }
 
 PO_EXPORT void profopt_run_end(void)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, run_end);
 }
 
 PO_EXPORT void profopt_worker_begin(int64_t worker_id)
 {
+	ANNOUNCE();
 	if (lttng_ust_tracepoint_enabled(profopt, worker_begin))
 		lttng_ust_do_tracepoint(profopt, worker_begin, worker_id, (int32_t)getppid());
 }
 
 PO_EXPORT void profopt_worker_end(int64_t worker_id)
 {
+	ANNOUNCE();
 	if (lttng_ust_tracepoint_enabled(profopt, worker_end))
 		lttng_ust_do_tracepoint(profopt, worker_end, worker_id, (int32_t)getppid());
 }
 
 PO_EXPORT void profopt_epoch_begin(int64_t epoch)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, epoch_begin, epoch);
 }
 
 PO_EXPORT void profopt_epoch_end(int64_t epoch)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, epoch_end, epoch);
 }
 
 PO_EXPORT void profopt_step_begin(int64_t step, int64_t epoch, int64_t batch_size)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, step_begin, step, epoch, batch_size);
 }
 
 PO_EXPORT void profopt_step_end(int64_t step, int64_t epoch, int64_t batch_size)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, step_end, step, epoch, batch_size);
 }
 
@@ -124,6 +166,7 @@ PO_EXPORT void profopt_stage_begin(enum profopt_stage stage, const char *label, 
 {
 	bool enabled = lttng_ust_tracepoint_enabled(profopt, stage_begin);
 
+	ANNOUNCE();
 	if (is_loader_stage(stage)) {
 		if (cpu_depth < CPU_STACK_DEPTH)
 			cpu_stack[cpu_depth] = enabled ? thread_cpu_ns() : -1;
@@ -140,6 +183,7 @@ PO_EXPORT void profopt_stage_end(enum profopt_stage stage, const char *label, in
 	bool enabled = lttng_ust_tracepoint_enabled(profopt, stage_end);
 	int64_t cpu_ns = -1;
 
+	ANNOUNCE();
 	if (is_loader_stage(stage) && cpu_depth > 0) {
 		cpu_depth--;
 		if (enabled && cpu_depth < CPU_STACK_DEPTH && cpu_stack[cpu_depth] >= 0) {
@@ -156,22 +200,26 @@ PO_EXPORT void profopt_stage_end(enum profopt_stage stage, const char *label, in
 
 PO_EXPORT void profopt_batch_ready(int64_t batch, int64_t queue_depth)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, batch_ready, batch, queue_depth);
 }
 
 PO_EXPORT void profopt_counter(enum profopt_counter kind, int32_t device, int64_t value)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, counter, (int)kind, device, value);
 }
 
 PO_EXPORT void profopt_mem_alloc(uint64_t addr, uint64_t bytes, int32_t device, const char *label)
 {
+	ANNOUNCE();
 	if (lttng_ust_tracepoint_enabled(profopt, mem_alloc))
 		lttng_ust_do_tracepoint(profopt, mem_alloc, addr, bytes, device, nonnull(label));
 }
 
 PO_EXPORT void profopt_mem_free(uint64_t addr, uint64_t bytes, int32_t device, const char *label)
 {
+	ANNOUNCE();
 	if (lttng_ust_tracepoint_enabled(profopt, mem_free))
 		lttng_ust_do_tracepoint(profopt, mem_free, addr, bytes, device, nonnull(label));
 }
@@ -179,6 +227,7 @@ PO_EXPORT void profopt_mem_free(uint64_t addr, uint64_t bytes, int32_t device, c
 PO_EXPORT void profopt_gpu_launch(int32_t device, int32_t stream, uint64_t correlation_id,
 				  const char *name)
 {
+	ANNOUNCE();
 	if (lttng_ust_tracepoint_enabled(profopt, gpu_launch))
 		lttng_ust_do_tracepoint(profopt, gpu_launch, device, stream, correlation_id,
 					nonnull(name));
@@ -186,6 +235,7 @@ PO_EXPORT void profopt_gpu_launch(int32_t device, int32_t stream, uint64_t corre
 
 PO_EXPORT void profopt_gpu_activity(const struct profopt_gpu_record *record)
 {
+	ANNOUNCE();
 	if (!record || !lttng_ust_tracepoint_enabled(profopt, gpu_activity))
 		return;
 	lttng_ust_do_tracepoint(profopt, gpu_activity, record->device, record->stream,
@@ -195,11 +245,13 @@ PO_EXPORT void profopt_gpu_activity(const struct profopt_gpu_record *record)
 
 PO_EXPORT void profopt_gpu_sync_begin(int32_t device, int32_t stream)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, gpu_sync_begin, device, stream);
 }
 
 PO_EXPORT void profopt_gpu_sync_end(int32_t device, int32_t stream)
 {
+	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, gpu_sync_end, device, stream);
 }
 

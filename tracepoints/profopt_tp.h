@@ -66,6 +66,20 @@ LTTNG_UST_TRACEPOINT_EVENT(profopt, run_begin,
 	)
 )
 
+/*
+ * process: a process announces itself before its first other profopt event, and again in a
+ * forked child: the recording it belongs to (PROFOPT_RECORDING, set by profopt-record for
+ * its command; empty outside one), its parent and why it announced (0 start, 1 fork).
+ */
+LTTNG_UST_TRACEPOINT_EVENT(profopt, process,
+	LTTNG_UST_TP_ARGS(const char *, recording, int32_t, parent_pid, int32_t, reason),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(recording, recording)
+		lttng_ust_field_integer(int32_t, parent_pid, parent_pid)
+		lttng_ust_field_integer(int32_t, reason, reason)
+	)
+)
+
 LTTNG_UST_TRACEPOINT_EVENT(profopt, run_config,
 	LTTNG_UST_TP_ARGS(const char *, key, const char *, value),
 	LTTNG_UST_TP_FIELDS(

@@ -3,8 +3,10 @@
  * wait every period_ms.
  *
  * Off by default. PROFOPT_SAMPLE_MS=N in the environment starts it when the library is
- * loaded. A fork handler restarts it in the child when it ran in the parent, so forked
- * data-loader workers are sampled too.
+ * loaded. When it ran in the parent, a forked child restarts it at its first profopt
+ * event, just after the child announced itself (profopt.c): a sample taken earlier, while
+ * lttng-ust's fork wrapper is still registering the child, could be the child's first
+ * event and is not recorded reliably, so the announcement must come first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +27,7 @@ struct sampler {
 	pthread_cond_t wake;
 	pthread_t thread;
 	unsigned period_ms; /* 0: not running */
+	unsigned resume_ms; /* a forked child: the period to start at its announcement */
 	int stop_requested;
 };
 
@@ -228,22 +231,34 @@ static void after_fork_parent(void)
 	pthread_mutex_unlock(&the_sampler.lock);
 }
 
-/* The child has no sampler thread: start a fresh one if the parent had one. */
+/* The child has no sampler thread: a fresh one starts at its announcement. */
 static void after_fork_child(void)
 {
 	unsigned period_ms = the_sampler.period_ms;
 
+	po_announce_after_fork();
 	memset(&the_sampler.control, 0, sizeof(the_sampler.control));
 	pthread_mutex_init(&the_sampler.control, NULL);
 	memset(&the_sampler.lock, 0, sizeof(the_sampler.lock));
 	pthread_mutex_init(&the_sampler.lock, NULL);
 	init_wake();
 	the_sampler.period_ms = 0;
-	if (period_ms) {
-		pthread_mutex_lock(&the_sampler.lock);
+	the_sampler.resume_ms = period_ms;
+}
+
+void po_sampler_resume(void)
+{
+	unsigned period_ms = the_sampler.resume_ms;
+
+	if (!period_ms)
+		return;
+	the_sampler.resume_ms = 0;
+	pthread_mutex_lock(&the_sampler.control);
+	pthread_mutex_lock(&the_sampler.lock);
+	if (!the_sampler.period_ms)
 		start_locked(period_ms);
-		pthread_mutex_unlock(&the_sampler.lock);
-	}
+	pthread_mutex_unlock(&the_sampler.lock);
+	pthread_mutex_unlock(&the_sampler.control);
 }
 
 __attribute__((constructor)) static void sampler_init(void)

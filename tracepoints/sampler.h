@@ -7,4 +7,9 @@ int po_sampler_start(unsigned period_ms);
 /* Stops the sampler and waits for its thread; a no-op when it is not running. */
 void po_sampler_stop(void);
 
+/* In a forked child: the process announces itself again (profopt.c). */
+void po_announce_after_fork(void);
+/* After the announcement of a forked child: starts the sampler if the parent ran one. */
+void po_sampler_resume(void);
+
 #endif /* PROFOPT_SAMPLER_H */

@@ -90,3 +90,18 @@ const char *po_file_type_text(unsigned int st_mode)
 		return "an unknown kind of file";
 	}
 }
+
+void po_error_append(struct po_error *err, const char *fmt, ...)
+{
+	size_t length;
+	va_list args;
+
+	if (!err)
+		return;
+	length = strnlen(err->message, sizeof(err->message));
+	if (length >= sizeof(err->message) - 1)
+		return;
+	va_start(args, fmt);
+	vsnprintf(err->message + length, sizeof(err->message) - length, fmt, args);
+	va_end(args);
+}

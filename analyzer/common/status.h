@@ -49,6 +49,8 @@ struct po_error {
 void po_error_set(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
 /* Adds context in front: "context: previous message". */
 void po_error_prepend(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
+/* Adds text at the end of the message (cut to fit). */
+void po_error_append(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
 void po_error_clear(struct po_error *err);
 
 /* What kind of file a stat() mode is, for messages: "a FIFO (named pipe)", "a directory"... */

@@ -37,6 +37,7 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
 			    "correlation_id"},
     [PO_EV_GPU_SYNC_BEGIN] = {"device", "stream"},
     [PO_EV_GPU_SYNC_END] = {"device", "stream"},
+    [PO_EV_PROCESS] = {"recording", "parent_pid", "reason"},
     [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
     [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
     [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
@@ -502,6 +503,11 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 	case PO_EV_GPU_SYNC_END:
 		ev->u.gpu_sync.device = (int32_t)member_int(p, &m[0]);
 		ev->u.gpu_sync.stream = (int32_t)member_int(p, &m[1]);
+		return true;
+	case PO_EV_PROCESS:
+		ev->u.process.recording = member_str(p, &m[0]);
+		ev->u.process.parent_pid = (int32_t)member_int(p, &m[1]);
+		ev->u.process.reason = (int32_t)member_int(p, &m[2]);
 		return true;
 	case PO_EV_BIN_INFO:
 	case PO_EV_BIN_BUILD_ID:

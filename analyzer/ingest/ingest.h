@@ -108,4 +108,24 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 			     po_event_fn callback, void *ctx, struct po_ingest_stats *stats,
 			     struct po_error *err) PO_NODISCARD;
 
+/*
+ * profopt-recording.txt: what profopt-record wrote about its command at the top of the
+ * trace directory. Absent (present false, OK) for traces recorded otherwise; a damaged
+ * file is PO_STATUS_INPUT with the cause, and recording is left empty.
+ */
+#define PO_RECORDING_FILE "profopt-recording.txt"
+#define PO_RECORDING_TEXT_MAX 64
+
+struct po_recording {
+	bool present;
+	char id[PO_RECORDING_TEXT_MAX + 1];
+	int32_t command_pid; /* -1 */
+	int64_t start_ns;    /* CLOCK_MONOTONIC (the trace clock); 0 when not known */
+	int64_t end_ns;	     /* when the command ended; 0 when profopt-record did not see it */
+	int exit_status;     /* 128+N for signal N; -1 when not known */
+};
+
+enum po_status po_recording_read(const char *trace_dir, struct po_recording *recording,
+				 struct po_error *err) PO_NODISCARD;
+
 #endif /* PO_INGEST_H */

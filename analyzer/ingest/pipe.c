@@ -26,6 +26,9 @@ static size_t event_strings(struct po_event *event, struct po_str **out)
 	case PO_EV_MEM_FREE:
 		out[count++] = &event->u.mem.label;
 		break;
+	case PO_EV_PROCESS:
+		out[count++] = &event->u.process.recording;
+		break;
 	case PO_EV_GPU_LAUNCH:
 		out[count++] = &event->u.gpu_launch.name;
 		break;

@@ -99,6 +99,7 @@ enum po_gpu_kind {
 	X(GPU_ACTIVITY, "profopt:gpu_activity")                                                    \
 	X(GPU_SYNC_BEGIN, "profopt:gpu_sync_begin")                                                \
 	X(GPU_SYNC_END, "profopt:gpu_sync_end")                                                    \
+	X(PROCESS, "profopt:process")                                                              \
 	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                                    \
 	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                                    \
 	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                                  \
@@ -210,6 +211,15 @@ struct po_event {
 			int32_t device;
 			int32_t stream;
 		} gpu_sync; /* GPU_SYNC_BEGIN, GPU_SYNC_END */
+		/*
+		 * PROCESS: the recording the process belongs to (empty outside one), its
+		 * parent, and why it announced itself (0 at start, 1 after a fork).
+		 */
+		struct {
+			struct po_str recording;
+			int32_t parent_pid;
+			int32_t reason;
+		} process;
 		/*
 		 * LIBC_*: one shape for every allocation call. ptr is the result (0 on
 		 * failure), in_ptr realloc's input, size the bytes asked (nmemb * size for

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model_internal.h"
@@ -510,10 +511,65 @@ static int64_t late_records(const struct po_analysis *analysis)
 	return late;
 }
 
+/* "pid 4242 python3 (another recording), ...": the first few processes left out. */
+static const char *excluded_list(const struct po_analysis *analysis)
+{
+	static const char *const reasons[PO_EXCLUDED_REASON_COUNT] = {
+	    [PO_EXCLUDED_OTHER_RECORDING] = "another recording",
+	    [PO_EXCLUDED_OUTSIDE_COMMAND] = "not started by the command",
+	    [PO_EXCLUDED_NO_ANNOUNCEMENT] =
+		"running before the recording, or a libprofopt too old to announce itself",
+	};
+	char text[600];
+	size_t length = 0,
+	       shown = analysis->excluded_process_count < 4 ? analysis->excluded_process_count : 4;
+
+	text[0] = '\0';
+	for (size_t i = 0; i < shown && length < sizeof(text); i++) {
+		const struct po_excluded_process *entry = &analysis->excluded_processes[i];
+
+		length += (size_t)snprintf(
+		    text + length, sizeof(text) - length, "%spid %d %.40s (%s)", i ? ", " : "",
+		    (int)entry->pid, entry->name ? entry->name : "?",
+		    (unsigned)entry->reason < PO_EXCLUDED_REASON_COUNT ? reasons[entry->reason]
+								       : "?");
+	}
+	if (analysis->quality.excluded_processes > (int64_t)shown && length < sizeof(text))
+		snprintf(text + length, sizeof(text) - length, ", and %lld more",
+			 (long long)(analysis->quality.excluded_processes - (int64_t)shown));
+	return po_arena_printf(analysis->arena, "%s", text);
+}
+
+static void membership_warnings(struct po_analysis *analysis)
+{
+	const struct po_quality *quality = &analysis->quality;
+
+	if (quality->excluded_processes)
+		warn(analysis, "other-processes",
+		     po_arena_printf(analysis->arena,
+				     "%lld processes that are not the recorded command's were "
+				     "left out with their %lld events: %s",
+				     (long long)quality->excluded_processes,
+				     (long long)quality->excluded_events, excluded_list(analysis)));
+	if (quality->late_announced_events)
+		warn(analysis, "late-announcement",
+		     po_arena_printf(analysis->arena,
+				     "%lld events came from processes of the command before they "
+				     "announced themselves and are not in the analysis",
+				     (long long)quality->late_announced_events));
+	if (quality->recording_unannounced)
+		warn(analysis, "processes-unannounced",
+		     "no process announced its recording (a libprofopt older than "
+		     "profopt-record): processes of other programs that recorded at the same "
+		     "time cannot be told apart and are analysed with the command's");
+}
+
 static void quality_warnings(const struct po_model *model, struct po_analysis *analysis)
 {
 	const struct po_quality *quality = &analysis->quality;
 	struct po_arena *arena = analysis->arena;
+
+	membership_warnings(analysis);
 
 	if (quality->unmatched_begins || quality->unmatched_ends)
 		warn(analysis, "unmatched-spans",
@@ -583,6 +639,18 @@ static enum po_status build_quality(struct po_model *model, struct po_analysis *
 		return PO_STATUS_NOMEM;
 	memcpy(analysis->discard_windows, model->windows,
 	       model->quality.window_count * sizeof(*model->windows));
+	analysis->quality.recording_known = model->config.recording_id[0] != '\0';
+	analysis->quality.recording_unannounced =
+	    analysis->quality.recording_known && !model->any_announced;
+	if (model->excluded_count) {
+		analysis->excluded_processes =
+		    calloc(model->excluded_count, sizeof(*analysis->excluded_processes));
+		if (!analysis->excluded_processes)
+			return PO_STATUS_NOMEM;
+		memcpy(analysis->excluded_processes, model->excluded,
+		       model->excluded_count * sizeof(*model->excluded));
+		analysis->excluded_process_count = model->excluded_count;
+	}
 	return PO_STATUS_OK;
 }
 

@@ -49,6 +49,7 @@ void po_model_config_init(struct po_model_config *config)
 	    .slowest_steps_kept = 3,
 	    .timeline_first_step = -1,
 	    .timeline_last_step = -1,
+	    .command_pid = -1,
 	};
 }
 
@@ -144,6 +145,8 @@ void po_model_destroy(struct po_model *model)
 	free(model->threads);
 	free(model->processes);
 	po_map_free(&model->process_index);
+	po_map_free(&model->membership);
+	free(model->excluded);
 	po_map_free(&model->thread_index);
 	po_map_free(&model->names);
 	po_map_free(&model->traces);
@@ -712,6 +715,8 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 		model->quality.time_inversions++;
 		return PO_STATUS_OK;
 	}
+	if (event->kind < PO_EV_DISCARDED_EVENTS && !model_admits(model, event))
+		return model->deferred;
 	note_quality(model, event);
 	status = note_trace(model, event, &previous_ns);
 	if (status != PO_STATUS_OK)

@@ -17,15 +17,23 @@
 #include "event.h"
 #include "result.h"
 
+#define PO_RECORDING_ID_MAX 64
+
 struct po_model_config {
-	int64_t min_gap_ns;   /* GPU gaps shorter than this are not recorded */
-	size_t max_gaps;      /* gaps kept per device; more are counted only */
-	size_t max_labels;    /* distinct labels per (role, stage) before folding to "other" */
-	size_t max_sites;     /* distinct memory sites before folding */
-	size_t detail_span_cap;      /* spans kept per detailed step */
-	size_t slowest_steps_kept;   /* slowest steps whose timelines are kept */
+	int64_t min_gap_ns;	   /* GPU gaps shorter than this are not recorded */
+	size_t max_gaps;	   /* gaps kept per device; more are counted only */
+	size_t max_labels;	   /* distinct labels per (role, stage) before folding to "other" */
+	size_t max_sites;	   /* distinct memory sites before folding */
+	size_t detail_span_cap;	   /* spans kept per detailed step */
+	size_t slowest_steps_kept; /* slowest steps whose timelines are kept */
 	int64_t timeline_first_step; /* --timeline-steps A:B, step numbers; -1: none */
 	int64_t timeline_last_step;
+	/*
+	 * The recording's id (profopt-recording.txt) and its command's pid: only processes
+	 * of this recording are analysed. Empty: every process is (membership.c).
+	 */
+	char recording_id[PO_RECORDING_ID_MAX + 1];
+	int32_t command_pid; /* -1 */
 };
 
 /* Fills the defaults (from detect/rules.h where a rule sets them). */
@@ -46,6 +54,9 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
  */
 enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 			       struct po_error *err) PO_NODISCARD;
+
+/* Processes left out so far as not the recorded command's (membership.c). */
+int64_t po_model_excluded_processes(const struct po_model *model);
 
 /* Memory the model holds now, for the benchmark's accounting. */
 size_t po_model_bytes(const struct po_model *model);

@@ -251,6 +251,13 @@ struct po_model {
 	struct po_map_entry *last_trace; /* weak: the last event's entry in traces; NULL */
 	int64_t steps_other_threads;
 
+	/* membership.c: pid -> state, and the processes left out (owned) */
+	struct po_map membership;
+	bool any_announced;
+	struct po_excluded_process *excluded;
+	size_t excluded_count;
+	size_t excluded_capacity;
+
 	struct process *processes; /* owned */
 	size_t process_count;
 	size_t process_capacity;
@@ -358,6 +365,8 @@ struct po_model {
 const char *model_intern_capped(struct po_model *model, uint64_t name_space, struct po_str text,
 				size_t *count, size_t cap, const char *fold);
 int64_t model_current_rss_sum(const struct po_model *model);
+/* Whether the event's process belongs to the recorded command (membership.c). */
+bool model_admits(struct po_model *model, const struct po_event *event);
 /* Takes processes silent since before time_ns - PO_SILENT_NS out of the memory sums. */
 void model_expire_silent(struct po_model *model, int64_t time_ns);
 

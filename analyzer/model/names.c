@@ -46,6 +46,7 @@ void po_analysis_destroy(struct po_analysis *analysis)
 		return;
 	free(analysis->config);
 	free(analysis->discard_windows);
+	free(analysis->excluded_processes);
 	free(analysis->warnings);
 	free(analysis->processes);
 	free(analysis->threads);

@@ -86,11 +86,11 @@ static inline enum po_category po_category_of_stage(enum po_stage stage)
 /*
  * How the run ended. X(NAME, json name) */
 #define PO_RUN_ENDINGS(X)                                                                          \
-	X(CLEAN, "clean")                 /* run_end, no error reported */                        \
-	X(EXCEPTION, "exception")         /* run_end after an exception (run_ending config) */    \
-	X(SIGNAL, "signal")               /* interrupted by a signal (run_ending config) */       \
-	X(NO_RUN_END, "no-run-end")       /* run_begin without run_end: crashed or killed */      \
-	X(NO_RUN, "no-run")               /* no run_begin: the program marks no run */
+	X(CLEAN, "clean")	    /* run_end, no error reported */                               \
+	X(EXCEPTION, "exception")   /* run_end after an exception (run_ending config) */           \
+	X(SIGNAL, "signal")	    /* interrupted by a signal (run_ending config) */              \
+	X(NO_RUN_END, "no-run-end") /* run_begin without run_end: crashed or killed */             \
+	X(NO_RUN, "no-run")	    /* no run_begin: the program marks no run */
 
 enum po_run_ending {
 #define PO_X(name, json) PO_RUN_##name,
@@ -174,7 +174,7 @@ struct po_step_stats {
 	 * step (all steps); what lies outside is in no breakdown. -1 without steps.
 	 */
 	double coverage_pct;
-	int64_t span_ns; /* first step begin to last step end; -1 */
+	int64_t span_ns;			    /* first step begin to last step end; -1 */
 	double category_mean_ns[PO_CATEGORY_COUNT]; /* sums to mean_ns */
 };
 
@@ -323,6 +323,36 @@ struct po_quality {
 	int64_t first_ns;
 	int64_t last_ns;
 	bool partial; /* --salvage analysed only what was readable */
+	/*
+	 * Processes left out because they are not the recorded command's (membership.c),
+	 * and their events; po_analysis.excluded_processes lists the first ones.
+	 */
+	int64_t excluded_processes;
+	int64_t excluded_events;
+	int64_t late_announced_events; /* of processes that announced late: lost, not left out */
+	bool recording_known;	       /* the trace names its recording: processes were checked */
+	bool recording_unannounced;    /* ... but no process announced itself (old libprofopt) */
+};
+
+/* Why a process was left out of the analysis. X(NAME, json name) */
+#define PO_EXCLUDED_REASONS(X)                                                                     \
+	X(OTHER_RECORDING, "another-recording")                                                    \
+	X(OUTSIDE_COMMAND, "outside-command")                                                      \
+	X(NO_ANNOUNCEMENT, "no-announcement")
+
+enum po_excluded_reason {
+#define PO_X(name, json) PO_EXCLUDED_##name,
+	PO_EXCLUDED_REASONS(PO_X)
+#undef PO_X
+	    PO_EXCLUDED_REASON_COUNT
+};
+
+struct po_excluded_process {
+	int32_t pid;
+	enum po_excluded_reason reason;
+	const char *name; /* procname; NULL when the trace lacks it */
+	int64_t first_ns;
+	int64_t events;
 };
 
 struct po_kv {
@@ -483,8 +513,8 @@ struct po_analysis {
 	const char *framework; /* NULL when no run_begin */
 	enum po_run_ending ending;
 	const char *ending_detail; /* the program's words (exception type, signal), or NULL */
-	int32_t cpu_count;     /* online CPUs of the traced machine; -1 */
-	struct po_kv *config;  /* sorted by key */
+	int32_t cpu_count;	   /* online CPUs of the traced machine; -1 */
+	struct po_kv *config;	   /* sorted by key */
 	size_t config_count;
 
 	struct po_quality quality;
@@ -492,6 +522,8 @@ struct po_analysis {
 	struct po_warning *warnings;
 	size_t warning_count;
 
+	struct po_excluded_process *excluded_processes; /* in the order they appeared */
+	size_t excluded_process_count;
 	struct po_process *processes; /* sorted by pid */
 	size_t process_count;
 	struct po_thread *threads; /* sorted by pid, tid */
@@ -515,7 +547,7 @@ struct po_analysis {
 	 */
 	int64_t concurrent_workers;
 	int64_t worker_generations;
-	int64_t worker_alive_ns; /* union of the workers' lifetimes */
+	int64_t worker_alive_ns;	   /* union of the workers' lifetimes */
 	struct po_label_stat *label_stats; /* sorted by total_ns, descending */
 	size_t label_stat_count;
 

@@ -17,5 +17,6 @@ const char *po_json_finding_id_name(int id);
 const char *po_json_severity_name(int severity);
 const char *po_json_verdict_name(int verdict);
 const char *po_json_run_ending_name(int ending);
+const char *po_json_excluded_reason_name(int reason);
 
 #endif /* PO_JSON_NAMES_H */

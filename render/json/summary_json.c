@@ -688,6 +688,28 @@ static void write_warnings(struct po_json_writer *writer, const struct po_analys
 	po_json_write_end_array(writer);
 }
 
+/* The processes left out as not the recorded command's (the first 1,000). */
+static void write_excluded(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_key(writer, "excluded_processes");
+	po_json_write_begin_array(writer);
+	for (size_t i = 0; i < analysis->excluded_process_count; i++) {
+		const struct po_excluded_process *entry = &analysis->excluded_processes[i];
+
+		po_json_write_begin_object(writer);
+		po_json_write_kv_int(writer, "events", entry->events);
+		po_json_write_kv_string(writer, "name", entry->name);
+		po_json_write_kv_int(writer, "pid", entry->pid);
+		po_json_write_kv_string(writer, "reason",
+					po_json_excluded_reason_name((int)entry->reason));
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
 static void write_trace(struct summary *summary)
 {
 	const struct po_quality *quality = &summary->analysis->quality;
@@ -704,12 +726,16 @@ static void write_trace(struct summary *summary)
 	po_json_write_kv_ms_or_null(writer, "duration_ms",
 				    span_known ? quality->last_ns - quality->first_ns : -1);
 	po_json_write_kv_int(writer, "events", quality->events);
+	po_json_write_kv_int(writer, "excluded_events", quality->excluded_events);
+	write_excluded(summary);
 	po_json_write_kv_int(writer, "libc_events", quality->libc_events);
 	po_json_write_kv_int(writer, "lossy_steps", quality->lossy_steps);
 	write_missing_contexts(writer, quality);
 	po_json_write_kv_int(writer, "open_at_end", quality->open_at_end);
 	po_json_write_kv_bool(writer, "partial", quality->partial);
 	write_processes(summary);
+	po_json_write_kv_bool(writer, "processes_checked",
+			      quality->recording_known && !quality->recording_unannounced);
 	po_json_write_kv_int(writer, "profopt_events", quality->profopt_events);
 	po_json_write_kv_int(writer, "step_mismatches", quality->step_mismatches);
 	write_threads(summary);

@@ -142,7 +142,8 @@ static enum rec_status finish_session(struct rec_session *session, bool keep_tra
 }
 
 /* Session, command, teardown; returns the command's exit status or profopt-record's own. */
-static int record(const struct rec_options *options, struct rec_command *command)
+static int record(const struct rec_options *options, struct rec_command *command,
+		  struct rec_recording *recording)
 {
 	struct rec_session session;
 	struct po_error err = {{0}}, finish_err = {{0}};
@@ -160,10 +161,16 @@ static int record(const struct rec_options *options, struct rec_command *command
 		rec_session_fini(&session);
 		return fail(status, &err);
 	}
+	recording->command_pid = command->pid;
+	recording->start_ns = rec_monotonic_ns();
+	rec_recording_write(recording, session.output_dir);
 	if (rec_signals_received())
 		kill(command->pid, rec_signals_received());
 	rec_command_wait(command);
 	exit_code = command->exit_status;
+	recording->end_ns = rec_monotonic_ns();
+	recording->exit_status = command->exit_status;
+	rec_recording_write(recording, session.output_dir);
 	status = finish_session(&session, true, &err);
 	if (status != REC_STATUS_OK) {
 		exit_code = fail(status, &err);
@@ -185,8 +192,9 @@ static int record(const struct rec_options *options, struct rec_command *command
 int main(int argc, char **argv)
 {
 	struct rec_options options;
-	struct rec_command command;
+	struct rec_command command = {0};
 	struct rec_sessiond sessiond;
+	struct rec_recording recording;
 	struct po_error err = {{0}};
 	enum rec_status status;
 	int exit_code;
@@ -211,7 +219,9 @@ int main(int argc, char **argv)
 	 */
 	if (!options.heap)
 		setenv("LTTNG_UST_WITHOUT_BADDR_STATEDUMP", "1", 0);
-	status = rec_command_resolve(&command, &options, &err);
+	status = rec_recording_init(&recording, &err);
+	if (status == REC_STATUS_OK)
+		status = rec_command_resolve(&command, &options, &err);
 	if (status == REC_STATUS_OK)
 		status = rec_signals_install(&err);
 	if (status == REC_STATUS_OK)
@@ -221,7 +231,7 @@ int main(int argc, char **argv)
 		rec_command_fini(&command);
 		return fail(status, &err);
 	}
-	exit_code = record(&options, &command);
+	exit_code = record(&options, &command, &recording);
 	notes_finish(NULL); /* removes the notes file when record() did not */
 	rec_sessiond_stop(&sessiond);
 	rec_command_fini(&command);

@@ -45,8 +45,8 @@ int rec_status_exit_code(enum rec_status status);
 #define REC_DESTROY_TIMEOUT_MS 60000
 
 struct rec_options {
-	const char *output_dir; /* weak: argv, or NULL for the dated default */
-	bool heap;		/* also record libc malloc/free */
+	const char *output_dir;	  /* weak: argv, or NULL for the dated default */
+	bool heap;		  /* also record libc malloc/free */
 	bool per_process_buffers; /* --buffers pid: one buffer set per traced process */
 	uint64_t subbuf_bytes;
 	uint64_t subbuf_count;
@@ -125,5 +125,25 @@ void rec_command_fini(struct rec_command *command);
 enum rec_status rec_signals_install(struct po_error *err) PO_NODISCARD;
 /* The last signal received, 0 if none. */
 int rec_signals_received(void);
+
+/*
+ * The recording's identity (recording.c): a random id the command and every process it
+ * starts inherit (PROFOPT_RECORDING), and profopt-recording.txt in the trace directory.
+ */
+#define REC_RECORDING_ID_BYTES 16
+struct rec_recording {
+	char id[2 * REC_RECORDING_ID_BYTES + 1];
+	pid_t command_pid;
+	int64_t start_ns; /* CLOCK_MONOTONIC, the trace clock */
+	int64_t end_ns;	  /* 0 while the command runs */
+	int exit_status;  /* the command's status (128+signal if killed); -1 while it runs */
+};
+
+int64_t rec_monotonic_ns(void);
+/* Draws the id and exports PROFOPT_RECORDING; call before rec_command_resolve(). */
+enum rec_status rec_recording_init(struct rec_recording *recording,
+				   struct po_error *err) PO_NODISCARD;
+/* (Re)writes TRACE_DIR/profopt-recording.txt; a failure is a warning on stderr. */
+void rec_recording_write(const struct rec_recording *recording, const char *trace_dir);
 
 #endif /* PO_RECORD_H */

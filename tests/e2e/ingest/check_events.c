@@ -62,6 +62,9 @@ static void keep_strings(struct kept_event *k)
 	case PO_EV_GPU_ACTIVITY:
 		keep_str(k->text[0], sizeof(k->text[0]), e->u.gpu_activity.name);
 		break;
+	case PO_EV_PROCESS:
+		keep_str(k->text[0], sizeof(k->text[0]), e->u.process.recording);
+		break;
 	default:
 		break;
 	}
@@ -110,7 +113,7 @@ static void check_counts(void)
 	    [PO_EV_STAGE_BEGIN] = 3,  [PO_EV_STAGE_END] = 3,	[PO_EV_BATCH_READY] = 1,
 	    [PO_EV_COUNTER] = 1,      [PO_EV_MEM_ALLOC] = 1,	[PO_EV_MEM_FREE] = 1,
 	    [PO_EV_GPU_LAUNCH] = 1,   [PO_EV_GPU_ACTIVITY] = 1, [PO_EV_GPU_SYNC_BEGIN] = 1,
-	    [PO_EV_GPU_SYNC_END] = 1,
+	    [PO_EV_GPU_SYNC_END] = 1, [PO_EV_PROCESS] = 2,
 	};
 
 	for (int kind = 0; kind < PO_EV_LIBC_MALLOC; kind++) {
@@ -178,6 +181,16 @@ static void check_pids(int parent_pid, int child_pid)
 	      strcmp(k->text[0], "child-load") == 0);
 	CHECK((k = find(PO_EV_STAGE_END, 2)) && k->event.u.stage.cpu_ns >= 0);
 	CHECK((k = find(PO_EV_RUN_END, 0)) && k->event.pid == parent_pid);
+	/* Each process announces itself first: the parent at start, the child after fork. */
+	CHECK((k = find(PO_EV_PROCESS, 0)) && k->event.pid == parent_pid &&
+	      k->event.u.process.reason == 0 && strcmp(k->text[0], "0123456789abcdef") == 0);
+	CHECK(k && find(PO_EV_RUN_BEGIN, 0) &&
+	      k->event.time_ns <= find(PO_EV_RUN_BEGIN, 0)->event.time_ns);
+	CHECK((k = find(PO_EV_PROCESS, 1)) && k->event.pid == child_pid &&
+	      k->event.u.process.reason == 1 && k->event.u.process.parent_pid == parent_pid &&
+	      strcmp(k->text[0], "0123456789abcdef") == 0);
+	CHECK(k && find(PO_EV_WORKER_BEGIN, 0) &&
+	      k->event.time_ns <= find(PO_EV_WORKER_BEGIN, 0)->event.time_ns);
 	CHECK(find(PO_EV_RUN_BEGIN, 0) && find(PO_EV_WORKER_BEGIN, 0) &&
 	      find(PO_EV_RUN_BEGIN, 0)->event.trace_id !=
 		  find(PO_EV_WORKER_BEGIN, 0)->event.trace_id);
@@ -216,7 +229,7 @@ static int64_t salvage_once(const char *trace_dir, int parent_pid, int child_pid
 	    [PO_EV_STEP_END] = 1,     [PO_EV_STAGE_BEGIN] = 2,	[PO_EV_STAGE_END] = 2,
 	    [PO_EV_COUNTER] = 1,      [PO_EV_MEM_ALLOC] = 1,	[PO_EV_MEM_FREE] = 1,
 	    [PO_EV_GPU_LAUNCH] = 1,   [PO_EV_GPU_ACTIVITY] = 1, [PO_EV_GPU_SYNC_BEGIN] = 1,
-	    [PO_EV_GPU_SYNC_END] = 1,
+	    [PO_EV_GPU_SYNC_END] = 1, [PO_EV_PROCESS] = 1,
 	};
 	struct po_ingest_options options = {.salvage = false, .decode_threads = threads};
 	struct po_ingest_stats stats;
@@ -311,7 +324,7 @@ static void check_decoded(const char *trace_dir, int threads, int parent_pid, in
 	if (err.message[0])
 		fprintf(stderr, "error: %s\n", err.message);
 	CHECK_INT_EQ(stats.trace_count, 2);
-	CHECK_INT_EQ(stats.profopt_events, 24);
+	CHECK_INT_EQ(stats.profopt_events, 26);
 	CHECK_INT_EQ(stats.malformed_events, 0);
 	CHECK_INT_EQ(stats.no_clock_events, 0);
 	CHECK(stats.streams >= 2);

@@ -22,7 +22,7 @@ if ldd "$emitter" | grep -q libasan; then
 	preload=$libdir/liblttng-ust-fork.so
 	export PO_EXPECT_LIBC=0
 fi
-LD_PRELOAD="$preload" "$emitter" "$work/facts"
+PROFOPT_RECORDING=0123456789abcdef LD_PRELOAD="$preload" "$emitter" "$work/facts"
 lttng stop >/dev/null
 lttng destroy profopt-ingest-e2e >/dev/null
 "$checker" "$work/trace" "$work/facts"

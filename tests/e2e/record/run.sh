@@ -195,6 +195,65 @@ case_sim() {
 	check_trace sim "$work/trace"
 }
 
+# Two recordings at once, beside an instrumented program outside any recording: each
+# analysis holds only its own command's processes and lists the others as left out.
+case_concurrent() {
+	local analyze=$sim outsider other pid_a summary
+	"$workload" wait "$work/outside-ready" >/dev/null 2>&1 &
+	outsider=$!
+	"$record" -o "$work/tb" -- "$workload" wait "$work/b-ready" >"$work/b.out" 2>&1 &
+	other=$!
+	for _ in $(seq 100); do
+		[ -e "$work/outside-ready" ] && [ -e "$work/b-ready" ] && break
+		sleep 0.1
+	done
+	run_record -o "$work/ta" -- "$workload" pipeline
+	check "recording A beside B and an outsider exits 0 (got $status)" [ "$status" -eq 0 ]
+	kill -TERM "$other" "$outsider"
+	wait "$other"
+	check "recording B ends with its command's status 42 (got $?)" [ "$?" -eq 42 ] || true
+	wait "$outsider" 2>/dev/null
+	check "profopt-recording.txt names the recording and the command" \
+		grep -q "^recording [0-9a-f]\{32\}$" "$work/ta/profopt-recording.txt"
+	pid_a=$(sed -n 's/^command_pid //p' "$work/ta/profopt-recording.txt")
+	"$analyze" --json-only -o "$work/ra" "$work/ta" >/dev/null 2>"$work/ra.err"
+	check "A analyses (got $?)" [ -f "$work/ra/summary.json" ]
+	"$analyze" --json-only -o "$work/rb" "$work/tb" >/dev/null 2>"$work/rb.err"
+	check "B analyses" [ -f "$work/rb/summary.json" ]
+	"$analyze" --json-only --all-processes -o "$work/rall" "$work/tb" >/dev/null 2>&1
+	check "B with --all-processes analyses" [ -f "$work/rall/summary.json" ]
+	check "A holds only its command's 3 processes; B's and the outsider's are left out" \
+		/usr/bin/python3 - "$work" "$pid_a" "$outsider" <<'PY'
+import json, sys
+work, pid_a, outsider = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+a = json.load(open(work + "/ra/summary.json"))
+b = json.load(open(work + "/rb/summary.json"))
+every = json.load(open(work + "/rall/summary.json"))
+pids_a = sorted(p["pid"] for p in a["trace"]["processes"])
+pids_b = sorted(p["pid"] for p in b["trace"]["processes"])
+left_a = {p["pid"]: p["reason"] for p in a["trace"]["excluded_processes"]}
+left_b = {p["pid"]: p["reason"] for p in b["trace"]["excluded_processes"]}
+ok = True
+def need(what, cond):
+    global ok
+    print(("     ok   " if cond else "     FAIL ") + what)
+    ok = ok and cond
+need("A: the command and its 2 workers, %s" % pids_a, len(pids_a) == 3 and pid_a in pids_a)
+need("A: 6 steps, 2 workers", a["steps"]["count"] == 6 and len(a["workers"]) == 2)
+need("A: the outsider left out %s" % left_a, outsider in left_a)
+need("A: no process of B or the outsider analysed", not set(pids_a) & (set(pids_b) | {outsider}))
+need("A: processes checked", a["trace"]["processes_checked"])
+need("A: the warning says so", any(w["code"] == "other-processes" for w in a["trace"]["warnings"]))
+need("B: A's 3 processes left out as another recording",
+     sum(1 for p in pids_a if left_b.get(p) == "another-recording") == 3)
+need("B: the outsider left out as outside the command", left_b.get(outsider) == "outside-command")
+need("B: one process", len(pids_b) == 1)
+need("--all-processes: everything analysed, nothing left out",
+     not every["trace"]["excluded_processes"] and len(every["trace"]["processes"]) >= 5)
+sys.exit(0 if ok else 1)
+PY
+}
+
 "case_$case"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

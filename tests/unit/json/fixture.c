@@ -30,6 +30,7 @@ static void fill_quality(struct po_analysis *analysis)
 	struct po_quality *quality = &analysis->quality;
 	struct po_discard_window *windows = ALLOC(analysis, struct po_discard_window, 2);
 	struct po_warning *warnings = ALLOC(analysis, struct po_warning, 2);
+	struct po_excluded_process *excluded = ALLOC(analysis, struct po_excluded_process, 1);
 
 	*quality = (struct po_quality){.events = 12345,
 				       .profopt_events = 12000,
@@ -44,6 +45,9 @@ static void fill_quality(struct po_analysis *analysis)
 				       .missing_procname = true,
 				       .lossy_steps = 1,
 				       .trace_count = 3,
+				       .excluded_processes = 1,
+				       .excluded_events = 42,
+				       .recording_known = true,
 				       .first_ns = T(0),
 				       .last_ns = T(500.25)};
 	windows[0] = (struct po_discard_window){PO_DISCARD_EVENTS, 1, 101, T(120), T(125), 10};
@@ -53,6 +57,10 @@ static void fill_quality(struct po_analysis *analysis)
 	    (struct po_warning){"trace-data-loss", "10 events and 1 packet were discarded"};
 	warnings[1] = (struct po_warning){"missing-context", "no procname context: " FIXTURE_NASTY};
 	analysis->discard_windows = windows;
+	excluded[0] =
+	    (struct po_excluded_process){900, PO_EXCLUDED_OTHER_RECORDING, "python3", T(10), 42};
+	analysis->excluded_processes = excluded;
+	analysis->excluded_process_count = 1;
 	analysis->warnings = warnings;
 	analysis->warning_count = 2;
 }
@@ -242,9 +250,9 @@ static void fill_memory(struct po_analysis *analysis)
 					NULL,
 					-1,
 					NULL};
-	sites[1] = (struct po_mem_site){
-	    100, PO_ROLE_MAIN, 0, -1, NULL, 0, 4, 4096, 4, 4096, 0, 0, -1, -1, NULL, 0, NULL, NULL,
-	    NULL, -1, NULL};
+	sites[1] =
+	    (struct po_mem_site){100, PO_ROLE_MAIN, 0,	-1,   NULL, 0,	  4,	4096, 4,  4096, 0,
+				 0,   -1,	    -1, NULL, 0,    NULL, NULL, NULL, -1, NULL};
 	analysis->mem_sites = sites;
 	analysis->mem_site_count = 2;
 }
