@@ -524,39 +524,139 @@ static void explain_no_events(const char *trace_dir, struct po_error *err)
 		     previous, reason, strlen(reason) > 300 ? "..." : "");
 }
 
+/* What the trace's files say besides its events: its recording and its streams. */
+struct trace_files {
+	struct po_recording recording;
+	struct po_error recording_err; /* why profopt-recording.txt was not used; "" if it was */
+	struct po_stream_survey survey;
+	const char **skip; /* owned array; the paths belong to survey */
+	size_t skip_count;
+};
+
+static enum po_status read_trace_files(const char *trace_dir, struct trace_files *files,
+				       struct po_error *err)
+{
+	enum po_status status;
+
+	memset(files, 0, sizeof(*files));
+	if (po_recording_read(trace_dir, &files->recording, &files->recording_err) != PO_STATUS_OK)
+		files->recording.present = false;
+	status = po_ingest_survey(trace_dir, &files->survey, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	files->skip = calloc(files->survey.duplicate_count + 1, sizeof(*files->skip));
+	if (!files->skip) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < files->survey.trace_count; i++)
+		if (files->survey.duplicate_of[i] >= 0)
+			files->skip[files->skip_count++] = files->survey.trace_paths[i];
+	return PO_STATUS_OK;
+}
+
+static void trace_files_fini(struct trace_files *files)
+{
+	free(files->skip);
+	po_stream_survey_fini(&files->survey);
+}
+
 /*
- * Decodes one trace and runs the model and the detectors on it. checked: what the input
- * check left out of it (--salvage), NULL for none.
+ * The windows the trace is missing: streams cut short, and a recording whose last event
+ * is well before its command ended (profopt-recording.txt).
  */
-static enum po_status analyze_trace(const struct options *options, const char *trace_dir,
-				    const struct skipped_traces *checked, struct po_analysis **out,
-				    struct po_error *err)
+static enum po_status note_missing(struct po_model *model, const struct trace_files *files)
+{
+	static const enum po_missing_kind kinds[] = {
+	    [PO_CUT_SHORTER_THAN_INDEX] = PO_MISSING_STREAM_SHORTER_THAN_INDEX,
+	    [PO_CUT_ENDS_EARLY] = PO_MISSING_STREAM_ENDS_EARLY,
+	};
+	const struct po_stream_survey *survey = &files->survey;
+	enum po_status status = PO_STATUS_OK;
+
+	for (size_t i = 0; i < survey->cut_count && status == PO_STATUS_OK; i++)
+		status =
+		    po_model_note_missing(model, kinds[survey->cuts[i].kind], survey->cuts[i].path,
+					  survey->cuts[i].begin_ns, survey->cuts[i].end_ns);
+	if (status == PO_STATUS_OK && files->recording.present && files->recording.end_ns > 0 &&
+	    survey->end_ns >= 0 && files->recording.end_ns - survey->end_ns > PO_CUT_TOLERANCE_NS)
+		status = po_model_note_missing(model, PO_MISSING_RECORDING_ENDS_EARLY, NULL,
+					       survey->end_ns, files->recording.end_ns);
+	return status;
+}
+
+/* path below the trace directory, without it; path itself when it is not below. */
+static const char *relative_path(const char *path, const char *trace_dir)
+{
+	size_t length = strlen(trace_dir);
+
+	while (length > 1 && trace_dir[length - 1] == '/')
+		length--;
+	if (strncmp(path, trace_dir, length) == 0 && path[length] == '/')
+		return path + length + 1;
+	return path;
+}
+
+/* Warnings about the trace's files: copies left out, a damaged profopt-recording.txt. */
+static enum po_status add_file_warnings(struct po_analysis *analysis,
+					const struct trace_files *files, const char *trace_dir)
+{
+	const struct po_stream_survey *survey = &files->survey;
+	enum po_status status = PO_STATUS_OK;
+
+	for (size_t i = 0; i < survey->trace_count && status == PO_STATUS_OK; i++) {
+		if (survey->duplicate_of[i] < 0)
+			continue;
+		status = po_analysis_add_warning(
+		    analysis, "duplicate-traces",
+		    po_arena_printf(
+			analysis->arena,
+			"%zu trace directories are copies of another (the same trace "
+			"UUID) and were left out, so that no event counts twice: %s "
+			"copies %s",
+			survey->duplicate_count, relative_path(survey->trace_paths[i], trace_dir),
+			relative_path(survey->trace_paths[survey->duplicate_of[i]], trace_dir)));
+		break;
+	}
+	if (status == PO_STATUS_OK && files->recording_err.message[0])
+		status = po_analysis_add_warning(
+		    analysis, "recording-file",
+		    po_arena_printf(analysis->arena,
+				    "%s; processes of other programs that recorded at the same "
+				    "time could not be told from the command's",
+				    files->recording_err.message));
+	return status;
+}
+
+/* Runs the model over the trace's events; the result in *out. */
+static enum po_status model_trace(const struct options *options, const char *trace_dir,
+				  const struct trace_files *files, struct po_ingest_stats *stats,
+				  struct po_analysis **out, struct po_error *err)
 {
 	struct po_ingest_options ingest_options = {.salvage = options->salvage,
-						   .decode_threads = options->decode_threads};
-	struct po_ingest_stats stats = {0};
+						   .decode_threads = options->decode_threads,
+						   .skip_traces = files->skip,
+						   .skip_trace_count = files->skip_count};
 	struct po_model_config config;
 	struct po_model *model = NULL;
 	struct feed feed;
 	enum po_status status;
 
-	struct po_recording recording;
-	struct po_error recording_err = {{0}};
-	bool recording_damaged;
-
-	*out = NULL;
 	init_model_config(options, &config);
-	recording_damaged =
-	    po_recording_read(trace_dir, &recording, &recording_err) != PO_STATUS_OK;
-	if (recording.present && !options->all_processes) {
-		snprintf(config.recording_id, sizeof(config.recording_id), "%s", recording.id);
-		config.command_pid = recording.command_pid;
+	if (files->recording.present && !options->all_processes) {
+		snprintf(config.recording_id, sizeof(config.recording_id), "%s",
+			 files->recording.id);
+		config.command_pid = files->recording.command_pid;
 	}
 	status = po_model_create(&config, &model, err);
 	if (status != PO_STATUS_OK)
 		return status;
 	feed.model = model;
-	status = po_ingest_run(trace_dir, &ingest_options, feed_event, &feed, &stats, err);
+	status = po_ingest_run(trace_dir, &ingest_options, feed_event, &feed, stats, err);
+	if (status == PO_STATUS_OK && note_missing(model, files) != PO_STATUS_OK) {
+		po_error_set(err, "out of memory");
+		status = PO_STATUS_NOMEM;
+	}
 	if (status == PO_STATUS_OK) {
 		po_isolate_progress("analysing", trace_dir);
 		status = po_model_finish(model, out, err);
@@ -573,21 +673,36 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 			po_error_prepend(err, "%s", trace_dir);
 	}
 	po_model_destroy(model);
+	return status;
+}
+
+/*
+ * Decodes one trace and runs the model and the detectors on it. checked: what the input
+ * check left out of it (--salvage), NULL for none.
+ */
+static enum po_status analyze_trace(const struct options *options, const char *trace_dir,
+				    const struct skipped_traces *checked, struct po_analysis **out,
+				    struct po_error *err)
+{
+	struct po_ingest_stats stats = {0};
+	struct trace_files files;
+	enum po_status status;
+
+	*out = NULL;
+	status = read_trace_files(trace_dir, &files, err);
+	if (status == PO_STATUS_OK)
+		status = model_trace(options, trace_dir, &files, &stats, out, err);
+	if (status == PO_STATUS_OK) {
+		(*out)->quality.partial = (*out)->quality.partial || stats.partial;
+		status = add_ingest_warnings(*out, checked, &stats);
+		if (status == PO_STATUS_OK)
+			status = add_file_warnings(*out, &files, trace_dir);
+		if (status != PO_STATUS_OK)
+			po_error_set(err, "out of memory");
+	}
+	trace_files_fini(&files);
 	if (status != PO_STATUS_OK)
 		return status;
-	(*out)->quality.partial = (*out)->quality.partial || stats.partial;
-	status = add_ingest_warnings(*out, checked, &stats);
-	if (status == PO_STATUS_OK && recording_damaged)
-		status = po_analysis_add_warning(
-		    *out, "recording-file",
-		    po_arena_printf((*out)->arena,
-				    "%s; processes of other programs that recorded at the same "
-				    "time could not be told from the command's",
-				    recording_err.message));
-	if (status != PO_STATUS_OK) {
-		po_error_set(err, "out of memory");
-		return status;
-	}
 	status = po_symbols_resolve(*out, err);
 	if (status != PO_STATUS_OK)
 		return status;

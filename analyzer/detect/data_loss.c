@@ -34,6 +34,7 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding, double
 	det_ev_number(ctx, finding, "discarded_pct", event_pct);
 	det_ev_int(ctx, finding, "unmatched_spans",
 		   quality->unmatched_begins + quality->unmatched_ends);
+	det_ev_int(ctx, finding, "missing_windows", quality->missing_windows);
 	det_ev_int(ctx, finding, "lossy_steps", quality->lossy_steps);
 	det_ev_number(ctx, finding, "lossy_steps_pct", lossy_pct);
 	det_ev_int(ctx, finding, "steps", (int64_t)ctx->analysis->step_count);
@@ -51,6 +52,9 @@ static void add_windows(struct det_ctx *ctx, struct po_finding *finding)
 		if (window->begin_ns >= 0 && window->end_ns >= window->begin_ns)
 			windows[count++] = (struct po_window){window->begin_ns, window->end_ns};
 	}
+	for (size_t i = 0; i < analysis->missing_window_count && count < 16; i++)
+		windows[count++] = (struct po_window){analysis->missing_windows[i].begin_ns,
+						      analysis->missing_windows[i].end_ns};
 	det_set_windows(ctx, finding, windows, count);
 }
 
@@ -66,7 +70,8 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 	struct po_finding *finding;
 
 	if (quality->discarded_events <= 0 && quality->discarded_packets <= 0 &&
-	    quality->unknown_discards <= 0 && unmatched <= 0 && quality->lossy_steps <= 0)
+	    quality->unknown_discards <= 0 && unmatched <= 0 && quality->lossy_steps <= 0 &&
+	    quality->missing_windows <= 0)
 		return PO_STATUS_OK;
 	finding = det_finding_add(ctx, PO_FINDING_TRACE_DATA_LOSS,
 				  loss_severity(ctx, event_pct, lossy_pct), 1.0);
@@ -75,13 +80,13 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 	finding->confidence = 1.0; /* the loss itself is certain */
 	det_summary(ctx, finding,
 		    "The trace lost data: %lld events discarded (%.2f%%), %lld packets, %lld "
-		    "windows of unknown size, %lld unmatched spans; %lld of %zu steps overlap a "
-		    "loss and are kept out of every verdict, and the other findings carry less "
-		    "confidence.",
+		    "windows of unknown size, %lld windows missing from its files (streams "
+		    "cut short), %lld unmatched spans; %lld of %zu steps overlap a loss and are "
+		    "kept out of every verdict, and the other findings carry less confidence.",
 		    (long long)quality->discarded_events, event_pct,
 		    (long long)quality->discarded_packets, (long long)quality->unknown_discards,
-		    (long long)unmatched, (long long)quality->lossy_steps,
-		    ctx->analysis->step_count);
+		    (long long)quality->missing_windows, (long long)unmatched,
+		    (long long)quality->lossy_steps, ctx->analysis->step_count);
 	add_evidence(ctx, finding, event_pct, lossy_pct);
 	add_windows(ctx, finding);
 	if (quality->discarded_events > 0 || quality->discarded_packets > 0 ||

@@ -737,6 +737,24 @@ static void lanes_fini(struct po_run *run)
 	free(run->lanes);
 }
 
+static int compare_path_pointers(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Leaves out the traces the caller named (copies of another trace). */
+static void exclude_skipped(struct po_run *run, const struct po_ingest_options *options)
+{
+	for (size_t i = 0; i < options->skip_trace_count; i++) {
+		const char *const *found =
+		    bsearch(&options->skip_traces[i], run->traces->paths, run->traces->count,
+			    sizeof(*run->traces->paths), compare_path_pointers);
+
+		if (found)
+			run->excluded[found - (const char *const *)run->traces->paths] = true;
+	}
+}
+
 enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_options *options,
 			     po_event_fn callback, void *ctx, struct po_ingest_stats *stats,
 			     struct po_error *err)
@@ -766,6 +784,8 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 			status = PO_STATUS_NOMEM;
 		}
 	}
+	if (status == PO_STATUS_OK && options)
+		exclude_skipped(&run, options);
 	if (status == PO_STATUS_OK)
 		status = lanes_init(&run, err);
 	if (status == PO_STATUS_OK)

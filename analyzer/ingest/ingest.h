@@ -18,6 +18,12 @@ typedef enum po_status (*po_event_fn)(void *ctx, const struct po_event *event);
 struct po_ingest_options {
 	bool salvage; /* leave out a trace (one process buffer) that fails instead of failing */
 	int decode_threads; /* babeltrace2 graphs decoding at once; 0: one per CPU, at most 4 */
+	/*
+	 * Trace directories to leave out (copies of another, po_ingest_survey()), as full
+	 * paths in the trace list's spelling; weak; NULL for none.
+	 */
+	const char *const *skip_traces;
+	size_t skip_trace_count;
 };
 
 struct po_ingest_stats {
@@ -127,5 +133,43 @@ struct po_recording {
 
 enum po_status po_recording_read(const char *trace_dir, struct po_recording *recording,
 				 struct po_error *err) PO_NODISCARD;
+
+/*
+ * The survey of a trace's streams (streams.c), from LTTng's packet headers and index files
+ * without babeltrace2: streams cut short, and traces that are copies of another.
+ *
+ * A cut is a window of time whose events a stream lost: its file holds fewer packets than
+ * its index lists (SHORTER_THAN_INDEX), or it ends more than PO_CUT_TOLERANCE_NS before
+ * the other streams of its trace, which all end when the session stops or the process
+ * exits (ENDS_EARLY). A trace whose streams carry the UUID of an earlier trace (in path
+ * order) is a copy: duplicate_of names it, and the decoder must leave the copy out.
+ */
+#define PO_CUT_TOLERANCE_NS 250000000LL
+#define PO_CUTS_KEPT 64
+
+enum po_cut_kind { PO_CUT_SHORTER_THAN_INDEX, PO_CUT_ENDS_EARLY };
+
+struct po_stream_cut {
+	enum po_cut_kind kind;
+	char path[256]; /* the stream file, relative to the trace directory */
+	int64_t begin_ns;
+	int64_t end_ns;
+};
+
+struct po_stream_survey {
+	char **trace_paths; /* owned: every trace directory, sorted (po_ingest_run's order) */
+	size_t trace_count;
+	long *duplicate_of; /* owned: per trace, the trace it copies, or -1 */
+	size_t duplicate_count;
+	struct po_stream_cut *cuts; /* owned */
+	size_t cut_count;
+	size_t cut_capacity;
+	size_t cuts_not_kept;
+	int64_t end_ns; /* the latest packet end of any stream; -1 when none was read */
+};
+
+enum po_status po_ingest_survey(const char *trace_dir, struct po_stream_survey *survey,
+				struct po_error *err) PO_NODISCARD;
+void po_stream_survey_fini(struct po_stream_survey *survey);
 
 #endif /* PO_INGEST_H */

@@ -540,6 +540,58 @@ static const char *excluded_list(const struct po_analysis *analysis)
 	return po_arena_printf(analysis->arena, "%s", text);
 }
 
+/* Seconds from the trace's first event, for the warnings' windows. */
+static double seconds_in(const struct po_analysis *analysis, int64_t time_ns)
+{
+	int64_t origin = analysis->quality.first_ns >= 0 ? analysis->quality.first_ns : 0;
+
+	return (double)(time_ns - origin) / 1e9;
+}
+
+static void missing_warnings(struct po_analysis *analysis)
+{
+	const struct po_missing_window *recording = NULL, *stream = NULL;
+	int64_t streams = 0;
+
+	for (size_t i = 0; i < analysis->missing_window_count; i++) {
+		const struct po_missing_window *window = &analysis->missing_windows[i];
+
+		if (window->kind == PO_MISSING_RECORDING_ENDS_EARLY) {
+			recording = window;
+		} else {
+			streams++;
+			if (!stream)
+				stream = window;
+		}
+	}
+	if (recording)
+		warn(
+		    analysis, "recording-ends-early",
+		    po_arena_printf(analysis->arena,
+				    "the trace ends %.1f s before the recorded command did (at "
+				    "%.1f s of %.1f s): the end of the recording is missing (a "
+				    "full disk, or a consumer that was stopped); the result covers "
+				    "only the recorded part",
+				    (double)(recording->end_ns - recording->begin_ns) / 1e9,
+				    seconds_in(analysis, recording->begin_ns),
+				    seconds_in(analysis, recording->end_ns)));
+	if (stream)
+		warn(
+		    analysis, "truncated-streams",
+		    po_arena_printf(analysis->arena,
+				    "%lld stream(s) were cut short at a packet boundary (a full "
+				    "disk, or a consumer that was stopped): %s lost %.1f s to "
+				    "%.1f s%s; the %lld steps overlapping missing windows are kept "
+				    "out of the statistics and the result is partial",
+				    (long long)streams, stream->path ? stream->path : "?",
+				    seconds_in(analysis, stream->begin_ns),
+				    seconds_in(analysis, stream->end_ns),
+				    stream->kind == PO_MISSING_STREAM_SHORTER_THAN_INDEX
+					? " (its index lists packets the file no longer holds)"
+					: " (the other streams of its trace go on)",
+				    (long long)analysis->quality.lossy_steps));
+}
+
 static void membership_warnings(struct po_analysis *analysis)
 {
 	const struct po_quality *quality = &analysis->quality;
@@ -569,6 +621,7 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 	const struct po_quality *quality = &analysis->quality;
 	struct po_arena *arena = analysis->arena;
 
+	missing_warnings(analysis);
 	membership_warnings(analysis);
 
 	if (quality->unmatched_begins || quality->unmatched_ends)
@@ -592,8 +645,12 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 		     po_arena_printf(arena,
 				     "%lld spans were still open when their process's events "
 				     "ended (the program ended, crashed or was stopped in the "
-				     "middle of them); the tracer lost nothing there",
-				     (long long)quality->open_at_end));
+				     "middle of them)%s",
+				     (long long)quality->open_at_end,
+				     quality->missing_windows
+					 ? ", or the trace is missing their end (see the missing "
+					   "windows)"
+					 : "; the tracer lost nothing there"));
 	if (quality->step_mismatches)
 		warn(analysis, "step-mismatch",
 		     po_arena_printf(arena,
@@ -642,6 +699,15 @@ static enum po_status build_quality(struct po_model *model, struct po_analysis *
 	analysis->quality.recording_known = model->config.recording_id[0] != '\0';
 	analysis->quality.recording_unannounced =
 	    analysis->quality.recording_known && !model->any_announced;
+	if (model->missing_count) {
+		analysis->missing_windows =
+		    calloc(model->missing_count, sizeof(*analysis->missing_windows));
+		if (!analysis->missing_windows)
+			return PO_STATUS_NOMEM;
+		memcpy(analysis->missing_windows, model->missing,
+		       model->missing_count * sizeof(*model->missing));
+		analysis->missing_window_count = model->missing_count;
+	}
 	if (model->excluded_count) {
 		analysis->excluded_processes =
 		    calloc(model->excluded_count, sizeof(*analysis->excluded_processes));

@@ -147,6 +147,7 @@ void po_model_destroy(struct po_model *model)
 	po_map_free(&model->process_index);
 	po_map_free(&model->membership);
 	free(model->excluded);
+	free(model->missing);
 	po_map_free(&model->thread_index);
 	po_map_free(&model->names);
 	po_map_free(&model->traces);
@@ -381,6 +382,30 @@ static void on_discard(struct po_model *model, const struct po_event *event, int
 	 * now, when the message arrives: every step from its start so far is suspect.
 	 */
 	flag_lossy(model, begin_ns, event->time_ns >= 0 ? event->time_ns : INT64_MAX);
+}
+
+#define MISSING_KEPT 64
+
+enum po_status po_model_note_missing(struct po_model *model, enum po_missing_kind kind,
+				     const char *path, int64_t begin_ns, int64_t end_ns)
+{
+	struct po_missing_window *window;
+
+	if (begin_ns < 0 || end_ns < begin_ns)
+		return PO_STATUS_OK;
+	model->quality.missing_windows++;
+	model->quality.partial = true;
+	flag_lossy(model, begin_ns, end_ns);
+	if (model->missing_count >= MISSING_KEPT)
+		return PO_STATUS_OK;
+	if (po_array_reserve((void **)&model->missing, &model->missing_capacity,
+			     model->missing_count + 1, sizeof(*model->missing)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	window = &model->missing[model->missing_count++];
+	*window = (struct po_missing_window){kind, NULL, begin_ns, end_ns};
+	if (path && !(window->path = po_strtab_intern(model->strings, path, strlen(path))))
+		return PO_STATUS_NOMEM;
+	return PO_STATUS_OK;
 }
 
 /* Updates the trace's last event time; returns the previous one (-1 for a new trace). */

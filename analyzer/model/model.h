@@ -55,6 +55,16 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 			       struct po_error *err) PO_NODISCARD;
 
+/*
+ * A window of time the trace is missing, found from its files after the events were
+ * consumed (a stream cut short, a recording that ends before its command): the steps it
+ * overlaps are flagged lossy and the result is partial. path: the stream, or NULL for the
+ * whole recording (copied). Call before po_model_finish().
+ */
+enum po_status po_model_note_missing(struct po_model *model, enum po_missing_kind kind,
+				     const char *path, int64_t begin_ns,
+				     int64_t end_ns) PO_NODISCARD;
+
 /* Processes left out so far as not the recorded command's (membership.c). */
 int64_t po_model_excluded_processes(const struct po_model *model);
 

@@ -251,6 +251,10 @@ struct po_model {
 	struct po_map_entry *last_trace; /* weak: the last event's entry in traces; NULL */
 	int64_t steps_other_threads;
 
+	struct po_missing_window *missing; /* owned; paths interned */
+	size_t missing_count;
+	size_t missing_capacity;
+
 	/* membership.c: pid -> state, and the processes left out (owned) */
 	struct po_map membership;
 	bool any_announced;

@@ -47,6 +47,7 @@ void po_analysis_destroy(struct po_analysis *analysis)
 	free(analysis->config);
 	free(analysis->discard_windows);
 	free(analysis->excluded_processes);
+	free(analysis->missing_windows);
 	free(analysis->warnings);
 	free(analysis->processes);
 	free(analysis->threads);

@@ -329,9 +329,34 @@ struct po_quality {
 	 */
 	int64_t excluded_processes;
 	int64_t excluded_events;
+	int64_t missing_windows; /* noted; more than po_analysis.missing_window_count when capped */
 	int64_t late_announced_events; /* of processes that announced late: lost, not left out */
 	bool recording_known;	       /* the trace names its recording: processes were checked */
 	bool recording_unannounced;    /* ... but no process announced itself (old libprofopt) */
+};
+
+/*
+ * Windows of time a stream or the whole recording is missing, found from the trace's files
+ * rather than reported by the tracer (ingest's stream survey): X(NAME, json name)
+ */
+#define PO_MISSING_KINDS(X)                                                                        \
+	X(STREAM_SHORTER_THAN_INDEX, "stream-shorter-than-index")                                  \
+	X(STREAM_ENDS_EARLY, "stream-ends-early")                                                  \
+	X(RECORDING_ENDS_EARLY, "recording-ends-early")
+
+enum po_missing_kind {
+#define PO_X(name, json) PO_MISSING_##name,
+	PO_MISSING_KINDS(PO_X)
+#undef PO_X
+	    PO_MISSING_KIND_COUNT
+};
+
+struct po_missing_window {
+	enum po_missing_kind kind;
+	const char
+	    *path; /* the stream file relative to the trace directory; NULL for the recording */
+	int64_t begin_ns;
+	int64_t end_ns;
 };
 
 /* Why a process was left out of the analysis. X(NAME, json name) */
@@ -522,6 +547,8 @@ struct po_analysis {
 	struct po_warning *warnings;
 	size_t warning_count;
 
+	struct po_missing_window *missing_windows; /* in the order they were noted */
+	size_t missing_window_count;
 	struct po_excluded_process *excluded_processes; /* in the order they appeared */
 	size_t excluded_process_count;
 	struct po_process *processes; /* sorted by pid */

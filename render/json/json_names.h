@@ -18,5 +18,6 @@ const char *po_json_severity_name(int severity);
 const char *po_json_verdict_name(int verdict);
 const char *po_json_run_ending_name(int ending);
 const char *po_json_excluded_reason_name(int reason);
+const char *po_json_missing_kind_name(int kind);
 
 #endif /* PO_JSON_NAMES_H */

@@ -688,6 +688,28 @@ static void write_warnings(struct po_json_writer *writer, const struct po_analys
 	po_json_write_end_array(writer);
 }
 
+/* Windows the trace is missing, found from its files (the first 64). */
+static void write_missing_windows(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_key(writer, "missing_windows");
+	po_json_write_begin_array(writer);
+	for (size_t i = 0; i < analysis->missing_window_count; i++) {
+		const struct po_missing_window *window = &analysis->missing_windows[i];
+
+		po_json_write_begin_object(writer);
+		kv_time(summary, "begin_ms", window->begin_ns);
+		kv_time(summary, "end_ms", window->end_ns);
+		po_json_write_kv_string(writer, "kind",
+					po_json_missing_kind_name((int)window->kind));
+		po_json_write_kv_string(writer, "path", window->path);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
 /* The processes left out as not the recorded command's (the first 1,000). */
 static void write_excluded(struct summary *summary)
 {
@@ -731,6 +753,7 @@ static void write_trace(struct summary *summary)
 	po_json_write_kv_int(writer, "libc_events", quality->libc_events);
 	po_json_write_kv_int(writer, "lossy_steps", quality->lossy_steps);
 	write_missing_contexts(writer, quality);
+	write_missing_windows(summary);
 	po_json_write_kv_int(writer, "open_at_end", quality->open_at_end);
 	po_json_write_kv_bool(writer, "partial", quality->partial);
 	write_processes(summary);

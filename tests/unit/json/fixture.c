@@ -31,6 +31,7 @@ static void fill_quality(struct po_analysis *analysis)
 	struct po_discard_window *windows = ALLOC(analysis, struct po_discard_window, 2);
 	struct po_warning *warnings = ALLOC(analysis, struct po_warning, 2);
 	struct po_excluded_process *excluded = ALLOC(analysis, struct po_excluded_process, 1);
+	struct po_missing_window *missing = ALLOC(analysis, struct po_missing_window, 1);
 
 	*quality = (struct po_quality){.events = 12345,
 				       .profopt_events = 12000,
@@ -46,6 +47,7 @@ static void fill_quality(struct po_analysis *analysis)
 				       .lossy_steps = 1,
 				       .trace_count = 3,
 				       .excluded_processes = 1,
+				       .missing_windows = 1,
 				       .excluded_events = 42,
 				       .recording_known = true,
 				       .first_ns = T(0),
@@ -59,6 +61,10 @@ static void fill_quality(struct po_analysis *analysis)
 	analysis->discard_windows = windows;
 	excluded[0] =
 	    (struct po_excluded_process){900, PO_EXCLUDED_OTHER_RECORDING, "python3", T(10), 42};
+	missing[0] = (struct po_missing_window){PO_MISSING_STREAM_ENDS_EARLY,
+						"ust/uid/0/64-bit/profopt_1", T(400), T(500.25)};
+	analysis->missing_windows = missing;
+	analysis->missing_window_count = 1;
 	analysis->excluded_processes = excluded;
 	analysis->excluded_process_count = 1;
 	analysis->warnings = warnings;

@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Makes copies of a real profopt recording with the faults users meet when disks fill,
+consumers are killed and directories are copied, each with what profopt-analyze must say
+about it, for tests/damaged/faults.sh. Beside make_damaged.py (which breaks bytes), these
+faults leave every file decodable: only the analysis's checks can tell them.
+
+usage: make_faults.py TRACE_DIR OUT_DIR
+Writes OUT_DIR/<case>/ for each case and OUT_DIR/cases.json, a list of
+{"name", "status", "message" (a regular expression the one-line error must match, or
+null), "partial" (true, false or null: not checked), "warnings" (codes that must be in
+trace.warnings), "missing" (kinds that must be in trace.missing_windows), "steps"
+("same" as the undamaged trace, "fewer", or null), "as_nobody" (run as an unprivileged
+user)}.
+"""
+import json
+import os
+import shutil
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_damaged import index_files, metadata_files, stream_files  # noqa: E402
+
+INDEX_HEADER = 16
+
+
+def index_entries(path):
+    """(offset, size_bytes, end_ns) of each packet an index lists."""
+    with open(path, "rb") as f:
+        data = f.read()
+    entry_size, = struct.unpack_from(">I", data, 12)
+    entries = []
+    for at in range(INDEX_HEADER, len(data) - entry_size + 1, entry_size):
+        offset, bits, _, begin, end = struct.unpack_from(">QQQQQ", data, at)
+        entries.append((offset, bits // 8, end))
+    return entries, entry_size
+
+
+def index_of(stream):
+    return os.path.join(os.path.dirname(stream), "index", os.path.basename(stream) + ".idx")
+
+
+def busiest_stream(trace):
+    """The stream with the most packets (the training loop's CPU, in practice)."""
+    return max(stream_files(trace), key=lambda s: len(index_entries(index_of(s))[0]))
+
+
+def cut_stream(stream, keep, cut_index):
+    """Keeps the first `keep` packets of a stream (a cut at a packet boundary)."""
+    entries, entry_size = index_entries(index_of(stream))
+    keep = min(keep, len(entries))
+    size = entries[keep - 1][0] + entries[keep - 1][1] if keep else 0
+    os.truncate(stream, size)
+    if cut_index:
+        os.truncate(index_of(stream), INDEX_HEADER + keep * entry_size)
+    return entries[keep - 1][2] if keep else None
+
+
+def cut_recording(trace):
+    """Every stream cut where the busiest one loses its second half: a full disk."""
+    busiest = busiest_stream(trace)
+    entries, _ = index_entries(index_of(busiest))
+    cut_ns = entries[len(entries) // 2][2]
+    for stream in stream_files(trace):
+        keep = sum(1 for _, _, end in index_entries(index_of(stream))[0] if end <= cut_ns)
+        cut_stream(stream, keep, True)
+
+
+def process_dirs(trace):
+    return sorted(os.path.dirname(m) for m in metadata_files(trace))
+
+
+def cases():
+    def cut_index_intact(t):
+        stream = busiest_stream(t)
+        cut_stream(stream, len(index_entries(index_of(stream))[0]) // 2, False)
+
+    def cut_with_index(t):
+        stream = busiest_stream(t)
+        cut_stream(stream, len(index_entries(index_of(stream))[0]) // 2, True)
+
+    def emptied(t):
+        open(busiest_stream(t), "wb").close()
+
+    def duplicated(t):
+        first = process_dirs(t)[0]
+        shutil.copytree(first, first + "-copy")
+
+    def renamed(t):
+        first = process_dirs(t)[0]
+        os.rename(first, os.path.join(os.path.dirname(first), "renamed-process"))
+
+    def fifo_for(pick):
+        def damage(t):
+            path = pick(t)
+            os.remove(path)
+            os.mkfifo(path)
+        return damage
+
+    def unreadable_metadata(t):
+        os.chmod(metadata_files(t)[0], 0)
+
+    def damaged_recording_file(t):
+        with open(os.path.join(t, "profopt-recording.txt"), "a") as f:
+            f.write("who knows\n")
+
+    return [
+        ("cut-at-packet-boundary", cut_index_intact,
+         dict(status=0, partial=True, warnings=["truncated-streams"],
+              missing=["stream-shorter-than-index"])),
+        ("cut-with-its-index", cut_with_index,
+         dict(status=0, partial=True, warnings=["truncated-streams"],
+              missing=["stream-ends-early"])),
+        ("emptied-stream", emptied,
+         dict(status=0, partial=True, warnings=["truncated-streams"],
+              missing=["stream-shorter-than-index"])),
+        ("recording-cut-short", cut_recording,
+         dict(status=0, partial=True, warnings=["recording-ends-early"],
+              missing=["recording-ends-early"], steps="fewer")),
+        ("duplicated-process-directory", duplicated,
+         dict(status=0, partial=False, warnings=["duplicate-traces"], steps="same")),
+        ("renamed-process-directory", renamed, dict(status=0, partial=False, steps="same")),
+        ("fifo-stream", fifo_for(busiest_stream),
+         dict(status=3, message=r"a FIFO \(named pipe\) where a trace file should be")),
+        ("fifo-index", fifo_for(lambda t: index_files(t)[0]),
+         dict(status=3, message=r"index/.*\.idx: a FIFO \(named pipe\)")),
+        ("fifo-metadata", fifo_for(lambda t: metadata_files(t)[0]),
+         dict(status=3, message=r"metadata: a FIFO \(named pipe\)")),
+        ("unreadable-metadata", unreadable_metadata,
+         dict(status=3, message=r"metadata: cannot be read: Permission denied",
+              as_nobody=True)),
+        ("damaged-recording-file", damaged_recording_file,
+         dict(status=0, warnings=["recording-file"], steps="same")),
+    ]
+
+
+def main(trace, out):
+    os.makedirs(out, exist_ok=True)
+    described = []
+    for name, damage, expect in cases():
+        target = os.path.join(out, name)
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(trace, target)
+        damage(target)
+        described.append(dict(dict(name=name, status=0, message=None, partial=None,
+                                   warnings=[], missing=[], steps=None, as_nobody=False),
+                              **expect))
+    with open(os.path.join(out, "cases.json"), "w") as f:
+        json.dump(described, f, indent=1)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
