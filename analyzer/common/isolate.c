@@ -389,14 +389,43 @@ static double cpu_seconds_used(const struct rusage *usage)
 	       (double)usage->ru_stime.tv_sec + usage->ru_stime.tv_usec / 1e6;
 }
 
-/* Describes a child that died of a signal: a limit it ran into, or a crash. */
-static void describe_death(int signo, const struct rusage *usage,
-			   const struct po_isolate_limits *limits, struct po_error *err)
+/*
+ * Whether the child was reading the trace (or the baseline's) when it stopped: then a
+ * crash or a limit is the input's doing. Afterwards (analysing, writing the outputs) it is
+ * profopt's own failure, and is not blamed on the trace.
+ */
+static bool reading_input(void)
+{
+	const char *phase = isolate_shared->phase;
+
+	return !phase[0] || strncmp(phase, "decoding", 8) == 0 || strncmp(phase, "reading", 7) == 0;
+}
+
+/*
+ * Describes a child that died of a signal: a limit it ran into, or a crash. Returns the
+ * status: the trace's (DECODE) while it was being read, profopt's own (INTERNAL) after.
+ */
+static enum po_status describe_death(int signo, const struct rusage *usage,
+				     const struct po_isolate_limits *limits, struct po_error *err)
 {
 	char where[1200];
 	uint64_t peak_bytes = (uint64_t)usage->ru_maxrss * 1024;
 
 	where_text(where, sizeof(where));
+	if (!reading_input()) {
+		if (limits->memory_bytes && peak_bytes >= limits->memory_bytes / 2)
+			po_error_set(
+			    err,
+			    "the analysis exceeded its memory limit (%zu MiB) %s, after "
+			    "the trace was read; raise it with PROFOPT_DECODE_LIMITS=mem=MiB",
+			    (size_t)(limits->memory_bytes / PO_MIB), where);
+		else
+			po_error_set(err,
+				     "profopt-analyze crashed (%s) %s, after the trace was read: a "
+				     "bug in profopt, not damage in the trace; please report it",
+				     po_signal_name(signo), where);
+		return PO_STATUS_INTERNAL;
+	}
 	if (limits->cpu_seconds &&
 	    (signo == SIGXCPU || cpu_seconds_used(usage) >= limits->cpu_seconds)) {
 		po_error_set(err, "the trace decoder ran for more than %u s of CPU time %s",
@@ -410,6 +439,7 @@ static void describe_death(int signo, const struct rusage *usage,
 		po_error_set(err, "the trace decoder crashed (%s) %s; the trace is malformed",
 			     po_signal_name(signo), where);
 	}
+	return PO_STATUS_DECODE;
 }
 
 /* Turns the bytes the child sent into the status, error and output of po_isolate_run(). */
@@ -480,10 +510,8 @@ static enum po_status parent_finish(pid_t child, enum po_isolate_end end,
 			     po_signal_name(WTERMSIG(wstatus)));
 		return PO_STATUS_INTERRUPTED;
 	}
-	if (WIFSIGNALED(wstatus)) {
-		describe_death(WTERMSIG(wstatus), &usage, limits, err);
-		return PO_STATUS_DECODE;
-	}
+	if (WIFSIGNALED(wstatus))
+		return describe_death(WTERMSIG(wstatus), &usage, limits, err);
 	if (buf->len == 0 && WIFEXITED(wstatus)) {
 		char where[1200];
 

@@ -31,7 +31,8 @@ static enum po_status child_fails(void *ctx, FILE *output, struct po_error *err)
 	return PO_STATUS_DECODE;
 }
 
-__attribute__((no_sanitize("undefined"))) static enum po_status child_segfault(void *ctx, FILE *output, struct po_error *err)
+__attribute__((no_sanitize("undefined"))) static enum po_status
+child_segfault(void *ctx, FILE *output, struct po_error *err)
 {
 	volatile int *null_pointer = NULL;
 
@@ -40,8 +41,20 @@ __attribute__((no_sanitize("undefined"))) static enum po_status child_segfault(v
 	return PO_STATUS_OK;
 }
 
+/* A crash after the trace was read: while writing the report. */
+__attribute__((no_sanitize("undefined"))) static enum po_status
+child_render_segfault(void *ctx, FILE *output, struct po_error *err)
+{
+	volatile int *null_pointer = NULL;
+
+	po_isolate_progress("writing the report", "/reports/.staging");
+	sink_value = *null_pointer;
+	return PO_STATUS_OK;
+}
+
 /* A real division by zero, not UndefinedBehaviorSanitizer's report of it. */
-__attribute__((no_sanitize("undefined"))) static enum po_status child_divide(void *ctx, FILE *output, struct po_error *err)
+__attribute__((no_sanitize("undefined"))) static enum po_status
+child_divide(void *ctx, FILE *output, struct po_error *err)
 {
 	volatile int numerator = 7, zero = 0;
 
@@ -97,13 +110,13 @@ static enum po_status child_big_output(void *ctx, FILE *output, struct po_error 
 
 static struct po_isolate_limits test_limits(void)
 {
-	struct po_isolate_limits limits = {.cpu_seconds = 20, .memory_bytes = (size_t)512 << 20,
-					   .wall_seconds = 60};
+	struct po_isolate_limits limits = {
+	    .cpu_seconds = 20, .memory_bytes = (size_t)512 << 20, .wall_seconds = 60};
 	return limits;
 }
 
-static enum po_status run(po_isolated_fn fn, const struct po_isolate_limits *limits,
-			  char **output, struct po_error *err)
+static enum po_status run(po_isolated_fn fn, const struct po_isolate_limits *limits, char **output,
+			  struct po_error *err)
 {
 	memset(err, 0, sizeof(*err));
 	return po_isolate_run(fn, "ctx", limits, output, err);
@@ -153,6 +166,22 @@ static void check_crash(po_isolated_fn fn, const char *signal_text, const char *
 static void test_segfault(void)
 {
 	check_crash(child_segfault, "(SIGSEGV)", "while reading /traces/bad/channel0_1");
+}
+
+/* Not the trace's fault: an internal error (exit 1), never "the trace is malformed". */
+static void test_render_crash(void)
+{
+	struct po_isolate_limits limits = test_limits();
+	struct po_error err;
+	char *output = NULL;
+
+	CHECK_INT_EQ(run(child_render_segfault, &limits, &output, &err), PO_STATUS_INTERNAL);
+	CHECK(strstr(err.message, "profopt-analyze crashed (SIGSEGV) while writing the report "
+				  "/reports/.staging") != NULL);
+	CHECK(strstr(err.message, "not damage in the trace") != NULL);
+	CHECK(strstr(err.message, "malformed") == NULL);
+	CHECK(output == NULL);
+	fprintf(stderr, "  %s\n", err.message);
 }
 
 static void test_divide_by_zero(void)
@@ -245,6 +274,7 @@ int main(void)
 	RUN(test_success_with_output);
 	RUN(test_failure_keeps_error_drops_output);
 	RUN(test_segfault);
+	RUN(test_render_crash);
 	RUN(test_divide_by_zero);
 	RUN(test_abort);
 	RUN(test_cpu_limit);
