@@ -531,6 +531,7 @@ struct trace_files {
 	struct po_stream_survey survey;
 	const char **skip; /* owned array; the paths belong to survey */
 	size_t skip_count;
+	struct po_repair repair; /* --salvage: streams cut to what decodes */
 };
 
 static enum po_status read_trace_files(const char *trace_dir, struct trace_files *files,
@@ -557,6 +558,7 @@ static enum po_status read_trace_files(const char *trace_dir, struct trace_files
 
 static void trace_files_fini(struct trace_files *files)
 {
+	po_repair_fini(&files->repair);
 	free(files->skip);
 	po_stream_survey_fini(&files->survey);
 }
@@ -578,6 +580,13 @@ static enum po_status note_missing(struct po_model *model, const struct trace_fi
 		status =
 		    po_model_note_missing(model, kinds[survey->cuts[i].kind], survey->cuts[i].path,
 					  survey->cuts[i].begin_ns, survey->cuts[i].end_ns);
+	for (size_t i = 0; i < files->repair.count && status == PO_STATUS_OK; i++)
+		status = po_model_note_missing(model, PO_MISSING_STREAM_DAMAGED,
+					       files->repair.streams[i].path,
+					       files->repair.streams[i].begin_ns,
+					       survey->end_ns > files->repair.streams[i].begin_ns
+						   ? survey->end_ns
+						   : files->repair.streams[i].begin_ns);
 	if (status == PO_STATUS_OK && files->recording.present && files->recording.end_ns > 0 &&
 	    survey->end_ns >= 0 && files->recording.end_ns - survey->end_ns > PO_CUT_TOLERANCE_NS)
 		status = po_model_note_missing(model, PO_MISSING_RECORDING_ENDS_EARLY, NULL,
@@ -618,6 +627,18 @@ static enum po_status add_file_warnings(struct po_analysis *analysis,
 			relative_path(survey->trace_paths[survey->duplicate_of[i]], trace_dir)));
 		break;
 	}
+	if (status == PO_STATUS_OK && files->repair.count) {
+		const struct po_repaired_stream *first = &files->repair.streams[0];
+
+		status = po_analysis_add_warning(
+		    analysis, "salvaged-streams",
+		    po_arena_printf(analysis->arena,
+				    "--salvage kept the readable part of %zu damaged stream(s) "
+				    "instead of leaving their process out: %s keeps %zu of %zu "
+				    "packets; the rest is damaged and is a missing window",
+				    files->repair.count, first->path, first->kept_packets,
+				    first->packets));
+	}
 	if (status == PO_STATUS_OK && files->recording_err.message[0])
 		status = po_analysis_add_warning(
 		    analysis, "recording-file",
@@ -628,7 +649,10 @@ static enum po_status add_file_warnings(struct po_analysis *analysis,
 	return status;
 }
 
-/* Runs the model over the trace's events; the result in *out. */
+/*
+ * Runs the model over the trace's events; the result in *out. The events come from
+ * files->repair's shadow directory when --salvage repaired streams.
+ */
 static enum po_status model_trace(const struct options *options, const char *trace_dir,
 				  const struct trace_files *files, struct po_ingest_stats *stats,
 				  struct po_analysis **out, struct po_error *err)
@@ -652,7 +676,8 @@ static enum po_status model_trace(const struct options *options, const char *tra
 	if (status != PO_STATUS_OK)
 		return status;
 	feed.model = model;
-	status = po_ingest_run(trace_dir, &ingest_options, feed_event, &feed, stats, err);
+	status = po_ingest_run(files->repair.shadow_root[0] ? files->repair.shadow_root : trace_dir,
+			       &ingest_options, feed_event, &feed, stats, err);
 	if (status == PO_STATUS_OK && note_missing(model, files) != PO_STATUS_OK) {
 		po_error_set(err, "out of memory");
 		status = PO_STATUS_NOMEM;
@@ -677,6 +702,25 @@ static enum po_status model_trace(const struct options *options, const char *tra
 }
 
 /*
+ * --salvage left whole traces out: repairs them stream by stream and packet by packet, and
+ * when that kept anything, analyses again from the repaired trace (*out replaced).
+ */
+static enum po_status salvage_streams(const struct options *options, const char *trace_dir,
+				      struct trace_files *files, struct po_ingest_stats *stats,
+				      struct po_analysis **out, struct po_error *err)
+{
+	enum po_status status;
+
+	po_isolate_progress("decoding", trace_dir);
+	status = po_ingest_repair(trace_dir, files->skip, files->skip_count, &files->repair, err);
+	if (status != PO_STATUS_OK || !files->repair.count)
+		return status;
+	po_analysis_destroy(*out);
+	*out = NULL;
+	return model_trace(options, trace_dir, files, stats, out, err);
+}
+
+/*
  * Decodes one trace and runs the model and the detectors on it. checked: what the input
  * check left out of it (--salvage), NULL for none.
  */
@@ -692,6 +736,8 @@ static enum po_status analyze_trace(const struct options *options, const char *t
 	status = read_trace_files(trace_dir, &files, err);
 	if (status == PO_STATUS_OK)
 		status = model_trace(options, trace_dir, &files, &stats, out, err);
+	if (status == PO_STATUS_OK && options->salvage && stats.skipped_traces > 0)
+		status = salvage_streams(options, trace_dir, &files, &stats, out, err);
 	if (status == PO_STATUS_OK) {
 		(*out)->quality.partial = (*out)->quality.partial || stats.partial;
 		status = add_ingest_warnings(*out, checked, &stats);

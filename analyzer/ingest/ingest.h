@@ -172,4 +172,31 @@ enum po_status po_ingest_survey(const char *trace_dir, struct po_stream_survey *
 				struct po_error *err) PO_NODISCARD;
 void po_stream_survey_fini(struct po_stream_survey *survey);
 
+/*
+ * --salvage per stream and per packet (repair.c): every trace directory below trace_dir
+ * (but those in skip, full paths) that does not decode whole is repaired: each stream that
+ * fails alone is cut to the longest prefix of whole packets that decodes. When one was,
+ * shadow_root is a directory (under TMPDIR) that mirrors trace_dir with the repaired
+ * streams, to be analysed instead; streams lists them. Nothing repaired: shadow_root "".
+ * Decoding every trace alone first costs one more decode of the trace; --salvage only.
+ */
+struct po_repaired_stream {
+	char path[256];	     /* relative to the trace directory */
+	size_t kept_packets; /* of packets */
+	size_t packets;
+	int64_t begin_ns; /* where the packets left out begin; -1 when unknown */
+};
+
+struct po_repair {
+	char work_dir[4096];	/* owned scratch directory, removed by fini; "" if none */
+	char shadow_root[4096]; /* the repaired trace directory; "" if nothing was repaired */
+	struct po_repaired_stream *streams;
+	size_t count;
+	size_t capacity;
+};
+
+enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, size_t skip_count,
+				struct po_repair *repair, struct po_error *err) PO_NODISCARD;
+void po_repair_fini(struct po_repair *repair);
+
 #endif /* PO_INGEST_H */

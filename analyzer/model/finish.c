@@ -558,7 +558,7 @@ static void missing_warnings(struct po_analysis *analysis)
 
 		if (window->kind == PO_MISSING_RECORDING_ENDS_EARLY) {
 			recording = window;
-		} else {
+		} else if (window->kind != PO_MISSING_STREAM_DAMAGED) { /* said by salvage */
 			streams++;
 			if (!stream)
 				stream = window;

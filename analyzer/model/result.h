@@ -342,7 +342,8 @@ struct po_quality {
 #define PO_MISSING_KINDS(X)                                                                        \
 	X(STREAM_SHORTER_THAN_INDEX, "stream-shorter-than-index")                                  \
 	X(STREAM_ENDS_EARLY, "stream-ends-early")                                                  \
-	X(RECORDING_ENDS_EARLY, "recording-ends-early")
+	X(RECORDING_ENDS_EARLY, "recording-ends-early")                                            \
+	X(STREAM_DAMAGED, "stream-damaged")
 
 enum po_missing_kind {
 #define PO_X(name, json) PO_MISSING_##name,

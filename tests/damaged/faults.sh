@@ -28,8 +28,9 @@ for i in $(seq 0 $((count - 1))); do
 	eval "$(/usr/bin/python3 - "$work/faults/cases.json" "$i" <<'PY'
 import json, shlex, sys
 case = json.load(open(sys.argv[1]))[int(sys.argv[2])]
-print("name=%s want=%d as_nobody=%d" % (shlex.quote(case["name"]), case["status"],
-                                        int(case["as_nobody"])))
+print("name=%s want=%d as_nobody=%d args=(%s)" % (
+    shlex.quote(case["name"]), case["status"], int(case["as_nobody"]),
+    " ".join(shlex.quote(a) for a in case["args"])))
 PY
 )"
 	dir="$work/faults/$name" out="$work/out/$name"
@@ -44,7 +45,7 @@ PY
 			timeout 120 "$bin/profopt-analyze" --json-only -o "$out" "$dir" \
 			>"$work/stdout" 2>"$work/stderr"
 	else
-		timeout 120 "$bin/profopt-analyze" --json-only -o "$out" "$dir" \
+		timeout 120 "$bin/profopt-analyze" --json-only "${args[@]}" -o "$out" "$dir" \
 			>"$work/stdout" 2>"$work/stderr"
 	fi
 	status=$?
@@ -84,6 +85,8 @@ else:
         problems.append("%d steps, the undamaged trace has %d" % (steps, before))
     if case["steps"] == "fewer" and not steps < before:
         problems.append("%d steps, not fewer than %d" % (steps, before))
+    if case["steps"] == "most" and not before / 2 < steps <= before:
+        problems.append("%d steps, want over half of %d" % (steps, before))
 for p in problems:
     print("     " + p)
 sys.exit(1 if problems else 0)

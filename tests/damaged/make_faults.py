@@ -9,8 +9,8 @@ Writes OUT_DIR/<case>/ for each case and OUT_DIR/cases.json, a list of
 {"name", "status", "message" (a regular expression the one-line error must match, or
 null), "partial" (true, false or null: not checked), "warnings" (codes that must be in
 trace.warnings), "missing" (kinds that must be in trace.missing_windows), "steps"
-("same" as the undamaged trace, "fewer", or null), "as_nobody" (run as an unprivileged
-user)}.
+("same" as the undamaged trace, "fewer", "most": over half of them, or null),
+"as_nobody" (run as an unprivileged user), "args" (more profopt-analyze arguments)}.
 """
 import json
 import os
@@ -100,6 +100,16 @@ def cases():
     def unreadable_metadata(t):
         os.chmod(metadata_files(t)[0], 0)
 
+    def garbled_last_packet(t):
+        """Events of the busiest stream's last packet overwritten: the decoder fails
+        there, and the training loop's earlier packets are readable."""
+        stream = busiest_stream(t)
+        entries, _ = index_entries(index_of(stream))
+        offset, size, _ = entries[-1]
+        with open(stream, "r+b") as f:
+            f.seek(offset + 100)
+            f.write(b"\xff" * min(300, size - 100))
+
     def damaged_recording_file(t):
         with open(os.path.join(t, "profopt-recording.txt"), "a") as f:
             f.write("who knows\n")
@@ -129,6 +139,11 @@ def cases():
         ("unreadable-metadata", unreadable_metadata,
          dict(status=3, message=r"metadata: cannot be read: Permission denied",
               as_nobody=True)),
+        ("garbled-last-packet", garbled_last_packet,
+         dict(status=4, message=r"Failed to decode trace")),
+        ("garbled-last-packet-salvaged", garbled_last_packet,
+         dict(status=0, args=["--salvage"], partial=True, warnings=["salvaged-streams"],
+              missing=["stream-damaged"], steps="most")),
         ("damaged-recording-file", damaged_recording_file,
          dict(status=0, warnings=["recording-file"], steps="same")),
     ]
@@ -143,7 +158,8 @@ def main(trace, out):
         shutil.copytree(trace, target)
         damage(target)
         described.append(dict(dict(name=name, status=0, message=None, partial=None,
-                                   warnings=[], missing=[], steps=None, as_nobody=False),
+                                   warnings=[], missing=[], steps=None, as_nobody=False,
+                                   args=[]),
                               **expect))
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(described, f, indent=1)
