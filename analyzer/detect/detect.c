@@ -234,6 +234,36 @@ static enum po_status steps_readable(const struct po_analysis *analysis, struct 
 	return status;
 }
 
+/* Records in the result the rules that differ from their defaults, in table order. */
+static enum po_status note_rule_changes(struct po_analysis *analysis, const struct po_rules *rules)
+{
+	static const char *const names[] = {
+#define PO_X(member, rule, key, value, unit, what, source) rule "." key,
+	    PO_RULES(PO_X)
+#undef PO_X
+	};
+	struct po_rules defaults;
+	double now[sizeof(names) / sizeof(names[0])], before[sizeof(names) / sizeof(names[0])];
+	size_t count = 0, i = 0;
+
+	po_rules_init(&defaults);
+#define PO_X(member, rule, key, value, unit, what, source)                                         \
+	now[i] = rules->member;                                                                    \
+	before[i++] = defaults.member;
+	PO_RULES(PO_X)
+#undef PO_X
+	free(analysis->rule_changes);
+	analysis->rule_changes = calloc(i, sizeof(*analysis->rule_changes));
+	if (!analysis->rule_changes)
+		return PO_STATUS_NOMEM;
+	for (size_t r = 0; r < i; r++)
+		if (now[r] != before[r])
+			analysis->rule_changes[count++] =
+			    (struct po_rule_change){names[r], now[r], before[r]};
+	analysis->rule_change_count = count;
+	return PO_STATUS_OK;
+}
+
 enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules *rules,
 			     struct po_error *err)
 {
@@ -244,7 +274,9 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 	analysis->finding_count = 0;
 	analysis->verdict = PO_VERDICT_UNKNOWN;
 	analysis->verdict_reason = NULL;
-	status = collect_clean_steps(&ctx);
+	status = note_rule_changes(analysis, rules);
+	if (status == PO_STATUS_OK)
+		status = collect_clean_steps(&ctx);
 	if (status == PO_STATUS_OK) {
 		ctx.quality_factor = quality_factor(analysis, rules);
 		ctx.steps_factor = steps_factor(ctx.clean_count, rules);

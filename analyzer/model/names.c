@@ -48,6 +48,7 @@ void po_analysis_destroy(struct po_analysis *analysis)
 	free(analysis->discard_windows);
 	free(analysis->excluded_processes);
 	free(analysis->missing_windows);
+	free(analysis->rule_changes);
 	free(analysis->warnings);
 	free(analysis->processes);
 	free(analysis->threads);

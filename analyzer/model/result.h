@@ -360,6 +360,13 @@ struct po_missing_window {
 	int64_t end_ns;
 };
 
+/* A detection rule whose value differs from its default (--set, --config). */
+struct po_rule_change {
+	const char *name; /* "input-bound.max_workers"; weak: static */
+	double value;
+	double default_value;
+};
+
 /* Why a process was left out of the analysis. X(NAME, json name) */
 #define PO_EXCLUDED_REASONS(X)                                                                     \
 	X(OTHER_RECORDING, "another-recording")                                                    \
@@ -548,6 +555,8 @@ struct po_analysis {
 	struct po_warning *warnings;
 	size_t warning_count;
 
+	struct po_rule_change *rule_changes; /* the rules in effect that are not the defaults */
+	size_t rule_change_count;
 	struct po_missing_window *missing_windows; /* in the order they were noted */
 	size_t missing_window_count;
 	struct po_excluded_process *excluded_processes; /* in the order they appeared */

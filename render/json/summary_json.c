@@ -809,6 +809,29 @@ static void write_workers(struct summary *summary)
 
 /* ---- the document ---- */
 
+/*
+ * The rules in effect that are not the defaults (--set, --config), so that a report can be
+ * explained from its own output; every other rule has its documented default.
+ */
+static void write_rules(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_key(writer, "rules_changed");
+	po_json_write_begin_array(writer);
+	for (size_t i = 0; i < analysis->rule_change_count; i++) {
+		const struct po_rule_change *change = &analysis->rule_changes[i];
+
+		po_json_write_begin_object(writer);
+		po_json_write_kv_double(writer, "default", change->default_value, 3);
+		po_json_write_kv_string(writer, "rule", change->name);
+		po_json_write_kv_double(writer, "value", change->value, 3);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
 static enum po_status write_document(struct summary *summary, struct po_error *err)
 {
 	struct po_json_writer *writer = summary->writer;
@@ -822,6 +845,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_gpu(summary);
 	write_labels(summary);
 	write_memory(summary);
+	write_rules(summary);
 	write_run(summary);
 	po_json_write_kv_string(writer, "schema", PO_SUMMARY_SCHEMA);
 	write_step_series(summary);

@@ -67,6 +67,15 @@ expect 0 "earlier report with --force" "$a" "$work/trace" -o "$work/report" --fo
 cmp -s "$work/report/summary.json" "$work/first-summary.json" &&
 	{ passed=$((passed + 1)); echo "ok   same trace, same summary.json bytes"; } ||
 	{ failed=$((failed + 1)); echo "FAIL summary.json differs between two runs"; }
+expect 0 "rules changed with --set" "$a" "$work/trace" -o "$work/rules" --json-only \
+	--set input-bound.max_workers=8
+/usr/bin/python3 -c 'import json, sys
+changed = json.load(open(sys.argv[1]))["rules_changed"]
+first = json.load(open(sys.argv[2]))["rules_changed"]
+sys.exit(0 if changed == [{"default": 32.0, "rule": "input-bound.max_workers", "value": 8.0}]
+         and first == [] else 1)' "$work/rules/summary.json" "$work/first-summary.json" &&
+	{ passed=$((passed + 1)); echo "ok   summary.json lists the rules changed (and none by default)"; } ||
+	{ failed=$((failed + 1)); echo "FAIL summary.json rules_changed"; }
 expect 5 "output parent is a file" "$a" "$work/trace" -o "$work/busy/notes.txt/report"
 if [ "$(id -u)" -ne 0 ]; then
 	mkdir -p "$work/ro" && chmod a-w "$work/ro"
