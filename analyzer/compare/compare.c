@@ -121,8 +121,8 @@ static void add_resource_metrics(struct builder *b)
 
 	if (o->gpu_busy_pct && n->gpu_busy_pct)
 		judge(b,
-		      add_metric(b, "gpu.busy_pct", po_stats_mean(o->gpu_busy_pct, o->step_count),
-				 po_stats_mean(n->gpu_busy_pct, n->step_count), false),
+		      add_metric(b, "gpu.busy_pct", o->gpu_busy_share_pct, n->gpu_busy_share_pct,
+				 false),
 		      o->gpu_busy_pct, n->gpu_busy_pct, 0.5);
 	if (!isnan(o->worker_busy_pct) || !isnan(n->worker_busy_pct))
 		add_metric(b, "workers.busy_pct", o->worker_busy_pct, n->worker_busy_pct, false);

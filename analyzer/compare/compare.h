@@ -29,8 +29,9 @@ struct po_digest {
 	size_t step_count;
 	size_t live_count;
 	double steps_per_s;
-	double samples_per_s;	/* NaN when unknown */
-	double worker_busy_pct; /* mean over workers; NaN with none */
+	double samples_per_s;	   /* NaN when unknown */
+	double worker_busy_pct;	   /* the run's steady workers_busy_pct; NaN with none */
+	double gpu_busy_share_pct; /* the run's steady gpu_busy_pct; NaN without GPU */
 	const char *verdict;
 	const char **finding_ids; /* "input-bound", ... */
 	const char **finding_severities;

@@ -8,6 +8,7 @@
 
 #include "compare.h"
 #include "json_read.h"
+#include "stats.h"
 
 static enum po_status digest_create(size_t step_count, const char *label, struct po_digest **out)
 {
@@ -26,6 +27,7 @@ static enum po_status digest_create(size_t step_count, const char *label, struct
 		digest->category_ms[c] = po_arena_alloc(digest->arena, bytes);
 	digest->samples_per_s = NAN;
 	digest->worker_busy_pct = NAN;
+	digest->gpu_busy_share_pct = NAN;
 	*out = digest;
 	if (!digest->label || !digest->step_ms || !digest->gpu_busy_pct || !digest->live_bytes ||
 	    !digest->category_ms[PO_CATEGORY_COUNT - 1]) {
@@ -73,7 +75,6 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 	struct po_digest *digest;
 	enum po_status steps_status;
 	bool any_gpu = false;
-	double busy_sum = 0;
 
 	if (digest_create(analysis->step_count, label, &digest) != PO_STATUS_OK ||
 	    alloc_findings(digest, analysis->finding_count) != PO_STATUS_OK) {
@@ -108,14 +109,8 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 	digest->steps_per_s = analysis->step_stats.steps_per_s;
 	digest->samples_per_s =
 	    analysis->step_stats.samples_per_s >= 0 ? analysis->step_stats.samples_per_s : NAN;
-	for (size_t i = 0; i < analysis->worker_count; i++) {
-		const struct po_worker *worker = &analysis->workers[i];
-		int64_t life = worker->last_ns - worker->first_ns;
-
-		busy_sum += life > 0 ? 100.0 * (double)worker->busy_ns / (double)life : 0;
-	}
-	if (analysis->worker_count)
-		digest->worker_busy_pct = busy_sum / (double)analysis->worker_count;
+	digest->worker_busy_pct = analysis->steady.workers_busy_pct;
+	digest->gpu_busy_share_pct = analysis->steady.gpu_busy_pct;
 	digest->verdict = po_verdict_name(analysis->verdict);
 	for (size_t i = 0; i < analysis->finding_count; i++) {
 		digest->finding_ids[i] = po_finding_id_name(analysis->findings[i].id);
@@ -212,6 +207,27 @@ static double mean_worker_busy(const struct po_json_value *workers)
 	return sum / (double)workers->count;
 }
 
+/*
+ * The run's GPU busy and worker busy shares as its own analysis defined them (the steady
+ * object); a summary.json written before it had one gives the older approximations: the
+ * mean of the workers' busy shares, and of the steps' GPU busy shares.
+ */
+static void read_steady(struct po_digest *digest, const struct po_json_value *root)
+{
+	const struct po_json_value *steady = po_json_get(root, "steady");
+
+	if (steady && steady->type == PO_JSON_OBJECT) {
+		digest->worker_busy_pct =
+		    po_json_number(po_json_get(steady, "workers_busy_pct"), NAN);
+		digest->gpu_busy_share_pct =
+		    po_json_number(po_json_get(steady, "gpu_busy_pct"), NAN);
+		return;
+	}
+	digest->worker_busy_pct = mean_worker_busy(po_json_get(root, "workers"));
+	digest->gpu_busy_share_pct =
+	    digest->gpu_busy_pct ? po_stats_mean(digest->gpu_busy_pct, digest->step_count) : NAN;
+}
+
 static enum po_status digest_from_tree(const struct po_json_value *root, const char *path,
 				       struct po_digest **out)
 {
@@ -233,7 +249,7 @@ static enum po_status digest_from_tree(const struct po_json_value *root, const c
 	finish_series(digest, any_gpu, digest->live_count > 1);
 	digest->steps_per_s = po_json_number(po_json_get(steps, "steps_per_s"), NAN);
 	digest->samples_per_s = po_json_number(po_json_get(steps, "samples_per_s"), NAN);
-	digest->worker_busy_pct = mean_worker_busy(po_json_get(root, "workers"));
+	read_steady(digest, root);
 	digest->verdict =
 	    po_arena_strdup(digest->arena, po_json_string(po_json_get(root, "verdict"), "unknown"));
 	if (findings && findings->type == PO_JSON_ARRAY)

@@ -74,6 +74,10 @@ static const struct kind_range kinds[] = {
 	X("workers[].busy_pct", SHARE_PCT)                                                         \
 	X("workers[].batches", COUNT)                                                              \
 	X("gpu[].busy_pct", SHARE_PCT)                                                             \
+	X("steady.count", COUNT)                                                                   \
+	X("steady.gpu_busy_pct", SHARE_PCT)                                                        \
+	X("steady.input_wait_pct", SHARE_PCT)                                                      \
+	X("steady.workers_busy_pct", SHARE_PCT)                                                    \
 	X("findings[].confidence", FRACTION)                                                       \
 	X("trace.lossy_steps", COUNT)
 

@@ -130,6 +130,36 @@ static enum po_status collect_clean_steps(struct det_ctx *ctx)
 	return PO_STATUS_OK;
 }
 
+/* The steady-step shares of the result (po_steady_stats), from the collected steps. */
+static void fill_steady(struct det_ctx *ctx)
+{
+	struct po_analysis *analysis = ctx->analysis;
+	struct po_steady_stats *steady = &analysis->steady;
+	const double *mean = ctx->category_mean_ns;
+	double busy = 0;
+
+	*steady = (struct po_steady_stats){.count = (int64_t)ctx->clean_count,
+					   .startup_steps = (int64_t)startup_steps(analysis),
+					   .mean_ns = NAN,
+					   .gpu_busy_pct = NAN,
+					   .input_wait_pct = NAN,
+					   .workers_busy_pct = det_workers_busy_pct(analysis)};
+	if (!ctx->clean_count)
+		return;
+	steady->mean_ns = ctx->mean_step_ns;
+	steady->input_wait_pct = ctx->mean_step_ns > 0
+				     ? 100.0 *
+					   (mean[PO_CAT_DATA_WAIT] + mean[PO_CAT_LOAD] +
+					    mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE]) /
+					   ctx->mean_step_ns
+				     : NAN;
+	if (!analysis->gpu_count)
+		return;
+	for (size_t i = 0; i < ctx->clean_count; i++)
+		busy += (double)det_clean_step(ctx, i).gpu_busy_ns;
+	steady->gpu_busy_pct = ctx->clean_wall_ns > 0 ? 100.0 * busy / ctx->clean_wall_ns : 0;
+}
+
 /*
  * How far the trace data can be trusted: discarded events or packets, unknown discard
  * counts, unmatched spans and lossy steps each lower it.
@@ -278,6 +308,7 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 	if (status == PO_STATUS_OK)
 		status = collect_clean_steps(&ctx);
 	if (status == PO_STATUS_OK) {
+		fill_steady(&ctx);
 		ctx.quality_factor = quality_factor(analysis, rules);
 		ctx.steps_factor = steps_factor(ctx.clean_count, rules);
 		status = run_detectors(&ctx);

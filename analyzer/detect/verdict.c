@@ -6,6 +6,8 @@
  * else balanced. Unknown with too few clean steps, when the steps cover too little of the
  * run, or when almost all of a step is in no span: then the reason says what is not known.
  */
+#include <math.h>
+
 #include "detect_internal.h"
 
 /* Categories of host work on the training thread that keep the GPU waiting for launches. */
@@ -19,15 +21,6 @@ static double host_compute_ns(const struct det_ctx *ctx)
 	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)
 		total += ctx->category_mean_ns[host[i]];
 	return total;
-}
-
-static double gpu_busy_pct(const struct det_ctx *ctx)
-{
-	double busy = 0;
-
-	for (size_t i = 0; i < ctx->clean_count; i++)
-		busy += (double)det_clean_step(ctx, i).gpu_busy_ns;
-	return ctx->clean_wall_ns > 0 ? 100.0 * busy / ctx->clean_wall_ns : 0;
 }
 
 bool det_uncovered(const struct det_ctx *ctx)
@@ -56,7 +49,9 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 		return PO_VERDICT_UNKNOWN;
 	if (input && input->severity <= PO_SEVERITY_WARNING)
 		return PO_VERDICT_INPUT_BOUND;
-	busy_pct = ctx->analysis->gpu_count ? gpu_busy_pct(ctx) : 0;
+	busy_pct = ctx->analysis->gpu_count && !isnan(ctx->analysis->steady.gpu_busy_pct)
+		       ? ctx->analysis->steady.gpu_busy_pct
+		       : 0;
 	if (busy_pct >= rules->verdict_gpu_bound_pct)
 		return PO_VERDICT_GPU_BOUND;
 	host_pct = 100.0 * host_compute_ns(ctx) / ctx->mean_step_ns;

@@ -640,6 +640,14 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 			 "negative or absurd memory sizes, GPU work ending before it "
 			 "starts): the trace is damaged there",
 			 (long long)quality->implausible_values));
+	if (quality->unmatched_mem_frees)
+		warn(analysis, "unmatched-frees",
+		     po_arena_printf(arena,
+				     "%lld mem_free events named an address with no live "
+				     "allocation (freed twice, allocated before the recording "
+				     "started, or a damaged address): allocations reported as "
+				     "still live may have been freed there",
+				     (long long)quality->unmatched_mem_frees));
 	if (quality->open_at_end)
 		warn(analysis, "open-at-end",
 		     po_arena_printf(arena,
@@ -727,6 +735,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	analysis->arena = model->arena; /* the interned strings go with the analysis */
 	model->arena = NULL;
 	analysis->verdict = PO_VERDICT_UNKNOWN;
+	analysis->steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN};
 	close_stream(model);
 	status = gpu_flush_all(model);
 	if (status == PO_STATUS_OK)

@@ -134,7 +134,7 @@ static enum po_status union_add(struct po_model *model, struct gpu_union *merge,
 		return PO_STATUS_NOMEM;
 	high = merge->count;
 	if (high && merge->buffer[high - 1].begin_ns <= record.begin_ns)
-		low = high; /* the usual case: records come almost in start order */
+		low = high;  /* the usual case: records come almost in start order */
 	while (low < high) { /* after every record that begins no later */
 		size_t mid = low + (high - low) / 2;
 
@@ -242,6 +242,7 @@ static struct gpu_stream_state *stream_get(struct po_model *model, int32_t devic
 		return NULL;
 	stream = &model->streams[model->stream_count];
 	*stream = (struct gpu_stream_state){.out = {.device = device, .stream = id},
+					    .last_begin_ns = -1,
 					    .merge = {.sink = SINK_STREAM,
 						      .owner = model->stream_count,
 						      .flushed_begin = INT64_MIN}};
@@ -288,6 +289,18 @@ enum po_status gpu_activity(struct po_model *model, const struct po_event *event
 
 	if (!device || !stream)
 		return PO_STATUS_NOMEM;
+	/*
+	 * A stream runs its work one item at a time: a record that overlaps the previous one
+	 * of its stream by more than clock rounding has a damaged time (records arriving out
+	 * of order do not overlap).
+	 */
+	if (stream->last_begin_ns >= 0 && record.begin_ns < stream->last_end_ns - 1000 &&
+	    stream->last_begin_ns < record.end_ns - 1000) {
+		model->quality.implausible_values++;
+		return PO_STATUS_OK;
+	}
+	stream->last_begin_ns = record.begin_ns;
+	stream->last_end_ns = record.end_ns;
 	stream_add(stream, event, record);
 	device_add(device, record);
 	if (union_add(model, &stream->merge, record) != PO_STATUS_OK ||

@@ -122,6 +122,8 @@ static void do_free(struct po_model *model, int32_t pid, int source, int32_t dev
 
 	if (!entry) {
 		model->memory.unmatched_frees++;
+		if (source == SOURCE_PROFOPT)
+			model->quality.unmatched_mem_frees++;
 		return;
 	}
 	release(model, entry, source, device);

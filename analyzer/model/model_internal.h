@@ -202,6 +202,8 @@ struct gpu_device_state {
 struct gpu_stream_state {
 	struct po_gpu_stream out;
 	struct gpu_union merge;
+	int64_t last_begin_ns; /* the last record accepted on the stream; -1 before one */
+	int64_t last_end_ns;
 };
 
 struct segment {
@@ -247,7 +249,7 @@ struct po_model {
 	struct po_quality quality;
 	struct po_discard_window *windows; /* owned */
 	size_t window_capacity;
-	struct po_map traces; /* trace_id -> last event time */
+	struct po_map traces;		 /* trace_id -> last event time */
 	struct po_map_entry *last_trace; /* weak: the last event's entry in traces; NULL */
 	int64_t steps_other_threads;
 

@@ -315,6 +315,11 @@ struct po_quality {
 	 * or lasting over an hour. A damaged trace gives them; each is said in the warnings.
 	 */
 	int64_t implausible_values;
+	/*
+	 * profopt mem_free events whose address had no live allocation: freed twice, allocated
+	 * before the recording, or a damaged address (then an allocation looks unfreed).
+	 */
+	int64_t unmatched_mem_frees;
 	bool missing_vpid;
 	bool missing_vtid;
 	bool missing_procname;
@@ -358,6 +363,20 @@ struct po_missing_window {
 	    *path; /* the stream file relative to the trace directory; NULL for the recording */
 	int64_t begin_ns;
 	int64_t end_ns;
+};
+
+/*
+ * The steps every verdict and finding is measured on: clean steps (not lossy) past each
+ * epoch's start-up (its first max(1, workers) steps, while workers start and caches fill),
+ * and the shares the report's headline shows, defined once here (detect.c fills them).
+ */
+struct po_steady_stats {
+	int64_t count;
+	int64_t startup_steps;	 /* left out at the start of each epoch */
+	double mean_ns;		 /* mean wall time; NaN without steady steps */
+	double gpu_busy_pct;	 /* share of their time with any GPU busy; NaN without GPU */
+	double input_wait_pct;	 /* data wait and loading in the main process; NaN without */
+	double workers_busy_pct; /* mean busy share of the workers' lifetimes; NaN without */
 };
 
 /* A detection rule whose value differs from its default (--set, --config). */
@@ -555,6 +574,7 @@ struct po_analysis {
 	struct po_warning *warnings;
 	size_t warning_count;
 
+	struct po_steady_stats steady;	     /* filled by the detectors (po_detect_run) */
 	struct po_rule_change *rule_changes; /* the rules in effect that are not the defaults */
 	size_t rule_change_count;
 	struct po_missing_window *missing_windows; /* in the order they were noted */

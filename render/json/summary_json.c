@@ -4,6 +4,7 @@
  * relative to the trace's first event, so no absolute clock value appears.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -809,6 +810,24 @@ static void write_workers(struct summary *summary)
 
 /* ---- the document ---- */
 
+/* The steady steps and the shares of the headline, as the detectors measured them. */
+static void write_steady(struct summary *summary)
+{
+	const struct po_steady_stats *steady = &summary->analysis->steady;
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_key(writer, "steady");
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int(writer, "count", steady->count);
+	po_json_write_kv_double(writer, "gpu_busy_pct", steady->gpu_busy_pct, 2); /* NaN: null */
+	po_json_write_kv_double(writer, "input_wait_pct", steady->input_wait_pct, 2);
+	po_json_write_kv_ms_or_null(
+	    writer, "mean_ms", isnan(steady->mean_ns) ? -1 : (int64_t)llround(steady->mean_ns));
+	po_json_write_kv_int(writer, "startup_steps_per_epoch", steady->startup_steps);
+	po_json_write_kv_double(writer, "workers_busy_pct", steady->workers_busy_pct, 2);
+	po_json_write_end_object(writer);
+}
+
 /*
  * The rules in effect that are not the defaults (--set, --config), so that a report can be
  * explained from its own output; every other rule has its documented default.
@@ -848,6 +867,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_rules(summary);
 	write_run(summary);
 	po_json_write_kv_string(writer, "schema", PO_SUMMARY_SCHEMA);
+	write_steady(summary);
 	write_step_series(summary);
 	write_step_stats(summary);
 	write_trace(summary);

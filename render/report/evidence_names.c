@@ -219,7 +219,7 @@
 	X(ANY, "unmatched_spans", "Unmatched spans", "",                                           \
 	  "Spans whose begin or end event is missing.")                                            \
 	X(ANY, "missing_windows", "Windows missing from the files", "",                            \
-	  "Stream cuts and a recording ending before its command, seen in the trace's files.")    \
+	  "Stream cuts and a recording ending before its command, seen in the trace's files.")     \
 	X(ANY, "lossy_steps", "Steps overlapping a loss", "",                                      \
 	  "Steps that overlap lost data; no verdict uses them.")                                   \
 	X(ANY, "lossy_steps_pct", "Share of steps overlapping a loss", "%",                        \

@@ -62,12 +62,12 @@ static void fill_kpis(struct po_html *html, xmlNodePtr parent)
 	else
 		snprintf(value, sizeof(value), "n/a");
 	add_kpi(html, kpis, value, "samples per second");
-	po_report_fmt_pct(po_report_gpu_busy_share(html->analysis), value, sizeof(value));
+	po_report_fmt_pct(po_report_steady_share(html->analysis->steady.gpu_busy_pct), value,
+			  sizeof(value));
 	add_kpi(html, kpis, value, "GPU busy");
-	po_report_fmt_pct(
-	    stats->mean_ns > 0 ? stats->category_mean_ns[PO_CAT_DATA_WAIT] / stats->mean_ns : -1,
-	    value, sizeof(value));
-	add_kpi(html, kpis, value, "of each step waiting for data");
+	po_report_fmt_pct(po_report_steady_share(html->analysis->steady.input_wait_pct), value,
+			  sizeof(value));
+	add_kpi(html, kpis, value, "of each step waiting for input");
 }
 
 static void fill_verdict(struct po_html *html)

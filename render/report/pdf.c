@@ -84,7 +84,7 @@ static void title_numbers(struct po_page *page)
 	const struct po_step_stats *stats = &page->analysis->step_stats;
 	char values[6][32];
 	const char *labels[6] = {"median step time",   "p95 step time", "steps per second",
-				 "samples per second", "GPU busy",	"waiting for data"};
+				 "samples per second", "GPU busy",	"waiting for input"};
 
 	bool measured = stats->clean_count > 0;
 
@@ -98,10 +98,10 @@ static void title_numbers(struct po_page *page)
 		snprintf(values[3], sizeof(values[3]), "%.1f", stats->samples_per_s);
 	else
 		snprintf(values[3], sizeof(values[3]), "n/a");
-	po_report_fmt_pct(po_report_gpu_busy_share(page->analysis), values[4], sizeof(values[4]));
-	po_report_fmt_pct(
-	    stats->mean_ns > 0 ? stats->category_mean_ns[PO_CAT_DATA_WAIT] / stats->mean_ns : -1,
-	    values[5], sizeof(values[5]));
+	po_report_fmt_pct(po_report_steady_share(page->analysis->steady.gpu_busy_pct), values[4],
+			  sizeof(values[4]));
+	po_report_fmt_pct(po_report_steady_share(page->analysis->steady.input_wait_pct), values[5],
+			  sizeof(values[5]));
 	for (int i = 0; i < 6; i++)
 		key_number(page, MARGIN + (i % 3) * 170, page->y + (i / 3) * 58, labels[i],
 			   values[i]);

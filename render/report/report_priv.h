@@ -162,6 +162,7 @@ extern const char po_report_template[];
 extern const size_t po_report_template_size;
 
 /* Busy share of all GPUs over their analysis windows, 0..1; -1 without GPU activity. */
-double po_report_gpu_busy_share(const struct po_analysis *analysis);
+/* A percentage of the result's steady statistics as a share for po_report_fmt_pct (-1: NaN). */
+double po_report_steady_share(double pct);
 
 #endif /* PO_REPORT_PRIV_H */

@@ -320,13 +320,7 @@ void po_report_fmt_evidence(const struct po_evidence *evidence, char *out, size_
 	}
 }
 
-double po_report_gpu_busy_share(const struct po_analysis *analysis)
+double po_report_steady_share(double pct)
 {
-	int64_t busy = 0, window = 0;
-
-	for (size_t i = 0; i < analysis->gpu_count; i++) {
-		busy += analysis->gpus[i].busy_ns;
-		window += analysis->gpus[i].window_ns;
-	}
-	return window > 0 ? (double)busy / (double)window : -1;
+	return isnan(pct) ? -1 : pct / 100.0;
 }

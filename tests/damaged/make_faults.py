@@ -101,14 +101,18 @@ def cases():
         os.chmod(metadata_files(t)[0], 0)
 
     def garbled_last_packet(t):
-        """Events of the busiest stream's last packet overwritten: the decoder fails
-        there, and the training loop's earlier packets are readable."""
+        """Events of the busiest stream's last packet that holds any overwritten: the
+        decoder fails there, and the training loop's earlier packets are readable."""
         stream = busiest_stream(t)
-        entries, _ = index_entries(index_of(stream))
-        offset, size, _ = entries[-1]
+        with open(index_of(stream), "rb") as f:
+            data = f.read()
+        entry_size, = struct.unpack_from(">I", data, 12)
+        full = [struct.unpack_from(">QQQ", data, at)
+                for at in range(INDEX_HEADER, len(data) - entry_size + 1, entry_size)]
+        offset, _, content_bits = [e for e in full if e[2] // 8 >= 600][-1]
         with open(stream, "r+b") as f:
             f.seek(offset + 100)
-            f.write(b"\xff" * min(300, size - 100))
+            f.write(b"\xff" * 300)
 
     def damaged_recording_file(t):
         with open(os.path.join(t, "profopt-recording.txt"), "a") as f:

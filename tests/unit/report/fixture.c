@@ -124,6 +124,27 @@ static int compare_int64(const void *x, const void *y)
 	return (l > r) - (l < r);
 }
 
+/* The steady statistics as the detectors define them: every fixture step is steady. */
+static void build_steady(struct builder *b, int64_t total_ns)
+{
+	struct po_analysis *a = b->analysis;
+	const double *mean = a->step_stats.category_mean_ns;
+	double busy = 0;
+
+	for (size_t i = 0; i < a->step_count; i++)
+		busy += (double)b->steps[i].gpu_busy_ns;
+	a->steady = (struct po_steady_stats){.count = (int64_t)a->step_count,
+					     .startup_steps = 1,
+					     .mean_ns = a->step_stats.mean_ns,
+					     .gpu_busy_pct = 100.0 * busy / (double)total_ns,
+					     .input_wait_pct =
+						 100.0 *
+						 (mean[PO_CAT_DATA_WAIT] + mean[PO_CAT_LOAD] +
+						  mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE]) /
+						 a->step_stats.mean_ns,
+					     .workers_busy_pct = NAN};
+}
+
 static void build_stats(struct builder *b)
 {
 	struct po_analysis *a = b->analysis;
@@ -147,6 +168,7 @@ static void build_stats(struct builder *b)
 	st->p99_ns = durations[a->step_count - 1];
 	st->max_ns = durations[a->step_count - 1];
 	st->steps_per_s = a->step_count / (total / 1e9);
+	build_steady(b, total);
 	st->samples_per_s = st->steps_per_s * 64;
 	st->coverage_pct = 100;
 }
@@ -484,6 +506,7 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 	b.analysis->verdict = PO_VERDICT_UNKNOWN;
 	b.analysis->memory = (struct po_memory){false, false, false, false, -1, -1, -1, 0};
 	b.analysis->step_stats.samples_per_s = -1;
+	b.analysis->steady = (struct po_steady_stats){0, 1, NAN, NAN, NAN, NAN};
 	if (kind == FIXTURE_EMPTY)
 		return b.analysis;
 	build_run(&b);
