@@ -24,6 +24,8 @@ struct growth {
 	size_t point_count;
 	int64_t first_step; /* step numbers of the fitted range */
 	int64_t last_step;
+	size_t first_position; /* their positions in the step store */
+	size_t last_position;
 	struct det_fit fit;
 	double projected_run_bytes; /* slope over the whole run's steps */
 	double peak_bytes;
@@ -118,9 +120,12 @@ static bool fit_growth(const struct det_ctx *ctx, struct growth *growth)
 
 		if (value < 0)
 			continue;
-		if (!growth->point_count)
+		if (!growth->point_count) {
 			growth->first_step = step.index;
+			growth->first_position = ctx->all_clean[i];
+		}
 		growth->last_step = step.index;
+		growth->last_position = ctx->all_clean[i];
 		x[growth->point_count] = (double)step.index;
 		y[growth->point_count++] = (double)value;
 		growth->peak_bytes = fmax(growth->peak_bytes, (double)value);
@@ -320,6 +325,24 @@ static bool grows(const struct det_ctx *ctx, struct growth *growth)
 						 ctx->rules->memory_growth_min_rss_mib * DET_MIB;
 }
 
+/* The finding's line, for the memory chart. */
+static void note_line(struct det_ctx *ctx, const struct growth *growth)
+{
+	enum po_growth_series series = growth->gpu			? PO_GROWTH_GPU_ALLOCS
+				       : growth->scope == SCOPE_MAIN	? PO_GROWTH_RSS_MAIN
+				       : growth->scope == SCOPE_WORKERS ? PO_GROWTH_RSS_WORKERS
+				       : growth->source[0] == 'a'	? PO_GROWTH_HOST_ALLOCS
+									: PO_GROWTH_RSS_ALL;
+
+	ctx->analysis->growth_lines[growth->gpu ? 1 : 0] = (struct po_growth_line){
+	    .present = true,
+	    .series = series,
+	    .first_position = growth->first_position,
+	    .last_position = growth->last_position,
+	    .first_bytes = growth->fit.intercept + growth->fit.slope * (double)growth->first_step,
+	    .last_bytes = growth->fit.intercept + growth->fit.slope * (double)growth->last_step};
+}
+
 static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
 {
 	enum po_finding_id id =
@@ -341,6 +364,7 @@ static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
 		    growth->point_count, growth->projected_run_bytes / DET_MIB,
 		    site ? site_where(ctx, site) : scope_where(ctx, growth));
 	add_growth_evidence(ctx, finding, growth);
+	note_line(ctx, growth);
 	if (site) {
 		int64_t steps[2] = {site->first_live_step, site->last_live_step};
 

@@ -379,6 +379,29 @@ struct po_steady_stats {
 	double workers_busy_pct; /* mean busy share of the workers' lifetimes; NaN without */
 };
 
+/* The per-step memory series a growth was fitted on. */
+enum po_growth_series {
+	PO_GROWTH_HOST_ALLOCS, /* host live bytes from allocation events */
+	PO_GROWTH_RSS_ALL,     /* resident set of every process */
+	PO_GROWTH_RSS_MAIN,    /* resident set of the training loop's process */
+	PO_GROWTH_RSS_WORKERS, /* resident sets of the loader workers alive at each step */
+	PO_GROWTH_GPU_ALLOCS,  /* GPU live bytes */
+};
+
+/*
+ * The line of a memory-growth finding, as the detector fitted it: from the first to the
+ * last fitted step (positions in the step store) and its bytes there. The memory chart
+ * draws this line, so it shows the finding's trend, not one of its own.
+ */
+struct po_growth_line {
+	bool present;
+	enum po_growth_series series;
+	size_t first_position;
+	size_t last_position;
+	double first_bytes;
+	double last_bytes;
+};
+
 /* A detection rule whose value differs from its default (--set, --config). */
 struct po_rule_change {
 	const char *name; /* "input-bound.max_workers"; weak: static */
@@ -574,8 +597,9 @@ struct po_analysis {
 	struct po_warning *warnings;
 	size_t warning_count;
 
-	struct po_steady_stats steady;	     /* filled by the detectors (po_detect_run) */
-	struct po_rule_change *rule_changes; /* the rules in effect that are not the defaults */
+	struct po_steady_stats steady;	       /* filled by the detectors (po_detect_run) */
+	struct po_growth_line growth_lines[2]; /* host, GPU: growth findings' lines (detect) */
+	struct po_rule_change *rule_changes;   /* the rules in effect that are not the defaults */
 	size_t rule_change_count;
 	struct po_missing_window *missing_windows; /* in the order they were noted */
 	size_t missing_window_count;

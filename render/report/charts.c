@@ -440,7 +440,8 @@ void po_chart_gpu(cairo_t *cr, const struct po_chart *chart)
 }
 
 /* Memory series of a step: host live bytes, summed RSS, GPU live bytes. */
-enum mem_series { MEM_HOST, MEM_RSS, MEM_GPU, MEM_SERIES_COUNT };
+/* The series a growth line can lie on; the last two only when a finding's line does. */
+enum mem_series { MEM_HOST, MEM_RSS, MEM_GPU, MEM_RSS_MAIN, MEM_RSS_WORKERS, MEM_SERIES_COUNT };
 
 static int64_t mem_value(const struct po_step *step, enum mem_series series)
 {
@@ -449,6 +450,12 @@ static int64_t mem_value(const struct po_step *step, enum mem_series series)
 		return step->host_live_bytes;
 	case MEM_RSS:
 		return step->rss_bytes;
+	case MEM_RSS_MAIN:
+		return step->main_rss_bytes;
+	case MEM_RSS_WORKERS:
+		return step->rss_bytes >= 0 && step->main_rss_bytes >= 0
+			   ? step->rss_bytes - step->main_rss_bytes
+			   : -1;
 	default:
 		return step->gpu_live_bytes;
 	}
@@ -462,9 +469,18 @@ static int64_t step_mem_value(const struct po_analysis *analysis, size_t index,
 	return mem_value(&step, series);
 }
 
-static const uint32_t mem_colors[MEM_SERIES_COUNT] = {PO_COLOR_HOST, PO_COLOR_RSS, PO_COLOR_GPU};
+static const uint32_t mem_colors[MEM_SERIES_COUNT] = {PO_COLOR_HOST, PO_COLOR_RSS, PO_COLOR_GPU,
+						      PO_COLOR_HOST, PO_COLOR_HOST};
 static const char *const mem_labels[MEM_SERIES_COUNT] = {
-    "host live bytes (allocations)", "resident set size (all processes)", "GPU live bytes"};
+    "host live bytes (allocations)", "resident set size (all processes)", "GPU live bytes",
+    "resident set size (main process)", "resident set size (loader workers)"};
+
+/* The chart series each kind of growth line lies on. */
+static const enum mem_series line_series[] = {
+    [PO_GROWTH_HOST_ALLOCS] = MEM_HOST,	 [PO_GROWTH_RSS_ALL] = MEM_RSS,
+    [PO_GROWTH_RSS_MAIN] = MEM_RSS_MAIN, [PO_GROWTH_RSS_WORKERS] = MEM_RSS_WORKERS,
+    [PO_GROWTH_GPU_ALLOCS] = MEM_GPU,
+};
 
 static void draw_mem_series(cairo_t *cr, const struct po_analysis *analysis,
 			    const struct plot *plot, enum mem_series series)
@@ -491,53 +507,32 @@ static void draw_mem_series(cairo_t *cr, const struct po_analysis *analysis,
 	cairo_stroke(cr);
 }
 
-/* Least-squares line through a series over step positions; false with under 2 points. */
-static bool mem_trend(const struct po_analysis *analysis, enum mem_series series, double *slope,
-		      double *intercept)
+/* A growth finding's line, between the first and last steps it fitted. */
+static void draw_growth_line(cairo_t *cr, const struct po_analysis *analysis,
+			     const struct plot *plot, const struct po_growth_line *line)
 {
-	double sum_x = 0, sum_y = 0, sum_xx = 0, sum_xy = 0, count = 0;
+	double divisor = analysis->step_count > 1 ? analysis->step_count - 1.0 : 1;
+	double first_y = fmax(0, fmin(plot->max_value, line->first_bytes));
+	double last_y = fmax(0, fmin(plot->max_value, line->last_bytes));
 
-	for (size_t i = 0; i < analysis->step_count; i++) {
-		int64_t value = step_mem_value(analysis, i, series);
-
-		if (value < 0)
-			continue;
-		sum_x += i;
-		sum_y += (double)value;
-		sum_xx += (double)i * i;
-		sum_xy += (double)i * value;
-		count++;
-	}
-	if (count < 2 || count * sum_xx - sum_x * sum_x == 0)
-		return false;
-	*slope = (count * sum_xy - sum_x * sum_y) / (count * sum_xx - sum_x * sum_x);
-	*intercept = (sum_y - *slope * sum_x) / count;
-	return true;
-}
-
-static void draw_mem_trend(cairo_t *cr, const struct po_analysis *analysis, const struct plot *plot,
-			   enum mem_series series)
-{
-	double slope, intercept, last = analysis->step_count - 1.0;
-	double first_y, last_y;
-
-	if (!mem_trend(analysis, series, &slope, &intercept))
-		return;
-	first_y = fmax(0, fmin(plot->max_value, intercept));
-	last_y = fmax(0, fmin(plot->max_value, intercept + slope * last));
 	cairo_save(cr);
 	cairo_set_dash(cr, (const double[]){5, 3}, 2, 0);
-	po_draw_line(cr, plot->x, plot_y(plot, first_y), plot->x + plot->width,
+	po_draw_line(cr, plot->x + (double)line->first_position / divisor * plot->width,
+		     plot_y(plot, first_y),
+		     plot->x + (double)line->last_position / divisor * plot->width,
 		     plot_y(plot, last_y), PO_COLOR_ALERT, 1.2);
 	cairo_restore(cr);
 }
 
-static int64_t mem_max(const struct po_analysis *analysis, bool *present)
+/* The highest value of the series drawn; present says which have values. */
+static int64_t mem_max(const struct po_analysis *analysis, bool *present, const bool *wanted)
 {
 	int64_t highest = 0;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
 		for (int series = 0; series < MEM_SERIES_COUNT; series++) {
+			if (!wanted[series])
+				continue;
 			int64_t value = step_mem_value(analysis, i, series);
 
 			present[series] |= value >= 0;
@@ -552,33 +547,43 @@ void po_chart_memory(cairo_t *cr, const struct po_chart *chart)
 	const struct po_analysis *analysis = chart->analysis;
 	struct plot plot = {70, 14, chart->width - 90, chart->height - 70, 0, 0};
 	bool present[MEM_SERIES_COUNT] = {false};
-	bool growth[MEM_SERIES_COUNT] = {
-	    po_report_find(analysis, PO_FINDING_HOST_MEMORY_GROWTH) != NULL, false,
-	    po_report_find(analysis, PO_FINDING_GPU_MEMORY_GROWTH) != NULL};
+	bool wanted[MEM_SERIES_COUNT] = {true, true, true, false, false};
+	const struct po_growth_line *lines[MEM_SERIES_COUNT] = {NULL};
 	const char *labels[MEM_SERIES_COUNT + 1];
 	uint32_t colors[MEM_SERIES_COUNT + 1];
 	size_t legend_count = 0;
-	int64_t highest = mem_max(analysis, present);
+	bool any_line = false;
+	int64_t highest;
+
+	for (int i = 0; i < 2; i++) {
+		const struct po_growth_line *line = &analysis->growth_lines[i];
+
+		if (!line->present || (unsigned)line->series > PO_GROWTH_GPU_ALLOCS)
+			continue;
+		lines[line_series[line->series]] = line;
+		wanted[line_series[line->series]] = true;
+	}
+	highest = mem_max(analysis, present, wanted);
 
 	if (highest <= 0) {
 		po_draw_message(cr, chart, "No memory measurement was recorded.");
 		return;
 	}
-	/* Without allocation events, RSS carries the host growth. */
-	growth[MEM_RSS] = growth[MEM_HOST] && !present[MEM_HOST];
 	plot_scale_bytes(&plot, (double)highest, 4);
 	draw_value_axis(cr, &plot, fmt_axis_bytes);
 	for (int series = 0; series < MEM_SERIES_COUNT; series++) {
 		if (!present[series])
 			continue;
 		draw_mem_series(cr, analysis, &plot, series);
-		if (growth[series])
-			draw_mem_trend(cr, analysis, &plot, series);
+		if (lines[series]) {
+			draw_growth_line(cr, analysis, &plot, lines[series]);
+			any_line = true;
+		}
 		labels[legend_count] = mem_labels[series];
 		colors[legend_count++] = mem_colors[series];
 	}
-	if (growth[MEM_HOST] || growth[MEM_GPU]) {
-		labels[legend_count] = "growth trend (least squares)";
+	if (any_line) {
+		labels[legend_count] = "growth the finding fitted (least squares)";
 		colors[legend_count++] = PO_COLOR_ALERT;
 	}
 	draw_time_axis(cr, plot.x, plot.y + plot.height, plot.width,

@@ -445,6 +445,12 @@ static void build_findings(struct builder *b)
 	a->findings = f = NEW_ARRAY(b, struct po_finding, 3);
 	build_input_bound(b, &f[0]);
 	f[1].id = PO_FINDING_HOST_MEMORY_GROWTH;
+	a->growth_lines[0] = (struct po_growth_line){true,
+						     PO_GROWTH_HOST_ALLOCS,
+						     2,
+						     a->step_count - 1,
+						     6.0 * 1048576,
+						     3.0 * 1048576 * (double)(a->step_count + 1)};
 	f[1].severity = PO_SEVERITY_WARNING;
 	f[1].confidence = 0.8;
 	f[1].summary = "Live host memory grows by 3.0 MiB per step (180 MiB over the run), "
