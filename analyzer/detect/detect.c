@@ -24,16 +24,10 @@ const char *det_config(const struct po_analysis *analysis, const char *key)
 	return NULL;
 }
 
-int64_t det_config_int(const struct po_analysis *analysis, const char *key, int64_t fallback)
+int64_t det_configured_workers(const struct po_analysis *analysis)
 {
-	const char *text = det_config(analysis, key);
-	char *end = NULL;
-	long long value;
-
-	if (!text)
-		return fallback;
-	value = strtoll(text, &end, 10);
-	return end != text && *end == '\0' ? (int64_t)value : fallback;
+	return analysis->settings.num_workers >= 0 ? analysis->settings.num_workers
+						   : det_live_workers(analysis);
 }
 
 const struct po_process *det_main_process(const struct po_analysis *analysis)
@@ -76,7 +70,7 @@ int64_t det_live_workers(const struct po_analysis *analysis)
 static size_t startup_steps(const struct po_analysis *analysis)
 {
 	int64_t live = det_live_workers(analysis);
-	int64_t workers = det_config_int(analysis, "num_workers", live);
+	int64_t workers = det_configured_workers(analysis);
 
 	if (workers < live)
 		workers = live;

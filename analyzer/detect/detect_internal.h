@@ -56,7 +56,8 @@ double det_workers_busy_pct(const struct po_analysis *analysis);
 /* A run_config value, or NULL. */
 const char *det_config(const struct po_analysis *analysis, const char *key);
 /* A run_config value as an integer, or fallback. */
-int64_t det_config_int(const struct po_analysis *analysis, const char *key, int64_t fallback);
+/* num_workers as the run configured it (settings), else the workers seen alive at once. */
+int64_t det_configured_workers(const struct po_analysis *analysis);
 
 /* finding.c: a new finding with confidence own * the context's factors, or NULL. */
 struct po_finding *det_finding_add(struct det_ctx *ctx, enum po_finding_id id,

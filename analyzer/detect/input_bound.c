@@ -468,7 +468,7 @@ static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 	const struct po_analysis *analysis = ctx->analysis;
 
 	measure_waits(ctx, facts);
-	facts->workers = det_config_int(analysis, "num_workers", det_live_workers(analysis));
+	facts->workers = det_configured_workers(analysis);
 	facts->loading_in_main =
 	    analysis->worker_count == 0 && (facts->workers == 0 || facts->main_load_ns > 0);
 	if (facts->loading_in_main)
@@ -687,9 +687,7 @@ static void recommend_pinned(struct det_ctx *ctx, struct po_finding *finding,
 {
 	double saved_ns = facts->h2d_ns * ctx->rules->input_bound_pinned_saving_pct / 100.0;
 	double step_ns = ctx->mean_step_ns - saved_ns;
-	const char *pinned = det_config(ctx->analysis, "pin_memory");
-
-	if (pinned && (strcmp(pinned, "true") == 0 || strcmp(pinned, "True") == 0))
+	if (ctx->analysis->settings.pin_memory == 1)
 		return;
 	det_recommend(ctx, finding, "pin_memory",
 		      "set pin_memory=True and copy with .to(device, non_blocking=True)",
@@ -706,7 +704,9 @@ static void recommend_pinned(struct det_ctx *ctx, struct po_finding *finding,
 static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
 			       const struct ib_facts *facts)
 {
-	int64_t prefetch = det_config_int(ctx->analysis, "prefetch_factor", 2);
+	int64_t prefetch = ctx->analysis->settings.prefetch_factor >= 0
+			       ? ctx->analysis->settings.prefetch_factor
+			       : 2; /* PyTorch's default */
 	int64_t wanted, max;
 
 	if (facts->workers <= 0 || isnan(facts->load_cv) || isnan(facts->queue_empty_pct) ||

@@ -14,13 +14,6 @@
 
 /* ---- loader-handoff ---- */
 
-static bool config_is(const struct po_analysis *analysis, const char *key, const char *value)
-{
-	const char *text = det_config(analysis, key);
-
-	return text && strcasecmp(text, value) == 0;
-}
-
 static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, double handoff_ns)
 {
 	const char *bound = det_printf(ctx,
@@ -41,8 +34,8 @@ static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, d
 		      "the hand-off costs per tensor: each one is a shared-memory segment the "
 		      "loop has to map",
 		      bound, NAN, NAN);
-	if (config_is(ctx->analysis, "pin_memory", "true") &&
-	    config_is(ctx->analysis, "device", "cpu"))
+	if (ctx->analysis->settings.pin_memory == 1 && ctx->analysis->settings.device &&
+	    strcasecmp(ctx->analysis->settings.device, "cpu") == 0)
 		det_recommend(ctx, finding, "pin_memory", "set pin_memory=False",
 			      "the run trains on the CPU: pinning copies every batch for no "
 			      "transfer",
@@ -155,7 +148,7 @@ static void measure_restarts(const struct po_analysis *analysis, struct restarts
 
 static bool workers_persistent(const struct po_analysis *analysis)
 {
-	return config_is(analysis, "persistent_workers", "true");
+	return analysis->settings.persistent_workers == 1;
 }
 
 static void add_restart_evidence(struct det_ctx *ctx, struct po_finding *finding,

@@ -304,11 +304,9 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 /* Loader advice that the run's DataLoader configuration accepts. */
 static const char *loader_advice(const struct det_ctx *ctx)
 {
-	const char *persistent = det_config(ctx->analysis, "persistent_workers");
-
-	if (det_config_int(ctx->analysis, "num_workers", det_live_workers(ctx->analysis)) <= 0)
+	if (det_configured_workers(ctx->analysis) <= 0)
 		return "load in worker processes (num_workers > 0) or cache the slow samples";
-	if (persistent && strcasecmp(persistent, "true") == 0)
+	if (ctx->analysis->settings.persistent_workers == 1)
 		return "smooth the loader: a larger prefetch_factor, or caching the slow samples";
 	return "smooth the loader: a larger prefetch_factor, persistent_workers=True, or "
 	       "caching the slow samples";

@@ -54,7 +54,8 @@ int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_work
 		if (det_whatif_step_ns(model, n) > best_ns * (1.0 + within_pct / 100.0))
 			continue;
 		/* Add workers, without changing the prediction, until the loader has headroom. */
-		while (n < max_workers && !model->cpu_bound && !has_headroom(model, n, headroom_pct))
+		while (n < max_workers && !model->cpu_bound &&
+		       !has_headroom(model, n, headroom_pct))
 			n++;
 		return n;
 	}

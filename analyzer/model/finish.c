@@ -2,6 +2,8 @@
  * finish.c: ends the stream and builds struct po_analysis from the model's state, sorted
  * as result.h says so that the output is deterministic.
  */
+#include <errno.h>
+#include <strings.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -84,6 +86,51 @@ static int compare_kv(const void *left, const void *right)
 	return strcmp(((const struct po_kv *)left)->key, ((const struct po_kv *)right)->key);
 }
 
+static const char *config_text(const struct po_analysis *analysis, const char *key)
+{
+	for (size_t i = 0; i < analysis->config_count; i++)
+		if (analysis->config[i].key && strcmp(analysis->config[i].key, key) == 0)
+			return analysis->config[i].value;
+	return NULL;
+}
+
+static int64_t config_integer(const struct po_analysis *analysis, const char *key)
+{
+	const char *text = config_text(analysis, key);
+	char *end = NULL;
+	long long value;
+
+	if (!text)
+		return -1;
+	errno = 0;
+	value = strtoll(text, &end, 10);
+	return end != text && *end == '\0' && !errno && value >= 0 ? (int64_t)value : -1;
+}
+
+static int config_boolean(const struct po_analysis *analysis, const char *key)
+{
+	const char *text = config_text(analysis, key);
+
+	if (text && (strcasecmp(text, "true") == 0 || strcmp(text, "1") == 0))
+		return 1;
+	if (text && (strcasecmp(text, "false") == 0 || strcmp(text, "0") == 0))
+		return 0;
+	return -1;
+}
+
+void po_run_settings_resolve(struct po_analysis *analysis)
+{
+	analysis->settings = (struct po_run_settings){
+	    .num_workers = config_integer(analysis, "num_workers"),
+	    .prefetch_factor = config_integer(analysis, "prefetch_factor"),
+	    .batch_size = config_integer(analysis, "batch_size"),
+	    .pin_memory = config_boolean(analysis, "pin_memory"),
+	    .persistent_workers = config_boolean(analysis, "persistent_workers"),
+	    .device = config_text(analysis, "device"),
+	    .rank = config_integer(analysis, "rank"),
+	    .world_size = config_integer(analysis, "world_size")};
+}
+
 static enum po_status build_run(struct po_model *model, struct po_analysis *analysis)
 {
 	analysis->framework = model->framework;
@@ -96,6 +143,7 @@ static enum po_status build_run(struct po_model *model, struct po_analysis *anal
 		       model->run_config_count * sizeof(struct po_kv));
 	analysis->config_count = model->run_config_count;
 	po_sort(analysis->config, analysis->config_count, sizeof(struct po_kv), compare_kv);
+	po_run_settings_resolve(analysis);
 	build_ending(model, analysis);
 	return PO_STATUS_OK;
 }

@@ -379,6 +379,30 @@ struct po_steady_stats {
 	double workers_busy_pct; /* mean busy share of the workers' lifetimes; NaN without */
 };
 
+/*
+ * The run_config settings the analysis understands, resolved once from the run's key and
+ * value text (finish.c), so that every detector reads one meaning: integers must be whole
+ * decimal numbers, booleans true/false or 1/0 in any case. -1 (NULL) when the run did not
+ * report the setting or reported something else.
+ */
+struct po_run_settings {
+	int64_t num_workers;
+	int64_t prefetch_factor;
+	int64_t batch_size;
+	int pin_memory; /* 0, 1; -1 */
+	int persistent_workers;
+	const char *device; /* "cpu", "cuda:0", ...; NULL */
+	int64_t rank;
+	int64_t world_size;
+};
+
+/*
+ * Fills analysis->settings from analysis->config (the one parse of the run's settings);
+ * the model calls it, and so may a program that builds a result by hand.
+ */
+struct po_analysis;
+void po_run_settings_resolve(struct po_analysis *analysis);
+
 /* The per-step memory series a growth was fitted on. */
 enum po_growth_series {
 	PO_GROWTH_HOST_ALLOCS, /* host live bytes from allocation events */
@@ -591,6 +615,7 @@ struct po_analysis {
 	int32_t cpu_count;	   /* online CPUs of the traced machine; -1 */
 	struct po_kv *config;	   /* sorted by key */
 	size_t config_count;
+	struct po_run_settings settings; /* the settings of config the analysis understands */
 
 	struct po_quality quality;
 	struct po_discard_window *discard_windows;

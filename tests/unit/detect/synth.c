@@ -50,6 +50,7 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 	analysis->cpu_count = 8;
 	analysis->main_pid = 100;
 	analysis->config = alloc(analysis, MAX_ITEMS * sizeof(struct po_kv));
+	po_run_settings_resolve(analysis);
 	for (size_t i = 0; i < step_count; i++) {
 		struct po_step *step = &steps[i];
 
@@ -105,6 +106,7 @@ void synth_destroy(struct po_analysis *analysis)
 void synth_config(struct po_analysis *analysis, const char *key, const char *value)
 {
 	analysis->config[analysis->config_count++] = (struct po_kv){key, value};
+	po_run_settings_resolve(analysis);
 }
 
 static int64_t run_end_ns(const struct po_analysis *analysis)

@@ -1,0 +1,75 @@
+/* test_settings.c: the run's settings are parsed once, with one meaning (po_run_settings). */
+#include "builder.h"
+
+static void config(struct po_model *model, int64_t t, const char *key, const char *value)
+{
+	struct po_event event = event_at(PO_EV_RUN_CONFIG, t, 100, 100);
+
+	event.u.run_config.key = str_of(key);
+	event.u.run_config.value = str_of(value);
+	feed(model, &event);
+}
+
+static struct po_analysis *run_with(const char *const *pairs)
+{
+	struct po_model *model = model_new(NULL);
+
+	for (int i = 0; pairs[i]; i += 2)
+		config(model, i, pairs[i], pairs[i + 1]);
+	step_begin(model, 10 * MS, 100, 100, 0);
+	step_end(model, 20 * MS, 100, 100, 0);
+	return model_done(model);
+}
+
+static void parsed_once(void)
+{
+	static const char *const pairs[] = {"num_workers",
+					    "4",
+					    "pin_memory",
+					    "TRUE",
+					    "persistent_workers",
+					    "False",
+					    "prefetch_factor",
+					    "x",
+					    "batch_size",
+					    "64",
+					    "device",
+					    "cuda:0",
+					    "world_size",
+					    "-2",
+					    NULL};
+	struct po_analysis *analysis = run_with(pairs);
+	const struct po_run_settings *s = &analysis->settings;
+
+	CHECK_INT_EQ(s->num_workers, 4);
+	CHECK_INT_EQ(s->pin_memory, 1); /* any case */
+	CHECK_INT_EQ(s->persistent_workers, 0);
+	CHECK_INT_EQ(s->prefetch_factor, -1); /* not a number: not reported */
+	CHECK_INT_EQ(s->batch_size, 64);
+	CHECK(s->device && strcmp(s->device, "cuda:0") == 0);
+	CHECK_INT_EQ(s->world_size, -1); /* negative: not a count */
+	CHECK_INT_EQ(s->rank, -1);	 /* missing */
+	po_analysis_destroy(analysis);
+}
+
+static void booleans(void)
+{
+	static const char *const ones[] = {"pin_memory", "1", "persistent_workers", "true", NULL};
+	static const char *const others[] = {"pin_memory", "yes", "persistent_workers", "0", NULL};
+	struct po_analysis *analysis = run_with(ones);
+
+	CHECK_INT_EQ(analysis->settings.pin_memory, 1);
+	CHECK_INT_EQ(analysis->settings.persistent_workers, 1);
+	po_analysis_destroy(analysis);
+	analysis = run_with(others);
+	CHECK_INT_EQ(analysis->settings.pin_memory, -1);
+	CHECK_INT_EQ(analysis->settings.persistent_workers, 0);
+	po_analysis_destroy(analysis);
+}
+
+int main(void)
+{
+	RUN(parsed_once);
+	RUN(booleans);
+	return CHECK_SUMMARY();
+}
