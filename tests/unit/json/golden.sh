@@ -10,8 +10,8 @@ mkdir -p "$work_dir"
 "$renderer" write "$work_dir"
 if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
 	cp "$work_dir/$file" "$golden_dir/$file"
-	echo "golden: updated $golden_dir/$file"
-	exit 0
+	echo "golden: updated $golden_dir/$file; review the diff, commit it and run again (this run fails)"
+	exit 1
 fi
 if [ ! -f "$golden_dir/$file" ]; then
 	echo "golden: $golden_dir/$file is missing; run with UPDATE_GOLDEN=1" >&2

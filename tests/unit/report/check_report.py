@@ -515,6 +515,8 @@ def compare_golden(checks, golden_dir, name, actual):
         with open(path, "w", encoding="utf-8") as file:
             file.write(actual)
         print("updated " + path, file=sys.stderr)
+        checks.check(False, name + " rewritten (UPDATE_GOLDEN=1): review the diff, commit it "
+                     "and run again")
         return
     with open(path, encoding="utf-8") as file:
         expected = file.read()
