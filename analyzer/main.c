@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -534,6 +535,34 @@ struct trace_files {
 	struct po_repair repair; /* --salvage: streams cut to what decodes */
 };
 
+/*
+ * The decoder keeps every stream file of the trace open while it merges them. Raises the
+ * soft open-file limit to the hard one when the streams need it; refuses, before decoding,
+ * when even that is too few (a trace of thousands of process directories).
+ */
+static enum po_status ensure_open_files(const char *trace_dir, size_t streams, struct po_error *err)
+{
+	rlim_t needed = (rlim_t)streams + 64; /* metadata, indexes, the outputs, the libraries */
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed)
+		return PO_STATUS_OK;
+	if (limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+		getrlimit(RLIMIT_NOFILE, &limit);
+	}
+	if (limit.rlim_cur >= needed)
+		return PO_STATUS_OK;
+	po_error_set(err,
+		     "%s holds %zu stream files, which the decoder keeps open together, and this "
+		     "process may open %llu files (ulimit -n; its hard limit is %llu): raise the "
+		     "limit to at least %llu",
+		     trace_dir, streams, (unsigned long long)limit.rlim_cur,
+		     (unsigned long long)limit.rlim_max, (unsigned long long)needed);
+	return PO_STATUS_INTERNAL;
+}
+
 static enum po_status read_trace_files(const char *trace_dir, struct trace_files *files,
 				       struct po_error *err)
 {
@@ -543,6 +572,8 @@ static enum po_status read_trace_files(const char *trace_dir, struct trace_files
 	if (po_recording_read(trace_dir, &files->recording, &files->recording_err) != PO_STATUS_OK)
 		files->recording.present = false;
 	status = po_ingest_survey(trace_dir, &files->survey, err);
+	if (status == PO_STATUS_OK)
+		status = ensure_open_files(trace_dir, files->survey.stream_count, err);
 	if (status != PO_STATUS_OK)
 		return status;
 	files->skip = calloc(files->survey.duplicate_count + 1, sizeof(*files->skip));

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/arena.h"
 #include "../common/isolate.h"
 #include "decode.h"
 #include "ingest_internal.h"
@@ -34,8 +35,8 @@ struct po_run;
 
 /*
  * A lane: one babeltrace2 graph on its own thread, decoding a share of the streams (or,
- * with salvage, of the traces) into its queue. The lanes read every trace directory and
- * number the units (streams, or traces) the same way; lane L of K connects units L, L+K, ...
+ * with salvage or many traces, of the traces) into its queue. The lanes read every trace directory
+ * and number the units (streams, or traces) the same way; lane L of K connects units L, L+K, ...
  */
 struct po_lane {
 	struct po_run *run; /* weak */
@@ -59,6 +60,13 @@ struct po_run {
 	bool *excluded;			    /* owned: traces->count flags (salvage) */
 	int64_t *delivered;		    /* owned: events of each trace handed to the callback */
 	bool salvage;
+	/*
+	 * Lanes take whole traces, not streams: with salvage (each trace's events keep one
+	 * order across restarts), and with many traces (a process directory each), where
+	 * every lane opening every trace for its share of the streams would parse each
+	 * trace's metadata once per lane.
+	 */
+	bool whole_traces;
 	bool inline_decoding;  /* no lane threads could be started: one lane, callback inline */
 	size_t lane_count;     /* lanes in use: 1 once decoding fell back to this thread */
 	size_t lanes_made;     /* lanes allocated and set up */
@@ -258,22 +266,94 @@ static bool lane_owns(const struct po_lane *lane, size_t unit)
 	return lane->only_trace >= 0 || unit % lane->run->lane_count == lane->index;
 }
 
-/* Connects the source's streams this lane owns to the muxer; *unit counts every stream. */
+/*
+ * The muxers of a lane. babeltrace2 2.0's flt.utils.muxer looks at every input for each
+ * message it forwards, so one muxer over N streams costs N per event, and a trace of
+ * thousands of process directories was quadratic. Streams go to muxers of at most
+ * MUX_FAN_IN inputs, whose outputs are merged again by muxers of MUX_FAN_IN, up to one:
+ * about MUX_FAN_IN per level and log(N) levels. A lane of up to MUX_FAN_IN streams has one
+ * muxer, as before.
+ */
+#define MUX_FAN_IN 32
+
+/* From this many traces, lanes take whole traces (po_run.whole_traces). */
+#define PO_WHOLE_TRACES_FROM 16
+
+struct mux_level {
+	const bt_port_output **outputs; /* owned array; the ports belong to the graph */
+	size_t count;
+	size_t capacity;
+	const bt_component_filter *open; /* the muxer taking inputs now; NULL */
+	size_t open_inputs;
+	size_t muxers; /* for the muxers' names */
+};
+
+/* Connects out to the level's open muxer, adding a muxer when it is full. */
+static bool mux_connect(bt_graph *graph, const struct po_lane *lane, struct mux_level *level,
+			int depth, const bt_port_output *out)
+{
+	const bt_port_input *in;
+	char name[48];
+
+	if (!level->open || level->open_inputs == MUX_FAN_IN) {
+		const bt_component_filter *muxer;
+
+		snprintf(name, sizeof(name), "muxer-%d-%zu", depth, level->muxers++);
+		if (bt_graph_add_filter_component(graph, lane->classes.muxer, name, NULL,
+						  BT_LOGGING_LEVEL_NONE, &muxer) ||
+		    po_array_reserve((void **)&level->outputs, &level->capacity, level->count + 1,
+				     sizeof(*level->outputs)) != PO_STATUS_OK)
+			return false;
+		level->outputs[level->count++] =
+		    bt_component_filter_borrow_output_port_by_name_const(muxer, "out");
+		level->open = muxer;
+		level->open_inputs = 0;
+	}
+	in = bt_component_filter_borrow_input_port_by_index_const(
+	    level->open, bt_component_filter_get_input_port_count(level->open) - 1);
+	level->open_inputs++;
+	return bt_graph_connect_ports(graph, out, in, NULL) == BT_GRAPH_CONNECT_PORTS_STATUS_OK;
+}
+
+/*
+ * Merges the muxers of the first level until one is left and connects it to the sink;
+ * frees the levels' arrays.
+ */
+static bool mux_finish(bt_graph *graph, const struct po_lane *lane, struct mux_level *level,
+		       const bt_component_sink *sink)
+{
+	int depth = 1;
+	bool ok = level->count > 0;
+
+	while (ok && level->count > 1) {
+		struct mux_level next = {0};
+
+		for (size_t i = 0; ok && i < level->count; i++)
+			ok = mux_connect(graph, lane, &next, depth, level->outputs[i]);
+		free(level->outputs);
+		*level = next;
+		depth++;
+	}
+	ok = ok &&
+	     bt_graph_connect_ports(graph, level->outputs[0],
+				    bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
+				    NULL) == BT_GRAPH_CONNECT_PORTS_STATUS_OK;
+	free(level->outputs);
+	level->outputs = NULL;
+	return ok;
+}
+
+/* Connects the source's streams this lane owns to the muxers; *unit counts every stream. */
 static bool connect_source(struct po_lane *lane, bt_graph *graph, const bt_component_source *source,
-			   const bt_component_filter *muxer, size_t *unit)
+			   struct mux_level *level, size_t *unit)
 {
 	uint64_t count = bt_component_source_get_output_port_count(source);
 
 	for (uint64_t i = 0; i < count; i++) {
-		uint64_t free_port = bt_component_filter_get_input_port_count(muxer) - 1;
-		const bt_port_output *out;
-		const bt_port_input *in;
-
-		if (!lane->run->salvage && !lane_owns(lane, (*unit)++))
+		if (!lane->run->whole_traces && !lane_owns(lane, (*unit)++))
 			continue;
-		out = bt_component_source_borrow_output_port_by_index_const(source, i);
-		in = bt_component_filter_borrow_input_port_by_index_const(muxer, free_port);
-		if (bt_graph_connect_ports(graph, out, in, NULL))
+		if (!mux_connect(graph, lane, level, 0,
+				 bt_component_source_borrow_output_port_by_index_const(source, i)))
 			return false;
 		lane->units++;
 	}
@@ -289,31 +369,43 @@ static bool connect_source(struct po_lane *lane, bt_graph *graph, const bt_compo
 static bool build_graph(struct po_lane *lane, bt_graph *graph)
 {
 	const struct po_run *run = lane->run;
-	const bt_component_filter *muxer;
 	const bt_component_sink *sink;
+	struct mux_level level = {0};
 	size_t unit = 0;
+	bool ok;
 
 	lane->units = 0;
-	if (bt_graph_add_filter_component(graph, lane->classes.muxer, "muxer", NULL,
-					  BT_LOGGING_LEVEL_NONE, &muxer) ||
-	    bt_graph_add_simple_sink_component(graph, "sink", NULL, consume, NULL, &lane->decoder,
+	if (bt_graph_add_simple_sink_component(graph, "sink", NULL, consume, NULL, &lane->decoder,
 					       &sink))
 		return false;
-	for (size_t i = 0; i < run->traces->count; i++) {
+	ok = true;
+	for (size_t i = 0; ok && i < run->traces->count; i++) {
 		const bt_component_source *source;
 
 		if (run->excluded[i] || (lane->only_trace >= 0 && (size_t)lane->only_trace != i))
 			continue;
-		if (run->salvage && !lane_owns(lane, unit++))
+		if (run->whole_traces && !lane_owns(lane, unit++))
 			continue;
-		if (!add_source(lane, graph, i, &source) ||
-		    !connect_source(lane, graph, source, muxer, &unit))
-			return false;
+		ok = add_source(lane, graph, i, &source) &&
+		     connect_source(lane, graph, source, &level, &unit);
 	}
-	return bt_graph_connect_ports(
-		   graph, bt_component_filter_borrow_output_port_by_name_const(muxer, "out"),
-		   bt_component_sink_borrow_input_port_by_name_const(sink, "in"),
-		   NULL) == BT_GRAPH_CONNECT_PORTS_STATUS_OK;
+	if (ok && level.count == 0) {
+		/* nothing for this lane: a muxer with no input ends at once */
+		const bt_component_filter *muxer;
+
+		ok = bt_graph_add_filter_component(graph, lane->classes.muxer, "muxer", NULL,
+						   BT_LOGGING_LEVEL_NONE, &muxer) == 0 &&
+		     po_array_reserve((void **)&level.outputs, &level.capacity, 1,
+				      sizeof(*level.outputs)) == PO_STATUS_OK;
+		if (ok)
+			level.outputs[level.count++] =
+			    bt_component_filter_borrow_output_port_by_name_const(muxer, "out");
+	}
+	if (!ok) {
+		free(level.outputs);
+		return false;
+	}
+	return mux_finish(graph, lane, &level, sink);
 }
 
 /* Builds and runs the lane's graph; false with a babeltrace2 error pending. */
@@ -681,7 +773,7 @@ static enum po_status run_all(struct po_run *run, struct po_error *err)
 
 /* How many lanes: asked for, else one per online CPU, at most PO_LANES_MAX. */
 static size_t lane_count_for(const struct po_ingest_options *options, size_t trace_count,
-			     bool salvage)
+			     bool whole_traces)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t count = options && options->decode_threads > 0 ? (size_t)options->decode_threads
@@ -690,7 +782,7 @@ static size_t lane_count_for(const struct po_ingest_options *options, size_t tra
 
 	if (count > PO_LANES_MAX)
 		count = PO_LANES_MAX;
-	if (salvage && count > trace_count)
+	if (whole_traces && count > trace_count)
 		count = trace_count; /* lanes take whole traces */
 	return count ? count : 1;
 }
@@ -776,7 +868,8 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 	}
 	stats->trace_count = (int64_t)traces.count;
 	if (status == PO_STATUS_OK) {
-		run.lane_count = lane_count_for(options, traces.count, run.salvage);
+		run.whole_traces = run.salvage || traces.count >= PO_WHOLE_TRACES_FROM;
+		run.lane_count = lane_count_for(options, traces.count, run.whole_traces);
 		run.excluded = calloc(traces.count, sizeof(bool));
 		run.delivered = calloc(traces.count, sizeof(int64_t));
 		if (!run.excluded || !run.delivered) {

@@ -165,7 +165,8 @@ struct po_stream_survey {
 	size_t cut_count;
 	size_t cut_capacity;
 	size_t cuts_not_kept;
-	int64_t end_ns; /* the latest packet end of any stream; -1 when none was read */
+	int64_t end_ns;	     /* the latest packet end of any stream; -1 when none was read */
+	size_t stream_count; /* stream files of the traces that are not copies */
 };
 
 enum po_status po_ingest_survey(const char *trace_dir, struct po_stream_survey *survey,

@@ -321,8 +321,10 @@ enum po_status po_ingest_survey(const char *trace_dir, struct po_stream_survey *
 			survey->duplicate_of[t] = uuid_claim(slots, slot_mask, uuids, t);
 		if (survey->duplicate_of[t] >= 0)
 			survey->duplicate_count++;
-		if (survey->duplicate_of[t] < 0)
+		if (survey->duplicate_of[t] < 0) {
+			survey->stream_count += stream_count;
 			status = find_cuts(survey, trace_dir, streams, stream_count);
+		}
 	}
 	if (status == PO_STATUS_NOMEM)
 		po_error_set(err, "out of memory");
