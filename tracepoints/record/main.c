@@ -124,6 +124,36 @@ static void report_loss(const struct rec_session *session)
 		(unsigned long long)discarded);
 }
 
+/*
+ * Says what the recording lacks, one line each (verify.c); true when it is incomplete.
+ * The trace stays: what was written is still readable, and profopt-analyze says what is
+ * missing from it.
+ */
+static bool report_verification(const char *trace_dir)
+{
+	struct rec_verification result;
+
+	rec_verify(trace_dir, &result);
+	for (int i = 0; i < result.problems && i < REC_VERIFY_SHOWN; i++)
+		fprintf(stderr, "profopt-record: error: %s%s\n", result.lines[i],
+			result.disk_full ? " (the disk is full)" : "");
+	if (result.problems > REC_VERIFY_SHOWN)
+		fprintf(stderr, "profopt-record: error: and %d more trace directories like these\n",
+			result.problems - REC_VERIFY_SHOWN);
+	if (result.disk_full)
+		fprintf(stderr,
+			"profopt-record: error: %s: the file system has %lld bytes left: the "
+			"consumer could not write everything, the end of the recording is missing; "
+			"record to a file system with room (-o DIR)\n",
+			trace_dir, (long long)result.free_bytes);
+	else if (result.problems)
+		fprintf(stderr,
+			"profopt-record: error: the recording is incomplete: record again; with "
+			"--buffers pid, processes that start while the machine is busy can miss "
+			"their registration (the default per-user buffers do not)\n");
+	return result.problems > 0 || result.disk_full;
+}
+
 /* Stops and destroys the session; the trace stays unless the command never ran. */
 static enum rec_status finish_session(struct rec_session *session, bool keep_trace,
 				      struct po_error *err)
@@ -174,6 +204,9 @@ static int record(const struct rec_options *options, struct rec_command *command
 	status = finish_session(&session, true, &err);
 	if (status != REC_STATUS_OK) {
 		exit_code = fail(status, &err);
+		/* the daemon failed to finish the trace: say what of it is there */
+		notes_finish(session.output_dir);
+		report_verification(session.output_dir);
 	} else {
 		if (session.destroy_timed_out)
 			fprintf(stderr,
@@ -183,6 +216,8 @@ static int record(const struct rec_options *options, struct rec_command *command
 				REC_DESTROY_TIMEOUT_MS / 1000);
 		notes_finish(session.output_dir);
 		report_loss(&session);
+		if (report_verification(session.output_dir) && exit_code == 0)
+			exit_code = rec_status_exit_code(REC_STATUS_TRACING);
 		printf("%s\n", session.output_dir);
 	}
 	rec_session_fini(&session);

@@ -146,4 +146,16 @@ enum rec_status rec_recording_init(struct rec_recording *recording,
 /* (Re)writes TRACE_DIR/profopt-recording.txt; a failure is a warning on stderr. */
 void rec_recording_write(const struct rec_recording *recording, const char *trace_dir);
 
+/* What the recording holds, checked after the session stopped (verify.c). */
+#define REC_VERIFY_SHOWN 4
+struct rec_verification {
+	int trace_dirs; /* trace directories found (processes, or users' buffers) */
+	int problems;	/* directories without readable metadata or without stream data */
+	char lines[REC_VERIFY_SHOWN][600]; /* the first problems, one line each */
+	int64_t free_bytes;		   /* room left on the trace's file system; -1 if unknown */
+	bool disk_full; /* less than 4 MiB left: the consumer may have failed to write */
+};
+
+void rec_verify(const char *trace_dir, struct rec_verification *result);
+
 #endif /* PO_RECORD_H */

@@ -254,6 +254,28 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# A full disk: the trace directory on a 1 MiB tmpfs (a private mount namespace, as root).
+# profopt-record must not say the recording is complete: a one-line error per problem,
+# a non-zero status, the trace kept.
+case_disk_full() {
+	if [ "$(id -u)" -ne 0 ] || [ "${PROFOPT_SESSIOND_STAGE:-}" != ns ]; then
+		check "disk full: not run (needs root in a private mount namespace)" true
+		return
+	fi
+	mkdir -p "$work/small" && mount -t tmpfs -o size=1m profopt-full "$work/small" || return
+	run_record -o "$work/small/trace" -- "$workload" flood 2
+	check "a recording on a full disk exits non-zero (got $status)" [ "$status" -ne 0 ]
+	check "it says the disk is full, naming the trace" \
+		grep -q "^profopt-record: error: $work/small/trace: the file system has [0-9]* bytes left" "$work/err"
+	check "it names the metadata that declares no event" \
+		grep -q "^profopt-record: error: .*/metadata: its metadata (0 bytes) declares no event" "$work/err"
+	check "it does not say the recording is complete" \
+		bash -c "! grep -q 'no events were discarded' '$work/err'"
+	check "the trace is kept" [ -d "$work/small/trace/ust" ]
+	cat "$work/err"
+	umount "$work/small"
+}
+
 "case_$case"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
