@@ -103,7 +103,7 @@ static void check_trace_dir(const char *dir, struct rec_verification *result)
 				dir);
 		else
 			problem(result,
-				"%s: its metadata (%lld bytes) declares no event: nothing of this "
+				"%s: its metadata (%lld bytes) declares no event: nothing in this "
 				"directory can be read",
 				metadata, (long long)metadata_size);
 		return;
