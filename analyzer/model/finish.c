@@ -640,6 +640,26 @@ static void missing_warnings(struct po_analysis *analysis)
 				    (long long)analysis->quality.lossy_steps));
 }
 
+/*
+ * Fewer worker processes than the run configured (num_workers) recorded events: workers
+ * that never reached the trace (per-process buffers on a busy machine register late).
+ */
+static void worker_warnings(struct po_analysis *analysis)
+{
+	int64_t configured = analysis->settings.num_workers;
+
+	if (configured <= 0 || analysis->step_count == 0 ||
+	    (int64_t)analysis->worker_count >= configured)
+		return;
+	warn(analysis, "missing-workers",
+	     po_arena_printf(analysis->arena,
+			     "the run configured num_workers=%lld but %zu worker processes "
+			     "recorded events: the others recorded nothing (with --buffers pid, "
+			     "workers that start while the machine is busy can miss their "
+			     "registration with the tracer); worker figures cover the recorded ones",
+			     (long long)configured, analysis->worker_count));
+}
+
 static void membership_warnings(struct po_analysis *analysis)
 {
 	const struct po_quality *quality = &analysis->quality;
@@ -671,6 +691,7 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 
 	missing_warnings(analysis);
 	membership_warnings(analysis);
+	worker_warnings(analysis);
 
 	if (quality->unmatched_begins || quality->unmatched_ends)
 		warn(analysis, "unmatched-spans",

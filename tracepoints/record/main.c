@@ -140,6 +140,10 @@ static bool report_verification(const char *trace_dir)
 	if (result.problems > REC_VERIFY_SHOWN)
 		fprintf(stderr, "profopt-record: error: and %d more trace directories like these\n",
 			result.problems - REC_VERIFY_SHOWN);
+	if (!result.problems && !result.disk_full && result.recorded_dirs == 0)
+		fprintf(stderr,
+			"profopt-record: warning: no process recorded a profopt event: is the "
+			"program instrumented (the profopt Python module, or libprofopt)?\n");
 	if (result.disk_full)
 		fprintf(stderr,
 			"profopt-record: error: %s: the file system has %lld bytes left: the "

@@ -149,8 +149,9 @@ void rec_recording_write(const struct rec_recording *recording, const char *trac
 /* What the recording holds, checked after the session stopped (verify.c). */
 #define REC_VERIFY_SHOWN 4
 struct rec_verification {
-	int trace_dirs; /* trace directories found (processes, or users' buffers) */
-	int problems;	/* directories without readable metadata or without stream data */
+	int trace_dirs;	   /* trace directories found (processes, or users' buffers) */
+	int recorded_dirs; /* those that declare or hold events */
+	int problems;	   /* directories without readable metadata or without stream data */
 	char lines[REC_VERIFY_SHOWN][600]; /* the first problems, one line each */
 	int64_t free_bytes;		   /* room left on the trace's file system; -1 if unknown */
 	bool disk_full; /* less than 4 MiB left: the consumer may have failed to write */
