@@ -67,9 +67,33 @@ static void booleans(void)
 	po_analysis_destroy(analysis);
 }
 
+/* Fewer worker processes recorded than the run configured: said (missing-workers). */
+static void missing_workers(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	config(model, 1, "num_workers", "4");
+	worker_begin(model, 2, 200, 0, 100);
+	step_begin(model, 10 * MS, 100, 100, 0);
+	step_end(model, 20 * MS, 100, 100, 0);
+	analysis = model_done(model);
+	CHECK(find_warning(analysis, "missing-workers") != NULL);
+	po_analysis_destroy(analysis);
+	model = model_new(NULL);
+	config(model, 1, "num_workers", "1");
+	worker_begin(model, 2, 200, 0, 100);
+	step_begin(model, 10 * MS, 100, 100, 0);
+	step_end(model, 20 * MS, 100, 100, 0);
+	analysis = model_done(model);
+	CHECK(find_warning(analysis, "missing-workers") == NULL);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(parsed_once);
 	RUN(booleans);
+	RUN(missing_workers);
 	return CHECK_SUMMARY();
 }
