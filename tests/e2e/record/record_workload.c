@@ -81,10 +81,12 @@ static int run_pipeline(void)
 /* Sleeps while more than 1 ms ahead of RATE events/s. */
 static void pace(int64_t start_ns, int64_t events, double rate)
 {
-	int64_t due_ns = start_ns + (int64_t)(events / rate * 1e9);
-	int64_t ahead_ns = due_ns - profopt_now_ns();
+	int64_t ahead_ns;
 
-	if (rate > 0 && ahead_ns > 1000000)
+	if (!(rate > 0))
+		return; /* no rate: as fast as it goes */
+	ahead_ns = start_ns + (int64_t)(events / rate * 1e9) - profopt_now_ns();
+	if (ahead_ns > 1000000)
 		usleep((useconds_t)(ahead_ns / 1000));
 }
 

@@ -99,6 +99,7 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 void synth_destroy(struct po_analysis *analysis)
 {
 	po_step_store_destroy(analysis->step_store);
+	free(analysis->rule_changes); /* the detectors' */
 	po_arena_destroy(analysis->arena);
 	free(analysis);
 }
