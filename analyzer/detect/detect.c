@@ -39,6 +39,13 @@ const struct po_process *det_main_process(const struct po_analysis *analysis)
 	return NULL;
 }
 
+double det_clamp(double value, double low, double high)
+{
+	if (!(value >= low))
+		return low;
+	return value > high ? high : value;
+}
+
 double det_workers_busy_pct(const struct po_analysis *analysis)
 {
 	double sum = 0;
@@ -118,7 +125,7 @@ static enum po_status collect_clean_steps(struct det_ctx *ctx)
 		ctx->mean_step_ns = ctx->clean_wall_ns / (double)ctx->clean_count;
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			ctx->category_mean_ns[c] /= (double)ctx->clean_count;
-		ctx->median_step_ns = det_median(walls, ctx->clean_count);
+		ctx->median_step_ns = po_stats_median(walls, ctx->clean_count);
 	}
 	free(walls);
 	return PO_STATUS_OK;

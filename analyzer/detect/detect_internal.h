@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "detect.h"
+#include "stats.h"
 
 #define DET_MAX_EVIDENCE 40
 #define DET_MAX_RECOMMENDATIONS 6
@@ -80,16 +81,7 @@ void det_set_windows(struct det_ctx *ctx, struct po_finding *finding,
 char *det_printf(struct det_ctx *ctx, const char *fmt, ...) PO_PRINTF(2, 3);
 const struct po_finding *det_find(const struct det_ctx *ctx, enum po_finding_id id);
 
-/* stats.c */
-double det_median(double *values, size_t count); /* sorts values; NaN when empty */
-/* Median absolute deviation scaled to a normal standard deviation (x 1.4826). */
-double det_mad_scaled(const double *values, size_t count, double median);
-struct det_fit {
-	double slope;
-	double intercept;
-	double r2; /* 0 when y is constant */
-};
-bool det_linear_fit(const double *x, const double *y, size_t count, struct det_fit *fit);
+/* value within [low, high]; low for NaN */
 double det_clamp(double value, double low, double high);
 
 /* input_bound.c: one batch of the worker processes, per stage summed over the workers. */

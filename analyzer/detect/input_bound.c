@@ -254,7 +254,7 @@ static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
 	if (ctx->category_mean_ns[PO_CAT_HANDOFF] > 0)
 		handoff = ctx->category_mean_ns[PO_CAT_HANDOFF];
 	else if ((double)ready >= ctx->rules->input_bound_handoff_min_steps)
-		handoff = det_median(waits, ready);
+		handoff = po_stats_median(waits, ready);
 	free(waits);
 	return handoff;
 }

@@ -26,7 +26,7 @@ struct growth {
 	int64_t last_step;
 	size_t first_position; /* their positions in the step store */
 	size_t last_position;
-	struct det_fit fit;
+	struct po_stats_fit fit;
 	double projected_run_bytes; /* slope over the whole run's steps */
 	double peak_bytes;
 };
@@ -131,7 +131,7 @@ static bool fit_growth(const struct det_ctx *ctx, struct growth *growth)
 		growth->peak_bytes = fmax(growth->peak_bytes, (double)value);
 	}
 	if ((double)growth->point_count >= ctx->rules->memory_growth_min_steps)
-		fitted = det_linear_fit(x, y, growth->point_count, &growth->fit);
+		fitted = po_stats_linear_fit(x, y, growth->point_count, &growth->fit);
 	free(x);
 	free(y);
 	return fitted;

@@ -31,15 +31,16 @@ static bool measure_medians(const struct det_ctx *ctx, struct outliers *out, dou
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
 		for (size_t i = 0; i < ctx->clean_count; i++)
 			values[i] = (double)det_clean_step(ctx, i).category_ns[c];
-		out->median_category_ns[c] = det_median(values, ctx->clean_count);
+		out->median_category_ns[c] = po_stats_median(values, ctx->clean_count);
 	}
 	for (size_t i = 0; i < ctx->clean_count; i++) {
 		const struct po_step step = det_clean_step(ctx, i);
 
 		values[i] = (double)(step.end_ns - step.begin_ns);
 	}
-	mad = det_mad_scaled(values, ctx->clean_count, det_median(values, ctx->clean_count));
-	out->median_ns = det_median(values, ctx->clean_count);
+	mad = po_stats_mad_scaled(values, ctx->clean_count,
+				  po_stats_median(values, ctx->clean_count));
+	out->median_ns = po_stats_median(values, ctx->clean_count);
 	if (isnan(mad))
 		return false;
 	out->threshold_ns =

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "stats.h"
 
 #define WARNING_CAP 16
 
@@ -256,14 +257,6 @@ static int compare_ns(const void *left, const void *right)
 	return compare_i64(*(const int64_t *)left, *(const int64_t *)right);
 }
 
-/* Nearest rank: the smallest value with at least pct percent of the values at or below. */
-static int64_t percentile(const int64_t *sorted, size_t count, unsigned pct)
-{
-	size_t rank = (pct * count + 99) / 100;
-
-	return sorted[rank ? rank - 1 : 0];
-}
-
 static void sum_clean(const struct po_analysis *analysis, int64_t *durations,
 		      struct po_step_stats *stats, double *total_ns, double *samples,
 		      double *sampled_ns)
@@ -332,10 +325,10 @@ static enum po_status build_stats(struct po_analysis *analysis)
 		po_sort(durations, clean, sizeof(int64_t), compare_ns);
 		stats->min_ns = durations[0];
 		stats->max_ns = durations[clean - 1];
-		stats->p50_ns = percentile(durations, clean, 50);
-		stats->p90_ns = percentile(durations, clean, 90);
-		stats->p95_ns = percentile(durations, clean, 95);
-		stats->p99_ns = percentile(durations, clean, 99);
+		stats->p50_ns = durations[po_stats_rank(clean, 0.50)];
+		stats->p90_ns = durations[po_stats_rank(clean, 0.90)];
+		stats->p95_ns = durations[po_stats_rank(clean, 0.95)];
+		stats->p99_ns = durations[po_stats_rank(clean, 0.99)];
 		stats->mean_ns = total_ns / (double)clean;
 		stats->steps_per_s =
 		    total_ns > 0 ? (double)clean * 1e9 / total_ns * stats->coverage_pct / 100 : 0;
@@ -651,13 +644,14 @@ static void worker_warnings(struct po_analysis *analysis)
 	if (configured <= 0 || analysis->step_count == 0 ||
 	    (int64_t)analysis->worker_count >= configured)
 		return;
-	warn(analysis, "missing-workers",
-	     po_arena_printf(analysis->arena,
-			     "the run configured num_workers=%lld but %zu worker processes "
-			     "recorded events: the others recorded nothing (with --buffers pid, "
-			     "workers that start while the machine is busy can miss their "
-			     "registration with the tracer); worker figures cover the recorded ones",
-			     (long long)configured, analysis->worker_count));
+	warn(
+	    analysis, "missing-workers",
+	    po_arena_printf(analysis->arena,
+			    "the run configured num_workers=%lld but %zu worker processes "
+			    "recorded events: the others recorded nothing (with --buffers pid, "
+			    "workers that start while the machine is busy can miss their "
+			    "registration with the tracer); worker figures cover the recorded ones",
+			    (long long)configured, analysis->worker_count));
 }
 
 static void membership_warnings(struct po_analysis *analysis)

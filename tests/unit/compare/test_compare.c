@@ -9,7 +9,7 @@
 #include "check.h"
 #include "compare/compare.h"
 #include "compare/json_read.h"
-#include "compare/stats.h"
+#include "stats/stats.h"
 
 static void test_json_reader(void)
 {
@@ -170,10 +170,30 @@ static void test_comparisons_and_gates(void)
 	po_arena_destroy(arena);
 }
 
+/* One quantile definition: nearest rank, exact when q n is whole up to rounding. */
+static void test_ranks_and_fits(void)
+{
+	double values[] = {4, 1, 3, 2}, x[] = {0, 1, 2, 3}, y[] = {1, 3, 5, 7};
+	struct po_stats_fit fit;
+
+	CHECK_INT_EQ(po_stats_rank(10, 0.9), 8);   /* 0.9 x 10 is 9.000000000000002 */
+	CHECK_INT_EQ(po_stats_rank(20, 0.95), 18); /* 18.999999999999996 */
+	CHECK_INT_EQ(po_stats_rank(59, 0.9), 53);  /* ceil(53.1) = 54th value */
+	CHECK_INT_EQ(po_stats_rank(1, 0.5), 0);
+	CHECK_INT_EQ(po_stats_rank(7, 0), 0);
+	CHECK_INT_EQ(po_stats_rank(7, 1), 6);
+	CHECK(po_stats_median(values, 4) == 2.5); /* midpoint of 2 and 3 */
+	CHECK(po_stats_linear_fit(x, y, 4, &fit) && fit.slope == 2 && fit.intercept == 1 &&
+	      fit.r2 == 1);
+	CHECK(!po_stats_linear_fit(x, y, 1, &fit));
+	CHECK(po_stats_slope(y, 4) == 2);
+}
+
 int main(void)
 {
 	RUN(test_json_reader);
 	RUN(test_statistics);
+	RUN(test_ranks_and_fits);
 	RUN(test_comparisons_and_gates);
 	return CHECK_SUMMARY();
 }

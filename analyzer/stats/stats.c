@@ -1,4 +1,4 @@
-/* stats.c: the statistics of stats.h. */
+/* stats.c: the statistics of stats.h, one definition each. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +12,69 @@ static int compare_doubles(const void *left, const void *right)
 	return (a > b) - (a < b);
 }
 
+size_t po_stats_rank(size_t n, double q)
+{
+	double exact = q * (double)n, whole = floor(exact + 0.5);
+	size_t rank =
+	    fabs(exact - whole) <= 1e-9 * fmax(1.0, exact) ? (size_t)whole : (size_t)ceil(exact);
+
+	if (rank > n)
+		rank = n;
+	return rank ? rank - 1 : 0;
+}
+
 static double sorted_quantile(const double *sorted, size_t n, double q)
 {
-	size_t rank;
+	return n ? sorted[po_stats_rank(n, q)] : NAN;
+}
 
-	if (n == 0)
+double po_stats_median(double *values, size_t n)
+{
+	if (!n)
 		return NAN;
-	rank = (size_t)ceil(q * (double)n);
-	return sorted[rank == 0 ? 0 : rank - 1];
+	qsort(values, n, sizeof(*values), compare_doubles);
+	if (n % 2)
+		return values[n / 2];
+	return (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+double po_stats_mad_scaled(const double *values, size_t n, double median)
+{
+	double *deviations = malloc((n ? n : 1) * sizeof(*deviations));
+	double mad;
+
+	if (!deviations)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		deviations[i] = fabs(values[i] - median);
+	mad = po_stats_median(deviations, n);
+	free(deviations);
+	return 1.4826 * mad;
+}
+
+bool po_stats_linear_fit(const double *x, const double *y, size_t n, struct po_stats_fit *fit)
+{
+	double mean_x = 0, mean_y = 0, sxx = 0, sxy = 0, syy = 0;
+
+	if (n < 2)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		mean_x += x[i];
+		mean_y += y[i];
+	}
+	mean_x /= (double)n;
+	mean_y /= (double)n;
+	for (size_t i = 0; i < n; i++) {
+		sxx += (x[i] - mean_x) * (x[i] - mean_x);
+		sxy += (x[i] - mean_x) * (y[i] - mean_y);
+		syy += (y[i] - mean_y) * (y[i] - mean_y);
+	}
+	if (sxx <= 0)
+		return false;
+	fit->slope = sxy / sxx;
+	fit->intercept = mean_y - fit->slope * mean_x;
+	fit->r2 = syy > 0 ? (sxy * sxy) / (sxx * syy) : 0.0;
+	return true;
 }
 
 double po_stats_quantile(const double *values, size_t n, double q)
@@ -147,14 +202,15 @@ void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, s
 
 double po_stats_slope(const double *values, size_t n)
 {
-	double mean_x = ((double)n - 1) / 2.0, mean_y, covariance = 0, variance = 0;
+	double *index = malloc((n ? n : 1) * sizeof(*index));
+	struct po_stats_fit fit;
+	bool fitted;
 
-	if (n < 2)
+	if (!index)
 		return NAN;
-	mean_y = po_stats_mean(values, n);
-	for (size_t i = 0; i < n; i++) {
-		covariance += ((double)i - mean_x) * (values[i] - mean_y);
-		variance += ((double)i - mean_x) * ((double)i - mean_x);
-	}
-	return covariance / variance;
+	for (size_t i = 0; i < n; i++)
+		index[i] = (double)i;
+	fitted = po_stats_linear_fit(index, values, n, &fit);
+	free(index);
+	return fitted ? fit.slope : NAN;
 }

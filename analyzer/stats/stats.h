@@ -1,0 +1,57 @@
+/*
+ * stats.h: the statistics of the analysis, one definition each: the nearest-rank quantile
+ * (step quantiles, comparisons), the midpoint median and the scaled median absolute
+ * deviation (robust scales for the detectors), least squares (memory growth, comparison
+ * slopes), and the rank test and bootstrap of run comparisons. Plain C, no allocation
+ * beyond what a function says.
+ */
+#ifndef PO_STATS_H
+#define PO_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The 0-based index of the nearest-rank quantile q in [0, 1] of n sorted values: the
+ * smallest value with at least q of the values at or below it (ceil(q n), with q n taken
+ * exactly when it is a whole number up to rounding). n must be > 0.
+ */
+size_t po_stats_rank(size_t n, double q);
+
+/* The midpoint median of n values, which it sorts in place; NaN when n is 0. */
+double po_stats_median(double *values, size_t n);
+
+/* 1.4826 x the median absolute deviation from median (a normal sigma); NaN on failure. */
+double po_stats_mad_scaled(const double *values, size_t n, double median);
+
+struct po_stats_fit {
+	double slope;
+	double intercept;
+	double r2; /* 0 when y is constant */
+};
+
+/* Least-squares line of y on x; false with fewer than 2 points or constant x. */
+bool po_stats_linear_fit(const double *x, const double *y, size_t n, struct po_stats_fit *fit);
+
+/* Nearest-rank quantile q in [0, 1] of n values (copied and sorted); NaN when n is 0. */
+double po_stats_quantile(const double *values, size_t n, double q);
+double po_stats_mean(const double *values, size_t n);
+
+/*
+ * Two-sided p-value of the Mann-Whitney U test (normal approximation with tie correction
+ * and continuity correction); NaN when either sample has fewer than 2 values.
+ */
+double po_stats_mann_whitney_p(const double *a, size_t n_a, const double *b, size_t n_b);
+
+/*
+ * 95% bootstrap interval of quantile_q(b) - quantile_q(a), with a fixed-seed generator so
+ * results are reproducible. NaN bounds when a sample is empty.
+ */
+void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b, double q,
+				 unsigned rounds, double *low, double *high);
+
+/* Least-squares slope of values against their index; NaN with fewer than 2 values. */
+double po_stats_slope(const double *values, size_t n);
+
+#endif /* PO_STATS_H */
