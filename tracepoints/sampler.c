@@ -29,6 +29,7 @@ struct sampler {
 	unsigned period_ms; /* 0: not running */
 	unsigned resume_ms; /* a forked child: the period to start at its announcement */
 	int stop_requested;
+	int running; /* the thread has started: its start-up allocations are done */
 };
 
 static struct sampler the_sampler = {
@@ -124,6 +125,8 @@ static void *sampler_main(void *unused)
 
 	(void)unused;
 	pthread_mutex_lock(&the_sampler.lock);
+	the_sampler.running = 1;
+	pthread_cond_broadcast(&the_sampler.wake);
 	while (!the_sampler.stop_requested) {
 		/*
 		 * RSS is read with plain system calls (no allocation) under the lock. The
@@ -171,12 +174,21 @@ static int start_locked(unsigned period_ms)
 
 	the_sampler.stop_requested = 0;
 	the_sampler.period_ms = period_ms;
+	the_sampler.running = 0;
 	ret = pthread_create(&the_sampler.thread, NULL, sampler_main, NULL);
 	if (ret != 0) {
 		the_sampler.period_ms = 0;
 		errno = ret;
 		return -1;
 	}
+	/*
+	 * Return only once the thread runs. A program that forks right after starting the
+	 * sampler would otherwise fork while the new thread may still be allocating its
+	 * start-up state: glibc's malloc survives that, a sanitizer's allocator (GCC 12's
+	 * AddressSanitizer) stays locked forever in the child.
+	 */
+	while (!the_sampler.running)
+		pthread_cond_wait(&the_sampler.wake, &the_sampler.lock);
 	return 0;
 }
 

@@ -26,6 +26,7 @@ struct sim_device {
 	struct device_op queue[QUEUE_CAPACITY];
 	uint64_t launched;  /* ops queued so far */
 	uint64_t completed; /* ops finished so far */
+	int started;	    /* the thread runs: its start-up allocations are done */
 	int stopping;
 };
 
@@ -52,6 +53,8 @@ static void *device_main(void *arg)
 	struct device_op op;
 
 	pthread_mutex_lock(&device->lock);
+	device->started = 1;
+	pthread_cond_broadcast(&device->changed);
 	for (;;) {
 		while (device->completed == device->launched && !device->stopping)
 			pthread_cond_wait(&device->changed, &device->lock);
@@ -83,6 +86,16 @@ enum po_status sim_device_create(struct sim_device **device_out, struct po_error
 		po_error_set(err, "Failed to start the simulated device thread");
 		return PO_STATUS_INTERNAL;
 	}
+	/*
+	 * Wait until the thread runs: the loader forks next, and a fork while a new thread
+	 * is still allocating its start-up state leaves a sanitizer's allocator locked
+	 * forever in the child (glibc's malloc is safe across fork, AddressSanitizer's in
+	 * GCC 12 is not).
+	 */
+	pthread_mutex_lock(&device->lock);
+	while (!device->started)
+		pthread_cond_wait(&device->changed, &device->lock);
+	pthread_mutex_unlock(&device->lock);
 	*device_out = device;
 	return PO_STATUS_OK;
 }
