@@ -56,6 +56,19 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 			       struct po_error *err) PO_NODISCARD;
 
 /*
+ * A consistent result of everything consumed so far, without ending the stream: fn gets
+ * the analysis that po_model_finish() would give now, in a forked copy of the process
+ * (snapshot.c), and returns PO_STATUS_OK or a status with err set. Whatever fn keeps must
+ * leave that process in a file or a pipe; the analysis is freed with the copy. Waits for
+ * fn; the model is unchanged, and consuming goes on. Returns fn's status and message, or
+ * PO_STATUS_INPUT when no profopt event was seen yet.
+ */
+typedef enum po_status (*po_snapshot_fn)(struct po_analysis *analysis, void *context,
+					 struct po_error *err);
+enum po_status po_model_snapshot(struct po_model *model, po_snapshot_fn fn, void *context,
+				 struct po_error *err) PO_NODISCARD;
+
+/*
  * A window of time the trace is missing, found from its files after the events were
  * consumed (a stream cut short, a recording that ends before its command): the steps it
  * overlaps are flagged lossy and the result is partial. path: the stream, or NULL for the

@@ -28,7 +28,14 @@ struct po_step_store {
 	struct chunk_slot slots[PO_STEP_CACHE_CHUNKS];
 	size_t recent; /* slot of the last access */
 	uint64_t clock;
-	int fd;		    /* the temporary file; -1 until the first eviction */
+	int fd; /* the temporary file; -1 until the first eviction */
+	/*
+	 * A private copy (po_step_store_privatize): the file it was made from, read only
+	 * (-1 otherwise), and which chunks the copy wrote to its own file since.
+	 */
+	int shared_fd;
+	bool *own_chunks; /* owned */
+	size_t own_capacity;
 	char dir[PATH_MAX]; /* where the file goes, for messages */
 	enum po_status failure;
 	char cause[CAUSE_MAX];
@@ -61,6 +68,7 @@ enum po_status po_step_store_create(struct po_step_store **out)
 	if (!store)
 		return PO_STATUS_NOMEM;
 	store->fd = -1;
+	store->shared_fd = -1;
 	snprintf(store->dir, sizeof(store->dir), "%s", dir && *dir ? dir : "/tmp");
 	for (size_t i = 0; i < PO_STEP_CACHE_CHUNKS; i++)
 		store->slots[i].chunk = NO_CHUNK;
@@ -75,8 +83,11 @@ void po_step_store_destroy(struct po_step_store *store)
 	for (size_t i = 0; i < PO_STEP_CACHE_CHUNKS; i++)
 		free(store->slots[i].steps);
 	free(store->chunk_begin_ns);
+	free(store->own_chunks);
 	if (store->fd >= 0)
 		close(store->fd);
+	if (store->shared_fd >= 0)
+		close(store->shared_fd);
 	free(store);
 }
 
@@ -110,16 +121,15 @@ static size_t steps_in_chunk(const struct po_step_store *store, size_t chunk)
 							  : PO_STEP_CHUNK_STEPS;
 }
 
-static bool file_io(struct po_step_store *store, bool writing, void *bytes, size_t size,
+static bool file_io(struct po_step_store *store, int fd, bool writing, void *bytes, size_t size,
 		    off_t offset)
 {
 	size_t done = 0;
 
 	while (done < size) {
 		ssize_t moved =
-		    writing
-			? pwrite(store->fd, (char *)bytes + done, size - done, offset + (off_t)done)
-			: pread(store->fd, (char *)bytes + done, size - done, offset + (off_t)done);
+		    writing ? pwrite(fd, (char *)bytes + done, size - done, offset + (off_t)done)
+			    : pread(fd, (char *)bytes + done, size - done, offset + (off_t)done);
 
 		if (moved < 0 && errno == EINTR)
 			continue;
@@ -142,6 +152,17 @@ static void write_back(struct po_step_store *store, struct chunk_slot *slot)
 		store->chunk_begin_ns[slot->chunk] = slot->steps[0].begin_ns;
 	if (store->failure != PO_STATUS_OK || !size)
 		return;
+	if (store->shared_fd >= 0) {
+		size_t known = store->own_capacity;
+
+		if (po_array_reserve((void **)&store->own_chunks, &store->own_capacity,
+				     slot->chunk + 1, sizeof(bool)) != PO_STATUS_OK) {
+			record_failure(store, PO_STATUS_NOMEM, ENOMEM);
+			return;
+		}
+		memset(store->own_chunks + known, 0, store->own_capacity - known);
+		store->own_chunks[slot->chunk] = true;
+	}
 	if (store->fd < 0) {
 		store->fd = open_temporary(store->dir);
 		if (store->fd < 0) {
@@ -149,7 +170,15 @@ static void write_back(struct po_step_store *store, struct chunk_slot *slot)
 			return;
 		}
 	}
-	file_io(store, true, slot->steps, size, (off_t)(slot->chunk * CHUNK_BYTES));
+	file_io(store, store->fd, true, slot->steps, size, (off_t)(slot->chunk * CHUNK_BYTES));
+}
+
+/* The file holding an evicted chunk: a private copy's own, or the one it was made from. */
+static int chunk_fd(const struct po_step_store *store, size_t chunk)
+{
+	if (store->shared_fd < 0 || (chunk < store->own_capacity && store->own_chunks[chunk]))
+		return store->fd;
+	return store->shared_fd;
 }
 
 /* A free slot, else the least recently used one, written back and emptied. */
@@ -186,10 +215,11 @@ static struct chunk_slot *load_chunk(struct po_step_store *store, size_t chunk, 
 	slot->chunk = chunk;
 	if (fresh || !size)
 		return slot;
-	if (store->failure == PO_STATUS_OK && store->fd < 0)
+	if (store->failure == PO_STATUS_OK && chunk_fd(store, chunk) < 0)
 		record_failure(store, PO_STATUS_OUTPUT, EIO); /* evicted, yet never written */
 	if (store->failure != PO_STATUS_OK ||
-	    !file_io(store, false, slot->steps, size, (off_t)(chunk * CHUNK_BYTES)))
+	    !file_io(store, chunk_fd(store, chunk), false, slot->steps, size,
+		     (off_t)(chunk * CHUNK_BYTES)))
 		memset(slot->steps, 0, size); /* lost with the failure that is reported */
 	return slot;
 }
@@ -369,4 +399,12 @@ enum po_status po_analysis_set_steps(struct po_analysis *analysis, const struct 
 struct po_step *po_analysis_edit_step(struct po_analysis *analysis, size_t index)
 {
 	return po_step_store_edit(analysis->step_store, index);
+}
+
+void po_step_store_privatize(struct po_step_store *store)
+{
+	if (!store || store->shared_fd >= 0 || store->fd < 0)
+		return; /* nothing was written to a file yet: nothing is shared */
+	store->shared_fd = store->fd;
+	store->fd = -1;
 }

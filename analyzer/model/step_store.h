@@ -66,6 +66,14 @@ const struct po_step *po_step_store_borrow(struct po_step_store *store, size_t i
  */
 size_t po_step_store_upper_bound(struct po_step_store *store, int64_t time_ns);
 
+/*
+ * Makes the store a private copy, for a copy of the process made by fork(): from now on it
+ * reads the steps it has not changed from the file both share and writes what it changes
+ * to a file of its own, so that the other process's steps stay as they were. The shared
+ * file is never written again through this store.
+ */
+void po_step_store_privatize(struct po_step_store *store);
+
 /* PO_STATUS_OK, or the recorded failure with its cause set in err. */
 enum po_status po_step_store_check(const struct po_step_store *store,
 				   struct po_error *err) PO_NODISCARD;

@@ -2,6 +2,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "builder.h"
 #include "step_store.h"
@@ -216,6 +218,47 @@ static void model_reports_a_failing_directory(void)
 	unsetenv("TMPDIR");
 }
 
+/*
+ * A forked copy that privatizes its store reads the shared steps and changes its own,
+ * last chunks first (its file gets holes below them), and the parent's steps stay as they
+ * were: what a model snapshot relies on.
+ */
+static void privatized_copy(void)
+{
+	struct po_step_store *store = filled_store(MANY_STEPS);
+	int status = -1;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		po_step_store_privatize(store);
+		for (size_t i = MANY_STEPS; i-- > 0;) {
+			struct po_step expected = step_of(i);
+
+			bad += !same_step(po_step_store_borrow(store, i), &expected);
+			po_step_store_edit(store, i)->gpu_busy_ns = -1;
+		}
+		for (size_t i = 0; i < MANY_STEPS; i += 97)
+			bad += po_step_store_get(store, i).gpu_busy_ns != -1;
+		bad += po_step_store_check(store, NULL) != PO_STATUS_OK;
+		_exit(bad ? 1 : 0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (size_t i = 0; i < MANY_STEPS; i++) {
+		struct po_step expected = step_of(i);
+		struct po_step got = po_step_store_get(store, i);
+
+		if (!same_step(&got, &expected)) {
+			CHECK(same_step(&got, &expected));
+			break;
+		}
+	}
+	po_step_store_destroy(store);
+}
+
 int main(void)
 {
 	RUN(sequential_and_random_reads);
@@ -225,5 +268,6 @@ int main(void)
 	RUN(failing_temporary_directory);
 	RUN(model_edits_an_evicted_step);
 	RUN(model_reports_a_failing_directory);
+	RUN(privatized_copy);
 	return CHECK_SUMMARY();
 }
