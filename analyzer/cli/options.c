@@ -1,0 +1,414 @@
+/*
+ * options.c: profopt-analyze's options, from one table. Each row names an option, its short
+ * letter, its argument, its --help text and the function that applies it; getopt's long
+ * options, its short-option string, the dispatch and the option lines of --help are all
+ * built from the rows, so an option cannot be parsed without being documented, or the
+ * other way round.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compare/compare.h"
+#include "options.h"
+
+#ifndef PROFOPT_VERSION
+#define PROFOPT_VERSION "0.0.0"
+#endif
+
+/* A --config file larger than this is not a rules file. */
+#define PO_CONFIG_MAX_BYTES (1024 * 1024)
+/* --help: option names are padded to this width, then two spaces and the text. */
+#define USAGE_NAME_WIDTH 24
+
+typedef enum po_status (*apply_fn)(struct po_cli_options *options, const char *value,
+				   bool *exit_now, struct po_error *err);
+
+struct option_row {
+	const char *name;     /* the long option, without "--" */
+	char letter;	      /* the short option; 0 for none */
+	const char *argument; /* its argument's name in --help; NULL: takes none */
+	const char *help;     /* --help's text; each '\n' starts a continuation line */
+	apply_fn apply;
+};
+
+static const char usage_head[] =
+    "Usage: profopt-analyze [OPTIONS] TRACE_DIR\n"
+    "\n"
+    "Reads an LTTng trace of a program instrumented with profopt (recorded with\n"
+    "profopt-record, or any lttng session that enabled the profopt events with the vpid,\n"
+    "vtid and procname contexts), rebuilds every training step across the main process\n"
+    "and its data-loader workers, diagnoses stalls, GPU idle gaps and memory growth, and\n"
+    "writes a report.\n"
+    "\n"
+    "Options:\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Outputs (in DIR): summary.json, timeline.json (Perfetto / chrome://tracing),\n"
+    "index.html, report.pdf, pipeline.svg, charts/*.svg, and .profopt-report, the list of\n"
+    "the files written (--force replaces only those). They are written to a temporary\n"
+    "directory beside DIR and moved into place only when all of them succeeded.\n"
+    "\n"
+    "Exit status:\n"
+    "  0    success\n"
+    "  1    internal error or out of memory\n"
+    "  2    bad command line, or DIR is unusable (inside the trace, not empty and no\n"
+    "       profopt report, an earlier report without --force), or --config FILE is\n"
+    "       not a readable regular file\n"
+    "  3    the input is not a usable profopt trace (missing, not a trace, empty,\n"
+    "       still being recorded, foreign files, a file that is not a regular file, a\n"
+    "       process directory without readable metadata, no profopt events), or the\n"
+    "       --baseline path is missing or neither a file nor a usable trace\n"
+    "  4    the trace could not be decoded (malformed, or the decoder crashed, hung or\n"
+    "       ran out of memory; it runs in a separate process with limits)\n"
+    "  5    an output could not be written\n"
+    "  6    a --fail-if condition is true (the report is written)\n"
+    "  7    the --baseline could not be used: not a profopt summary.json, a number in\n"
+    "       it not finite or out of range, or its trace could not be analysed\n"
+    "  130  interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,\n"
+    "       SIGUSR2); no output was left behind\n";
+
+static enum po_status apply_output(struct po_cli_options *options, const char *value,
+				   bool *exit_now, struct po_error *err)
+{
+	if (!*value) {
+		po_error_set(err, "-o needs a directory, got an empty string");
+		return PO_STATUS_USAGE;
+	}
+	options->out_dir = value;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_force(struct po_cli_options *options, const char *value, bool *exit_now,
+				  struct po_error *err)
+{
+	options->force = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_set(struct po_cli_options *options, const char *value, bool *exit_now,
+				struct po_error *err)
+{
+	return po_rules_set(&options->rules, value, err);
+}
+
+/*
+ * --config FILE must be a regular file of a rules file's size, checked without blocking:
+ * a FIFO, a terminal or a device would make reading it wait, or never end.
+ */
+static enum po_status check_config_file(const char *path, struct po_error *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	enum po_status status = PO_STATUS_OK;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		po_error_set(err, "--config %s: %s", path, strerror(errno));
+		status = PO_STATUS_USAGE;
+	} else if (!S_ISREG(st.st_mode)) {
+		po_error_set(err, "--config %s: %s, not a regular file", path,
+			     po_file_type_text(st.st_mode));
+		status = PO_STATUS_USAGE;
+	} else if (st.st_size > PO_CONFIG_MAX_BYTES) {
+		po_error_set(err, "--config %s: %lld bytes, more than a rules file may hold (%d)",
+			     path, (long long)st.st_size, PO_CONFIG_MAX_BYTES);
+		status = PO_STATUS_USAGE;
+	}
+	if (fd >= 0)
+		close(fd);
+	return status;
+}
+
+static enum po_status apply_config(struct po_cli_options *options, const char *value,
+				   bool *exit_now, struct po_error *err)
+{
+	enum po_status status = check_config_file(value, err);
+
+	return status == PO_STATUS_OK ? po_rules_load(&options->rules, value, err) : status;
+}
+
+static enum po_status apply_timeline_steps(struct po_cli_options *options, const char *value,
+					   bool *exit_now, struct po_error *err)
+{
+	const char *text = value;
+	char *end;
+	long long first, last;
+
+	errno = 0;
+	first = strtoll(text, &end, 10);
+	if (errno || end == text || *end != ':')
+		goto error;
+	text = end + 1;
+	last = strtoll(text, &end, 10);
+	if (errno || end == text || *end != '\0' || first < 0 || last < first)
+		goto error;
+	options->timeline_first_step = first;
+	options->timeline_last_step = last;
+	return PO_STATUS_OK;
+error:
+	po_error_set(err, "--timeline-steps wants A:B with 0 <= A <= B, got \"%s\"", value);
+	return PO_STATUS_USAGE;
+}
+
+static enum po_status apply_salvage(struct po_cli_options *options, const char *value,
+				    bool *exit_now, struct po_error *err)
+{
+	options->salvage = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_all_processes(struct po_cli_options *options, const char *value,
+					  bool *exit_now, struct po_error *err)
+{
+	options->all_processes = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_json_only(struct po_cli_options *options, const char *value,
+				      bool *exit_now, struct po_error *err)
+{
+	options->json_only = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_jobs(struct po_cli_options *options, const char *value, bool *exit_now,
+				 struct po_error *err)
+{
+	char *end;
+	long jobs;
+
+	errno = 0;
+	jobs = strtol(value, &end, 10);
+	if (errno || end == value || *end != '\0' || jobs < 1 || jobs > 4) {
+		po_error_set(err, "--jobs wants a number from 1 to 4, got \"%s\"", value);
+		return PO_STATUS_USAGE;
+	}
+	options->decode_threads = (int)jobs;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_baseline(struct po_cli_options *options, const char *value,
+				     bool *exit_now, struct po_error *err)
+{
+	options->baseline = value;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_fail_if(struct po_cli_options *options, const char *value,
+				    bool *exit_now, struct po_error *err)
+{
+	if (options->gate_count == PO_CLI_MAX_GATES) {
+		po_error_set(err, "at most %d --fail-if conditions", PO_CLI_MAX_GATES);
+		return PO_STATUS_USAGE;
+	}
+	options->gates[options->gate_count++] = value;
+	return po_gate_check(value, err);
+}
+
+static enum po_status apply_quiet(struct po_cli_options *options, const char *value, bool *exit_now,
+				  struct po_error *err)
+{
+	options->quiet = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_help(struct po_cli_options *options, const char *value, bool *exit_now,
+				 struct po_error *err)
+{
+	po_cli_print_usage(stdout);
+	*exit_now = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_version(struct po_cli_options *options, const char *value,
+				    bool *exit_now, struct po_error *err)
+{
+	printf("profopt-analyze %s\n", PROFOPT_VERSION);
+	*exit_now = true;
+	return PO_STATUS_OK;
+}
+
+/* The options, in the order of --help. */
+static const struct option_row option_table[] = {
+    {"output", 'o', "DIR",
+     "where to write the report (default: TRACE_DIR-report);\n"
+     "it must not lie inside TRACE_DIR",
+     apply_output},
+    {"force", 'f', NULL,
+     "replace an earlier profopt report in DIR (only the files\n"
+     "its .profopt-report manifest lists)",
+     apply_force},
+    {"set", 0, "RULE.KEY=VAL", "change a detection rule (see docs/rules.md); repeatable",
+     apply_set},
+    {"config", 0, "FILE", "read RULE.KEY=VALUE lines from FILE", apply_config},
+    {"timeline-steps", 0, "A:B", "keep the timelines of steps A to B (step numbers)",
+     apply_timeline_steps},
+    {"salvage", 0, NULL,
+     "analyse the readable part of a damaged trace; the report\n"
+     "is marked partial",
+     apply_salvage},
+    {"all-processes", 0, NULL,
+     "analyse every process in the trace, not only the recorded\n"
+     "command's (see profopt-recording.txt)",
+     apply_all_processes},
+    {"json-only", 0, NULL, "write summary.json and timeline.json only", apply_json_only},
+    {"jobs", 'j', "N", "decode with N threads (default: one per CPU, at most 4)", apply_jobs},
+    {"baseline", 0, "OLD",
+     "compare with an earlier run: a trace directory or the\n"
+     "summary.json of an earlier report",
+     apply_baseline},
+    {"fail-if", 0, "EXPR",
+     "with --baseline: exit with status 6 when EXPR is true, e.g.\n"
+     "steps.p50_ms>+10%, breakdown.data_wait_ms>+2, findings.new>0;\n"
+     "a change counts only when it is beyond run-to-run noise",
+     apply_fail_if},
+    {"quiet", 'q', NULL, "print nothing on success", apply_quiet},
+    {"help", 'h', NULL, "show this help", apply_help},
+    {"version", 'V', NULL, "show the version", apply_version},
+};
+
+#define OPTION_COUNT (sizeof(option_table) / sizeof(option_table[0]))
+/* getopt's value for a row without a short letter: this plus the row's index. */
+#define LONG_ONLY_BASE 1000
+
+void po_cli_print_usage(FILE *out)
+{
+	fputs(usage_head, out);
+	for (size_t i = 0; i < OPTION_COUNT; i++) {
+		const struct option_row *row = &option_table[i];
+		const char *line = row->help;
+		char name[64];
+		int width;
+
+		if (row->letter)
+			width = snprintf(name, sizeof(name), "  -%c, --%s", row->letter, row->name);
+		else
+			width = snprintf(name, sizeof(name), "      --%s", row->name);
+		if (row->argument)
+			width += snprintf(name + width, sizeof(name) - (size_t)width, " %s",
+					  row->argument);
+		fprintf(out, "%-*s  ", USAGE_NAME_WIDTH, name);
+		for (;;) {
+			size_t length = strcspn(line, "\n");
+
+			fprintf(out, "%.*s\n", (int)length, line);
+			if (!line[length])
+				break;
+			line += length + 1;
+			fprintf(out, "%*s", USAGE_NAME_WIDTH + 2, "");
+		}
+	}
+	fputs(usage_tail, out);
+}
+
+/* The row getopt's value stands for; NULL for '?' and ':'. */
+static const struct option_row *row_of(int value)
+{
+	if (value >= LONG_ONLY_BASE && (size_t)(value - LONG_ONLY_BASE) < OPTION_COUNT)
+		return &option_table[value - LONG_ONLY_BASE];
+	for (size_t i = 0; i < OPTION_COUNT; i++)
+		if (option_table[i].letter && option_table[i].letter == value)
+			return &option_table[i];
+	return NULL;
+}
+
+/* The default output directory: TRACE_DIR-report, beside the trace. */
+static enum po_status default_output(struct po_cli_options *options, struct po_error *err)
+{
+	size_t len = strlen(options->trace_dir);
+
+	while (len > 1 && options->trace_dir[len - 1] == '/')
+		len--;
+	if (asprintf(&options->default_out_dir, "%.*s-report", (int)len, options->trace_dir) < 0) {
+		options->default_out_dir = NULL;
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	options->out_dir = options->default_out_dir;
+	return PO_STATUS_OK;
+}
+
+/* The bad option getopt stopped at (value '?' or ':', a missing argument), in one line. */
+static void explain_bad_option(int value, char **argv, struct po_error *err)
+{
+	const char *typed = argv[optind - 1];
+
+	if (value == ':' && strncmp(typed, "--", 2) == 0)
+		po_error_set(err, "%s needs an argument (see profopt-analyze --help)", typed);
+	else if (value == ':')
+		po_error_set(err, "-%c needs an argument (see profopt-analyze --help)", optopt);
+	else
+		po_error_set(err,
+			     "unknown option or missing argument: %s (see profopt-analyze --help)",
+			     typed);
+}
+
+enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *options, bool *exit_now,
+			    struct po_error *err)
+{
+	struct option long_options[OPTION_COUNT + 1];
+	char short_options[2 * OPTION_COUNT + 2];
+	enum po_status status = PO_STATUS_OK;
+	size_t short_length = 0;
+	int value;
+
+	*options = (struct po_cli_options){.timeline_first_step = -1, .timeline_last_step = -1};
+	po_rules_init(&options->rules);
+	*exit_now = false;
+	short_options[short_length++] = ':'; /* a missing argument is ':', told from '?' */
+	for (size_t i = 0; i < OPTION_COUNT; i++) {
+		const struct option_row *row = &option_table[i];
+
+		long_options[i] =
+		    (struct option){row->name, row->argument ? required_argument : no_argument,
+				    NULL, row->letter ? row->letter : LONG_ONLY_BASE + (int)i};
+		if (row->letter) {
+			short_options[short_length++] = row->letter;
+			if (row->argument)
+				short_options[short_length++] = ':';
+		}
+	}
+	long_options[OPTION_COUNT] = (struct option){NULL, 0, NULL, 0};
+	short_options[short_length] = '\0';
+
+	opterr = 0; /* one message, ours */
+	while (status == PO_STATUS_OK && !*exit_now &&
+	       (value = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		const struct option_row *row = value == '?' || value == ':' ? NULL : row_of(value);
+
+		if (!row) {
+			explain_bad_option(value, argv, err);
+			return PO_STATUS_USAGE;
+		}
+		status = row->apply(options, optarg, exit_now, err);
+	}
+	if (status != PO_STATUS_OK)
+		return status == PO_STATUS_INPUT ? PO_STATUS_USAGE : status;
+	if (*exit_now)
+		return PO_STATUS_OK;
+	if (optind != argc - 1) {
+		po_error_set(err, optind >= argc
+				      ? "missing TRACE_DIR (see profopt-analyze --help)"
+				      : "too many arguments (see profopt-analyze --help)");
+		return PO_STATUS_USAGE;
+	}
+	options->trace_dir = argv[optind];
+	if (options->gate_count && !options->baseline) {
+		po_error_set(err, "--fail-if needs --baseline");
+		return PO_STATUS_USAGE;
+	}
+	return options->out_dir ? PO_STATUS_OK : default_output(options, err);
+}
+
+void po_cli_options_fini(struct po_cli_options *options)
+{
+	free(options->default_out_dir);
+	options->default_out_dir = NULL;
+}

@@ -1,0 +1,49 @@
+/*
+ * options.h: profopt-analyze's command line. One table (options.c) gives getopt its long
+ * and short options, says what each does, and writes --help; this header is what the rest
+ * of the program reads from it.
+ */
+#ifndef PO_CLI_OPTIONS_H
+#define PO_CLI_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/status.h"
+#include "detect/rules.h"
+
+#define PO_CLI_MAX_GATES 16
+
+struct po_cli_options {
+	const char *trace_dir; /* weak: argv */
+	const char *out_dir;   /* weak: argv, or owned default_out_dir */
+	char *default_out_dir; /* owned */
+	bool force;
+	bool salvage;
+	bool all_processes; /* --all-processes: do not restrict to the recorded command */
+	bool quiet;
+	bool json_only;
+	int decode_threads;	     /* 0: one per CPU, at most 4 */
+	int64_t timeline_first_step; /* -1: none */
+	int64_t timeline_last_step;
+	const char *baseline;		     /* weak: argv; a trace directory or a summary.json */
+	const char *gates[PO_CLI_MAX_GATES]; /* weak: argv; --fail-if expressions */
+	size_t gate_count;
+	struct po_rules rules;
+};
+
+/*
+ * Parses argv into options (initialized here). Returns PO_STATUS_OK to go on, with the
+ * output directory defaulted (TRACE_DIR-report); *exit_now is set when --help or
+ * --version printed what was asked. PO_STATUS_USAGE with err set for a bad command line.
+ */
+enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *options, bool *exit_now,
+			    struct po_error *err) PO_NODISCARD;
+void po_cli_options_fini(struct po_cli_options *options);
+
+/* --help's text, generated from the table (stdout for --help). */
+void po_cli_print_usage(FILE *out);
+
+#endif /* PO_CLI_OPTIONS_H */

@@ -1,0 +1,554 @@
+/*
+ * pipeline.c: one analysis, from the trace directory to the report's files in the staging
+ * directory (pipeline.h). The trace's own files are read first (profopt-recording.txt, the
+ * stream survey), then its events feed the model; what the files and the decoder found
+ * becomes the result's trace-quality warnings; symbols, detectors, the baseline
+ * comparison and the renderers follow.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/isolate.h"
+#include "compare/compare.h"
+#include "detect/detect.h"
+#include "ingest/ingest.h"
+#include "model/model.h"
+#include "pipeline.h"
+#include "symbols/symbols.h"
+#include "../render/json/render_json.h"
+#include "../render/report/render_report.h"
+
+static enum po_status make_path(const char *dir, const char *name, char *path, size_t size,
+				struct po_error *err)
+{
+	if ((size_t)snprintf(path, size, "%s/%s", dir, name) >= size) {
+		po_error_set(err, "path too long: %s/%s", dir, name);
+		return PO_STATUS_OUTPUT;
+	}
+	return PO_STATUS_OK;
+}
+
+static enum po_status render_all(const struct po_analysis *analysis,
+				 const struct po_pipeline_job *job, struct po_error *err)
+{
+	char path[PATH_MAX];
+	enum po_status status;
+
+	po_isolate_progress("writing summary.json", job->staging_dir);
+	status = make_path(job->staging_dir, "summary.json", path, sizeof(path), err);
+	if (status == PO_STATUS_OK)
+		status = po_render_summary_json(analysis, path, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	po_isolate_progress("writing timeline.json", job->staging_dir);
+	status = make_path(job->staging_dir, "timeline.json", path, sizeof(path), err);
+	if (status == PO_STATUS_OK)
+		status = po_render_timeline_json(analysis, path, err);
+	if (status != PO_STATUS_OK || job->options->json_only)
+		return status;
+	po_isolate_progress("writing the report", job->staging_dir);
+	return po_render_report(analysis, job->staging_dir, err);
+}
+
+struct feed {
+	struct po_model *model; /* weak */
+};
+
+static enum po_status feed_event(void *ctx, const struct po_event *event)
+{
+	struct feed *feed = ctx;
+
+	return po_model_consume(feed->model, event);
+}
+
+static void init_model_config(const struct po_cli_options *options, struct po_model_config *config)
+{
+	po_model_config_init(config);
+	/* Clamped: a huge --set value must not overflow the nanosecond threshold. */
+	config->min_gap_ns = options->rules.gpu_idle_min_gap_ms >= 9e12
+				 ? INT64_MAX
+				 : (int64_t)(options->rules.gpu_idle_min_gap_ms * 1e6);
+	config->timeline_first_step = options->timeline_first_step;
+	config->timeline_last_step = options->timeline_last_step;
+}
+
+/* The traces left out by the input check and by the decoder, in one warning. */
+static enum po_status add_skipped_warning(struct po_analysis *analysis,
+					  const struct po_skipped_traces *checked,
+					  const struct po_ingest_stats *stats)
+{
+	int64_t checked_count = checked ? checked->count : 0;
+	const char *checked_note = checked_count ? checked->note : "";
+	char text[2 * PO_ERROR_MAX + 64];
+
+	if (checked_count + stats->skipped_traces == 0)
+		return PO_STATUS_OK;
+	snprintf(text, sizeof(text), "--salvage left out %lld damaged trace(s): %s%s%s",
+		 (long long)(checked_count + stats->skipped_traces), checked_note,
+		 checked_count && stats->skipped_traces ? "; " : "", stats->skipped_note);
+	analysis->quality.partial = true;
+	return po_analysis_add_warning(analysis, "skipped-traces", text);
+}
+
+/* What the decoder dropped or left out goes into the trace-quality warnings. */
+static enum po_status add_ingest_warnings(struct po_analysis *analysis,
+					  const struct po_skipped_traces *checked,
+					  const struct po_ingest_stats *stats)
+{
+	char text[PO_ERROR_MAX + 64];
+	enum po_status status = PO_STATUS_OK;
+
+	if (stats->malformed_events > 0) {
+		snprintf(text, sizeof(text),
+			 "%lld profopt events had out-of-range values or "
+			 "missing fields and were skipped",
+			 (long long)stats->malformed_events);
+		status = po_analysis_add_warning(analysis, "malformed-events", text);
+	}
+	if (status == PO_STATUS_OK && stats->unknown_profopt_events > 0) {
+		snprintf(text, sizeof(text),
+			 "%lld events of %.100s and other classes named like profopt events but "
+			 "unknown to this analyzer were ignored: the trace's metadata may be "
+			 "damaged, or another profopt version recorded it",
+			 (long long)stats->unknown_profopt_events, stats->unknown_profopt_name);
+		status = po_analysis_add_warning(analysis, "unknown-profopt-events", text);
+	}
+	if (status == PO_STATUS_OK && stats->no_clock_events > 0) {
+		snprintf(text, sizeof(text), "%lld events had no timestamp and were skipped",
+			 (long long)stats->no_clock_events);
+		status = po_analysis_add_warning(analysis, "events-without-time", text);
+	}
+	if (status == PO_STATUS_OK)
+		status = add_skipped_warning(analysis, checked, stats);
+	return status;
+}
+
+/*
+ * A trace without profopt events, recorded by profopt-record: its notes
+ * (profopt-record-notes.txt, written by the Python module through profopt-record) may say
+ * why, such as a module that could not load libprofopt. Appends that reason to err. Opens
+ * nothing that could block and reads a bounded amount.
+ */
+static void explain_no_events(const char *trace_dir, struct po_error *err)
+{
+	static const char code[] = "libprofopt-not-loaded\t";
+	char path[PATH_MAX], text[2048], previous[PO_ERROR_MAX];
+	struct stat info;
+	ssize_t length;
+	char *reason, *end;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/profopt-record-notes.txt", trace_dir) >=
+	    sizeof(path))
+		return;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	length =
+	    fstat(fd, &info) == 0 && S_ISREG(info.st_mode) ? read(fd, text, sizeof(text) - 1) : -1;
+	close(fd);
+	if (length <= 0)
+		return;
+	text[length] = '\0';
+	if (strncmp(text, code, sizeof(code) - 1) != 0 ||
+	    !(reason = strchr(text + sizeof(code) - 1, '\t')))
+		return;
+	reason++;
+	end = reason + strcspn(reason, "\n");
+	*end = '\0';
+	memcpy(previous, err->message, sizeof(previous));
+	po_error_set(err,
+		     "%.200s: the profopt Python module could not load libprofopt (%.300s%s); set "
+		     "PROFOPT_LIBRARY to the path of libprofopt.so and record again",
+		     previous, reason, strlen(reason) > 300 ? "..." : "");
+}
+
+/* What the trace's files say besides its events: its recording and its streams. */
+struct trace_files {
+	struct po_recording recording;
+	struct po_error recording_err; /* why profopt-recording.txt was not used; "" if it was */
+	struct po_stream_survey survey;
+	const char **skip; /* owned array; the paths belong to survey */
+	size_t skip_count;
+	struct po_repair repair; /* --salvage: streams cut to what decodes */
+};
+
+/*
+ * The decoder keeps every stream file of the trace open while it merges them. Raises the
+ * soft open-file limit to the hard one when the streams need it; refuses, before decoding,
+ * when even that is too few (a trace of thousands of process directories).
+ */
+static enum po_status ensure_open_files(const char *trace_dir, size_t streams, struct po_error *err)
+{
+	rlim_t needed = (rlim_t)streams + 64; /* metadata, indexes, the outputs, the libraries */
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed)
+		return PO_STATUS_OK;
+	if (limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+		getrlimit(RLIMIT_NOFILE, &limit);
+	}
+	if (limit.rlim_cur >= needed)
+		return PO_STATUS_OK;
+	po_error_set(err,
+		     "%s holds %zu stream files, which the decoder keeps open together, and this "
+		     "process may open %llu files (ulimit -n; its hard limit is %llu): raise the "
+		     "limit to at least %llu",
+		     trace_dir, streams, (unsigned long long)limit.rlim_cur,
+		     (unsigned long long)limit.rlim_max, (unsigned long long)needed);
+	return PO_STATUS_INTERNAL;
+}
+
+static enum po_status read_trace_files(const char *trace_dir, struct trace_files *files,
+				       struct po_error *err)
+{
+	enum po_status status;
+
+	memset(files, 0, sizeof(*files));
+	if (po_recording_read(trace_dir, &files->recording, &files->recording_err) != PO_STATUS_OK)
+		files->recording.present = false;
+	status = po_ingest_survey(trace_dir, &files->survey, err);
+	if (status == PO_STATUS_OK)
+		status = ensure_open_files(trace_dir, files->survey.stream_count, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	files->skip = calloc(files->survey.duplicate_count + 1, sizeof(*files->skip));
+	if (!files->skip) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < files->survey.trace_count; i++)
+		if (files->survey.duplicate_of[i] >= 0)
+			files->skip[files->skip_count++] = files->survey.trace_paths[i];
+	return PO_STATUS_OK;
+}
+
+static void trace_files_fini(struct trace_files *files)
+{
+	po_repair_fini(&files->repair);
+	free(files->skip);
+	po_stream_survey_fini(&files->survey);
+}
+
+/*
+ * The windows the trace is missing: streams cut short, and a recording whose last event
+ * is well before its command ended (profopt-recording.txt).
+ */
+static enum po_status note_missing(struct po_model *model, const struct trace_files *files)
+{
+	static const enum po_missing_kind kinds[] = {
+	    [PO_CUT_SHORTER_THAN_INDEX] = PO_MISSING_STREAM_SHORTER_THAN_INDEX,
+	    [PO_CUT_ENDS_EARLY] = PO_MISSING_STREAM_ENDS_EARLY,
+	};
+	const struct po_stream_survey *survey = &files->survey;
+	enum po_status status = PO_STATUS_OK;
+
+	for (size_t i = 0; i < survey->cut_count && status == PO_STATUS_OK; i++)
+		status =
+		    po_model_note_missing(model, kinds[survey->cuts[i].kind], survey->cuts[i].path,
+					  survey->cuts[i].begin_ns, survey->cuts[i].end_ns);
+	for (size_t i = 0; i < files->repair.count && status == PO_STATUS_OK; i++)
+		status = po_model_note_missing(model, PO_MISSING_STREAM_DAMAGED,
+					       files->repair.streams[i].path,
+					       files->repair.streams[i].begin_ns,
+					       survey->end_ns > files->repair.streams[i].begin_ns
+						   ? survey->end_ns
+						   : files->repair.streams[i].begin_ns);
+	if (status == PO_STATUS_OK && files->recording.present && files->recording.end_ns > 0 &&
+	    survey->end_ns >= 0 && files->recording.end_ns - survey->end_ns > PO_CUT_TOLERANCE_NS)
+		status = po_model_note_missing(model, PO_MISSING_RECORDING_ENDS_EARLY, NULL,
+					       survey->end_ns, files->recording.end_ns);
+	return status;
+}
+
+/* path below the trace directory, without it; path itself when it is not below. */
+static const char *relative_path(const char *path, const char *trace_dir)
+{
+	size_t length = strlen(trace_dir);
+
+	while (length > 1 && trace_dir[length - 1] == '/')
+		length--;
+	if (strncmp(path, trace_dir, length) == 0 && path[length] == '/')
+		return path + length + 1;
+	return path;
+}
+
+/* Warnings about the trace's files: copies left out, a damaged profopt-recording.txt. */
+static enum po_status add_file_warnings(struct po_analysis *analysis,
+					const struct trace_files *files, const char *trace_dir)
+{
+	const struct po_stream_survey *survey = &files->survey;
+	enum po_status status = PO_STATUS_OK;
+
+	for (size_t i = 0; i < survey->trace_count && status == PO_STATUS_OK; i++) {
+		if (survey->duplicate_of[i] < 0)
+			continue;
+		status = po_analysis_add_warning(
+		    analysis, "duplicate-traces",
+		    po_arena_printf(
+			analysis->arena,
+			"%zu trace directories are copies of another (the same trace "
+			"UUID) and were left out, so that no event counts twice: %s "
+			"copies %s",
+			survey->duplicate_count, relative_path(survey->trace_paths[i], trace_dir),
+			relative_path(survey->trace_paths[survey->duplicate_of[i]], trace_dir)));
+		break;
+	}
+	if (status == PO_STATUS_OK && files->repair.count) {
+		const struct po_repaired_stream *first = &files->repair.streams[0];
+
+		status = po_analysis_add_warning(
+		    analysis, "salvaged-streams",
+		    po_arena_printf(analysis->arena,
+				    "--salvage kept the readable part of %zu damaged stream(s) "
+				    "instead of leaving their process out: %s keeps %zu of %zu "
+				    "packets; the rest is damaged and is a missing window",
+				    files->repair.count, first->path, first->kept_packets,
+				    first->packets));
+	}
+	if (status == PO_STATUS_OK && files->recording_err.message[0])
+		status = po_analysis_add_warning(
+		    analysis, "recording-file",
+		    po_arena_printf(analysis->arena,
+				    "%s; processes of other programs that recorded at the same "
+				    "time could not be told from the command's",
+				    files->recording_err.message));
+	return status;
+}
+
+/*
+ * Runs the model over the trace's events; the result in *out. The events come from
+ * files->repair's shadow directory when --salvage repaired streams.
+ */
+static enum po_status model_trace(const struct po_cli_options *options, const char *trace_dir,
+				  const struct trace_files *files, struct po_ingest_stats *stats,
+				  struct po_analysis **out, struct po_error *err)
+{
+	struct po_ingest_options ingest_options = {.salvage = options->salvage,
+						   .decode_threads = options->decode_threads,
+						   .skip_traces = files->skip,
+						   .skip_trace_count = files->skip_count};
+	struct po_model_config config;
+	struct po_model *model = NULL;
+	struct feed feed;
+	enum po_status status;
+
+	init_model_config(options, &config);
+	if (files->recording.present && !options->all_processes) {
+		snprintf(config.recording_id, sizeof(config.recording_id), "%s",
+			 files->recording.id);
+		config.command_pid = files->recording.command_pid;
+	}
+	status = po_model_create(&config, &model, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	feed.model = model;
+	status = po_ingest_run(files->repair.shadow_root[0] ? files->repair.shadow_root : trace_dir,
+			       &ingest_options, feed_event, &feed, stats, err);
+	if (status == PO_STATUS_OK && note_missing(model, files) != PO_STATUS_OK) {
+		po_error_set(err, "out of memory");
+		status = PO_STATUS_NOMEM;
+	}
+	if (status == PO_STATUS_OK) {
+		po_isolate_progress("analysing", trace_dir);
+		status = po_model_finish(model, out, err);
+		if (status == PO_STATUS_INPUT && po_model_excluded_processes(model) > 0)
+			po_error_append(
+			    err,
+			    "; the %lld processes that recorded did not announce themselves as the "
+			    "recorded command's (another program's, or a libprofopt older than "
+			    "profopt-record): --all-processes analyses them",
+			    (long long)po_model_excluded_processes(model));
+		else if (status == PO_STATUS_INPUT)
+			explain_no_events(trace_dir, err);
+		if (status != PO_STATUS_OK)
+			po_error_prepend(err, "%s", trace_dir);
+	}
+	po_model_destroy(model);
+	return status;
+}
+
+/*
+ * --salvage left whole traces out: repairs them stream by stream and packet by packet, and
+ * when that kept anything, analyses again from the repaired trace (*out replaced).
+ */
+static enum po_status salvage_streams(const struct po_cli_options *options, const char *trace_dir,
+				      struct trace_files *files, struct po_ingest_stats *stats,
+				      struct po_analysis **out, struct po_error *err)
+{
+	enum po_status status;
+
+	po_isolate_progress("decoding", trace_dir);
+	status = po_ingest_repair(trace_dir, files->skip, files->skip_count, &files->repair, err);
+	if (status != PO_STATUS_OK || !files->repair.count)
+		return status;
+	po_analysis_destroy(*out);
+	*out = NULL;
+	return model_trace(options, trace_dir, files, stats, out, err);
+}
+
+/*
+ * Decodes one trace and runs the model and the detectors on it. checked: what the input
+ * check left out of it (--salvage), NULL for none.
+ */
+static enum po_status analyze_trace(const struct po_cli_options *options, const char *trace_dir,
+				    const struct po_skipped_traces *checked,
+				    struct po_analysis **out, struct po_error *err)
+{
+	struct po_ingest_stats stats = {0};
+	struct trace_files files;
+	enum po_status status;
+
+	*out = NULL;
+	status = read_trace_files(trace_dir, &files, err);
+	if (status == PO_STATUS_OK)
+		status = model_trace(options, trace_dir, &files, &stats, out, err);
+	if (status == PO_STATUS_OK && options->salvage && stats.skipped_traces > 0)
+		status = salvage_streams(options, trace_dir, &files, &stats, out, err);
+	if (status == PO_STATUS_OK) {
+		(*out)->quality.partial = (*out)->quality.partial || stats.partial;
+		status = add_ingest_warnings(*out, checked, &stats);
+		if (status == PO_STATUS_OK)
+			status = add_file_warnings(*out, &files, trace_dir);
+		if (status != PO_STATUS_OK)
+			po_error_set(err, "out of memory");
+	}
+	trace_files_fini(&files);
+	if (status != PO_STATUS_OK)
+		return status;
+	status = po_symbols_resolve(*out, err);
+	if (status != PO_STATUS_OK)
+		return status;
+	return po_detect_run(*out, &options->rules, err);
+}
+
+/* A failure that is the baseline's, not the trace's, has its own exit status. */
+static enum po_status baseline_status(enum po_status status)
+{
+	return status == PO_STATUS_OK || status == PO_STATUS_NOMEM ||
+		       status == PO_STATUS_INTERRUPTED
+		   ? status
+		   : PO_STATUS_BASELINE;
+}
+
+static bool is_regular_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The baseline as a digest: from an earlier summary.json, or by analysing its trace. */
+static enum po_status baseline_digest(const struct po_cli_options *options, struct po_digest **out,
+				      struct po_error *err)
+{
+	struct po_analysis *old_analysis = NULL;
+	enum po_status status;
+
+	if (is_regular_file(options->baseline)) {
+		po_isolate_progress("reading the baseline", options->baseline);
+		return baseline_status(po_digest_from_summary(options->baseline, out, err));
+	}
+	po_isolate_progress("decoding the baseline", options->baseline);
+	status = analyze_trace(options, options->baseline, NULL, &old_analysis, err);
+	if (status == PO_STATUS_OK)
+		status = po_digest_from_analysis(old_analysis, options->baseline, out, err);
+	else
+		po_error_prepend(err, "Failed to analyse the baseline");
+	po_analysis_destroy(old_analysis);
+	return baseline_status(status);
+}
+
+/* Evaluates the --fail-if gates, recording the tripped ones in the comparison. */
+static enum po_status evaluate_gates(const struct po_cli_options *options,
+				     struct po_analysis *analysis, struct po_comparison *comparison,
+				     struct po_error *err)
+{
+	comparison->gates_tripped =
+	    po_arena_alloc(analysis->arena, (options->gate_count + 1) * sizeof(const char *));
+	if (!comparison->gates_tripped)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < options->gate_count; i++) {
+		bool tripped = false;
+		enum po_status status =
+		    po_gate_evaluate(comparison, options->gates[i], &tripped, err);
+
+		if (status != PO_STATUS_OK)
+			return status;
+		if (tripped)
+			comparison->gates_tripped[comparison->gates_tripped_count++] =
+			    options->gates[i];
+	}
+	return PO_STATUS_OK;
+}
+
+/* Compares the analysis with the baseline's digest (old_run, weak). */
+static enum po_status compare_with_baseline(const struct po_cli_options *options,
+					    const struct po_digest *old_run,
+					    struct po_analysis *analysis, struct po_error *err)
+{
+	struct po_digest *new_run = NULL;
+	struct po_compare_config config;
+	struct po_comparison *comparison = NULL;
+	enum po_status status;
+
+	po_compare_config_init(&config);
+	status = po_digest_from_analysis(analysis, options->trace_dir, &new_run, err);
+	if (status == PO_STATUS_OK)
+		status = po_compare(old_run, new_run, &config, analysis->arena, &comparison, err);
+	if (status == PO_STATUS_OK)
+		status = evaluate_gates(options, analysis, comparison, err);
+	if (status == PO_STATUS_OK) {
+		/* The step series the comparison points to must outlive the digests. */
+		status = po_comparison_take_series(comparison, analysis->arena);
+		analysis->comparison = comparison;
+	}
+	po_digest_destroy(new_run);
+	return status;
+}
+
+enum po_status po_pipeline_run(void *ctx, FILE *output, struct po_error *err)
+{
+	const struct po_pipeline_job *job = ctx;
+	const struct po_cli_options *options = job->options;
+	struct po_analysis *analysis = NULL;
+	struct po_digest *old_run = NULL; /* owned */
+	enum po_status status = PO_STATUS_OK;
+
+	/* A bad baseline summary.json fails before the trace is decoded. */
+	if (options->baseline && is_regular_file(options->baseline))
+		status = baseline_digest(options, &old_run, err);
+	if (status == PO_STATUS_OK)
+		status = analyze_trace(options, options->trace_dir, &job->checked_skipped,
+				       &analysis, err);
+	if (status == PO_STATUS_OK && options->baseline && !old_run)
+		status = baseline_digest(options, &old_run, err);
+	if (status == PO_STATUS_OK && old_run)
+		status = compare_with_baseline(options, old_run, analysis, err);
+	po_digest_destroy(old_run);
+	if (status == PO_STATUS_OK)
+		status = render_all(analysis, job, err);
+	if (status == PO_STATUS_OK && !options->quiet) {
+		po_render_text_summary(analysis, output);
+		if (analysis->comparison)
+			po_comparison_print(analysis->comparison, output);
+	}
+	if (status == PO_STATUS_OK && analysis->comparison &&
+	    analysis->comparison->gates_tripped_count) {
+		po_error_set(err, "--fail-if %s is true", analysis->comparison->gates_tripped[0]);
+		status = PO_STATUS_GATE;
+	}
+	po_analysis_destroy(analysis);
+	return status;
+}
