@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "status.h"
+#include "common/status.h"
 
 /*
  * The catchable signals whose default action ends a process and that people and

@@ -22,7 +22,7 @@
 
 #include <stdbool.h>
 
-#include "status.h"
+#include "common/status.h"
 
 #define PO_OUTDIR_MANIFEST ".profopt-report"
 #define PO_OUTDIR_STAGING_MARK ".profopt-staging"

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "../common/arena.h"
-#include "../common/status.h"
+#include "common/status.h"
 #include "../model/result.h"
 
 /* One run reduced to what a comparison needs. Owned arrays live in the digest's arena. */

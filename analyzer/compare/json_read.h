@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "../common/arena.h"
-#include "../common/status.h"
+#include "common/status.h"
 
 enum po_json_type {
 	PO_JSON_NULL,

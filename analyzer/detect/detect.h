@@ -6,7 +6,7 @@
 #ifndef PO_DETECT_H
 #define PO_DETECT_H
 
-#include "../common/status.h"
+#include "common/status.h"
 #include "../model/result.h"
 #include "rules.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/status.h"
+#include "common/status.h"
 
 /* X(member, "rule", "key", default, "unit", "what it does", "where the default comes from") */
 #define PO_RULES(X)                                                                                \

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/status.h"
+#include "common/status.h"
 
 /* The CTF traces below a directory: every directory that holds a "metadata" file. */
 struct po_trace_list {

@@ -202,7 +202,9 @@ static enum po_status note_repair(struct po_repair *repair, const char *root, co
 	    .begin_ns = kept < packets->count ? packets->begins[kept] : -1};
 	if (strncmp(path, root, root_length) == 0 && path[root_length] == '/')
 		path += root_length + 1;
-	snprintf(entry->path, sizeof(entry->path), "%s", path);
+	/* A path longer than the warning keeps is shown cut, and says so. */
+	if (snprintf(entry->path, sizeof(entry->path), "%s", path) >= (int)sizeof(entry->path))
+		memcpy(entry->path + sizeof(entry->path) - 4, "...", 4);
 	return PO_STATUS_OK;
 }
 
@@ -331,8 +333,14 @@ enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, 
 			     tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		return PO_STATUS_INTERNAL;
 	}
-	snprintf(repair->work_dir, sizeof(repair->work_dir), "%s", work);
-	snprintf(repair->shadow_root, sizeof(repair->shadow_root), "%s/trace", work);
+	if (snprintf(repair->work_dir, sizeof(repair->work_dir), "%s", work) >=
+		(int)sizeof(repair->work_dir) ||
+	    snprintf(repair->shadow_root, sizeof(repair->shadow_root), "%s/trace", work) >=
+		(int)sizeof(repair->shadow_root)) {
+		po_error_set(err, "--salvage: the scratch directory's path is too long: %s", work);
+		remove_tree(work);
+		return PO_STATUS_INTERNAL;
+	}
 	/* The links must name absolute paths: they are followed from the shadow. */
 	if (!realpath(trace_dir, absolute)) {
 		po_error_set(err, "--salvage: %s: %s", trace_dir, strerror(errno));

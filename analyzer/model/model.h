@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/status.h"
+#include "common/status.h"
 #include "event.h"
 #include "result.h"
 

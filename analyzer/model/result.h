@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "../common/arena.h"
-#include "../common/status.h"
+#include "common/status.h"
 #include "event.h"
 
 /* Roles of processes. X(NAME, json name) */

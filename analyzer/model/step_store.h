@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/status.h"
+#include "common/status.h"
 #include "result.h"
 
 #define PO_STEP_CHUNK_STEPS 1024 /* steps per chunk, the unit of file I/O */

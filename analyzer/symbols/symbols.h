@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "../common/arena.h"
-#include "../common/status.h"
+#include "common/status.h"
 
 struct po_analysis;
 

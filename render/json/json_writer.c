@@ -1,5 +1,4 @@
 /* json_writer.c: the streaming JSON writer of json_writer.h. */
-#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -36,6 +35,14 @@ static void emit_indent(struct po_json_writer *writer)
 	}
 }
 
+/* Records the caller's first misuse; returns true, for `if (misused(...)) return;`. */
+static bool misused(struct po_json_writer *writer, const char *what)
+{
+	if (!writer->misuse)
+		writer->misuse = what;
+	return true;
+}
+
 /*
  * The separator and line break before an item (a key in an object, a value in an array);
  * nothing before the value that follows a key. Values deeper than inline_depth share a line.
@@ -45,13 +52,16 @@ static void begin_item(struct po_json_writer *writer, bool is_key)
 	bool first;
 
 	if (writer->after_key) {
-		assert(!is_key);
+		if (is_key)
+			misused(writer, "a key where a value was due");
 		writer->after_key = false;
 		return;
 	}
 	if (writer->depth == 0)
 		return;
-	assert(writer->is_object[writer->depth] == is_key);
+	if (writer->is_object[writer->depth] != is_key)
+		misused(writer,
+			is_key ? "a key in an array" : "a value without a key in an object");
 	first = writer->first[writer->depth];
 	if (!first)
 		emit(writer, ",", 1);
@@ -89,7 +99,8 @@ void po_json_writer_init_stream(struct po_json_writer *writer, FILE *file, const
 
 enum po_status po_json_writer_close(struct po_json_writer *writer, struct po_error *err)
 {
-	assert(writer->depth == 0);
+	if (writer->depth != 0)
+		misused(writer, "the document ended with containers open");
 	emit(writer, "\n", 1);
 	errno = 0;
 	if (!writer->write_errno && (fflush(writer->file) != 0 || ferror(writer->file)))
@@ -98,6 +109,11 @@ enum po_status po_json_writer_close(struct po_json_writer *writer, struct po_err
 	if (writer->owns_file && fclose(writer->file) != 0 && !writer->write_errno)
 		writer->write_errno = errno ? errno : EIO;
 	writer->file = NULL;
+	if (writer->misuse) {
+		po_error_set(err, "Failed to write %s: internal error: %s", writer->path,
+			     writer->misuse);
+		return PO_STATUS_INTERNAL;
+	}
 	if (!writer->write_errno)
 		return PO_STATUS_OK;
 	po_error_set(err, "Failed to write %s: %s", writer->path, strerror(writer->write_errno));
@@ -113,9 +129,10 @@ void po_json_writer_abandon(struct po_json_writer *writer)
 
 static void open_container(struct po_json_writer *writer, bool is_object)
 {
+	if (writer->depth >= PO_JSON_MAX_DEPTH && misused(writer, "containers nested too deep"))
+		return;
 	begin_item(writer, false);
 	emit(writer, is_object ? "{" : "[", 1);
-	assert(writer->depth < PO_JSON_MAX_DEPTH);
 	writer->depth++;
 	writer->first[writer->depth] = true;
 	writer->is_object[writer->depth] = is_object;
@@ -125,8 +142,12 @@ static void close_container(struct po_json_writer *writer, bool is_object)
 {
 	bool was_empty;
 
-	assert(writer->depth > 0 && writer->is_object[writer->depth] == is_object);
-	assert(!writer->after_key);
+	if (writer->depth == 0 && misused(writer, "a container closed that is not open"))
+		return;
+	if (writer->is_object[writer->depth] != is_object)
+		misused(writer, "an object closed as an array, or an array as an object");
+	if (writer->after_key)
+		misused(writer, "an object closed after a key without its value");
 	was_empty = writer->first[writer->depth];
 	if (!was_empty && writer->depth <= writer->inline_depth) {
 		writer->depth--;
@@ -284,7 +305,8 @@ static void emit_string(struct po_json_writer *writer, const char *text, size_t 
 
 void po_json_write_key(struct po_json_writer *writer, const char *key)
 {
-	assert(writer->depth > 0 && writer->is_object[writer->depth] && !writer->after_key);
+	if (writer->depth == 0 || !writer->is_object[writer->depth] || writer->after_key)
+		misused(writer, "a key outside an object, or after a key");
 	begin_item(writer, true);
 	emit_string(writer, key, strlen(key));
 	emit(writer, ": ", writer->depth <= writer->inline_depth ? 2 : 1);
@@ -415,7 +437,8 @@ void po_json_write_kv_int_or_null(struct po_json_writer *writer, const char *key
 	po_json_write_int_or_null(writer, value);
 }
 
-void po_json_write_kv_double(struct po_json_writer *writer, const char *key, double value, int decimals)
+void po_json_write_kv_double(struct po_json_writer *writer, const char *key, double value,
+			     int decimals)
 {
 	po_json_write_key(writer, key);
 	po_json_write_double(writer, value, decimals);

@@ -29,6 +29,12 @@ struct po_json_writer {
 	bool is_object[PO_JSON_MAX_DEPTH + 1];
 	bool after_key;	 /* a key was written, its value comes next */
 	int write_errno; /* first failure of the stream; 0 while all writes succeeded */
+	/*
+	 * The first misuse by the caller (a key outside an object, a container closed that
+	 * is not open, nesting deeper than PO_JSON_MAX_DEPTH); NULL when none. Checked in
+	 * every build, not only with assertions: close then fails with PO_STATUS_INTERNAL.
+	 */
+	const char *misuse;
 };
 
 /* Creates or truncates path and starts a document. */
@@ -76,7 +82,8 @@ void po_json_write_thousandths(struct po_json_writer *writer, int64_t thousandth
 void po_json_write_kv_string(struct po_json_writer *writer, const char *key, const char *text);
 void po_json_write_kv_int(struct po_json_writer *writer, const char *key, int64_t value);
 void po_json_write_kv_int_or_null(struct po_json_writer *writer, const char *key, int64_t value);
-void po_json_write_kv_double(struct po_json_writer *writer, const char *key, double value, int decimals);
+void po_json_write_kv_double(struct po_json_writer *writer, const char *key, double value,
+			     int decimals);
 void po_json_write_kv_bool(struct po_json_writer *writer, const char *key, bool value);
 void po_json_write_kv_ms(struct po_json_writer *writer, const char *key, int64_t ns);
 /* ns < 0 (unknown) writes null. */

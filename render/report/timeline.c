@@ -125,6 +125,22 @@ static const char *thread_name(const struct po_analysis *analysis, int32_t pid, 
 	return NULL;
 }
 
+/*
+ * A label cut by snprintf to out_size - 1 bytes ends with "..." instead, at a UTF-8
+ * character boundary (the name is valid UTF-8, see po_report_clean).
+ */
+static void end_with_ellipsis(char *out, size_t out_size)
+{
+	size_t cut;
+
+	if (out_size < 4)
+		return;
+	cut = out_size - 4;
+	while (cut > 0 && ((unsigned char)out[cut] & 0xC0) == 0x80)
+		cut--; /* out[cut] is the first byte of a character: cut before it */
+	memcpy(out + cut, "...", 4);
+}
+
 static void lane_label(const struct po_analysis *analysis, const struct lane *lane, char *out,
 		       size_t out_size)
 {
@@ -141,7 +157,9 @@ static void lane_label(const struct po_analysis *analysis, const struct lane *la
 	default:
 		po_report_clean(thread_name(analysis, lane->pid, lane->tid), name, sizeof(name),
 				18);
-		snprintf(out, out_size, "%s %d%s%s", "thread", lane->tid, name[0] ? " " : "", name);
+		if (snprintf(out, out_size, "%s %d%s%s", "thread", lane->tid, name[0] ? " " : "",
+			     name) >= (int)out_size)
+			end_with_ellipsis(out, out_size);
 		break;
 	}
 }

@@ -111,7 +111,8 @@ static size_t list_cases(const char *root, char ***names)
 				capacity = capacity ? capacity * 2 : 64;
 				*names = realloc(*names, capacity * sizeof(**names));
 			}
-			(*names)[count] = malloc(strlen(category->d_name) + strlen(entry->d_name) + 2);
+			(*names)[count] =
+			    malloc(strlen(category->d_name) + strlen(entry->d_name) + 2);
 			sprintf((*names)[count++], "%s/%s", category->d_name, entry->d_name);
 		}
 		if (inner)

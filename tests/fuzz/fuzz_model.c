@@ -84,11 +84,12 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 	case PO_EV_GPU_ACTIVITY:
 		event->u.gpu_activity.device = (int32_t)(take(cursor, 1) % 4);
 		event->u.gpu_activity.stream = (int32_t)(take(cursor, 1) % 4);
-		event->u.gpu_activity.kind = (enum po_gpu_kind)(take(cursor, 1) % PO_GPU_KIND_COUNT);
+		event->u.gpu_activity.kind =
+		    (enum po_gpu_kind)(take(cursor, 1) % PO_GPU_KIND_COUNT);
 		event->u.gpu_activity.name = take_str(cursor);
 		event->u.gpu_activity.start_ns = event->time_ns - (int64_t)take(cursor, 3);
-		event->u.gpu_activity.end_ns = wrap_add(event->u.gpu_activity.start_ns,
-							 take_int(cursor));
+		event->u.gpu_activity.end_ns =
+		    wrap_add(event->u.gpu_activity.start_ns, take_int(cursor));
 		break;
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:

@@ -8,7 +8,7 @@ packages=(build-essential cmake pkg-config lttng-tools liblttng-ust-dev liblttng
 	libxml2-dev libelf-dev libdw-dev util-linux fonts-dejavu-core)
 if [ "${1:-}" = "--with-test-tools" ]; then
 	packages+=(python3-bt2 libxml2-utils poppler-utils python3-torch chromium clang
-		libclang-rt-14-dev valgrind time)
+		libclang-rt-14-dev clang-format valgrind time)
 fi
 
 missing=()

@@ -59,7 +59,8 @@ static void *produce(void *data)
 	char label[512], procname[8] = "sim0";
 
 	for (int64_t i = 0; i < producer->count; i++) {
-		struct po_event event = {.kind = PO_EV_STAGE_BEGIN, .time_ns = i, .pid = 1, .tid = 1};
+		struct po_event event = {
+		    .kind = PO_EV_STAGE_BEGIN, .time_ns = i, .pid = 1, .tid = 1};
 
 		event.procname = (struct po_str){procname, 4};
 		event.u.stage.label.len = label_of(i, label, sizeof(label));

@@ -38,8 +38,8 @@ static struct lttng_domain ust_domain_of(const struct rec_options *options)
 
 /* For handles on an existing session, where the buffer type does not matter. */
 static const struct lttng_domain ust_domain = {
-	.type = LTTNG_DOMAIN_UST,
-	.buf_type = LTTNG_BUFFER_PER_UID,
+    .type = LTTNG_DOMAIN_UST,
+    .buf_type = LTTNG_BUFFER_PER_UID,
 };
 
 /* 0: missing, 1: empty directory, -1: anything else (errno or ENOTEMPTY/ENOTDIR). */
@@ -229,8 +229,8 @@ enum rec_status rec_session_create(struct rec_session *session, const struct rec
 	*session = (struct rec_session){0};
 	status = make_output_path(session, options->output_dir, err);
 	if (status == REC_STATUS_OK)
-		status = check_output_dir(session, options->output_dir ? options->output_dir :
-						   session->output_dir, err);
+		status = check_output_dir(
+		    session, options->output_dir ? options->output_dir : session->output_dir, err);
 	if (status != REC_STATUS_OK)
 		return status;
 	localtime_r(&now, &local);
@@ -324,7 +324,7 @@ static enum rec_status destroy_and_wait(struct rec_session *session, struct po_e
 		session->destroy_timed_out = true;
 	else if (wait_status != LTTNG_DESTRUCTION_HANDLE_STATUS_COMPLETED ||
 		 lttng_destruction_handle_get_result(handle, &result) !=
-			 LTTNG_DESTRUCTION_HANDLE_STATUS_OK)
+		     LTTNG_DESTRUCTION_HANDLE_STATUS_OK)
 		result = LTTNG_ERR_UNK;
 	lttng_destruction_handle_destroy(handle);
 	if (result != LTTNG_OK)

@@ -360,8 +360,8 @@ static void test_verdict_knows_what_it_cannot_know(void)
 /*
  * A moderate checkpoint every 25 steps (3 ms on steps of about 10 ms that vary by 25%):
  * only some of the checkpoint steps cross the outlier threshold (the outliers alone gave
- * 'every 75 steps'), but the checkpoint's own time gives the period. PyTorch rejects prefetch_factor and
- * persistent_workers with num_workers=0: loader advice must not name them then.
+ * 'every 75 steps'), but the checkpoint's own time gives the period. PyTorch rejects
+ * prefetch_factor and persistent_workers with num_workers=0: loader advice must not name them then.
  */
 static void test_moderate_periodic_checkpoint(void)
 {

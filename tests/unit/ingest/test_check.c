@@ -19,7 +19,7 @@ static const unsigned char packet_magic[] = {0xC1, 0xFC, 0x1F, 0xC1, 0, 0, 0, 0}
 /* One whole 64-byte packetized metadata packet: magic, then content and packet sizes in
  * bits at bytes 24 and 28 (little-endian). */
 static const unsigned char metadata_packet_magic[64] = {
-	0x57, 0x1D, 0xD1, 0x75, [24] = 0x00, 0x02, 0, 0, [28] = 0x00, 0x02, 0, 0};
+    0x57, 0x1D, 0xD1, 0x75, [24] = 0x00, 0x02, 0, 0, [28] = 0x00, 0x02, 0, 0};
 
 static void write_file(const char *dir, const char *name, const void *bytes, size_t len)
 {
@@ -230,7 +230,7 @@ static void test_watch_over_an_analysis(void)
 	CHECK(monotonic_ms() - began >= 300);
 
 	CHECK_INT_EQ(po_ingest_check_start(dir, &watch, &err), PO_STATUS_OK);
-	usleep(400000); /* the analysis runs */
+	usleep(400000);						       /* the analysis runs */
 	write_file(dir, "channel0_0", ctf_text, sizeof(ctf_text) - 1); /* another size */
 	CHECK_INT_EQ(po_ingest_check_finish(watch, &err), PO_STATUS_INPUT);
 	CHECK(strstr(err.message, "still being written") != NULL);

@@ -186,6 +186,72 @@ static void test_open_failure(void)
 	CHECK(strstr(err.message, "No such file or directory") != NULL);
 }
 
+/* Runs write(writer) and returns close's status; its message in err. */
+static enum po_status close_status(void (*write)(struct po_json_writer *writer),
+				   struct po_error *err)
+{
+	struct po_json_writer writer;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *stream = open_memstream(&text, &size);
+	enum po_status status;
+
+	CHECK(stream != NULL);
+	po_json_writer_init_stream(&writer, stream, "memory");
+	write(&writer);
+	status = po_json_writer_close(&writer, err);
+	fclose(stream);
+	free(text);
+	return status;
+}
+
+static void write_too_deep(struct po_json_writer *writer)
+{
+	for (int i = 0; i < PO_JSON_MAX_DEPTH + 5; i++)
+		po_json_write_begin_array(writer);
+	for (int i = 0; i < PO_JSON_MAX_DEPTH + 5; i++)
+		po_json_write_end_array(writer);
+}
+
+static void write_close_unopened(struct po_json_writer *writer)
+{
+	po_json_write_begin_object(writer);
+	po_json_write_end_object(writer);
+	po_json_write_end_array(writer);
+}
+
+static void write_key_in_array(struct po_json_writer *writer)
+{
+	po_json_write_begin_array(writer);
+	po_json_write_key(writer, "k");
+	po_json_write_int(writer, 1);
+	po_json_write_end_array(writer);
+}
+
+static void write_left_open(struct po_json_writer *writer)
+{
+	po_json_write_begin_object(writer);
+	po_json_write_key(writer, "k");
+}
+
+/*
+ * A caller's misuse is checked in every build (not an assert that NDEBUG removes): the
+ * writer never indexes past its arrays, and close fails instead of leaving bad JSON.
+ */
+static void test_misuse(void)
+{
+	struct po_error err = {{0}};
+
+	CHECK_INT_EQ(close_status(write_too_deep, &err), PO_STATUS_INTERNAL);
+	CHECK(strstr(err.message, "nested too deep") != NULL);
+	CHECK_INT_EQ(close_status(write_close_unopened, &err), PO_STATUS_INTERNAL);
+	CHECK(strstr(err.message, "closed that is not open") != NULL);
+	CHECK_INT_EQ(close_status(write_key_in_array, &err), PO_STATUS_INTERNAL);
+	CHECK(strstr(err.message, "a key") != NULL);
+	CHECK_INT_EQ(close_status(write_left_open, &err), PO_STATUS_INTERNAL);
+	CHECK(strstr(err.message, "memory") != NULL);
+}
+
 int main(void)
 {
 	RUN(test_escapes);
@@ -195,5 +261,6 @@ int main(void)
 	RUN(test_full_disk);
 	RUN(test_small_write_to_full_disk);
 	RUN(test_open_failure);
+	RUN(test_misuse);
 	return CHECK_SUMMARY();
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "status.h"
+#include "common/status.h"
 
 static const struct {
 	const char *name;

@@ -1,5 +1,6 @@
 /*
- * status.h: status codes and the error chain shared by every analyzer module.
+ * status.h: status codes and the error chain shared by every profopt program (the analyzer,
+ * profopt-record, profopt-sim).
  *
  * Functions return enum po_status (marked PO_NODISCARD) and, on failure, describe the cause
  * in a struct po_error; each level prepends its own context, so the message reads from the
