@@ -45,9 +45,34 @@ enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
 				      struct po_error *err) PO_NODISCARD;
 void po_digest_destroy(struct po_digest *digest);
 
-#define PO_CHANGE_NOISE 0	/* within run-to-run noise */
-#define PO_CHANGE_SIGNIFICANT 1 /* beyond noise and beyond the minimum effect */
-#define PO_CHANGE_UNTESTED 2	/* a single number per run: no distribution to test */
+/*
+ * How a metric's change is judged; the names are comparison.json's "judgement".
+ * NOISE: within run-to-run noise; SIGNIFICANT: beyond noise and beyond the minimum
+ * effect; UNTESTED: a single number per run, no distribution to test. X(NAME, json)
+ */
+#define PO_CHANGE_JUDGEMENTS(X)                                                                    \
+	X(NOISE, "noise")                                                                          \
+	X(SIGNIFICANT, "significant")                                                              \
+	X(UNTESTED, "untested")
+
+enum po_change_judgement {
+#define PO_X(name, json) PO_CHANGE_##name,
+	PO_CHANGE_JUDGEMENTS(PO_X)
+#undef PO_X
+	    PO_CHANGE_JUDGEMENT_COUNT
+};
+
+/* Inline, so that the renderers need no compare library for a name. */
+static inline const char *po_change_judgement_name(enum po_change_judgement judgement)
+{
+	static const char *const names[] = {
+#define PO_X(name, json) json,
+	    PO_CHANGE_JUDGEMENTS(PO_X)
+#undef PO_X
+	};
+
+	return (unsigned)judgement < PO_CHANGE_JUDGEMENT_COUNT ? names[judgement] : "?";
+}
 
 struct po_metric_change {
 	const char *name; /* "steps.p50_ms", "breakdown.data_wait_ms", "gpu.busy_pct", ... */
@@ -55,20 +80,40 @@ struct po_metric_change {
 	double new_value;
 	double delta;	  /* new - old */
 	double delta_pct; /* NaN when old is 0 */
-	int judgement;	  /* PO_CHANGE_* */
-	double p_value;	  /* NaN when untested */
-	double ci_low;	  /* 95% bootstrap interval of the difference of medians; NaN */
+	enum po_change_judgement judgement;
+	double p_value; /* NaN when untested */
+	double ci_low;	/* 95% bootstrap interval of the difference of medians; NaN */
 	double ci_high;
 	bool lower_is_better;
 };
 
-#define PO_FINDING_NEW 0
-#define PO_FINDING_RESOLVED 1
-#define PO_FINDING_PERSISTING 2
+/* A finding in one run and not the other, or in both. X(NAME, json) */
+#define PO_FINDING_CHANGES(X)                                                                      \
+	X(NEW, "new")                                                                              \
+	X(RESOLVED, "resolved")                                                                    \
+	X(PERSISTING, "persisting")
+
+enum po_finding_change_kind {
+#define PO_X(name, json) PO_FINDING_##name,
+	PO_FINDING_CHANGES(PO_X)
+#undef PO_X
+	    PO_FINDING_CHANGE_COUNT
+};
+
+static inline const char *po_finding_change_name(enum po_finding_change_kind change)
+{
+	static const char *const names[] = {
+#define PO_X(name, json) json,
+	    PO_FINDING_CHANGES(PO_X)
+#undef PO_X
+	};
+
+	return (unsigned)change < PO_FINDING_CHANGE_COUNT ? names[change] : "?";
+}
 
 struct po_finding_change {
 	const char *id;
-	int change;		  /* PO_FINDING_* */
+	enum po_finding_change_kind change;
 	const char *old_severity; /* NULL when absent */
 	const char *new_severity;
 };

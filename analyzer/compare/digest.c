@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/summary_keys.h"
 #include "compare.h"
 #include "json_read.h"
 #include "stats.h"
@@ -153,24 +154,24 @@ static enum po_status read_file(const char *path, char **text, size_t *len, stru
 
 static bool step_is_lossy(const struct po_json_value *step)
 {
-	const struct po_json_value *flags = po_json_get(step, "flags");
+	const struct po_json_value *flags = po_json_get(step, PO_SK_FLAGS);
 
 	for (size_t i = 0; flags && flags->type == PO_JSON_ARRAY && i < flags->count; i++)
-		if (strcmp(po_json_string(flags->items[i], ""), "lossy") == 0)
+		if (strcmp(po_json_string(flags->items[i], ""), PO_SK_FLAG_LOSSY) == 0)
 			return true;
 	return false;
 }
 
 static bool add_summary_step(struct po_digest *digest, const struct po_json_value *step)
 {
-	const struct po_json_value *categories = po_json_get(step, "categories_ms");
-	double wall_ms = po_json_number(po_json_get(step, "wall_ms"), NAN);
-	double live = po_json_number(po_json_get(step, "host_live_bytes"), NAN);
-	double gpu_ms = po_json_number(po_json_get(step, "gpu_busy_ms"), 0);
+	const struct po_json_value *categories = po_json_get(step, PO_SK_CATEGORIES_MS);
+	double wall_ms = po_json_number(po_json_get(step, PO_SK_WALL_MS), NAN);
+	double live = po_json_number(po_json_get(step, PO_SK_HOST_LIVE_BYTES), NAN);
+	double gpu_ms = po_json_number(po_json_get(step, PO_SK_GPU_BUSY_MS), 0);
 	size_t k = digest->step_count;
 
 	if (isnan(live))
-		live = po_json_number(po_json_get(step, "rss_bytes"), NAN);
+		live = po_json_number(po_json_get(step, PO_SK_RSS_BYTES), NAN);
 	if (!isnan(live))
 		digest->live_bytes[digest->live_count++] = live;
 	if (isnan(wall_ms) || step_is_lossy(step))
@@ -189,9 +190,9 @@ static void read_summary_findings(struct po_digest *digest, const struct po_json
 	for (size_t i = 0; findings && i < findings->count; i++) {
 		const struct po_json_value *finding = findings->items[i];
 
-		digest->finding_ids[i] = po_json_string(po_json_get(finding, "id"), "?");
+		digest->finding_ids[i] = po_json_string(po_json_get(finding, PO_SK_ID), "?");
 		digest->finding_severities[i] =
-		    po_json_string(po_json_get(finding, "severity"), "?");
+		    po_json_string(po_json_get(finding, PO_SK_SEVERITY), "?");
 		digest->finding_count++;
 	}
 }
@@ -203,7 +204,7 @@ static double mean_worker_busy(const struct po_json_value *workers)
 	if (!workers || workers->type != PO_JSON_ARRAY || workers->count == 0)
 		return NAN;
 	for (size_t i = 0; i < workers->count; i++)
-		sum += po_json_number(po_json_get(workers->items[i], "busy_pct"), 0);
+		sum += po_json_number(po_json_get(workers->items[i], PO_SK_BUSY_PCT), 0);
 	return sum / (double)workers->count;
 }
 
@@ -214,16 +215,16 @@ static double mean_worker_busy(const struct po_json_value *workers)
  */
 static void read_steady(struct po_digest *digest, const struct po_json_value *root)
 {
-	const struct po_json_value *steady = po_json_get(root, "steady");
+	const struct po_json_value *steady = po_json_get(root, PO_SK_STEADY);
 
 	if (steady && steady->type == PO_JSON_OBJECT) {
 		digest->worker_busy_pct =
-		    po_json_number(po_json_get(steady, "workers_busy_pct"), NAN);
+		    po_json_number(po_json_get(steady, PO_SK_WORKERS_BUSY_PCT), NAN);
 		digest->gpu_busy_share_pct =
-		    po_json_number(po_json_get(steady, "gpu_busy_pct"), NAN);
+		    po_json_number(po_json_get(steady, PO_SK_GPU_BUSY_PCT), NAN);
 		return;
 	}
-	digest->worker_busy_pct = mean_worker_busy(po_json_get(root, "workers"));
+	digest->worker_busy_pct = mean_worker_busy(po_json_get(root, PO_SK_WORKERS));
 	digest->gpu_busy_share_pct =
 	    digest->gpu_busy_pct ? po_stats_mean(digest->gpu_busy_pct, digest->step_count) : NAN;
 }
@@ -231,9 +232,9 @@ static void read_steady(struct po_digest *digest, const struct po_json_value *ro
 static enum po_status digest_from_tree(const struct po_json_value *root, const char *path,
 				       struct po_digest **out)
 {
-	const struct po_json_value *series = po_json_get(root, "step_series");
-	const struct po_json_value *findings = po_json_get(root, "findings");
-	const struct po_json_value *steps = po_json_get(root, "steps");
+	const struct po_json_value *series = po_json_get(root, PO_SK_STEP_SERIES);
+	const struct po_json_value *findings = po_json_get(root, PO_SK_FINDINGS);
+	const struct po_json_value *steps = po_json_get(root, PO_SK_STEPS);
 	struct po_digest *digest;
 	bool any_gpu = false;
 
@@ -247,11 +248,11 @@ static enum po_status digest_from_tree(const struct po_json_value *root, const c
 	for (size_t i = 0; i < series->count; i++)
 		any_gpu = add_summary_step(digest, series->items[i]) || any_gpu;
 	finish_series(digest, any_gpu, digest->live_count > 1);
-	digest->steps_per_s = po_json_number(po_json_get(steps, "steps_per_s"), NAN);
-	digest->samples_per_s = po_json_number(po_json_get(steps, "samples_per_s"), NAN);
+	digest->steps_per_s = po_json_number(po_json_get(steps, PO_SK_STEPS_PER_S), NAN);
+	digest->samples_per_s = po_json_number(po_json_get(steps, PO_SK_SAMPLES_PER_S), NAN);
 	read_steady(digest, root);
-	digest->verdict =
-	    po_arena_strdup(digest->arena, po_json_string(po_json_get(root, "verdict"), "unknown"));
+	digest->verdict = po_arena_strdup(
+	    digest->arena, po_json_string(po_json_get(root, PO_SK_VERDICT), "unknown"));
 	if (findings && findings->type == PO_JSON_ARRAY)
 		read_summary_findings(digest, findings);
 	for (size_t i = 0; i < digest->finding_count; i++) {
@@ -279,9 +280,9 @@ enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
 	if (status == PO_STATUS_OK)
 		status = po_json_parse(text, len, arena, &root, err);
 	if (status == PO_STATUS_OK) {
-		series = po_json_get(root, "step_series");
-		if (strcmp(po_json_string(po_json_get(root, "schema"), ""), "profopt.summary/1") !=
-			0 ||
+		series = po_json_get(root, PO_SK_STEP_SERIES);
+		if (strcmp(po_json_string(po_json_get(root, PO_SK_SCHEMA), ""),
+			   PO_SUMMARY_SCHEMA) != 0 ||
 		    !series || series->type != PO_JSON_ARRAY) {
 			po_error_set(err,
 				     "not a profopt summary.json (schema profopt.summary/1 with "

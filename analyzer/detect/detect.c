@@ -304,6 +304,8 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 	analysis->findings = NULL;
 	analysis->finding_count = 0;
 	memset(analysis->growth_lines, 0, sizeof(analysis->growth_lines));
+	analysis->input_cause = PO_INPUT_CAUSE_NONE;
+	analysis->has_bottleneck = false;
 	analysis->verdict = PO_VERDICT_UNKNOWN;
 	analysis->verdict_reason = NULL;
 	status = note_rule_changes(analysis, rules);

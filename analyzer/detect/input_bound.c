@@ -42,7 +42,7 @@ struct ib_facts {
 	double load_cv;		/* variation of the consumed batches' service time */
 	enum po_stage dominant;
 	const char *label;
-	const char *cause;
+	enum po_input_cause cause;
 	struct det_whatif model;
 };
 
@@ -425,26 +425,25 @@ static const char *dominant_label(const struct po_analysis *analysis, enum po_st
 	return "";
 }
 
-static const char *choose_cause(const struct det_ctx *ctx, const struct ib_facts *facts)
+static enum po_input_cause choose_cause(const struct det_ctx *ctx, const struct ib_facts *facts)
 {
 	const struct det_whatif *model = &facts->model;
 
 	if (facts->loading_in_main)
-		return "loading-in-main-process";
+		return PO_INPUT_CAUSE_LOADING_IN_MAIN_PROCESS;
 	if (facts->h2d_ns > facts->wait_ns)
-		return "slow-h2d";
+		return PO_INPUT_CAUSE_SLOW_H2D;
 	if (model->service_ns <= 0)
-		return "loader-not-traced";
+		return PO_INPUT_CAUSE_LOADER_NOT_TRACED;
 	if (facts->saturated)
-		return "cpu-saturated";
+		return PO_INPUT_CAUSE_CPU_SATURATED;
 	if (!isnan(facts->busy_pct) && facts->busy_pct >= ctx->rules->input_bound_worker_busy_pct)
-		return "too-few-workers";
+		return PO_INPUT_CAUSE_TOO_FEW_WORKERS;
 	if (facts->dominant == PO_STAGE_LOAD)
-		return "slow-load";
+		return PO_INPUT_CAUSE_SLOW_LOAD;
 	if (facts->dominant == PO_STAGE_PREPROCESS)
-		return "slow-preprocess";
-	(void)model;
-	return "slow-collate";
+		return PO_INPUT_CAUSE_SLOW_PREPROCESS;
+	return PO_INPUT_CAUSE_SLOW_COLLATE;
 }
 
 /*
@@ -518,7 +517,12 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "waiting_steps_pct", facts->waiting_steps_pct);
 	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
-	det_ev_text(ctx, finding, "cause", facts->cause);
+	det_ev_text(ctx, finding, "cause", po_input_cause_name(facts->cause));
+	ctx->analysis->input_cause = facts->cause;
+	ctx->analysis->has_bottleneck = true;
+	ctx->analysis->bottleneck = facts->cause == PO_INPUT_CAUSE_SLOW_H2D
+					? PO_CAT_H2D_COPY
+					: po_category_of_stage(facts->dominant);
 	det_ev_text(ctx, finding, "stage", po_stage_name(facts->dominant));
 	det_ev_text(ctx, finding, "label", facts->label);
 	det_ev_int(ctx, finding, "num_workers", facts->workers);
@@ -548,20 +552,20 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 
 static const char *cause_sentence(const struct det_ctx *ctx, const struct ib_facts *facts)
 {
-	if (strcmp(facts->cause, "loading-in-main-process") == 0)
+	if (facts->cause == PO_INPUT_CAUSE_LOADING_IN_MAIN_PROCESS)
 		return "the batches are loaded on the training thread itself (no worker processes)";
-	if (strcmp(facts->cause, "slow-h2d") == 0)
+	if (facts->cause == PO_INPUT_CAUSE_SLOW_H2D)
 		return "host-to-device copies take longer than the data wait";
-	if (strcmp(facts->cause, "cpu-saturated") == 0)
+	if (facts->cause == PO_INPUT_CAUSE_CPU_SATURATED)
 		return det_printf(
 		    (struct det_ctx *)ctx,
 		    "the workers and the main loop use %.1f of %d cores and their CPU "
 		    "work waits for a core: more workers will not help",
 		    facts->demand_cores, ctx->analysis->cpu_count);
-	if (strcmp(facts->cause, "loader-not-traced") == 0)
+	if (facts->cause == PO_INPUT_CAUSE_LOADER_NOT_TRACED)
 		return "what the loader does meanwhile is not in the trace (no load, preprocess or "
 		       "collate spans), so why it is slow and what would help cannot be told";
-	if (strcmp(facts->cause, "too-few-workers") == 0)
+	if (facts->cause == PO_INPUT_CAUSE_TOO_FEW_WORKERS)
 		return det_printf((struct det_ctx *)ctx,
 				  "%lld worker(s) are busy %.0f%% of the time and cores are idle",
 				  (long long)facts->workers, facts->busy_pct);
@@ -584,7 +588,7 @@ enum po_status det_input_bound(struct det_ctx *ctx)
 		return PO_STATUS_OK;
 	if (facts.share_pct < ctx->rules->input_bound_warning_pct ||
 	    facts.waiting_steps_pct < ctx->rules->input_bound_waiting_steps_pct)
-		facts.cause = "slow-h2d";
+		facts.cause = PO_INPUT_CAUSE_SLOW_H2D;
 	margin = ctx->rules->input_bound_warning_pct > 0
 		     ? (facts.share_pct + facts.h2d_share_pct) / ctx->rules->input_bound_warning_pct
 		     : 2;
@@ -728,7 +732,7 @@ static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
 
 static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct ib_facts *facts)
 {
-	if (strcmp(facts->cause, "loader-not-traced") == 0) {
+	if (facts->cause == PO_INPUT_CAUSE_LOADER_NOT_TRACED) {
 		det_recommend(
 		    ctx, finding, "instrumentation",
 		    "record the loader: wrap the DataLoader with profopt.instrument(loader), "
@@ -739,7 +743,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 		    "none by itself; the next analysis says what to change", NAN, NAN);
 		return;
 	}
-	if (strcmp(facts->cause, "slow-h2d") == 0)
+	if (facts->cause == PO_INPUT_CAUSE_SLOW_H2D)
 		recommend_pinned(ctx, finding, facts);
 	recommend_workers(ctx, finding, facts);
 	if (facts->saturated)

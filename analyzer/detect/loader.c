@@ -45,16 +45,8 @@ static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, d
 /* input-bound blames saturated cores: the slow hand-off is theirs, said there. */
 static bool cores_blamed(const struct det_ctx *ctx)
 {
-	const struct po_finding *input = det_find(ctx, PO_FINDING_INPUT_BOUND);
-
-	for (size_t i = 0; input && i < input->evidence_count; i++) {
-		const struct po_evidence *ev = &input->evidence[i];
-
-		if (strcmp(ev->key, "cause") == 0 && ev->text &&
-		    strcmp(ev->text, "cpu-saturated") == 0)
-			return true;
-	}
-	return false;
+	return det_find(ctx, PO_FINDING_INPUT_BOUND) &&
+	       ctx->analysis->input_cause == PO_INPUT_CAUSE_CPU_SATURATED;
 }
 
 enum po_status det_loader_handoff(struct det_ctx *ctx)

@@ -3,7 +3,31 @@
 #include <stdlib.h>
 
 #include "model.h"
+#include "profopt.h"
 #include "step_store.h"
+
+/*
+ * The trace carries stages, counters and GPU kinds as the numbers of the public header
+ * (profopt.h); the analyzer's tables (event.h) must give every one the same number, and
+ * know the last one. A value added to one side and not the other fails the build here.
+ */
+#define PO_SAME_STAGE(name, json)                                                                  \
+	_Static_assert((int)PO_STAGE_##name == (int)PROFOPT_STAGE_##name,                          \
+		       "PROFOPT_STAGE_" #name " differs from the analyzer's");
+#define PO_SAME_COUNTER(name, json)                                                                \
+	_Static_assert((int)PO_COUNTER_##name == (int)PROFOPT_COUNTER_##name,                      \
+		       "PROFOPT_COUNTER_" #name " differs from the analyzer's");
+#define PO_SAME_GPU_KIND(name, json)                                                               \
+	_Static_assert((int)PO_GPU_##name == (int)PROFOPT_GPU_##name,                              \
+		       "PROFOPT_GPU_" #name " differs from the analyzer's");
+PO_STAGES(PO_SAME_STAGE)
+PO_COUNTERS(PO_SAME_COUNTER)
+PO_GPU_KINDS(PO_SAME_GPU_KIND)
+_Static_assert(PO_STAGE_COUNT == PROFOPT_STAGE_CUSTOM + 1, "a stage the analyzer does not know");
+_Static_assert(PO_COUNTER_COUNT == PROFOPT_COUNTER_PROCESS_RUNQ_WAIT + 1,
+	       "a counter the analyzer does not know");
+_Static_assert(PO_GPU_KIND_COUNT == PROFOPT_GPU_MEMSET + 1,
+	       "a GPU activity kind the analyzer does not know");
 
 #define PO_NAME_TABLE(fn, type, count, table_macro, entry)                                         \
 	const char *fn(type value)                                                                 \
@@ -23,6 +47,8 @@ PO_NAME_TABLE(po_category_name, enum po_category, PO_CATEGORY_COUNT, PO_CATEGORI
 PO_NAME_TABLE(po_finding_id_name, enum po_finding_id, PO_FINDING_ID_COUNT, PO_FINDING_IDS, PO_JSON)
 PO_NAME_TABLE(po_severity_name, enum po_severity, PO_SEVERITY_COUNT, PO_SEVERITIES, PO_JSON)
 PO_NAME_TABLE(po_verdict_name, enum po_verdict, PO_VERDICT_COUNT, PO_VERDICTS, PO_JSON)
+PO_NAME_TABLE(po_input_cause_name, enum po_input_cause, PO_INPUT_CAUSE_COUNT, PO_INPUT_CAUSES,
+	      PO_JSON)
 PO_NAME_TABLE(po_run_ending_name, enum po_run_ending, PO_RUN_ENDING_COUNT, PO_RUN_ENDINGS, PO_JSON)
 
 static void destroy_details(struct po_step_detail *details, size_t count)
@@ -67,8 +93,8 @@ void po_analysis_destroy(struct po_analysis *analysis)
 enum po_status po_analysis_add_warning(struct po_analysis *analysis, const char *code,
 				       const char *text)
 {
-	struct po_warning *grown = realloc(analysis->warnings, (analysis->warning_count + 1) *
-								       sizeof(*grown));
+	struct po_warning *grown =
+	    realloc(analysis->warnings, (analysis->warning_count + 1) * sizeof(*grown));
 	const char *code_copy, *text_copy;
 
 	if (!grown)

@@ -460,14 +460,17 @@ struct po_kv {
 };
 
 /* A completed span or activity kept for the timelines of representative steps. */
-#define PO_SPAN_STAGE 0
-#define PO_SPAN_GPU 1
-#define PO_SPAN_SYNC 2
-#define PO_SPAN_STEP 3
+enum po_span_kind {
+	PO_SPAN_STAGE, /* a stage span; sub is its enum po_stage */
+	PO_SPAN_GPU,   /* a GPU record; sub is its enum po_gpu_kind */
+	PO_SPAN_SYNC,  /* the host waiting for the GPU */
+	PO_SPAN_STEP,  /* a whole step */
+	PO_SPAN_KIND_COUNT
+};
 
 struct po_span {
-	int kind; /* PO_SPAN_* */
-	int sub;  /* stage for STAGE, gpu kind for GPU */
+	enum po_span_kind kind;
+	int sub; /* stage for STAGE, gpu kind for GPU */
 	int32_t pid;
 	int32_t tid;	/* -1 for GPU */
 	int32_t device; /* GPU and SYNC; else -1 */
@@ -525,6 +528,30 @@ enum po_finding_id {
 	    PO_FINDING_ID_COUNT
 };
 
+/*
+ * Why the training loop waits for its input: the input-bound finding's cause, its
+ * "cause" evidence in summary.json. NONE without the finding. X(NAME, json id)
+ */
+#define PO_INPUT_CAUSES(X)                                                                         \
+	X(NONE, "")                                                                                \
+	X(LOADING_IN_MAIN_PROCESS, "loading-in-main-process")                                      \
+	X(SLOW_H2D, "slow-h2d")                                                                    \
+	X(LOADER_NOT_TRACED, "loader-not-traced")                                                  \
+	X(CPU_SATURATED, "cpu-saturated")                                                          \
+	X(TOO_FEW_WORKERS, "too-few-workers")                                                      \
+	X(SLOW_LOAD, "slow-load")                                                                  \
+	X(SLOW_PREPROCESS, "slow-preprocess")                                                      \
+	X(SLOW_COLLATE, "slow-collate")
+
+enum po_input_cause {
+#define PO_X(name, json) PO_INPUT_CAUSE_##name,
+	PO_INPUT_CAUSES(PO_X)
+#undef PO_X
+	    PO_INPUT_CAUSE_COUNT
+};
+
+const char *po_input_cause_name(enum po_input_cause cause);
+
 #define PO_SEVERITIES(X)                                                                           \
 	X(CRITICAL, "critical")                                                                    \
 	X(WARNING, "warning")                                                                      \
@@ -555,14 +582,17 @@ const char *po_finding_id_name(enum po_finding_id id);
 const char *po_severity_name(enum po_severity severity);
 const char *po_verdict_name(enum po_verdict verdict);
 
-#define PO_EVIDENCE_NUMBER 0
-#define PO_EVIDENCE_INTEGER 1
-#define PO_EVIDENCE_TEXT 2
+enum po_evidence_type {
+	PO_EVIDENCE_NUMBER,  /* number, a double; NaN is written as null */
+	PO_EVIDENCE_INTEGER, /* integer */
+	PO_EVIDENCE_TEXT,    /* text, in the analysis arena */
+	PO_EVIDENCE_TYPE_COUNT
+};
 
 /* One measured fact; keys carry their unit ("wait_share_pct", "gap_ms"). */
 struct po_evidence {
 	const char *key;
-	int type; /* PO_EVIDENCE_* */
+	enum po_evidence_type type;
 	double number;
 	int64_t integer;
 	const char *text;
@@ -622,7 +652,15 @@ struct po_analysis {
 	struct po_warning *warnings;
 	size_t warning_count;
 
-	struct po_steady_stats steady;	       /* filled by the detectors (po_detect_run) */
+	struct po_steady_stats steady; /* filled by the detectors (po_detect_run) */
+	/*
+	 * The input-bound finding's cause and the category of the pipeline stage it names
+	 * as the bottleneck (the copy for slow-h2d, else the slowest loader stage), for the
+	 * pipeline graph; PO_INPUT_CAUSE_NONE and has_bottleneck false without the finding.
+	 */
+	enum po_input_cause input_cause;
+	bool has_bottleneck;
+	enum po_category bottleneck;
 	struct po_growth_line growth_lines[2]; /* host, GPU: growth findings' lines (detect) */
 	struct po_rule_change *rule_changes;   /* the rules in effect that are not the defaults */
 	size_t rule_change_count;

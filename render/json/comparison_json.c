@@ -7,19 +7,6 @@
 #include "compare/compare.h"
 #include "render_json.h"
 
-static const char *judgement_name(int judgement)
-{
-	return judgement == PO_CHANGE_SIGNIFICANT ? "significant"
-	       : judgement == PO_CHANGE_NOISE	  ? "noise"
-						  : "untested";
-}
-
-static const char *finding_change_name(int change)
-{
-	return change == PO_FINDING_NEW ? "new" : change == PO_FINDING_RESOLVED ? "resolved"
-										: "persisting";
-}
-
 static void write_metric(struct po_json_writer *writer, const struct po_metric_change *metric)
 {
 	bool better = metric->lower_is_better ? metric->delta < 0 : metric->delta > 0;
@@ -34,7 +21,7 @@ static void write_metric(struct po_json_writer *writer, const struct po_metric_c
 	po_json_write_kv_double(writer, "ci_low", metric->ci_low, 3);
 	po_json_write_kv_double(writer, "delta", metric->delta, 3);
 	po_json_write_kv_double(writer, "delta_pct", metric->delta_pct, 2);
-	po_json_write_kv_string(writer, "judgement", judgement_name(metric->judgement));
+	po_json_write_kv_string(writer, "judgement", po_change_judgement_name(metric->judgement));
 	po_json_write_kv_string(writer, "name", metric->name);
 	po_json_write_kv_double(writer, "new", metric->new_value, 3);
 	po_json_write_kv_double(writer, "old", metric->old_value, 3);
@@ -47,14 +34,15 @@ static void write_finding_change(struct po_json_writer *writer,
 {
 	po_json_write_begin_object(writer);
 	po_json_write_inline(writer);
-	po_json_write_kv_string(writer, "change", finding_change_name(change->change));
+	po_json_write_kv_string(writer, "change", po_finding_change_name(change->change));
 	po_json_write_kv_string(writer, "id", change->id);
 	po_json_write_kv_string(writer, "new_severity", change->new_severity);
 	po_json_write_kv_string(writer, "old_severity", change->old_severity);
 	po_json_write_end_object(writer);
 }
 
-void po_render_comparison_json(struct po_json_writer *writer, const struct po_comparison *comparison)
+void po_render_comparison_json(struct po_json_writer *writer,
+			       const struct po_comparison *comparison)
 {
 	po_json_write_key(writer, "comparison");
 	po_json_write_begin_object(writer);

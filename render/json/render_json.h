@@ -13,11 +13,10 @@
 #include <stdio.h>
 
 #include "common/status.h"
+#include "common/summary_keys.h"
 #include "json_writer.h"
 #include "model/result.h"
 
-/* The schema string written as "schema"; see docs/summary-schema.md. */
-#define PO_SUMMARY_SCHEMA "profopt.summary/1"
 /* Memory sites listed in summary.json; the rest are counted in memory.site_count. */
 #define PO_SUMMARY_MAX_SITES 20
 /* (role, stage, label) times listed in summary.json; the rest are counted in label_count. */

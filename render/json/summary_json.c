@@ -204,7 +204,7 @@ static void write_finding_lists(struct summary *summary, const struct po_finding
 	for (i = 0; i < finding->recommendation_count; i++)
 		write_recommendation(writer, &finding->recommendations[i]);
 	po_json_write_end_array(writer);
-	po_json_write_kv_string(writer, "severity", po_json_severity_name(finding->severity));
+	po_json_write_kv_string(writer, PO_SK_SEVERITY, po_json_severity_name(finding->severity));
 	po_json_write_key(writer, "steps");
 	po_json_write_begin_array(writer);
 	po_json_write_inline(writer);
@@ -229,7 +229,7 @@ static enum po_status write_findings(struct summary *summary, struct po_error *e
 	struct po_json_writer *writer = summary->writer;
 	size_t i;
 
-	po_json_write_key(writer, "findings");
+	po_json_write_key(writer, PO_SK_FINDINGS);
 	po_json_write_begin_array(writer);
 	for (i = 0; i < summary->analysis->finding_count; i++) {
 		const struct po_finding *finding = &summary->analysis->findings[i];
@@ -238,7 +238,7 @@ static enum po_status write_findings(struct summary *summary, struct po_error *e
 		po_json_write_kv_double(writer, "confidence", finding->confidence, 2);
 		if (write_evidence(writer, finding, err) != PO_STATUS_OK)
 			return PO_STATUS_NOMEM;
-		po_json_write_kv_string(writer, "id", po_json_finding_id_name(finding->id));
+		po_json_write_kv_string(writer, PO_SK_ID, po_json_finding_id_name(finding->id));
 		write_finding_lists(summary, finding);
 		po_json_write_end_object(writer);
 	}
@@ -495,7 +495,7 @@ static void write_step_stats(struct summary *summary)
 	bool known = stats->clean_count > 0;
 
 	po_render_breakdown_us(stats, parts_us, &mean_us);
-	po_json_write_key(writer, "steps");
+	po_json_write_key(writer, PO_SK_STEPS);
 	po_json_write_begin_object(writer);
 	po_json_write_kv_int(writer, "clean_count", stats->clean_count);
 	po_json_write_kv_int(writer, "count", stats->count);
@@ -515,17 +515,17 @@ static void write_step_stats(struct summary *summary)
 	po_json_write_kv_ms_or_null(writer, "p90_ms", known ? stats->p90_ns : -1);
 	po_json_write_kv_ms_or_null(writer, "p95_ms", known ? stats->p95_ns : -1);
 	po_json_write_kv_ms_or_null(writer, "p99_ms", known ? stats->p99_ns : -1);
-	write_rate(writer, "samples_per_s", stats->samples_per_s, known);
-	write_rate(writer, "steps_per_s", stats->steps_per_s, known);
+	write_rate(writer, PO_SK_SAMPLES_PER_S, stats->samples_per_s, known);
+	write_rate(writer, PO_SK_STEPS_PER_S, stats->steps_per_s, known);
 	po_json_write_end_object(writer);
 }
 
 static void write_step_flags(struct po_json_writer *writer, uint32_t flags)
 {
-	po_json_write_key(writer, "flags");
+	po_json_write_key(writer, PO_SK_FLAGS);
 	po_json_write_begin_array(writer);
 	if (flags & PO_STEP_LOSSY)
-		po_json_write_string(writer, "lossy");
+		po_json_write_string(writer, PO_SK_FLAG_LOSSY);
 	if (flags & PO_STEP_UNMATCHED)
 		po_json_write_string(writer, "unmatched");
 	po_json_write_end_array(writer);
@@ -541,21 +541,21 @@ static void write_step(struct summary *summary, const struct po_step *step)
 	po_json_write_kv_int_or_null(writer, "batch", step->batch);
 	po_json_write_kv_int_or_null(writer, "batch_size", step->batch_size);
 	kv_time(summary, "begin_ms", step->begin_ns);
-	po_json_write_key(writer, "categories_ms");
+	po_json_write_key(writer, PO_SK_CATEGORIES_MS);
 	write_category_us(summary, parts_us, true);
 	po_json_write_kv_ms_or_null(writer, "collate_ms", step->collate_ns);
 	po_json_write_kv_int_or_null(writer, "epoch", step->epoch);
 	write_step_flags(writer, step->flags);
-	po_json_write_kv_ms_or_null(writer, "gpu_busy_ms", step->gpu_busy_ns);
+	po_json_write_kv_ms_or_null(writer, PO_SK_GPU_BUSY_MS, step->gpu_busy_ns);
 	po_json_write_kv_int_or_null(writer, "gpu_live_bytes", step->gpu_live_bytes);
-	po_json_write_kv_int_or_null(writer, "host_live_bytes", step->host_live_bytes);
+	po_json_write_kv_int_or_null(writer, PO_SK_HOST_LIVE_BYTES, step->host_live_bytes);
 	po_json_write_kv_int(writer, "index", step->index);
 	po_json_write_kv_ms_or_null(writer, "load_ms", step->load_ns);
 	po_json_write_kv_ms_or_null(writer, "preprocess_ms", step->preprocess_ns);
 	po_json_write_kv_int_or_null(writer, "queue_depth", step->queue_depth);
 	kv_time(summary, "ready_ms", step->ready_ns);
-	po_json_write_kv_int_or_null(writer, "rss_bytes", step->rss_bytes);
-	kv_us(writer, "wall_ms", wall_us);
+	po_json_write_kv_int_or_null(writer, PO_SK_RSS_BYTES, step->rss_bytes);
+	kv_us(writer, PO_SK_WALL_MS, wall_us);
 	po_json_write_kv_int_or_null(writer, "worker_pid", step->worker_pid);
 	po_json_write_end_object(writer);
 }
@@ -564,7 +564,7 @@ static void write_step_series(struct summary *summary)
 {
 	size_t i;
 
-	po_json_write_key(summary->writer, "step_series");
+	po_json_write_key(summary->writer, PO_SK_STEP_SERIES);
 	po_json_write_begin_array(summary->writer);
 	po_json_write_inline_items(summary->writer);
 	for (i = 0; i < summary->analysis->step_count; i++) {
@@ -782,7 +782,7 @@ static void write_worker(struct po_json_writer *writer, const struct po_worker *
 	po_json_write_begin_object(writer);
 	po_json_write_kv_int(writer, "batches", worker->batches);
 	po_json_write_kv_ms(writer, "busy_ms", worker->busy_ns);
-	kv_pct(writer, "busy_pct", worker->busy_ns, lifetime_ns);
+	kv_pct(writer, PO_SK_BUSY_PCT, worker->busy_ns, lifetime_ns);
 	kv_ms_per(writer, "collate_cpu_ms", worker->stage_cpu_ns[PO_STAGE_COLLATE],
 		  worker->batches);
 	kv_ms_per(writer, "collate_ms", worker->stage_ns[PO_STAGE_COLLATE], worker->batches);
@@ -801,7 +801,7 @@ static void write_workers(struct summary *summary)
 {
 	size_t i;
 
-	po_json_write_key(summary->writer, "workers");
+	po_json_write_key(summary->writer, PO_SK_WORKERS);
 	po_json_write_begin_array(summary->writer);
 	for (i = 0; i < summary->analysis->worker_count; i++)
 		write_worker(summary->writer, &summary->analysis->workers[i]);
@@ -816,15 +816,16 @@ static void write_steady(struct summary *summary)
 	const struct po_steady_stats *steady = &summary->analysis->steady;
 	struct po_json_writer *writer = summary->writer;
 
-	po_json_write_key(writer, "steady");
+	po_json_write_key(writer, PO_SK_STEADY);
 	po_json_write_begin_object(writer);
 	po_json_write_kv_int(writer, "count", steady->count);
-	po_json_write_kv_double(writer, "gpu_busy_pct", steady->gpu_busy_pct, 2); /* NaN: null */
+	po_json_write_kv_double(writer, PO_SK_GPU_BUSY_PCT, steady->gpu_busy_pct,
+				2); /* NaN: null */
 	po_json_write_kv_double(writer, "input_wait_pct", steady->input_wait_pct, 2);
 	po_json_write_kv_ms_or_null(
 	    writer, "mean_ms", isnan(steady->mean_ns) ? -1 : (int64_t)llround(steady->mean_ns));
 	po_json_write_kv_int(writer, "startup_steps_per_epoch", steady->startup_steps);
-	po_json_write_kv_double(writer, "workers_busy_pct", steady->workers_busy_pct, 2);
+	po_json_write_kv_double(writer, PO_SK_WORKERS_BUSY_PCT, steady->workers_busy_pct, 2);
 	po_json_write_end_object(writer);
 }
 
@@ -866,12 +867,12 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_memory(summary);
 	write_rules(summary);
 	write_run(summary);
-	po_json_write_kv_string(writer, "schema", PO_SUMMARY_SCHEMA);
+	po_json_write_kv_string(writer, PO_SK_SCHEMA, PO_SUMMARY_SCHEMA);
 	write_steady(summary);
 	write_step_series(summary);
 	write_step_stats(summary);
 	write_trace(summary);
-	po_json_write_kv_string(writer, "verdict",
+	po_json_write_kv_string(writer, PO_SK_VERDICT,
 				po_json_verdict_name(summary->analysis->verdict));
 	po_json_write_kv_string(writer, "verdict_reason", summary->analysis->verdict_reason);
 	write_workers(summary);

@@ -132,7 +132,8 @@ static void fill_findings(struct po_html *html, xmlNodePtr parent,
 {
 	static const char *const headers[] = {"Finding", "Id", "Change", "Baseline severity",
 					      "This run's severity"};
-	static const int order[] = {PO_FINDING_NEW, PO_FINDING_RESOLVED, PO_FINDING_PERSISTING};
+	static const enum po_finding_change_kind order[] = {PO_FINDING_NEW, PO_FINDING_RESOLVED,
+							    PO_FINDING_PERSISTING};
 	char text[160];
 	xmlNodePtr body;
 

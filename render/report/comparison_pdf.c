@@ -77,7 +77,8 @@ static void metric_table(struct po_page *page, const struct po_comparison *compa
 
 static void finding_lines(struct po_page *page, const struct po_comparison *comparison)
 {
-	static const int order[] = {PO_FINDING_NEW, PO_FINDING_RESOLVED, PO_FINDING_PERSISTING};
+	static const enum po_finding_change_kind order[] = {PO_FINDING_NEW, PO_FINDING_RESOLVED,
+							    PO_FINDING_PERSISTING};
 	char title[PO_REPORT_TEXT_MAX], id[PO_REPORT_TEXT_MAX], text[PO_REPORT_TEXT_MAX * 2 + 64];
 
 	page->y += 12;

@@ -93,39 +93,15 @@ static double node_mean_ns(const struct po_analysis *analysis, enum pipeline_nod
 	return analysis->step_stats.category_mean_ns[node_table[node].category];
 }
 
-/* The node a detector's cause or stage names ("slow-h2d", "load", "h2d_copy"), or -1. */
-static int node_named(const char *text)
-{
-	for (int node = 0; node < NODE_COUNT; node++) {
-		if (strcmp(text, node_table[node].id) == 0 ||
-		    strcmp(text, po_report_category_key(node_table[node].category)) == 0)
-			return node;
-	}
-	return strstr(text, "h2d") ? NODE_H2D : -1;
-}
-
-static int evidence_node(const struct po_finding *finding, const char *key)
-{
-	for (size_t i = 0; finding && i < finding->evidence_count; i++) {
-		const struct po_evidence *evidence = &finding->evidence[i];
-
-		if (evidence->type == PO_EVIDENCE_TEXT && evidence->text && evidence->key &&
-		    strcmp(evidence->key, key) == 0)
-			return node_named(evidence->text);
-	}
-	return -1;
-}
-
-/* The bottleneck named by the input-bound finding, else the node with the most time. */
+/* The bottleneck the input-bound finding names (analysis->bottleneck), else the node with
+ * the most time. */
 static int bottleneck_node(const struct po_analysis *analysis)
 {
-	const struct po_finding *finding = po_report_find(analysis, PO_FINDING_INPUT_BOUND);
-	int best = evidence_node(finding, "cause");
+	int best = -1;
 
-	if (best < 0)
-		best = evidence_node(finding, "stage");
-	if (best >= 0)
-		return best;
+	for (int node = 0; analysis->has_bottleneck && node < NODE_COUNT; node++)
+		if (node_table[node].category == analysis->bottleneck)
+			return node;
 	for (int node = 0; node < NODE_COUNT; node++) {
 		double mean = node_mean_ns(analysis, node);
 

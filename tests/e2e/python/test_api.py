@@ -36,6 +36,16 @@ def test_bindings():
         function = getattr(_lib.LIB, name)
         if function.argtypes != argtypes or function.restype != restype:
             check(False, f"{name} has its argtypes and restype")
+    for enum_name, cls, prefix in (("profopt_stage", profopt.Stage, "PROFOPT_STAGE_"),
+                                   ("profopt_counter", profopt.Counter, "PROFOPT_COUNTER_"),
+                                   ("profopt_gpu_kind", profopt.GpuKind, "PROFOPT_GPU_")):
+        body = re.search(r"enum " + enum_name + r" \{(.*?)\};", header, re.S).group(1)
+        public = {name[len(prefix):]: int(value)
+                  for name, value in re.findall(r"\b(" + prefix + r"\w+) = (-?\d+)", body)}
+        python = {member.name: int(member) for member in cls}
+        check(public and public == python,
+              f"{cls.__name__} has the numbers of enum {enum_name} "
+              f"(header {sorted(public.items())}, module {sorted(python.items())})")
     check(profopt.version() == "0.1.0", f"version {profopt.version()}")
     check(profopt.tracing_enabled() is False, "not tracing without a session")
     check(profopt.now_ns() > 0, "now_ns")
