@@ -96,9 +96,17 @@ def _recorded_paths():
 
 
 def _build_tree_paths():
-    # tracepoints/python/profopt/_lib.py -> the repository root is three levels up.
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))))
+    # tracepoints/python/profopt/_lib.py -> the repository root is three levels up; only
+    # when this file is that checkout's (a copy of the module elsewhere has no build tree,
+    # and must not pick up build*/ directories that happen to lie three levels up).
+    here = os.path.abspath(__file__)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(here))))
+    own = os.path.join(root, "tracepoints", "python", "profopt", "_lib.py")
+    try:
+        if not os.path.samefile(own, here):
+            return []
+    except OSError:
+        return []
     found = glob.glob(os.path.join(root, "build*", "lib", "libprofopt.so"))
     return sorted(found, key=lambda path: os.path.getmtime(path), reverse=True)
 
