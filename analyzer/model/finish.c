@@ -822,7 +822,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	if (status == PO_STATUS_OK)
 		status = build_labels(model, analysis);
 	if (status == PO_STATUS_OK)
-		status = memory_build(model, analysis);
+		status = memory_tracker_build(&model->memory, analysis, finish_role_of);
 	if (status == PO_STATUS_OK)
 		status = detail_finish(model, analysis);
 	if (status != PO_STATUS_OK)

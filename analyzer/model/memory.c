@@ -1,20 +1,21 @@
 /*
- * memory.c: allocations from profopt mem_alloc/mem_free and lttng_ust_libc events. Live
- * allocations are keyed by (pid, device, address, source) and grouped into sites by
- * (pid, device, stage open on the allocating thread, label or ip); past max_sites, new
- * sites fold into one "(other sites)" site per process and device. A libc site's ip is
- * placed in the object mapped there when the site is first seen (binmap.c), or at the end
- * when the process's map arrived after its first allocations.
+ * memory.c: the memory tracker (memory.h). Allocations from profopt mem_alloc/mem_free and
+ * lttng_ust_libc events; live allocations are keyed by (pid, device, address, source) and
+ * grouped into sites by (pid, device, stage open on the allocating thread, label or ip);
+ * past max_sites, new sites fold into one "(other sites)" site per process and device. A
+ * libc site's ip is placed in the object mapped there when the site is first seen
+ * (binmap.c), or when a result is built, when the process's map arrived after its first
+ * allocations.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "binmap.h"
-#include "model_internal.h"
+#include "memory.h"
 
-#define NAME_SPACE_MEM_LABEL 2
 #define SITE_FOLD_BIT 0x80u
 #define SITE_LABEL_BIT 0x2u
+#define SOURCE_PROFOPT 0
+#define SOURCE_LIBC 1
 
 struct alloc_call {
 	int source; /* SOURCE_PROFOPT or SOURCE_LIBC */
@@ -26,17 +27,36 @@ struct alloc_call {
 	uint64_t ip;
 };
 
+/* A live allocation: what the live map's entries hold, read and written only here. */
+struct live_alloc {
+	uint64_t bytes;
+	size_t site;	     /* index into the tracker's sites */
+	int64_t step_number; /* the step it was made in; -1 */
+};
+
+static struct live_alloc live_get(const struct po_map_entry *entry)
+{
+	return (struct live_alloc){entry->value, (size_t)entry->aux1, entry->aux2};
+}
+
+static void live_set(struct po_map_entry *entry, struct live_alloc alloc)
+{
+	entry->value = alloc.bytes;
+	entry->aux1 = (int64_t)alloc.site;
+	entry->aux2 = alloc.step_number;
+}
+
 static uint64_t live_key(int32_t pid, int32_t device, int source)
 {
 	return ((uint64_t)(uint32_t)pid << 32) |
 	       (((uint64_t)(uint32_t)(device + 1) & 0x7fffffffu) << 1) | (uint64_t)source;
 }
 
-static struct alloc_totals *totals_of(struct po_model *model, int source, int32_t device)
+static struct alloc_totals *totals_of(struct po_memory_tracker *t, int source, int32_t device)
 {
 	if (device >= 0)
-		return &model->gpu_events;
-	return source == SOURCE_LIBC ? &model->host_libc : &model->host_profopt;
+		return &t->gpu_events;
+	return source == SOURCE_LIBC ? &t->host_libc : &t->host_profopt;
 }
 
 static uint64_t site_b(int32_t pid, int32_t device, int stage, uint32_t bits)
@@ -47,12 +67,13 @@ static uint64_t site_b(int32_t pid, int32_t device, int stage, uint32_t bits)
 }
 
 /* Places a libc site's ip in the object mapped there at time_ns, when one is known. */
-static void site_locate(const struct po_model *model, struct po_mem_site *site, int64_t time_ns)
+static void site_locate(const struct po_memory_tracker *t, struct po_mem_site *site,
+			int64_t time_ns)
 {
 	struct po_binmap_hit hit;
 
 	if (site->object || !site->ip ||
-	    !po_binmap_lookup(model->binmap, site->pid, site->ip, time_ns, &hit))
+	    !po_binmap_lookup(t->binmap, site->pid, site->ip, time_ns, &hit))
 		return;
 	site->object = hit.path;
 	site->offset = hit.offset;
@@ -60,34 +81,34 @@ static void site_locate(const struct po_model *model, struct po_mem_site *site, 
 }
 
 /* The site of an allocation, created (or folded) when new; SIZE_MAX when out of memory. */
-static size_t site_resolve(struct po_model *model, int32_t pid, int stage,
+static size_t site_resolve(struct po_memory_tracker *t, int32_t pid, int stage,
 			   const struct alloc_call *call)
 {
 	uint64_t a = call->label ? (uint64_t)(uintptr_t)call->label : call->ip;
 	uint64_t b = site_b(pid, call->device, stage,
 			    (call->label ? SITE_LABEL_BIT : 0) | (uint32_t)call->source);
-	struct po_map_entry *entry = po_map_find(&model->site_index, a, b);
+	struct po_map_entry *entry = po_map_find(&t->site_index, a, b);
 	struct po_mem_site *site;
 	bool created;
 
 	if (entry)
 		return entry->value;
-	if (model->site_count >= model->config.max_sites) {
+	if (t->site_count >= t->max_sites) {
 		a = 0;
 		b = site_b(pid, call->device, -1, SITE_FOLD_BIT);
 	}
-	entry = po_map_upsert(&model->site_index, a, b, &created);
+	entry = po_map_upsert(&t->site_index, a, b, &created);
 	if (!entry)
 		return SIZE_MAX;
 	if (!created)
 		return entry->value;
-	if (po_array_reserve((void **)&model->sites, &model->site_capacity, model->site_count + 1,
+	if (po_array_reserve((void **)&t->sites, &t->site_capacity, t->site_count + 1,
 			     sizeof(struct po_mem_site)) != PO_STATUS_OK) {
-		po_map_remove(&model->site_index, entry);
+		po_map_remove(&t->site_index, entry);
 		return SIZE_MAX;
 	}
-	entry->value = model->site_count;
-	site = &model->sites[model->site_count];
+	entry->value = t->site_count;
+	site = &t->sites[t->site_count];
 	*site = (struct po_mem_site){.pid = pid,
 				     .device = call->device,
 				     .stage = stage,
@@ -98,89 +119,86 @@ static size_t site_resolve(struct po_model *model, int32_t pid, int stage,
 				     .last_live_step = -1};
 	if (b & SITE_FOLD_BIT) {
 		site->stage = -1;
-		site->label = model->fold_site_label;
+		site->label = t->fold_label;
 		site->ip = 0;
 	}
-	site_locate(model, site, call->time_ns);
-	return model->site_count++;
+	site_locate(t, site, call->time_ns);
+	return t->site_count++;
 }
 
-static void release(struct po_model *model, struct po_map_entry *entry, int source, int32_t device)
+static void release(struct po_memory_tracker *t, struct po_map_entry *entry, int source,
+		    int32_t device)
 {
-	struct po_mem_site *site = &model->sites[entry->aux1];
-	struct alloc_totals *totals = totals_of(model, source, device);
+	struct live_alloc alloc = live_get(entry);
+	struct po_mem_site *site = &t->sites[alloc.site];
+	struct alloc_totals *totals = totals_of(t, source, device);
 
 	site->free_count++;
-	site->free_bytes += (int64_t)entry->value;
-	totals->live_bytes -= (int64_t)entry->value;
-	po_map_remove(&model->live, entry);
+	site->free_bytes += (int64_t)alloc.bytes;
+	totals->live_bytes -= (int64_t)alloc.bytes;
+	po_map_remove(&t->live, entry);
 }
 
-static void do_free(struct po_model *model, int32_t pid, int source, int32_t device, uint64_t addr)
+static void do_free(struct po_memory_tracker *t, int32_t pid, int source, int32_t device,
+		    uint64_t addr)
 {
-	struct po_map_entry *entry = po_map_find(&model->live, addr, live_key(pid, device, source));
+	struct po_map_entry *entry = po_map_find(&t->live, addr, live_key(pid, device, source));
 
 	if (!entry) {
-		model->memory.unmatched_frees++;
+		t->out.unmatched_frees++;
 		if (source == SOURCE_PROFOPT)
-			model->quality.unmatched_mem_frees++;
+			t->unmatched_profopt_frees++;
 		return;
 	}
-	release(model, entry, source, device);
+	release(t, entry, source, device);
 }
 
-static enum po_status do_alloc(struct po_model *model, struct thread *thread,
+static enum po_status do_alloc(struct po_memory_tracker *t, const struct po_alloc_context *context,
 			       const struct alloc_call *call)
 {
-	uint64_t key = live_key(thread->pid, call->device, call->source);
-	struct po_map_entry *entry = po_map_find(&model->live, call->addr, key);
-	struct alloc_totals *totals = totals_of(model, call->source, call->device);
+	uint64_t key = live_key(context->pid, call->device, call->source);
+	struct po_map_entry *entry = po_map_find(&t->live, call->addr, key);
+	struct alloc_totals *totals = totals_of(t, call->source, call->device);
 	size_t site;
 
 	if (entry) /* the address is live again: the old allocation ended unseen */
-		release(model, entry, call->source, call->device);
-	site = site_resolve(model, thread->pid, spans_innermost_stage(thread), call);
+		release(t, entry, call->source, call->device);
+	site = site_resolve(t, context->pid, context->stage, call);
 	if (site == SIZE_MAX)
 		return PO_STATUS_NOMEM;
-	entry = po_map_upsert(&model->live, call->addr, key, NULL);
+	entry = po_map_upsert(&t->live, call->addr, key, NULL);
 	if (!entry)
 		return PO_STATUS_NOMEM;
-	entry->value = call->bytes;
-	entry->aux1 = (int64_t)site;
-	entry->aux2 = model->current_step_number;
-	model->sites[site].alloc_count++;
-	model->sites[site].alloc_bytes += (int64_t)call->bytes;
+	live_set(entry, (struct live_alloc){call->bytes, site, context->step_number});
+	t->sites[site].alloc_count++;
+	t->sites[site].alloc_bytes += (int64_t)call->bytes;
 	totals->live_bytes += (int64_t)call->bytes;
 	if (totals->live_bytes > totals->peak_bytes)
 		totals->peak_bytes = totals->live_bytes;
 	return PO_STATUS_OK;
 }
 
-static enum po_status profopt_event(struct po_model *model, struct thread *thread,
-				    const struct po_event *event)
+static enum po_status profopt_event(struct po_memory_tracker *t, const struct po_event *event,
+				    const struct po_alloc_context *context)
 {
 	struct alloc_call call = {.source = SOURCE_PROFOPT,
 				  .device = event->u.mem.device,
 				  .addr = event->u.mem.addr,
-				  .bytes = event->u.mem.bytes};
+				  .bytes = event->u.mem.bytes,
+				  .label = context->label};
 
-	model->memory.has_alloc_events = true;
+	t->out.has_alloc_events = true;
 	if (call.device < 0) {
 		call.device = -1;
-		model->has_profopt_host = true;
+		t->has_profopt_host = true;
 	} else {
-		model->has_profopt_gpu = true;
+		t->has_profopt_gpu = true;
 	}
 	if (event->kind == PO_EV_MEM_FREE) {
-		do_free(model, thread->pid, SOURCE_PROFOPT, call.device, call.addr);
+		do_free(t, context->pid, SOURCE_PROFOPT, call.device, call.addr);
 		return PO_STATUS_OK;
 	}
-	call.label =
-	    model_intern_capped(model, NAME_SPACE_MEM_LABEL, event->u.mem.label,
-				&model->mem_label_count, PO_NAME_CAP, model->fold_site_label);
-	if (!call.label)
-		return PO_STATUS_NOMEM;
-	return do_alloc(model, thread, &call);
+	return do_alloc(t, context, &call);
 }
 
 /*
@@ -189,8 +207,8 @@ static enum po_status profopt_event(struct po_model *model, struct thread *threa
  * size, which leaves the block allocated) and allocates ptr when size > 0; realloc(p, 0)
  * is a free. free(0) does nothing.
  */
-static enum po_status libc_event(struct po_model *model, struct thread *thread,
-				 const struct po_event *event)
+static enum po_status libc_event(struct po_memory_tracker *t, const struct po_event *event,
+				 const struct po_alloc_context *context)
 {
 	struct alloc_call call = {.source = SOURCE_LIBC,
 				  .time_ns = event->time_ns,
@@ -200,15 +218,15 @@ static enum po_status libc_event(struct po_model *model, struct thread *thread,
 				  .ip = event->ip};
 	bool allocates = call.addr != 0;
 
-	model->memory.has_libc_events = true;
+	t->out.has_libc_events = true;
 	switch (event->kind) {
 	case PO_EV_LIBC_FREE:
 		if (call.addr)
-			do_free(model, thread->pid, SOURCE_LIBC, -1, call.addr);
+			do_free(t, context->pid, SOURCE_LIBC, -1, call.addr);
 		return PO_STATUS_OK;
 	case PO_EV_LIBC_REALLOC:
 		if (event->u.libc.in_ptr && (call.addr || call.bytes == 0))
-			do_free(model, thread->pid, SOURCE_LIBC, -1, event->u.libc.in_ptr);
+			do_free(t, context->pid, SOURCE_LIBC, -1, event->u.libc.in_ptr);
 		allocates = allocates && call.bytes > 0;
 		break;
 	case PO_EV_LIBC_POSIX_MEMALIGN:
@@ -217,69 +235,124 @@ static enum po_status libc_event(struct po_model *model, struct thread *thread,
 	default:
 		break;
 	}
-	return allocates ? do_alloc(model, thread, &call) : PO_STATUS_OK;
+	return allocates ? do_alloc(t, context, &call) : PO_STATUS_OK;
 }
 
 /* The objects mapped in a process: kept only when they can place allocation sites. */
-static enum po_status object_event(struct po_model *model, const struct po_event *event)
+static enum po_status object_event(struct po_memory_tracker *t, const struct po_event *event)
 {
-	if (!model->binmap && !(model->binmap = po_binmap_create(model->strings)))
+	if (!t->binmap && !(t->binmap = po_binmap_create(t->strings)))
 		return PO_STATUS_NOMEM;
-	return po_binmap_consume(model->binmap, event);
+	return po_binmap_consume(t->binmap, event);
 }
 
-enum po_status memory_event(struct po_model *model, struct thread *thread,
-			    const struct po_event *event)
+void memory_tracker_init(struct po_memory_tracker *t, size_t max_sites, const char *fold_label,
+			 struct po_strtab *strings)
+{
+	*t = (struct po_memory_tracker){.max_sites = max_sites,
+					.fold_label = fold_label,
+					.strings = strings,
+					.gpu_counter_sum_bytes = -1,
+					.gpu_counter_peak_bytes = -1};
+	t->out.host_peak_bytes = -1;
+	t->out.gpu_peak_bytes = -1;
+	t->out.rss_peak_bytes = -1;
+}
+
+void memory_tracker_fini(struct po_memory_tracker *t)
+{
+	po_map_free(&t->live);
+	po_map_free(&t->site_index);
+	free(t->sites);
+	po_binmap_destroy(t->binmap);
+	t->sites = NULL;
+	t->binmap = NULL;
+}
+
+size_t memory_tracker_bytes(const struct po_memory_tracker *t)
+{
+	return po_map_bytes(&t->live) + po_map_bytes(&t->site_index) +
+	       t->site_capacity * sizeof(*t->sites) + po_binmap_bytes(t->binmap);
+}
+
+enum po_status memory_tracker_consume(struct po_memory_tracker *t, const struct po_event *event,
+				      const struct po_alloc_context *context)
 {
 	switch (event->kind) {
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:
-		return profopt_event(model, thread, event);
+		return profopt_event(t, event, context);
 	case PO_EV_LIBC_MALLOC:
 	case PO_EV_LIBC_CALLOC:
 	case PO_EV_LIBC_REALLOC:
 	case PO_EV_LIBC_MEMALIGN:
 	case PO_EV_LIBC_POSIX_MEMALIGN:
 	case PO_EV_LIBC_FREE:
-		return libc_event(model, thread, event);
+		return libc_event(t, event, context);
 	default:
-		return object_event(model, event);
+		return object_event(t, event);
 	}
 }
 
-int64_t memory_host_live(const struct po_model *model)
+void memory_tracker_rss_sum(struct po_memory_tracker *t, int64_t sum_bytes)
 {
-	if (model->has_profopt_host)
-		return model->host_profopt.live_bytes;
-	if (model->memory.has_libc_events)
-		return model->host_libc.live_bytes;
+	t->out.has_rss = true;
+	if (sum_bytes > t->out.rss_peak_bytes)
+		t->out.rss_peak_bytes = sum_bytes;
+}
+
+void memory_tracker_gpu_sample(struct po_memory_tracker *t, int64_t bytes, int64_t old_bytes)
+{
+	t->out.has_gpu_counter = true;
+	t->gpu_counter_sum_bytes = po_add_sat(
+	    po_add_sat(t->gpu_counter_sum_bytes < 0 ? 0 : t->gpu_counter_sum_bytes, bytes),
+	    old_bytes < 0 ? 0 : -old_bytes);
+	if (t->gpu_counter_sum_bytes > t->gpu_counter_peak_bytes)
+		t->gpu_counter_peak_bytes = t->gpu_counter_sum_bytes;
+}
+
+void memory_tracker_gpu_move(struct po_memory_tracker *t, int64_t bytes)
+{
+	if (t->gpu_counter_sum_bytes >= 0)
+		t->gpu_counter_sum_bytes = po_add_sat(t->gpu_counter_sum_bytes, bytes);
+}
+
+int64_t memory_tracker_host_live(const struct po_memory_tracker *t)
+{
+	if (t->has_profopt_host)
+		return t->host_profopt.live_bytes;
+	if (t->out.has_libc_events)
+		return t->host_libc.live_bytes;
 	return -1;
 }
 
-int64_t memory_gpu_live(const struct po_model *model)
+int64_t memory_tracker_gpu_live(const struct po_memory_tracker *t)
 {
-	if (model->has_profopt_gpu)
-		return model->gpu_events.live_bytes;
-	return model->memory.has_gpu_counter ? model->gpu_counter_sum_bytes : -1;
+	if (t->has_profopt_gpu)
+		return t->gpu_events.live_bytes;
+	return t->out.has_gpu_counter ? t->gpu_counter_sum_bytes : -1;
 }
 
-static void count_live(struct po_model *model)
+/* Adds the live allocations to the copies of their sites (sites[i] is t->sites[i]'s). */
+static void count_live(const struct po_memory_tracker *t, struct po_mem_site *sites)
 {
-	for (size_t i = 0; i < model->live.capacity; i++) {
-		const struct po_map_entry *entry = &model->live.slots[i];
+	for (size_t i = 0; i < t->live.capacity; i++) {
+		const struct po_map_entry *entry = &t->live.slots[i];
+		struct live_alloc alloc;
 		struct po_mem_site *site;
 
 		if (!entry->used)
 			continue;
-		site = &model->sites[entry->aux1];
+		alloc = live_get(entry);
+		site = &sites[alloc.site];
 		site->live_count++;
-		site->live_bytes += (int64_t)entry->value;
-		if (entry->aux2 < 0)
+		site->live_bytes += (int64_t)alloc.bytes;
+		if (alloc.step_number < 0)
 			continue;
-		if (site->first_live_step < 0 || entry->aux2 < site->first_live_step)
-			site->first_live_step = entry->aux2;
-		if (entry->aux2 > site->last_live_step)
-			site->last_live_step = entry->aux2;
+		if (site->first_live_step < 0 || alloc.step_number < site->first_live_step)
+			site->first_live_step = alloc.step_number;
+		if (alloc.step_number > site->last_live_step)
+			site->last_live_step = alloc.step_number;
 	}
 }
 
@@ -309,37 +382,40 @@ static int compare_sites(const void *left, const void *right)
 	return compare_strings(a->label, b->label);
 }
 
-static void summarize(struct po_model *model)
+/* The result's memory section: the peaks by the best source there is. */
+static struct po_memory summarize(const struct po_memory_tracker *t)
 {
-	struct po_memory *memory = &model->memory;
+	struct po_memory memory = t->out;
 
-	if (model->has_profopt_host)
-		memory->host_peak_bytes = model->host_profopt.peak_bytes;
-	else if (memory->has_libc_events)
-		memory->host_peak_bytes = model->host_libc.peak_bytes;
+	if (t->has_profopt_host)
+		memory.host_peak_bytes = t->host_profopt.peak_bytes;
+	else if (memory.has_libc_events)
+		memory.host_peak_bytes = t->host_libc.peak_bytes;
 	else
-		memory->host_peak_bytes = memory->rss_peak_bytes;
-	if (model->has_profopt_gpu)
-		memory->gpu_peak_bytes = model->gpu_events.peak_bytes;
-	else if (memory->has_gpu_counter)
-		memory->gpu_peak_bytes = model->gpu_counter_peak_bytes;
+		memory.host_peak_bytes = memory.rss_peak_bytes;
+	if (t->has_profopt_gpu)
+		memory.gpu_peak_bytes = t->gpu_events.peak_bytes;
+	else if (memory.has_gpu_counter)
+		memory.gpu_peak_bytes = t->gpu_counter_peak_bytes;
+	return memory;
 }
 
-enum po_status memory_build(struct po_model *model, struct po_analysis *analysis)
+enum po_status memory_tracker_build(const struct po_memory_tracker *t, struct po_analysis *analysis,
+				    enum po_role (*role_of)(const struct po_analysis *, int32_t))
 {
-	count_live(model);
-	summarize(model);
-	analysis->memory = model->memory;
-	analysis->mem_sites = calloc(model->site_count + 1, sizeof(*analysis->mem_sites));
-	if (!analysis->mem_sites)
+	struct po_mem_site *sites = calloc(t->site_count + 1, sizeof(*sites));
+
+	if (!sites)
 		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < model->site_count; i++) {
-		site_locate(model, &model->sites[i], INT64_MAX);
-		analysis->mem_sites[i] = model->sites[i];
-		analysis->mem_sites[i].role = finish_role_of(analysis, model->sites[i].pid);
+	memcpy(sites, t->sites, t->site_count * sizeof(*sites));
+	count_live(t, sites);
+	for (size_t i = 0; i < t->site_count; i++) {
+		site_locate(t, &sites[i], INT64_MAX);
+		sites[i].role = role_of(analysis, sites[i].pid);
 	}
-	analysis->mem_site_count = model->site_count;
-	po_sort(analysis->mem_sites, analysis->mem_site_count, sizeof(*analysis->mem_sites),
-		compare_sites);
+	analysis->memory = summarize(t);
+	analysis->mem_sites = sites;
+	analysis->mem_site_count = t->site_count;
+	po_sort(sites, t->site_count, sizeof(*sites), compare_sites);
 	return PO_STATUS_OK;
 }

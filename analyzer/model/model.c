@@ -87,6 +87,8 @@ static enum po_status init_strings(struct po_model *model)
 	model->fold_name = po_strtab_intern(model->strings, "(other names)", 13);
 	if (!model->fold_label || !model->fold_site_label || !model->fold_name)
 		return PO_STATUS_NOMEM;
+	memory_tracker_init(&model->memory, model->config.max_sites, model->fold_site_label,
+			    model->strings);
 	return PO_STATUS_OK;
 }
 
@@ -98,15 +100,10 @@ static void init_state(struct po_model *model)
 	model->current_step_number = -1;
 	model->latest_queue_depth = -1;
 	model->rss_sum_bytes = -1;
-	model->gpu_counter_sum_bytes = -1;
-	model->gpu_counter_peak_bytes = -1;
 	model->random_state = 0x853c49e6748fea9bULL;
 	model->all_devices = (struct gpu_union){.sink = SINK_STEPS, .flushed_begin = INT64_MIN};
 	model->quality.first_ns = -1;
 	model->quality.last_ns = -1;
-	model->memory.host_peak_bytes = -1;
-	model->memory.gpu_peak_bytes = -1;
-	model->memory.rss_peak_bytes = -1;
 	for (int i = 0; i < 3; i++)
 		model->own_stage_ns[i] = -1;
 }
@@ -153,8 +150,7 @@ void po_model_destroy(struct po_model *model)
 	po_map_free(&model->traces);
 	po_map_free(&model->batch_index);
 	po_map_free(&model->label_index);
-	po_map_free(&model->live);
-	po_map_free(&model->site_index);
+	memory_tracker_fini(&model->memory);
 	free(model->run_config);
 	free(model->windows);
 	if (!model->steps_given)
@@ -162,8 +158,6 @@ void po_model_destroy(struct po_model *model)
 	free(model->segments);
 	free(model->batches);
 	free(model->labels);
-	free(model->sites);
-	po_binmap_destroy(model->binmap);
 	free(model->span_ring);
 	free(model->counter_ring);
 	free(model->slowest);
@@ -446,12 +440,10 @@ static void on_rss(struct po_model *model, struct process *process, int64_t valu
 	process->rss_last_bytes = value;
 	if (value > process->rss_peak_bytes)
 		process->rss_peak_bytes = value;
-	model->memory.has_rss = true;
 	model->rss_sum_bytes =
 	    po_add_sat(po_add_sat(model->rss_sum_bytes < 0 ? 0 : model->rss_sum_bytes, value),
 		       old < 0 ? 0 : -old);
-	if (model->rss_sum_bytes > model->memory.rss_peak_bytes)
-		model->memory.rss_peak_bytes = model->rss_sum_bytes;
+	memory_tracker_rss_sum(&model->memory, model->rss_sum_bytes);
 }
 
 static void on_gpu_counter(struct po_model *model, struct process *process, int32_t device,
@@ -463,12 +455,7 @@ static void on_gpu_counter(struct po_model *model, struct process *process, int3
 		return;
 	old = process->gpu_used_bytes[device];
 	process->gpu_used_bytes[device] = value;
-	model->memory.has_gpu_counter = true;
-	model->gpu_counter_sum_bytes = po_add_sat(
-	    po_add_sat(model->gpu_counter_sum_bytes < 0 ? 0 : model->gpu_counter_sum_bytes, value),
-	    old < 0 ? 0 : -old);
-	if (model->gpu_counter_sum_bytes > model->gpu_counter_peak_bytes)
-		model->gpu_counter_peak_bytes = model->gpu_counter_sum_bytes;
+	memory_tracker_gpu_sample(&model->memory, value, old);
 }
 
 /* Largest resident or device memory believed: 1 PiB. */
@@ -607,9 +594,9 @@ static void move_sums(struct po_model *model, struct process *process, int sign)
 		model->rss_sum_bytes =
 		    po_add_sat(model->rss_sum_bytes, sign * process->rss_last_bytes);
 	for (int device = 0; device < PO_DEVICE_SLOTS; device++) {
-		if (process->gpu_used_bytes[device] > 0 && model->gpu_counter_sum_bytes >= 0)
-			model->gpu_counter_sum_bytes = po_add_sat(
-			    model->gpu_counter_sum_bytes, sign * process->gpu_used_bytes[device]);
+		if (process->gpu_used_bytes[device] > 0)
+			memory_tracker_gpu_move(&model->memory,
+						sign * process->gpu_used_bytes[device]);
 	}
 }
 
@@ -651,6 +638,34 @@ static void on_worker_end(struct po_model *model, struct process *process)
 }
 
 /* The flat dispatch of events that belong to a process and thread. */
+
+#define NAME_SPACE_MEM_LABEL 2
+
+/*
+ * An allocation event for the memory tracker, with what the model knows beyond it: the
+ * thread's process and open stage, the current step, the label interned (and capped).
+ */
+static enum po_status memory_event(struct po_model *model, struct thread *thread,
+				   const struct po_event *event)
+{
+	struct po_alloc_context context = {.pid = thread->pid,
+					   .stage = spans_innermost_stage(thread),
+					   .step_number = model->current_step_number};
+	int64_t unmatched = model->memory.unmatched_profopt_frees;
+	enum po_status status;
+
+	if (event->kind == PO_EV_MEM_ALLOC) {
+		context.label = model_intern_capped(model, NAME_SPACE_MEM_LABEL, event->u.mem.label,
+						    &model->mem_label_count, PO_NAME_CAP,
+						    model->fold_site_label);
+		if (!context.label)
+			return PO_STATUS_NOMEM;
+	}
+	status = memory_tracker_consume(&model->memory, event, &context);
+	model->quality.unmatched_mem_frees += model->memory.unmatched_profopt_frees - unmatched;
+	return status;
+}
+
 static enum po_status dispatch(struct po_model *model, struct process *process,
 			       struct thread *thread, const struct po_event *event)
 {
@@ -801,7 +816,6 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += model->process_capacity * sizeof(struct process);
 	bytes += po_step_store_bytes(model->steps);
 	bytes += model->label_capacity * sizeof(struct label_entry);
-	bytes += model->site_capacity * sizeof(struct po_mem_site);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
 	bytes += PO_SEGMENT_RING_CAP * sizeof(struct segment);
 	bytes += PO_BATCH_CAP * sizeof(struct batch_record);
@@ -811,8 +825,8 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += po_map_bytes(&model->process_index) + po_map_bytes(&model->thread_index);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
 	bytes += po_map_bytes(&model->batch_index) + po_map_bytes(&model->label_index);
-	bytes += po_map_bytes(&model->live) + po_map_bytes(&model->site_index);
-	bytes += gpu_bytes(model) + detail_bytes(model) + po_binmap_bytes(model->binmap);
+	bytes += memory_tracker_bytes(&model->memory);
+	bytes += gpu_bytes(model) + detail_bytes(model);
 	if (model->arena)
 		bytes += po_arena_bytes(model->arena);
 	return bytes;

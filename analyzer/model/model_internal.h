@@ -5,6 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "map.h"
+#include "saturate.h"
+#include "memory.h"
 #include "model.h"
 #include "step_store.h"
 
@@ -46,42 +49,6 @@ static inline bool po_time_valid(int64_t time_ns)
 {
 	return time_ns >= 0 && time_ns <= PO_TIME_LIMIT_NS;
 }
-
-/* a + b, clamped to the int64_t range: counts and times in damaged traces may be huge. */
-static inline int64_t po_add_sat(int64_t a, int64_t b)
-{
-	int64_t sum;
-
-	if (__builtin_add_overflow(a, b, &sum))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return sum;
-}
-
-/* An open-addressing hash table from a 128-bit key to three integers. */
-struct po_map_entry {
-	uint64_t a;
-	uint64_t b;
-	uint64_t value;
-	int64_t aux1;
-	int64_t aux2;
-	bool used;
-};
-
-struct po_map {
-	struct po_map_entry *slots; /* owned; power-of-two size */
-	size_t capacity;
-	size_t count;
-};
-
-struct po_map_entry *po_map_find(const struct po_map *map, uint64_t a, uint64_t b);
-/* The entry for the key, created zeroed (with used set) when absent; NULL when out of memory.
- * Invalidates earlier entry pointers. */
-struct po_map_entry *po_map_upsert(struct po_map *map, uint64_t a, uint64_t b, bool *created);
-void po_map_remove(struct po_map *map, struct po_map_entry *entry);
-void po_map_free(struct po_map *map);
-size_t po_map_bytes(const struct po_map *map);
-/* qsort that accepts an empty (possibly NULL) array. */
-void po_sort(void *items, size_t count, size_t size, int (*compare)(const void *, const void *));
 
 #define OPEN_STAGE 0
 #define OPEN_SYNC 1
@@ -218,14 +185,6 @@ struct detail_state {
 	struct po_step_detail out; /* spans and counters owned */
 };
 
-struct alloc_totals {
-	int64_t live_bytes;
-	int64_t peak_bytes;
-};
-
-#define SOURCE_PROFOPT 0
-#define SOURCE_LIBC 1
-
 #define PO_PRODUCERS_CAP 256
 
 struct po_model {
@@ -317,23 +276,10 @@ struct po_model {
 	size_t stream_capacity;
 	struct gpu_union all_devices; /* for each step's gpu_busy_ns */
 
-	/* memory */
-	struct po_memory memory;
-	struct po_map live;	   /* (addr, pid/device/source) -> bytes, site, step */
-	struct po_map site_index;  /* site key -> index */
-	struct po_mem_site *sites; /* owned */
-	struct po_binmap *binmap;  /* owned: mapped objects (binmap.h); NULL until one is seen */
-	size_t site_count;
-	size_t site_capacity;
-	bool has_profopt_host;
-	bool has_profopt_gpu;
-	struct alloc_totals host_profopt;
-	struct alloc_totals host_libc;
-	struct alloc_totals gpu_events;
-	int64_t rss_sum_bytes;	       /* sum of the latest RSS of every live process; -1 */
-	int64_t silent_scan_ns;	       /* when silent processes were last looked for */
-	int64_t gpu_counter_sum_bytes; /* -1 */
-	int64_t gpu_counter_peak_bytes;
+	/* memory: the tracker (memory.h), and the processes' RSS sum it is told about */
+	struct po_memory_tracker memory;
+	int64_t rss_sum_bytes;	/* sum of the latest RSS of every live process; -1 */
+	int64_t silent_scan_ns; /* when silent processes were last looked for */
 
 	/* timelines */
 	struct po_span *span_ring; /* owned, PO_SPAN_RING_CAP */
@@ -400,13 +346,6 @@ enum po_status gpu_flush_all(struct po_model *model) PO_NODISCARD;
 void gpu_free(struct po_model *model);
 size_t gpu_bytes(const struct po_model *model);
 enum po_status gpu_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
-
-/* memory.c */
-enum po_status memory_event(struct po_model *model, struct thread *thread,
-			    const struct po_event *event) PO_NODISCARD;
-int64_t memory_host_live(const struct po_model *model);
-int64_t memory_gpu_live(const struct po_model *model);
-enum po_status memory_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
 
 /* detail.c */
 enum po_status detail_push_span(struct po_model *model, const struct po_span *span) PO_NODISCARD;

@@ -540,8 +540,8 @@ static enum po_status close_step(struct po_model *model, int64_t time_ns, int64_
 	if (step->batch_size < 0)
 		step->batch_size = batch_size;
 	fill_own_loading(model, step);
-	step->host_live_bytes = memory_host_live(model);
-	step->gpu_live_bytes = memory_gpu_live(model);
+	step->host_live_bytes = memory_tracker_host_live(&model->memory);
+	step->gpu_live_bytes = memory_tracker_gpu_live(&model->memory);
 	model_expire_silent(model, time_ns);
 	step->rss_bytes = model_current_rss_sum(model);
 	step->main_rss_bytes =
