@@ -43,6 +43,10 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 /* Reads a summary.json written by profopt-analyze (schema profopt.summary/1). */
 enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
 				      struct po_error *err) PO_NODISCARD;
+/* The same from the text of a summary.json (len bytes); label names it in the digest. */
+enum po_status po_digest_from_summary_text(const char *text, size_t len, const char *label,
+					   struct po_digest **out,
+					   struct po_error *err) PO_NODISCARD;
 void po_digest_destroy(struct po_digest *digest);
 
 /*

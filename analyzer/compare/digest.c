@@ -264,21 +264,18 @@ static enum po_status digest_from_tree(const struct po_json_value *root, const c
 	return PO_STATUS_OK;
 }
 
-enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
-				      struct po_error *err)
+enum po_status po_digest_from_summary_text(const char *text, size_t len, const char *label,
+					   struct po_digest **out, struct po_error *err)
 {
 	struct po_arena *arena = po_arena_create();
 	struct po_json_value *root = NULL;
 	const struct po_json_value *series;
-	char *text = NULL;
-	size_t len = 0;
 	enum po_status status;
 
+	*out = NULL;
 	if (!arena)
 		return PO_STATUS_NOMEM;
-	status = read_file(path, &text, &len, err);
-	if (status == PO_STATUS_OK)
-		status = po_json_parse(text, len, arena, &root, err);
+	status = po_json_parse(text, len, arena, &root, err);
 	if (status == PO_STATUS_OK) {
 		series = po_json_get(root, PO_SK_STEP_SERIES);
 		if (strcmp(po_json_string(po_json_get(root, PO_SK_SCHEMA), ""),
@@ -289,12 +286,25 @@ enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
 				     "step_series)");
 			status = PO_STATUS_INPUT;
 		} else {
-			status = digest_from_tree(root, path, out);
+			status = digest_from_tree(root, label, out);
 		}
 	}
+	po_arena_destroy(arena);
+	return status;
+}
+
+enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
+				      struct po_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	enum po_status status = read_file(path, &text, &len, err);
+
+	*out = NULL;
+	if (status == PO_STATUS_OK)
+		status = po_digest_from_summary_text(text, len, path, out, err);
 	if (status != PO_STATUS_OK && status != PO_STATUS_NOMEM)
 		po_error_prepend(err, "Failed to read the baseline %s", path);
 	free(text);
-	po_arena_destroy(arena);
 	return status;
 }

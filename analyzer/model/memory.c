@@ -407,7 +407,8 @@ enum po_status memory_tracker_build(const struct po_memory_tracker *t, struct po
 
 	if (!sites)
 		return PO_STATUS_NOMEM;
-	memcpy(sites, t->sites, t->site_count * sizeof(*sites));
+	if (t->site_count) /* sites is NULL before the first */
+		memcpy(sites, t->sites, t->site_count * sizeof(*sites));
 	count_live(t, sites);
 	for (size_t i = 0; i < t->site_count; i++) {
 		site_locate(t, &sites[i], INT64_MAX);

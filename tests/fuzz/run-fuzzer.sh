@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# run-fuzzer.sh [SECONDS]: builds the model's libFuzzer target with clang, AddressSanitizer
-# and UndefinedBehaviorSanitizer in build-fuzz/, and fuzzes for SECONDS (default 60),
-# starting from the committed corpus. New inputs go to build-fuzz/corpus-new; a crash
-# leaves its input in build-fuzz/ and fails the script.
+# run-fuzzer.sh [SECONDS]: builds the libFuzzer targets with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-fuzz/ and fuzzes each for half of SECONDS (default
+# 60 in all, at least 20 each), starting from its committed corpus: fuzz-model (the
+# model's event handling, tests/fuzz/corpus) and fuzz-baseline (the --baseline
+# summary.json reader, digest and comparison, tests/fuzz/corpus-baseline). New inputs go
+# to build-fuzz/corpus-new-TARGET; a crash leaves its input in build-fuzz/ and fails the
+# script.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 build=${PROFOPT_FUZZ_BUILD_DIR:-$root/build-fuzz}
+each=$((seconds / 2))
+[ "$each" -ge 20 ] || each=20
 
 CC=clang CXX=clang++ CFLAGS="-fsanitize=fuzzer-no-link" cmake -S "$root" -B "$build" \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFOPT_FUZZ=ON \
 	-DPROFOPT_SANITIZE=address,undefined >/dev/null
-cmake --build "$build" --target fuzz-model -j"$(nproc)" >/dev/null
-mkdir -p "$build/corpus-new"
+cmake --build "$build" --target fuzz-model fuzz-baseline -j"$(nproc)" >/dev/null
 cd "$build"
-"$build/bin/fuzz-model" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-	-print_final_stats=1 "$build/corpus-new" "$root/tests/fuzz/corpus"
+for target in model baseline; do
+	corpus=$root/tests/fuzz/corpus
+	[ "$target" = baseline ] && corpus=$root/tests/fuzz/corpus-baseline
+	mkdir -p "$build/corpus-new-$target"
+	echo "fuzz-$target: $each s from $corpus"
+	"$build/bin/fuzz-$target" -max_total_time="$each" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 "$build/corpus-new-$target" "$corpus"
+done
