@@ -791,6 +791,41 @@ static enum po_status build_quality(struct po_model *model, struct po_analysis *
 	return PO_STATUS_OK;
 }
 
+void po_analysis_build_pipeline(struct po_analysis *analysis)
+{
+	static const enum po_stage loader_stages[3] = {PO_STAGE_LOAD, PO_STAGE_PREPROCESS,
+						       PO_STAGE_COLLATE};
+	struct po_pipeline_stats *pipeline = &analysis->pipeline;
+	double depth_sum = 0;
+	int64_t depth_count = 0;
+
+	pipeline->worker_batches = 0;
+	for (size_t i = 0; i < analysis->worker_count; i++)
+		pipeline->worker_batches += analysis->workers[i].batches;
+	for (int s = 0; s < 3; s++) {
+		int64_t total = 0;
+
+		for (size_t i = 0; i < analysis->worker_count; i++)
+			total += analysis->workers[i].stage_ns[loader_stages[s]];
+		pipeline->loader_stage_mean_ns[s] =
+		    pipeline->worker_batches > 0 ? (double)total / pipeline->worker_batches : -1;
+	}
+	pipeline->window_s = -1;
+	if (analysis->step_count)
+		pipeline->window_s = (po_analysis_step(analysis, analysis->step_count - 1).end_ns -
+				      po_analysis_step(analysis, 0).begin_ns) /
+				     1e9;
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		int64_t queue_depth = po_analysis_step(analysis, i).queue_depth;
+
+		if (queue_depth >= 0) {
+			depth_sum += (double)queue_depth;
+			depth_count++;
+		}
+	}
+	pipeline->mean_queue_depth = depth_count ? depth_sum / depth_count : -1;
+}
+
 enum po_status finish_build(struct po_model *model, struct po_analysis *analysis)
 {
 	enum po_status status;
@@ -821,8 +856,10 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		status = build_workers(model, analysis);
 	if (status == PO_STATUS_OK)
 		status = build_labels(model, analysis);
-	if (status == PO_STATUS_OK)
+	if (status == PO_STATUS_OK) {
+		po_analysis_build_pipeline(analysis);
 		status = memory_tracker_build(&model->memory, analysis, finish_role_of);
+	}
 	if (status == PO_STATUS_OK)
 		status = detail_finish(model, analysis);
 	if (status != PO_STATUS_OK)

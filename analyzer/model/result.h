@@ -627,6 +627,18 @@ struct po_finding {
 	size_t window_count;
 };
 
+/*
+ * The numbers of the pipeline graph, defined once (model/finish.c): the workers' time per
+ * batch in each loader stage, the batches they made and their rate over the steps'
+ * window, and the mean number of batches ready at a data wait.
+ */
+struct po_pipeline_stats {
+	double loader_stage_mean_ns[3]; /* load, preprocess, collate per batch; -1 without */
+	int64_t worker_batches;		/* made by the worker processes */
+	double window_s;		/* first step's begin to last step's end; -1 without */
+	double mean_queue_depth;	/* over the steps that reported one; -1 without */
+};
+
 struct po_comparison; /* analyzer/compare/compare.h */
 struct po_step_store; /* step_store.h */
 
@@ -661,6 +673,7 @@ struct po_analysis {
 	enum po_input_cause input_cause;
 	bool has_bottleneck;
 	enum po_category bottleneck;
+	struct po_pipeline_stats pipeline;     /* the pipeline graph's numbers (finish.c) */
 	struct po_growth_line growth_lines[2]; /* host, GPU: growth findings' lines (detect) */
 	struct po_rule_change *rule_changes;   /* the rules in effect that are not the defaults */
 	size_t rule_change_count;
@@ -723,6 +736,13 @@ struct po_analysis {
 	/* weak: in the arena; set by --baseline (analyzer/compare/compare.h), else NULL */
 	const struct po_comparison *comparison;
 };
+
+/*
+ * Fills analysis->pipeline from its workers and steps. po_model_finish() calls it; code
+ * that builds an analysis by hand (the renderers' test fixtures) calls it after setting
+ * the workers and the steps.
+ */
+void po_analysis_build_pipeline(struct po_analysis *analysis);
 
 void po_analysis_destroy(struct po_analysis *analysis);
 

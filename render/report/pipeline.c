@@ -71,25 +71,10 @@ static bool loader_in_workers(const struct po_analysis *analysis)
 	return analysis->worker_count > 0;
 }
 
-/* Mean time per batch of a loader stage in the workers; -1 without batches. */
-static double worker_stage_mean_ns(const struct po_analysis *analysis, enum po_stage stage)
-{
-	int64_t total = 0, batches = 0;
-
-	for (size_t i = 0; i < analysis->worker_count; i++) {
-		total += analysis->workers[i].stage_ns[stage];
-		batches += analysis->workers[i].batches;
-	}
-	return batches > 0 ? (double)total / batches : -1;
-}
-
 static double node_mean_ns(const struct po_analysis *analysis, enum pipeline_node node)
 {
-	static const enum po_stage loader_stages[] = {PO_STAGE_LOAD, PO_STAGE_PREPROCESS,
-						      PO_STAGE_COLLATE};
-
 	if (node <= NODE_COLLATE && loader_in_workers(analysis))
-		return worker_stage_mean_ns(analysis, loader_stages[node]);
+		return analysis->pipeline.loader_stage_mean_ns[node];
 	return analysis->step_stats.category_mean_ns[node_table[node].category];
 }
 
@@ -114,22 +99,6 @@ static int bottleneck_node(const struct po_analysis *analysis)
 	return best;
 }
 
-static double mean_queue_depth(const struct po_analysis *analysis)
-{
-	double sum = 0;
-	int64_t count = 0;
-
-	for (size_t i = 0; i < analysis->step_count; i++) {
-		int64_t queue_depth = po_analysis_step(analysis, i).queue_depth;
-
-		if (queue_depth >= 0) {
-			sum += (double)queue_depth;
-			count++;
-		}
-	}
-	return count ? sum / count : -1;
-}
-
 static void node_label(const struct po_analysis *analysis, enum pipeline_node node, char *out,
 		       size_t out_size)
 {
@@ -137,7 +106,7 @@ static void node_label(const struct po_analysis *analysis, enum pipeline_node no
 
 	po_report_fmt_ms(node_mean_ns(analysis, node), mean, sizeof(mean));
 	if (node == NODE_QUEUE) {
-		double depth = mean_queue_depth(analysis);
+		double depth = analysis->pipeline.mean_queue_depth;
 
 		if (depth >= 0)
 			snprintf(out, out_size,
@@ -180,25 +149,13 @@ static void add_edge(Agraph_t *graph, Agnode_t *from, Agnode_t *to, const char *
 		set_attr(edge, "label", label);
 }
 
-static double window_s(const struct po_analysis *analysis)
-{
-	if (analysis->step_count == 0)
-		return -1;
-	return (po_analysis_step(analysis, analysis->step_count - 1).end_ns -
-		po_analysis_step(analysis, 0).begin_ns) /
-	       1e9;
-}
-
 static void loader_edge_label(const struct po_analysis *analysis, char *out, size_t out_size)
 {
-	int64_t batches = 0;
-	double seconds = window_s(analysis);
+	const struct po_pipeline_stats *pipeline = &analysis->pipeline;
 
-	for (size_t i = 0; i < analysis->worker_count; i++)
-		batches += analysis->workers[i].batches;
-	if (loader_in_workers(analysis) && seconds > 0)
-		snprintf(out, out_size, "%.1f batches/s from %zu workers", batches / seconds,
-			 analysis->worker_count);
+	if (loader_in_workers(analysis) && pipeline->window_s > 0)
+		snprintf(out, out_size, "%.1f batches/s from %zu workers",
+			 pipeline->worker_batches / pipeline->window_s, analysis->worker_count);
 	else
 		out[0] = '\0';
 }

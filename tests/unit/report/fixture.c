@@ -519,6 +519,7 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 	build_processes(&b);
 	build_steps(&b);
 	build_workers(&b);
+	po_analysis_build_pipeline(b.analysis);
 	build_gpu(&b);
 	build_memory(&b);
 	build_details(&b);
