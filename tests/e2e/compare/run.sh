@@ -47,9 +47,25 @@ fi
 	--fail-if 'steps.p50_ms>+10%' --fail-if 'steps.mean_ms>+10%' >"$work/out" 2>&1
 status=$?
 [ "$status" -eq 0 ] && ok "repeat run does not trip the gate" || fail "repeat run: exit $status: $(tail -5 "$work/out")"
-[ -f "$work/r-repeat/summary.json" ] &&
-	[ "$(field "$work/r-repeat/summary.json" '[m["judgement"] for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]')" != "significant" ] &&
-	ok "repeat run is no significant change" || fail "repeat run judged significant"
+# A repeat of the same configuration is no significant change. Load from outside the test
+# (another job on the machine) can make one of two recordings slower for real; then both
+# are recorded again, and a second significant judgement fails.
+repeat_judgement() { # repeat_judgement REPORT
+	field "$1/summary.json" '[m["judgement"] for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]'
+}
+judgement=$(repeat_judgement "$work/r-repeat")
+if [ "$judgement" = significant ]; then
+	echo "     the repeat run differs: $(field "$work/r-repeat/summary.json" '[m for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]'); recording both again"
+	sim w4 --workers 4
+	sim w4b --workers 4 --seed 6
+	"$bin/profopt-analyze" "$work/w4b" -o "$work/r-repeat2" --baseline "$work/w4" -q >"$work/out" 2>&1
+	judgement=$(repeat_judgement "$work/r-repeat2")
+	[ "$judgement" = significant ] &&
+		echo "     again: $(field "$work/r-repeat2/summary.json" '[m for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]')"
+fi
+[ -n "$judgement" ] && [ "$judgement" != significant ] &&
+	ok "repeat run is no significant change ($judgement)" || fail "repeat run judged significant twice"
+
 
 "$bin/profopt-analyze" "$work/slow" -o "$work/r-slow" --baseline "$work/r-w1-w4/summary.json" \
 	--fail-if 'steps.p50_ms>+10%' >"$work/out" 2>&1
