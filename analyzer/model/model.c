@@ -58,19 +58,18 @@ static void process_rejoins(struct po_model *model, struct process *process);
 static enum po_status alloc_rings(struct po_model *model)
 {
 	model->segments = calloc(PO_SEGMENT_RING_CAP, sizeof(*model->segments));
-	model->batches = calloc(PO_BATCH_CAP, sizeof(*model->batches));
 	model->span_ring = calloc(PO_SPAN_RING_CAP, sizeof(*model->span_ring));
 	model->counter_ring = calloc(PO_COUNTER_RING_CAP, sizeof(*model->counter_ring));
 	model->windows = calloc(PO_WINDOW_CAP, sizeof(*model->windows));
 	model->slowest = calloc(model->config.slowest_steps_kept + 1, sizeof(size_t));
 	model->slowest_ns = calloc(model->config.slowest_steps_kept + 1, sizeof(int64_t));
-	if (!model->segments || !model->batches || !model->span_ring || !model->counter_ring ||
-	    !model->windows || !model->slowest || !model->slowest_ns)
+	if (!model->segments || !model->span_ring || !model->counter_ring || !model->windows ||
+	    !model->slowest || !model->slowest_ns)
 		return PO_STATUS_NOMEM;
 	if (po_step_store_create(&model->steps) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < PO_BATCH_CAP; i++)
-		model->batches[i].batch = -1;
+	if (batch_tracker_init(&model->batches) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
 	return PO_STATUS_OK;
 }
 
@@ -148,7 +147,6 @@ void po_model_destroy(struct po_model *model)
 	po_map_free(&model->thread_index);
 	po_map_free(&model->names);
 	po_map_free(&model->traces);
-	po_map_free(&model->batch_index);
 	po_map_free(&model->label_index);
 	memory_tracker_fini(&model->memory);
 	free(model->run_config);
@@ -156,7 +154,7 @@ void po_model_destroy(struct po_model *model)
 	if (!model->steps_given)
 		po_step_store_destroy(model->steps);
 	free(model->segments);
-	free(model->batches);
+	batch_tracker_fini(&model->batches);
 	free(model->labels);
 	free(model->span_ring);
 	free(model->counter_ring);
@@ -818,13 +816,12 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += model->label_capacity * sizeof(struct label_entry);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
 	bytes += PO_SEGMENT_RING_CAP * sizeof(struct segment);
-	bytes += PO_BATCH_CAP * sizeof(struct batch_record);
 	bytes += PO_SPAN_RING_CAP * sizeof(struct po_span);
 	bytes += PO_COUNTER_RING_CAP * sizeof(struct po_counter_sample);
 	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
 	bytes += po_map_bytes(&model->process_index) + po_map_bytes(&model->thread_index);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
-	bytes += po_map_bytes(&model->batch_index) + po_map_bytes(&model->label_index);
+	bytes += batch_tracker_bytes(&model->batches) + po_map_bytes(&model->label_index);
 	bytes += memory_tracker_bytes(&model->memory);
 	bytes += gpu_bytes(model) + detail_bytes(model);
 	if (model->arena)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "batches.h"
 #include "map.h"
 #include "saturate.h"
 #include "memory.h"
@@ -13,7 +14,6 @@
 
 /* Bounds that keep the model's memory independent of the trace's length. */
 #define PO_SPAN_STACK_CAP 256		/* open spans per thread */
-#define PO_BATCH_CAP 4096		/* batches produced but not yet consumed */
 #define PO_GPU_REORDER_CAP 2048		/* GPU records waiting to be merged, per union */
 #define PO_GPU_REORDER_NS 10000000000LL /* records this much older than the newest merge */
 #define PO_GPU_TAIL_CAP 512		/* latest union intervals per device */
@@ -116,16 +116,6 @@ struct label_entry {
 	int64_t count;
 	int64_t total_ns;
 	int64_t cpu_ns; /* -1 */
-};
-
-/* A batch produced off the training thread, waiting for the data wait that consumes it. */
-struct batch_record {
-	int64_t batch; /* -1: free slot */
-	int32_t producer_pid;
-	int64_t stage_ns[3];   /* load, preprocess, collate; -1 */
-	int64_t ready_ns;      /* -1 */
-	bool ready_from_event; /* ready_ns came from batch_ready */
-	bool finished;	       /* counted in its producer's batches */
 };
 
 struct gpu_rec {
@@ -256,10 +246,8 @@ struct po_model {
 	size_t segment_count;
 	size_t segment_next;
 
-	/* batches */
-	struct batch_record *batches; /* owned ring, PO_BATCH_CAP */
-	size_t batch_next;
-	struct po_map batch_index; /* batch -> ring slot */
+	/* batches made off the training thread and not yet consumed (batches.h) */
+	struct po_batch_tracker batches;
 
 	/* labels */
 	struct label_entry *labels; /* owned */

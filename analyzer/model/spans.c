@@ -241,52 +241,13 @@ enum po_status spans_stage_begin(struct po_model *model, struct thread *thread,
 	return push_open(model, thread, &span);
 }
 
-static struct batch_record *batch_find(struct po_model *model, int64_t batch)
-{
-	struct po_map_entry *entry = po_map_find(&model->batch_index, (uint64_t)batch, 0);
-
-	return entry ? &model->batches[entry->value] : NULL;
-}
-
-static void batch_drop(struct po_model *model, struct batch_record *record)
-{
-	struct po_map_entry *entry = po_map_find(&model->batch_index, (uint64_t)record->batch, 0);
-
-	if (entry && &model->batches[entry->value] == record)
-		po_map_remove(&model->batch_index, entry);
-	record->batch = -1;
-}
-
-/* The record of a batch, created in the oldest slot (evicting it) when absent. */
-static struct batch_record *batch_get(struct po_model *model, int64_t batch, int32_t producer_pid)
-{
-	struct batch_record *record = batch_find(model, batch);
-	struct po_map_entry *entry;
-	size_t slot;
-
-	if (record)
-		return record;
-	slot = model->batch_next;
-	model->batch_next = (slot + 1) % PO_BATCH_CAP;
-	record = &model->batches[slot];
-	if (record->batch >= 0)
-		batch_drop(model, record);
-	entry = po_map_upsert(&model->batch_index, (uint64_t)batch, 0, NULL);
-	if (!entry)
-		return NULL;
-	entry->value = slot;
-	*record = (struct batch_record){
-	    .batch = batch, .producer_pid = producer_pid, .stage_ns = {-1, -1, -1}, .ready_ns = -1};
-	return record;
-}
-
+/* The batch is made: its producer has made one more (counted once). */
 static void batch_finished(struct po_model *model, struct batch_record *record)
 {
 	struct process *producer;
 
-	if (record->finished)
+	if (!batch_tracker_finish(record))
 		return;
-	record->finished = true;
 	producer = process_by_pid(model, record->producer_pid);
 	if (producer)
 		producer->batches++;
@@ -301,7 +262,7 @@ static enum po_status batch_span(struct po_model *model, const struct thread *th
 
 	if (batch < 0)
 		return PO_STATUS_OK;
-	record = batch_get(model, batch, thread->pid);
+	record = batch_tracker_get(&model->batches, batch, thread->pid);
 	if (!record)
 		return PO_STATUS_NOMEM;
 	if (!span->same_below)
@@ -323,13 +284,13 @@ enum po_status spans_batch_ready(struct po_model *model, const struct po_event *
 		model->latest_queue_depth = event->u.batch_ready.queue_depth;
 	if (batch < 0)
 		return PO_STATUS_OK;
-	record = batch_find(model, batch);
+	record = batch_tracker_find(&model->batches, batch);
 	if (!record && event->pid == main_pid(model)) {
 		if (model->step_open)
 			model->own_ready_ns = event->time_ns; /* loaded by the main process */
 		return PO_STATUS_OK;
 	}
-	record = batch_get(model, batch, event->pid);
+	record = batch_tracker_get(&model->batches, batch, event->pid);
 	if (!record)
 		return PO_STATUS_NOMEM;
 	record->ready_ns = event->time_ns;
@@ -372,7 +333,8 @@ static void split_handoff(struct po_model *model, struct po_step *step, int64_t 
 static void consume_batch(struct po_model *model, struct po_step *step, int64_t batch,
 			  int64_t begin_ns, int64_t end_ns)
 {
-	struct batch_record *record = batch >= 0 ? batch_find(model, batch) : NULL;
+	struct batch_record *record =
+	    batch >= 0 ? batch_tracker_find(&model->batches, batch) : NULL;
 
 	step->batch = batch;
 	step->queue_depth = model->latest_queue_depth;
@@ -386,7 +348,7 @@ static void consume_batch(struct po_model *model, struct po_step *step, int64_t 
 	if (step->worker_pid >= 0 && record->ready_ns >= 0 && record->ready_ns < end_ns)
 		split_handoff(model, step,
 			      record->ready_ns > begin_ns ? record->ready_ns : begin_ns, end_ns);
-	batch_drop(model, record);
+	batch_tracker_drop(&model->batches, record);
 }
 
 static void producer_stats(struct process *process, const struct open_span *span, bool bottom,
