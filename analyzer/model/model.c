@@ -400,6 +400,18 @@ enum po_status po_model_note_missing(struct po_model *model, enum po_missing_kin
 	return PO_STATUS_OK;
 }
 
+/* The traces map's entries: trace id -> the time of the trace's last event, read and
+ * written only through these two. */
+static int64_t trace_last_ns(const struct po_map_entry *entry)
+{
+	return entry->aux1;
+}
+
+static void trace_set_last_ns(struct po_map_entry *entry, int64_t time_ns)
+{
+	entry->aux1 = time_ns;
+}
+
 /* Updates the trace's last event time; returns the previous one (-1 for a new trace). */
 static enum po_status note_trace(struct po_model *model, const struct po_event *event,
 				 int64_t *previous_ns)
@@ -413,11 +425,11 @@ static enum po_status note_trace(struct po_model *model, const struct po_event *
 	if (!entry)
 		return PO_STATUS_NOMEM;
 	model->last_trace = entry;
-	*previous_ns = created ? -1 : entry->aux1;
+	*previous_ns = created ? -1 : trace_last_ns(entry);
 	if (created)
 		model->quality.trace_count++;
-	if (created || event->time_ns > entry->aux1)
-		entry->aux1 = event->time_ns;
+	if (created || event->time_ns > trace_last_ns(entry))
+		trace_set_last_ns(entry, event->time_ns);
 	return PO_STATUS_OK;
 }
 
