@@ -835,7 +835,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	analysis->verdict = PO_VERDICT_UNKNOWN;
 	analysis->steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN};
 	close_stream(model);
-	status = gpu_flush_all(model);
+	status = gpu_tracker_flush(&model->gpu);
 	if (status == PO_STATUS_OK)
 		status = model->deferred;
 	if (status == PO_STATUS_OK)
@@ -847,7 +847,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	if (status == PO_STATUS_OK)
 		status = build_threads(model, analysis);
 	if (status == PO_STATUS_OK)
-		status = gpu_build(model, analysis);
+		status = model_gpu_build(model, analysis);
 	if (status == PO_STATUS_OK) {
 		build_steps(model, analysis);
 		status = build_stats(analysis);

@@ -1,63 +1,39 @@
 /*
- * gpu.c: GPU activity per device and stream. Records arrive in host emission order, close
- * to but not exactly in start order; each union (per device, and of all devices for the
- * steps' gpu_busy_ns) merges them through a bounded buffer sorted by start and finalizes
- * an interval once a later record starts after its end. Gaps between finalized intervals
- * are attributed to what the training thread did meanwhile.
+ * gpu.c: the GPU activity tracker (gpu.h). Gaps between a device's finalized intervals
+ * go to the host, which attributes them to what the training thread did meanwhile.
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "../common/arena.h"
+#include "gpu.h"
+#include "map.h"
 
-#define NAME_SPACE_GPU 1
+#define GPU_SINK_ALL 0	  /* intervals go to the host's busy() */
+#define GPU_SINK_DEVICE 1 /* intervals make a device's busy time and gaps */
+#define GPU_SINK_STREAM 2 /* intervals make a stream's busy time */
 
-static void device_interval(struct po_model *model, struct gpu_device_state *device,
+static void device_interval(struct po_gpu_tracker *t, struct gpu_device_state *device,
 			    int64_t begin_ns, int64_t end_ns);
 
-/*
- * Adds the interval's overlap with every step to their gpu_busy_ns. Intervals mostly fall
- * in the latest steps; a late one edits older steps, whose chunk the store reads back.
- */
-static void steps_busy(struct po_model *model, int64_t begin_ns, int64_t end_ns)
-{
-	size_t low = po_step_store_upper_bound(model->steps, begin_ns);
-
-	for (size_t i = low ? low - 1 : 0; i < model->step_count; i++) {
-		const struct po_step *step = po_step_store_borrow(model->steps, i);
-		int64_t from = step->begin_ns > begin_ns ? step->begin_ns : begin_ns;
-		int64_t to = step->end_ns < end_ns ? step->end_ns : end_ns;
-
-		if (step->begin_ns >= end_ns)
-			break;
-		if (to > from)
-			po_step_store_edit(model->steps, i)->gpu_busy_ns += to - from;
-	}
-}
-
-static int64_t first_step_begin(const struct po_model *model)
-{
-	return po_step_store_borrow(model->steps, 0)->begin_ns;
-}
-
-static void interval_done(struct po_model *model, const struct gpu_union *merge, int64_t begin_ns,
+static void interval_done(struct po_gpu_tracker *t, const struct gpu_union *merge, int64_t begin_ns,
 			  int64_t end_ns)
 {
 	switch (merge->sink) {
-	case SINK_DEVICE:
-		device_interval(model, &model->devices[merge->owner], begin_ns, end_ns);
+	case GPU_SINK_DEVICE:
+		device_interval(t, &t->devices[merge->owner], begin_ns, end_ns);
 		break;
-	case SINK_STREAM:
-		model->streams[merge->owner].out.busy_ns += end_ns - begin_ns;
+	case GPU_SINK_STREAM:
+		t->streams[merge->owner].out.busy_ns += end_ns - begin_ns;
 		break;
 	default:
-		steps_busy(model, begin_ns, end_ns);
+		t->host.busy(t->host.ctx, begin_ns, end_ns);
 		break;
 	}
 }
 
-static void merge_one(struct po_model *model, struct gpu_union *merge, struct gpu_rec record)
+static void merge_one(struct po_gpu_tracker *t, struct gpu_union *merge, struct gpu_rec record)
 {
 	if (record.begin_ns > merge->flushed_begin)
 		merge->flushed_begin = record.begin_ns;
@@ -68,16 +44,16 @@ static void merge_one(struct po_model *model, struct gpu_union *merge, struct gp
 			merge->current_end = record.end_ns;
 		return;
 	} else {
-		interval_done(model, merge, merge->current_begin, merge->current_end);
+		interval_done(t, merge, merge->current_begin, merge->current_end);
 	}
 	merge->current_begin = record.begin_ns;
 	merge->current_end = record.end_ns;
 }
 
-static void flush_oldest(struct po_model *model, struct gpu_union *merge, size_t count)
+static void flush_oldest(struct po_gpu_tracker *t, struct gpu_union *merge, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		merge_one(model, merge, merge->buffer[i]);
+		merge_one(t, merge, merge->buffer[i]);
 	if (merge->count > count)
 		memmove(merge->buffer, merge->buffer + count,
 			(merge->count - count) * sizeof(struct gpu_rec));
@@ -99,7 +75,7 @@ static void merge_late(struct gpu_union *merge, struct gpu_rec record)
  * Merges the records that begin PO_GPU_REORDER_NS before the newest one: records are not
  * that late, and merging them keeps gaps close to the training thread's recent segments.
  */
-static void flush_stale(struct po_model *model, struct gpu_union *merge, int64_t newest_ns)
+static void flush_stale(struct po_gpu_tracker *t, struct gpu_union *merge, int64_t newest_ns)
 {
 	size_t low = 0, high = merge->count;
 
@@ -113,10 +89,10 @@ static void flush_stale(struct po_model *model, struct gpu_union *merge, int64_t
 		else
 			high = mid;
 	}
-	flush_oldest(model, merge, low);
+	flush_oldest(t, merge, low);
 }
 
-static enum po_status union_add(struct po_model *model, struct gpu_union *merge,
+static enum po_status union_add(struct po_gpu_tracker *t, struct gpu_union *merge,
 				struct gpu_rec record)
 {
 	size_t low = 0, high;
@@ -126,9 +102,9 @@ static enum po_status union_add(struct po_model *model, struct gpu_union *merge,
 		return PO_STATUS_OK;
 	}
 	if (merge->count == PO_GPU_REORDER_CAP)
-		flush_oldest(model, merge, PO_GPU_REORDER_CAP / 2);
+		flush_oldest(t, merge, PO_GPU_REORDER_CAP / 2);
 	else if (merge->count)
-		flush_stale(model, merge, record.begin_ns);
+		flush_stale(t, merge, record.begin_ns);
 	if (po_array_reserve((void **)&merge->buffer, &merge->capacity, merge->count + 1,
 			     sizeof(struct gpu_rec)) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
@@ -150,25 +126,25 @@ static enum po_status union_add(struct po_model *model, struct gpu_union *merge,
 	return PO_STATUS_OK;
 }
 
-static void union_flush(struct po_model *model, struct gpu_union *merge)
+static void union_flush(struct po_gpu_tracker *t, struct gpu_union *merge)
 {
-	flush_oldest(model, merge, merge->count);
+	flush_oldest(t, merge, merge->count);
 	if (merge->has_current)
-		interval_done(model, merge, merge->current_begin, merge->current_end);
+		interval_done(t, merge, merge->current_begin, merge->current_end);
 	merge->has_current = false;
 }
 
-static enum po_status gap_found(struct po_model *model, struct gpu_device_state *device,
+static enum po_status gap_found(struct po_gpu_tracker *t, struct gpu_device_state *device,
 				int64_t begin_ns, int64_t end_ns)
 {
+	int64_t window_begin_ns = t->host.window_begin_ns(t->host.ctx);
 	struct po_gpu_gap *gap;
-	int64_t step;
 
-	if (model->step_count && begin_ns < first_step_begin(model))
-		begin_ns = first_step_begin(model); /* the analysis window starts there */
-	if (end_ns - begin_ns < model->config.min_gap_ns || end_ns <= begin_ns)
+	if (begin_ns < window_begin_ns)
+		begin_ns = window_begin_ns; /* the analysis window starts there */
+	if (end_ns - begin_ns < t->min_gap_ns || end_ns <= begin_ns)
 		return PO_STATUS_OK;
-	if (device->gap_count >= model->config.max_gaps) {
+	if (device->gap_count >= t->max_gaps) {
 		device->out.gaps_not_kept++;
 		return PO_STATUS_OK;
 	}
@@ -178,25 +154,24 @@ static enum po_status gap_found(struct po_model *model, struct gpu_device_state 
 	gap = &device->gaps[device->gap_count++];
 	*gap = (struct po_gpu_gap){
 	    .device = device->out.device, .begin_ns = begin_ns, .end_ns = end_ns, .step_index = -1};
-	gap->cause = spans_cause(model, begin_ns, end_ns, &gap->cause_ns);
-	step = model_step_at(model, begin_ns, end_ns);
-	return step >= 0 ? detail_gap_found(model, (size_t)step, end_ns - begin_ns) : PO_STATUS_OK;
+	return t->host.gap(t->host.ctx, gap);
 }
 
-static void device_interval(struct po_model *model, struct gpu_device_state *device,
+static void device_interval(struct po_gpu_tracker *t, struct gpu_device_state *device,
 			    int64_t begin_ns, int64_t end_ns)
 {
+	int64_t window_begin_ns = t->host.window_begin_ns(t->host.ctx);
+
 	if (device->union_last_ns >= 0 && begin_ns > device->union_last_ns &&
-	    gap_found(model, device, device->union_last_ns, begin_ns) != PO_STATUS_OK)
-		model->deferred = PO_STATUS_NOMEM; /* reported by the next po_model_consume */
+	    gap_found(t, device, device->union_last_ns, begin_ns) != PO_STATUS_OK)
+		t->deferred = PO_STATUS_NOMEM; /* returned by the next consume or flush */
 	if (device->union_first_ns < 0)
 		device->union_first_ns = begin_ns;
 	if (end_ns > device->union_last_ns)
 		device->union_last_ns = end_ns;
 	device->busy_total_ns += end_ns - begin_ns;
-	if (model->step_count) {
-		int64_t first_ns = first_step_begin(model);
-		int64_t from = begin_ns > first_ns ? begin_ns : first_ns;
+	if (window_begin_ns != INT64_MIN) {
+		int64_t from = begin_ns > window_begin_ns ? begin_ns : window_begin_ns;
 
 		if (end_ns > from)
 			device->busy_from_window_ns += end_ns - from;
@@ -207,46 +182,46 @@ static void device_interval(struct po_model *model, struct gpu_device_state *dev
 		device->tail_count++;
 }
 
-static struct gpu_device_state *device_get(struct po_model *model, int32_t id)
+static struct gpu_device_state *device_get(struct po_gpu_tracker *t, int32_t id)
 {
 	struct gpu_device_state *device;
 
-	for (size_t i = 0; i < model->device_count; i++)
-		if (model->devices[i].out.device == id)
-			return &model->devices[i];
-	if (po_array_reserve((void **)&model->devices, &model->device_capacity,
-			     model->device_count + 1, sizeof(*device)) != PO_STATUS_OK)
+	for (size_t i = 0; i < t->device_count; i++)
+		if (t->devices[i].out.device == id)
+			return &t->devices[i];
+	if (po_array_reserve((void **)&t->devices, &t->device_capacity, t->device_count + 1,
+			     sizeof(*device)) != PO_STATUS_OK)
 		return NULL;
-	device = &model->devices[model->device_count];
+	device = &t->devices[t->device_count];
 	*device = (struct gpu_device_state){.out = {.device = id, .first_ns = -1, .last_ns = -1},
-					    .merge = {.sink = SINK_DEVICE,
-						      .owner = model->device_count,
+					    .merge = {.sink = GPU_SINK_DEVICE,
+						      .owner = t->device_count,
 						      .flushed_begin = INT64_MIN},
 					    .union_first_ns = -1,
 					    .union_last_ns = -1};
-	model->device_count++;
+	t->device_count++;
 	return device;
 }
 
-static struct gpu_stream_state *stream_get(struct po_model *model, int32_t device, int32_t id)
+static struct gpu_stream_state *stream_get(struct po_gpu_tracker *t, int32_t device, int32_t id)
 {
 	struct gpu_stream_state *stream;
 
-	for (size_t i = 0; i < model->stream_count; i++) {
-		stream = &model->streams[i];
+	for (size_t i = 0; i < t->stream_count; i++) {
+		stream = &t->streams[i];
 		if (stream->out.device == device && stream->out.stream == id)
 			return stream;
 	}
-	if (po_array_reserve((void **)&model->streams, &model->stream_capacity,
-			     model->stream_count + 1, sizeof(*stream)) != PO_STATUS_OK)
+	if (po_array_reserve((void **)&t->streams, &t->stream_capacity, t->stream_count + 1,
+			     sizeof(*stream)) != PO_STATUS_OK)
 		return NULL;
-	stream = &model->streams[model->stream_count];
+	stream = &t->streams[t->stream_count];
 	*stream = (struct gpu_stream_state){.out = {.device = device, .stream = id},
 					    .last_begin_ns = -1,
-					    .merge = {.sink = SINK_STREAM,
-						      .owner = model->stream_count,
+					    .merge = {.sink = GPU_SINK_STREAM,
+						      .owner = t->stream_count,
 						      .flushed_begin = INT64_MIN}};
-	model->stream_count++;
+	t->stream_count++;
 	return stream;
 }
 
@@ -270,22 +245,25 @@ static void device_add(struct gpu_device_state *device, struct gpu_rec record)
 		device->out.last_ns = record.end_ns;
 }
 
-enum po_status gpu_activity(struct po_model *model, const struct po_event *event)
+enum po_status gpu_tracker_consume(struct po_gpu_tracker *t, const struct po_event *event,
+				   bool *accepted)
 {
 	int64_t begin_ns = event->u.gpu_activity.start_ns;
 	int64_t end_ns = event->u.gpu_activity.end_ns;
 	struct gpu_rec record = {begin_ns, end_ns > begin_ns ? end_ns : begin_ns};
 	struct gpu_stream_state *stream;
 	struct gpu_device_state *device;
-	const char *name;
 
+	*accepted = false;
+	if (t->deferred != PO_STATUS_OK)
+		return t->deferred;
 	/* Work that ends before it starts, or runs for over an hour, is a damaged record. */
 	if (end_ns < begin_ns || end_ns - begin_ns > PO_GPU_RECORD_LIMIT_NS) {
-		model->quality.implausible_values++;
+		t->implausible_records++;
 		return PO_STATUS_OK;
 	}
-	stream = stream_get(model, event->u.gpu_activity.device, event->u.gpu_activity.stream);
-	device = device_get(model, event->u.gpu_activity.device);
+	stream = stream_get(t, event->u.gpu_activity.device, event->u.gpu_activity.stream);
+	device = device_get(t, event->u.gpu_activity.device);
 
 	if (!device || !stream)
 		return PO_STATUS_NOMEM;
@@ -296,90 +274,76 @@ enum po_status gpu_activity(struct po_model *model, const struct po_event *event
 	 */
 	if (stream->last_begin_ns >= 0 && record.begin_ns < stream->last_end_ns - 1000 &&
 	    stream->last_begin_ns < record.end_ns - 1000) {
-		model->quality.implausible_values++;
+		t->implausible_records++;
 		return PO_STATUS_OK;
 	}
 	stream->last_begin_ns = record.begin_ns;
 	stream->last_end_ns = record.end_ns;
 	stream_add(stream, event, record);
 	device_add(device, record);
-	if (union_add(model, &stream->merge, record) != PO_STATUS_OK ||
-	    union_add(model, &device->merge, record) != PO_STATUS_OK ||
-	    union_add(model, &model->all_devices, record) != PO_STATUS_OK)
+	if (union_add(t, &stream->merge, record) != PO_STATUS_OK ||
+	    union_add(t, &device->merge, record) != PO_STATUS_OK ||
+	    union_add(t, &t->all_devices, record) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
-	name = model_intern_capped(model, NAME_SPACE_GPU, event->u.gpu_activity.name,
-				   &model->gpu_name_count, PO_NAME_CAP, model->fold_name);
-	if (!name)
-		return PO_STATUS_NOMEM;
-	return detail_push_span(model, &(struct po_span){.kind = PO_SPAN_GPU,
-							 .sub = event->u.gpu_activity.kind,
-							 .pid = event->pid,
-							 .tid = -1,
-							 .device = event->u.gpu_activity.device,
-							 .stream = event->u.gpu_activity.stream,
-							 .label = name,
-							 .begin_ns = record.begin_ns,
-							 .end_ns = record.end_ns,
-							 .batch = -1});
+	*accepted = true;
+	return t->deferred;
 }
 
-enum po_status gpu_flush_all(struct po_model *model)
+enum po_status gpu_tracker_flush(struct po_gpu_tracker *t)
 {
-	union_flush(model, &model->all_devices);
-	for (size_t i = 0; i < model->device_count; i++)
-		union_flush(model, &model->devices[i].merge);
-	for (size_t i = 0; i < model->stream_count; i++)
-		union_flush(model, &model->streams[i].merge);
-	return PO_STATUS_OK;
+	union_flush(t, &t->all_devices);
+	for (size_t i = 0; i < t->device_count; i++)
+		union_flush(t, &t->devices[i].merge);
+	for (size_t i = 0; i < t->stream_count; i++)
+		union_flush(t, &t->streams[i].merge);
+	return t->deferred;
 }
 
-void gpu_free(struct po_model *model)
+void gpu_tracker_init(struct po_gpu_tracker *t, const struct po_gpu_host *host, int64_t min_gap_ns,
+		      size_t max_gaps)
 {
-	for (size_t i = 0; i < model->device_count; i++) {
-		free(model->devices[i].merge.buffer);
-		free(model->devices[i].gaps);
+	*t = (struct po_gpu_tracker){
+	    .host = *host,
+	    .min_gap_ns = min_gap_ns,
+	    .max_gaps = max_gaps,
+	    .all_devices = {.sink = GPU_SINK_ALL, .flushed_begin = INT64_MIN},
+	};
+}
+
+void gpu_tracker_fini(struct po_gpu_tracker *t)
+{
+	for (size_t i = 0; i < t->device_count; i++) {
+		free(t->devices[i].merge.buffer);
+		free(t->devices[i].gaps);
 	}
-	for (size_t i = 0; i < model->stream_count; i++)
-		free(model->streams[i].merge.buffer);
-	free(model->devices);
-	free(model->streams);
-	free(model->all_devices.buffer);
+	for (size_t i = 0; i < t->stream_count; i++)
+		free(t->streams[i].merge.buffer);
+	free(t->devices);
+	free(t->streams);
+	free(t->all_devices.buffer);
 }
 
-size_t gpu_bytes(const struct po_model *model)
+size_t gpu_tracker_bytes(const struct po_gpu_tracker *t)
 {
-	size_t bytes = model->device_capacity * sizeof(struct gpu_device_state);
+	size_t bytes = t->device_capacity * sizeof(struct gpu_device_state);
 
-	bytes += model->all_devices.capacity * sizeof(struct gpu_rec);
-	bytes += model->stream_capacity * sizeof(struct gpu_stream_state);
-	for (size_t i = 0; i < model->device_count; i++)
-		bytes += model->devices[i].gap_capacity * sizeof(struct po_gpu_gap) +
-			 model->devices[i].merge.capacity * sizeof(struct gpu_rec);
-	for (size_t i = 0; i < model->stream_count; i++)
-		bytes += model->streams[i].merge.capacity * sizeof(struct gpu_rec);
+	bytes += t->all_devices.capacity * sizeof(struct gpu_rec);
+	bytes += t->stream_capacity * sizeof(struct gpu_stream_state);
+	for (size_t i = 0; i < t->device_count; i++)
+		bytes += t->devices[i].gap_capacity * sizeof(struct po_gpu_gap) +
+			 t->devices[i].merge.capacity * sizeof(struct gpu_rec);
+	for (size_t i = 0; i < t->stream_count; i++)
+		bytes += t->streams[i].merge.capacity * sizeof(struct gpu_rec);
 	return bytes;
 }
 
-/* The analysis window: first step begin to last step end, else the device's activity. */
-static void device_window(const struct po_model *model, const struct gpu_device_state *device,
-			  int64_t *begin_ns, int64_t *end_ns)
-{
-	if (model->step_count) {
-		*begin_ns = first_step_begin(model);
-		*end_ns = po_step_store_borrow(model->steps, model->step_count - 1)->end_ns;
-	} else {
-		*begin_ns = device->out.first_ns;
-		*end_ns = device->out.last_ns;
-	}
-}
-
 /* Union time in the window: what was counted from its begin, less what lies past its end. */
-static int64_t device_busy(const struct po_model *model, const struct gpu_device_state *device,
+static int64_t device_busy(const struct gpu_device_state *device, bool has_window,
 			   int64_t window_end_ns)
 {
 	int64_t busy_ns;
 
-	if (!model->step_count)
+	if (!has_window)
 		return device->busy_total_ns;
 	busy_ns = device->busy_from_window_ns;
 	for (size_t i = 0; i < device->tail_count; i++) {
@@ -394,7 +358,7 @@ static int64_t device_busy(const struct po_model *model, const struct gpu_device
 }
 
 /* The idle stretches at both ends of the window, which no later record can close. */
-static enum po_status edge_gaps(struct po_model *model, struct gpu_device_state *device,
+static enum po_status edge_gaps(struct po_gpu_tracker *t, struct gpu_device_state *device,
 				int64_t begin_ns, int64_t end_ns)
 {
 	enum po_status status = PO_STATUS_OK;
@@ -403,13 +367,13 @@ static enum po_status edge_gaps(struct po_model *model, struct gpu_device_state 
 		return PO_STATUS_OK;
 	if (device->union_first_ns > begin_ns)
 		status =
-		    gap_found(model, device, begin_ns,
+		    gap_found(t, device, begin_ns,
 			      device->union_first_ns < end_ns ? device->union_first_ns : end_ns);
 	if (status == PO_STATUS_OK && device->union_last_ns < end_ns &&
 	    device->union_first_ns < end_ns)
 		status = gap_found(
-		    model, device,
-		    device->union_last_ns > begin_ns ? device->union_last_ns : begin_ns, end_ns);
+		    t, device, device->union_last_ns > begin_ns ? device->union_last_ns : begin_ns,
+		    end_ns);
 	return status;
 }
 
@@ -423,7 +387,7 @@ static int compare_gaps(const void *left, const void *right)
 }
 
 /* Clips the device's gaps to the window, attributes them to steps and sums them by cause. */
-static void settle_gaps(struct po_model *model, struct gpu_device_state *device, int64_t begin_ns,
+static void settle_gaps(struct po_gpu_tracker *t, struct gpu_device_state *device, int64_t begin_ns,
 			int64_t end_ns)
 {
 	size_t kept = 0;
@@ -435,12 +399,11 @@ static void settle_gaps(struct po_model *model, struct gpu_device_state *device,
 			gap.begin_ns = begin_ns;
 		if (gap.end_ns > end_ns)
 			gap.end_ns = end_ns;
-		if (gap.end_ns - gap.begin_ns < model->config.min_gap_ns ||
-		    gap.end_ns <= gap.begin_ns)
+		if (gap.end_ns - gap.begin_ns < t->min_gap_ns || gap.end_ns <= gap.begin_ns)
 			continue;
 		if (gap.cause_ns > gap.end_ns - gap.begin_ns)
 			gap.cause_ns = gap.end_ns - gap.begin_ns;
-		gap.step_index = model_step_at(model, gap.begin_ns, gap.end_ns);
+		gap.step_index = t->host.step_at(t->host.ctx, gap.begin_ns, gap.end_ns);
 		device->out.gap_ns_by_cause[gap.cause] += gap.end_ns - gap.begin_ns;
 		device->gaps[kept++] = gap;
 	}
@@ -465,42 +428,47 @@ static int compare_streams(const void *left, const void *right)
 }
 
 /* Settles each device's window, busy time and gaps, then sorts the devices. */
-static enum po_status settle_devices(struct po_model *model, size_t *total_gaps)
+static enum po_status settle_devices(struct po_gpu_tracker *t, bool has_window,
+				     int64_t window_begin_ns, int64_t window_end_ns,
+				     size_t *total_gaps)
 {
 	*total_gaps = 0;
-	for (size_t i = 0; i < model->device_count; i++) {
-		struct gpu_device_state *device = &model->devices[i];
+	for (size_t i = 0; i < t->device_count; i++) {
+		struct gpu_device_state *device = &t->devices[i];
 		int64_t begin_ns, end_ns;
 
-		device_window(model, device, &begin_ns, &end_ns);
-		if (edge_gaps(model, device, begin_ns, end_ns) != PO_STATUS_OK)
+		/* The analysis window, else the device's own activity. */
+		begin_ns = has_window ? window_begin_ns : device->out.first_ns;
+		end_ns = has_window ? window_end_ns : device->out.last_ns;
+		if (edge_gaps(t, device, begin_ns, end_ns) != PO_STATUS_OK)
 			return PO_STATUS_NOMEM;
-		settle_gaps(model, device, begin_ns, end_ns);
+		settle_gaps(t, device, begin_ns, end_ns);
 		device->out.window_ns = end_ns > begin_ns ? end_ns - begin_ns : 0;
-		device->out.busy_ns = device_busy(model, device, end_ns);
+		device->out.busy_ns = device_busy(device, has_window, end_ns);
 		if (device->out.busy_ns > device->out.window_ns)
 			device->out.busy_ns = device->out.window_ns;
 		device->out.idle_ns = device->out.window_ns - device->out.busy_ns;
 		device->out.late_records = device->merge.late_records;
 		*total_gaps += device->gap_count;
 	}
-	po_sort(model->devices, model->device_count, sizeof(*model->devices), compare_devices);
+	po_sort(t->devices, t->device_count, sizeof(*t->devices), compare_devices);
 	return PO_STATUS_OK;
 }
 
-enum po_status gpu_build(struct po_model *model, struct po_analysis *analysis)
+enum po_status gpu_tracker_build(struct po_gpu_tracker *t, bool has_window, int64_t begin_ns,
+				 int64_t end_ns, struct po_analysis *analysis)
 {
 	size_t total_gaps;
 
-	if (settle_devices(model, &total_gaps) != PO_STATUS_OK)
+	if (settle_devices(t, has_window, begin_ns, end_ns, &total_gaps) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
-	analysis->gpus = calloc(model->device_count + 1, sizeof(*analysis->gpus));
-	analysis->streams = calloc(model->stream_count + 1, sizeof(*analysis->streams));
+	analysis->gpus = calloc(t->device_count + 1, sizeof(*analysis->gpus));
+	analysis->streams = calloc(t->stream_count + 1, sizeof(*analysis->streams));
 	analysis->gaps = calloc(total_gaps + 1, sizeof(*analysis->gaps));
 	if (!analysis->gpus || !analysis->streams || !analysis->gaps)
 		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < model->device_count; i++) {
-		struct gpu_device_state *device = &model->devices[i];
+	for (size_t i = 0; i < t->device_count; i++) {
+		struct gpu_device_state *device = &t->devices[i];
 
 		device->out.gaps_begin = analysis->gap_count;
 		device->out.gap_count = device->gap_count;
@@ -510,8 +478,8 @@ enum po_status gpu_build(struct po_model *model, struct po_analysis *analysis)
 		analysis->gap_count += device->gap_count;
 		analysis->gpus[analysis->gpu_count++] = device->out;
 	}
-	for (size_t i = 0; i < model->stream_count; i++)
-		analysis->streams[analysis->stream_count++] = model->streams[i].out;
+	for (size_t i = 0; i < t->stream_count; i++)
+		analysis->streams[analysis->stream_count++] = t->streams[i].out;
 	po_sort(analysis->streams, analysis->stream_count, sizeof(*analysis->streams),
 		compare_streams);
 	return PO_STATUS_OK;

@@ -100,7 +100,6 @@ static void init_state(struct po_model *model)
 	model->latest_queue_depth = -1;
 	model->rss_sum_bytes = -1;
 	model->random_state = 0x853c49e6748fea9bULL;
-	model->all_devices = (struct gpu_union){.sink = SINK_STEPS, .flushed_begin = INT64_MIN};
 	model->quality.first_ns = -1;
 	model->quality.last_ns = -1;
 	for (int i = 0; i < 3; i++)
@@ -120,6 +119,7 @@ enum po_status po_model_create(const struct po_model_config *config, struct po_m
 	}
 	model->config = *config;
 	init_state(model);
+	model_gpu_init(model);
 	status = init_strings(model);
 	if (status == PO_STATUS_OK)
 		status = alloc_rings(model);
@@ -160,7 +160,7 @@ void po_model_destroy(struct po_model *model)
 	free(model->counter_ring);
 	free(model->slowest);
 	free(model->slowest_ns);
-	gpu_free(model);
+	gpu_tracker_fini(&model->gpu);
 	detail_free(model);
 	po_strtab_destroy(model->strings);
 	po_arena_destroy(model->arena); /* NULL once handed to the analysis */
@@ -707,7 +707,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 		on_counter(model, process, event);
 		return PO_STATUS_OK;
 	case PO_EV_GPU_ACTIVITY:
-		return gpu_activity(model, event);
+		return model_gpu_activity(model, event);
 	case PO_EV_GPU_SYNC_BEGIN:
 	case PO_EV_GPU_SYNC_END:
 		return spans_sync(model, thread, event);
@@ -835,7 +835,7 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
 	bytes += batch_tracker_bytes(&model->batches) + po_map_bytes(&model->label_index);
 	bytes += memory_tracker_bytes(&model->memory);
-	bytes += gpu_bytes(model) + detail_bytes(model);
+	bytes += gpu_tracker_bytes(&model->gpu) + detail_bytes(model);
 	if (model->arena)
 		bytes += po_arena_bytes(model->arena);
 	return bytes;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "batches.h"
+#include "gpu.h"
 #include "map.h"
 #include "saturate.h"
 #include "memory.h"
@@ -13,23 +14,19 @@
 #include "step_store.h"
 
 /* Bounds that keep the model's memory independent of the trace's length. */
-#define PO_SPAN_STACK_CAP 256		/* open spans per thread */
-#define PO_GPU_REORDER_CAP 2048		/* GPU records waiting to be merged, per union */
-#define PO_GPU_REORDER_NS 10000000000LL /* records this much older than the newest merge */
-#define PO_GPU_TAIL_CAP 512		/* latest union intervals per device */
-#define PO_SEGMENT_RING_CAP 65536	/* training thread's recent category segments */
-#define PO_SPAN_RING_CAP 65536		/* recently completed spans, for the timelines */
-#define PO_COUNTER_RING_CAP 8192	/* recent counter samples, for the timelines */
-#define PO_WINDOW_CAP 1024		/* discard windows kept */
-#define PO_REQUESTED_CAP 256		/* --timeline-steps details kept */
-#define PO_RESERVOIR_CAP 16		/* median candidates */
-#define PO_STALL_KEPT 3			/* steps kept for the longest GPU gaps */
-#define PO_NAME_CAP 4096		/* distinct GPU activity names interned */
-#define PO_CONFIG_CAP 1024		/* run_config keys */
-#define PO_DEVICE_SLOTS 16		/* GPU devices whose memory counter is summed */
-#define PO_FINALIZE_LAG 2		/* steps after its end before a step's detail is decided */
-#define PO_COVERAGE_WARN_PCT 90.0	/* steps covering less of their span get a warning */
-#define PO_GPU_RECORD_LIMIT_NS 3600000000000LL /* longer GPU records are damaged ones */
+#define PO_SPAN_STACK_CAP 256	  /* open spans per thread */
+#define PO_SEGMENT_RING_CAP 65536 /* training thread's recent category segments */
+#define PO_SPAN_RING_CAP 65536	  /* recently completed spans, for the timelines */
+#define PO_COUNTER_RING_CAP 8192  /* recent counter samples, for the timelines */
+#define PO_WINDOW_CAP 1024	  /* discard windows kept */
+#define PO_REQUESTED_CAP 256	  /* --timeline-steps details kept */
+#define PO_RESERVOIR_CAP 16	  /* median candidates */
+#define PO_STALL_KEPT 3		  /* steps kept for the longest GPU gaps */
+#define PO_NAME_CAP 4096	  /* distinct GPU activity names interned */
+#define PO_CONFIG_CAP 1024	  /* run_config keys */
+#define PO_DEVICE_SLOTS 16	  /* GPU devices whose memory counter is summed */
+#define PO_FINALIZE_LAG 2	  /* steps after its end before a step's detail is decided */
+#define PO_COVERAGE_WARN_PCT 90.0 /* steps covering less of their span get a warning */
 /*
  * A process that sampled its memory and then went silent this long has exited (its
  * sampler would speak every PROFOPT_SAMPLE_MS): forked workers that never announce
@@ -116,51 +113,6 @@ struct label_entry {
 	int64_t count;
 	int64_t total_ns;
 	int64_t cpu_ns; /* -1 */
-};
-
-struct gpu_rec {
-	int64_t begin_ns;
-	int64_t end_ns;
-};
-
-#define SINK_STEPS 0  /* intervals add to the steps' gpu_busy_ns */
-#define SINK_DEVICE 1 /* intervals make a device's busy time and gaps */
-#define SINK_STREAM 2 /* intervals make a stream's busy time */
-
-/* The streaming union of activity intervals, merged through a reorder buffer. */
-struct gpu_union {
-	int sink;		/* SINK_* */
-	size_t owner;		/* index of the device or stream */
-	struct gpu_rec *buffer; /* owned; sorted by begin; at most PO_GPU_REORDER_CAP */
-	size_t count;
-	size_t capacity;
-	int64_t flushed_begin; /* largest begin merged so far; INT64_MIN */
-	bool has_current;
-	int64_t current_begin;
-	int64_t current_end;
-	int64_t late_records;
-};
-
-struct gpu_device_state {
-	struct po_gpu_device out;
-	struct gpu_union merge;
-	int64_t union_first_ns;		      /* first union interval's begin; -1 */
-	int64_t union_last_ns;		      /* last union interval's end; -1 */
-	int64_t busy_total_ns;		      /* every union interval */
-	int64_t busy_from_window_ns;	      /* clipped to [first step begin, +inf) */
-	struct gpu_rec tail[PO_GPU_TAIL_CAP]; /* latest union intervals */
-	size_t tail_count;
-	size_t tail_next;
-	struct po_gpu_gap *gaps; /* owned */
-	size_t gap_count;
-	size_t gap_capacity;
-};
-
-struct gpu_stream_state {
-	struct po_gpu_stream out;
-	struct gpu_union merge;
-	int64_t last_begin_ns; /* the last record accepted on the stream; -1 before one */
-	int64_t last_end_ns;
 };
 
 struct segment {
@@ -255,14 +207,8 @@ struct po_model {
 	size_t label_capacity;
 	struct po_map label_index; /* (pid, stage, fold, label hash) -> index */
 
-	/* GPU */
-	struct gpu_device_state *devices; /* owned */
-	size_t device_count;
-	size_t device_capacity;
-	struct gpu_stream_state *streams; /* owned */
-	size_t stream_count;
-	size_t stream_capacity;
-	struct gpu_union all_devices; /* for each step's gpu_busy_ns */
+	/* GPU activity: the tracker (gpu.h), whose host is the model (model_gpu.c) */
+	struct po_gpu_tracker gpu;
 
 	/* memory: the tracker (memory.h), and the processes' RSS sum it is told about */
 	struct po_memory_tracker memory;
@@ -328,12 +274,11 @@ bool spans_is_training(const struct po_model *model, const struct thread *thread
 enum po_category spans_cause(const struct po_model *model, int64_t begin_ns, int64_t end_ns,
 			     int64_t *cause_ns);
 
-/* gpu.c */
-enum po_status gpu_activity(struct po_model *model, const struct po_event *event) PO_NODISCARD;
-enum po_status gpu_flush_all(struct po_model *model) PO_NODISCARD;
-void gpu_free(struct po_model *model);
-size_t gpu_bytes(const struct po_model *model);
-enum po_status gpu_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
+/* model_gpu.c: the model as the GPU tracker's host */
+void model_gpu_init(struct po_model *model);
+enum po_status model_gpu_activity(struct po_model *model,
+				  const struct po_event *event) PO_NODISCARD;
+enum po_status model_gpu_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
 
 /* detail.c */
 enum po_status detail_push_span(struct po_model *model, const struct po_span *span) PO_NODISCARD;

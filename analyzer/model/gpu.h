@@ -1,0 +1,121 @@
+/*
+ * gpu.h: the GPU activity tracker, one of the model's trackers. It owns the devices and
+ * streams, the union of each device's activity (busy time, idle gaps) and the union of
+ * all devices (the steps' GPU time). Records arrive in host emission order, close to but
+ * not exactly in start order; each union merges them through a bounded buffer sorted by
+ * start and finalizes an interval once a later record starts after its end.
+ *
+ * What the tracker needs of the rest of the model (the first step's begin, what the
+ * training thread did during a gap, which step a gap fell in, where the steps' GPU time
+ * goes) it asks through struct po_gpu_host, so it runs and is tested without a model.
+ *
+ * Life: init, consume records, flush (at the end of the stream), build its part of a
+ * result, fini. No global state: several trackers live side by side.
+ */
+#ifndef PO_MODEL_GPU_H
+#define PO_MODEL_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "result.h"
+
+#define PO_GPU_REORDER_CAP 2048		       /* records waiting to be merged, per union */
+#define PO_GPU_REORDER_NS 10000000000LL	       /* records this much older than the newest merge */
+#define PO_GPU_TAIL_CAP 512		       /* latest union intervals per device */
+#define PO_GPU_RECORD_LIMIT_NS 3600000000000LL /* longer records are damaged ones */
+
+struct po_gpu_host {
+	void *ctx;
+	/* The analysis window's begin (the first step's); INT64_MIN before the first step. */
+	int64_t (*window_begin_ns)(void *ctx);
+	/* A final interval of the union of all devices' activity. */
+	void (*busy)(void *ctx, int64_t begin_ns, int64_t end_ns);
+	/* A device was idle over the gap: fill its cause; the step it fell in may want it. */
+	enum po_status (*gap)(void *ctx, struct po_gpu_gap *gap);
+	/* The step with the largest overlap with [begin, end), or -1. */
+	int64_t (*step_at)(void *ctx, int64_t begin_ns, int64_t end_ns);
+};
+
+struct gpu_rec {
+	int64_t begin_ns;
+	int64_t end_ns;
+};
+
+/* The streaming union of activity intervals, merged through a reorder buffer. */
+struct gpu_union {
+	int sink;		/* GPU_SINK_* */
+	size_t owner;		/* index of the device or stream */
+	struct gpu_rec *buffer; /* owned; sorted by begin; at most PO_GPU_REORDER_CAP */
+	size_t count;
+	size_t capacity;
+	int64_t flushed_begin; /* largest begin merged so far; INT64_MIN */
+	bool has_current;
+	int64_t current_begin;
+	int64_t current_end;
+	int64_t late_records;
+};
+
+struct gpu_device_state {
+	struct po_gpu_device out;
+	struct gpu_union merge;
+	int64_t union_first_ns;		      /* first union interval's begin; -1 */
+	int64_t union_last_ns;		      /* last union interval's end; -1 */
+	int64_t busy_total_ns;		      /* every union interval */
+	int64_t busy_from_window_ns;	      /* clipped to [window begin, +inf) */
+	struct gpu_rec tail[PO_GPU_TAIL_CAP]; /* latest union intervals */
+	size_t tail_count;
+	size_t tail_next;
+	struct po_gpu_gap *gaps; /* owned */
+	size_t gap_count;
+	size_t gap_capacity;
+};
+
+struct gpu_stream_state {
+	struct po_gpu_stream out;
+	struct gpu_union merge;
+	int64_t last_begin_ns; /* the last record accepted on the stream; -1 before one */
+	int64_t last_end_ns;
+};
+
+struct po_gpu_tracker {
+	struct po_gpu_host host;
+	int64_t min_gap_ns;		  /* shorter gaps are not kept */
+	size_t max_gaps;		  /* gaps kept per device */
+	struct gpu_device_state *devices; /* owned */
+	size_t device_count;
+	size_t device_capacity;
+	struct gpu_stream_state *streams; /* owned */
+	size_t stream_count;
+	size_t stream_capacity;
+	struct gpu_union all_devices; /* for the host's busy() */
+	int64_t implausible_records;  /* refused: damaged times or overlaps on a stream */
+	enum po_status deferred;      /* a failure inside a merge, returned by the next call */
+};
+
+void gpu_tracker_init(struct po_gpu_tracker *tracker, const struct po_gpu_host *host,
+		      int64_t min_gap_ns, size_t max_gaps);
+void gpu_tracker_fini(struct po_gpu_tracker *tracker);
+size_t gpu_tracker_bytes(const struct po_gpu_tracker *tracker);
+
+/*
+ * A PO_EV_GPU_ACTIVITY event. *accepted is false when the record is implausible (counted
+ * in implausible_records, nothing else changes). Fails only on allocation failure.
+ */
+enum po_status gpu_tracker_consume(struct po_gpu_tracker *tracker, const struct po_event *event,
+				   bool *accepted) PO_NODISCARD;
+
+/* Merges every record still waiting: no record may come after. */
+enum po_status gpu_tracker_flush(struct po_gpu_tracker *tracker) PO_NODISCARD;
+
+/*
+ * Fills analysis->gpus, streams and gaps for the window [begin, end) (has_window false:
+ * each device's own activity span), adding the idle stretches at the window's edges.
+ * Called once, after gpu_tracker_flush.
+ */
+enum po_status gpu_tracker_build(struct po_gpu_tracker *tracker, bool has_window, int64_t begin_ns,
+				 int64_t end_ns, struct po_analysis *analysis) PO_NODISCARD;
+
+#endif /* PO_MODEL_GPU_H */
