@@ -55,6 +55,10 @@ SAME_RUN_PCT = 5       # a number measured twice in one run (trace vs script)
 WAIT_SLACK_MS = 0.15  # the instrumented loader's own Python around a data wait
 SLOPE_PCT = 25         # memory slopes (trace vs /proc)
 RERUN_PCT = 15         # a prediction against a rerun
+# A worker-count prediction may be this much slower than the rerun, not faster: the loop's
+# own time is measured while it idles before each step, which slows its body on some
+# machines (docs/accuracy.md, "What-if predictions").
+RERUN_SLOW_PCT = 25
 SHARE_POINTS = 5       # shares of the step, in percentage points
 EXCESS_PCT = 25        # the excess of periodic slow steps over the median step
 BUSY_STAGE_CAUSES = ("too-few-workers", "slow-load", "slow-preprocess", "slow-collate")
@@ -72,7 +76,7 @@ EXPECTATIONS = {
         ("finding", "input-bound", {"cause": "loading-in-main-process"}),
         ("evidence_points", "input-bound", "wait_share_pct", "wait_share_pct", SHARE_POINTS),
         ("wait_accounted", SAME_RUN_PCT),
-        ("whatif_more_workers", RERUN_PCT),
+        ("whatif_more_workers", RERUN_PCT, RERUN_SLOW_PCT),
     ],
     "few_io_workers": [
         ("truth", "wait_share_pct", ">=", 50),
@@ -82,7 +86,7 @@ EXPECTATIONS = {
         ("verdict", "input-bound"),
         ("finding", "input-bound", {"cause": "too-few-workers", "loading": "io-like"}),
         ("wait_accounted", SAME_RUN_PCT),
-        ("whatif_more_workers", RERUN_PCT),
+        ("whatif_more_workers", RERUN_PCT, RERUN_SLOW_PCT),
     ],
     "compute_bound_idle_workers": [
         ("truth", "wait_share_pct", "<=", 5),
@@ -666,7 +670,9 @@ def check_no_buffer_advice(run):
 
 
 @check
-def check_whatif_more_workers(run, tolerance_pct):
+def check_whatif_more_workers(run, fast_pct, slow_pct):
+    """The recommended num_workers' predicted step against a rerun with them: at most
+    fast_pct shorter (a promise the change does not keep) or slow_pct longer."""
     finding = the_finding(run, "input-bound")
     current = run.truth["facts"]["num_workers"]
     workers = finding.get("evidence", {}).get("recommended_num_workers")
@@ -677,13 +683,12 @@ def check_whatif_more_workers(run, tolerance_pct):
     predicted = number(advice[0].get("predicted_step_ms"), "predicted_step_ms")
     rerun = run.rerun(["--workers", str(workers)])
     measured = steady_mean_ms(rerun)
-    off = off_pct(predicted, measured)
-    error_pct = 100 * (predicted - measured) / measured
+    error_pct = 100 * (predicted - measured) / measured if measured > 0 else math.inf
     run.notes.append(f"what-if: num_workers={workers} predicted {predicted:.3f} ms, "
                      f"measured {measured:.3f} ms, error {error_pct:+.1f}%")
-    return off <= tolerance_pct, f"set num_workers={workers}: predicted {predicted:.3f} " \
-        f"ms/step, the rerun measured {measured:.3f} ms (steady mean; {off:.1f}% off, " \
-        f"limit {tolerance_pct}%)"
+    return -fast_pct <= error_pct <= slow_pct, f"set num_workers={workers}: predicted " \
+        f"{predicted:.3f} ms/step, the rerun measured {measured:.3f} ms (steady mean; " \
+        f"{error_pct:+.1f}%, limits -{fast_pct}% and +{slow_pct}%)"
 
 
 @check
