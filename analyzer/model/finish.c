@@ -15,13 +15,6 @@
 
 #define WARNING_CAP 16
 
-static int compare_strings(const char *a, const char *b)
-{
-	if (!a || !b)
-		return (a != NULL) - (b != NULL);
-	return strcmp(a, b);
-}
-
 static int compare_i64(int64_t a, int64_t b)
 {
 	return (a > b) - (a < b);
@@ -420,107 +413,6 @@ static enum po_status build_workers(struct po_model *model, struct po_analysis *
 	return worker_lifetimes(analysis);
 }
 
-static int compare_label_keys(const void *left, const void *right)
-{
-	const struct po_label_stat *a = left, *b = right;
-
-	if (a->role != b->role)
-		return compare_i64(a->role, b->role);
-	if (a->stage != b->stage)
-		return compare_i64(a->stage, b->stage);
-	return compare_strings(a->label, b->label);
-}
-
-/* Within a (role, stage): largest total first, so that folding keeps the largest labels. */
-static int compare_label_groups(const void *left, const void *right)
-{
-	const struct po_label_stat *a = left, *b = right;
-
-	if (a->role != b->role)
-		return compare_i64(a->role, b->role);
-	if (a->stage != b->stage)
-		return compare_i64(a->stage, b->stage);
-	if (a->total_ns != b->total_ns)
-		return a->total_ns > b->total_ns ? -1 : 1;
-	return compare_strings(a->label, b->label);
-}
-
-static int compare_label_totals(const void *left, const void *right)
-{
-	const struct po_label_stat *a = left, *b = right;
-
-	if (a->total_ns != b->total_ns)
-		return a->total_ns > b->total_ns ? -1 : 1;
-	return compare_label_keys(left, right);
-}
-
-static void label_add(struct po_label_stat *into, const struct po_label_stat *from)
-{
-	into->count += from->count;
-	into->total_ns += from->total_ns;
-	if (from->cpu_ns >= 0)
-		into->cpu_ns = (into->cpu_ns < 0 ? 0 : into->cpu_ns) + from->cpu_ns;
-}
-
-/* Merges adjacent equal keys (the array is sorted by key); returns the new count. */
-static size_t merge_labels(struct po_label_stat *stats, size_t count)
-{
-	size_t out = 0;
-
-	for (size_t i = 0; i < count; i++) {
-		if (out && compare_label_keys(&stats[out - 1], &stats[i]) == 0)
-			label_add(&stats[out - 1], &stats[i]);
-		else
-			stats[out++] = stats[i];
-	}
-	return out;
-}
-
-/* Past max_labels in a (role, stage), labels become "(other labels)". */
-static size_t fold_labels(const struct po_model *model, struct po_label_stat *stats, size_t count)
-{
-	size_t in_group = 0;
-
-	po_sort(stats, count, sizeof(*stats), compare_label_groups);
-	for (size_t i = 0; i < count; i++) {
-		bool new_group = i == 0 || stats[i].role != stats[i - 1].role ||
-				 stats[i].stage != stats[i - 1].stage;
-
-		if (new_group)
-			in_group = 0;
-		if (stats[i].label == model->fold_label)
-			continue; /* already folded in a process: not one of the kept labels */
-		if (++in_group > model->config.max_labels)
-			stats[i].label = model->fold_label;
-	}
-	po_sort(stats, count, sizeof(*stats), compare_label_keys);
-	return merge_labels(stats, count);
-}
-
-static enum po_status build_labels(struct po_model *model, struct po_analysis *analysis)
-{
-	struct po_label_stat *stats = calloc(model->label_count + 1, sizeof(*stats));
-
-	if (!stats)
-		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < model->label_count; i++) {
-		const struct label_entry *entry = &model->labels[i];
-
-		stats[i] = (struct po_label_stat){.role = finish_role_of(analysis, entry->pid),
-						  .stage = entry->stage,
-						  .label = entry->label,
-						  .count = entry->count,
-						  .total_ns = entry->total_ns,
-						  .cpu_ns = entry->cpu_ns};
-	}
-	po_sort(stats, model->label_count, sizeof(*stats), compare_label_keys);
-	analysis->label_stat_count =
-	    fold_labels(model, stats, merge_labels(stats, model->label_count));
-	po_sort(stats, analysis->label_stat_count, sizeof(*stats), compare_label_totals);
-	analysis->label_stats = stats;
-	return PO_STATUS_OK;
-}
-
 static void warn(struct po_analysis *analysis, const char *code, const char *text)
 {
 	if (text && analysis->warning_count < WARNING_CAP)
@@ -855,7 +747,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	if (status == PO_STATUS_OK)
 		status = build_workers(model, analysis);
 	if (status == PO_STATUS_OK)
-		status = build_labels(model, analysis);
+		status = label_tracker_build(&model->labels, analysis, finish_role_of);
 	if (status == PO_STATUS_OK) {
 		po_analysis_build_pipeline(analysis);
 		status = memory_tracker_build(&model->memory, analysis, finish_role_of);

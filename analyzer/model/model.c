@@ -88,6 +88,8 @@ static enum po_status init_strings(struct po_model *model)
 		return PO_STATUS_NOMEM;
 	memory_tracker_init(&model->memory, model->config.max_sites, model->fold_site_label,
 			    model->strings);
+	label_tracker_init(&model->labels, model->config.max_labels, model->fold_label,
+			   model->strings);
 	return PO_STATUS_OK;
 }
 
@@ -147,7 +149,6 @@ void po_model_destroy(struct po_model *model)
 	po_map_free(&model->thread_index);
 	po_map_free(&model->names);
 	po_map_free(&model->traces);
-	po_map_free(&model->label_index);
 	memory_tracker_fini(&model->memory);
 	free(model->run_config);
 	free(model->windows);
@@ -155,7 +156,7 @@ void po_model_destroy(struct po_model *model)
 		po_step_store_destroy(model->steps);
 	free(model->segments);
 	batch_tracker_fini(&model->batches);
-	free(model->labels);
+	label_tracker_fini(&model->labels);
 	free(model->span_ring);
 	free(model->counter_ring);
 	free(model->slowest);
@@ -825,7 +826,7 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += model->thread_capacity * sizeof(struct thread);
 	bytes += model->process_capacity * sizeof(struct process);
 	bytes += po_step_store_bytes(model->steps);
-	bytes += model->label_capacity * sizeof(struct label_entry);
+	bytes += label_tracker_bytes(&model->labels);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
 	bytes += PO_SEGMENT_RING_CAP * sizeof(struct segment);
 	bytes += PO_SPAN_RING_CAP * sizeof(struct po_span);
@@ -833,7 +834,7 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
 	bytes += po_map_bytes(&model->process_index) + po_map_bytes(&model->thread_index);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
-	bytes += batch_tracker_bytes(&model->batches) + po_map_bytes(&model->label_index);
+	bytes += batch_tracker_bytes(&model->batches);
 	bytes += memory_tracker_bytes(&model->memory);
 	bytes += gpu_tracker_bytes(&model->gpu) + detail_bytes(model);
 	if (model->arena)

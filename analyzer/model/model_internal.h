@@ -7,6 +7,7 @@
 
 #include "batches.h"
 #include "gpu.h"
+#include "labels.h"
 #include "map.h"
 #include "saturate.h"
 #include "memory.h"
@@ -56,7 +57,7 @@ struct open_span {
 	enum po_stage stage;
 	int64_t begin_ns;
 	const char *label;  /* weak: interned (or the fold label) */
-	size_t label_index; /* into model->labels */
+	size_t label_index; /* the label tracker's entry */
 	int64_t batch;
 	int32_t device;
 	int32_t stream;
@@ -102,17 +103,6 @@ struct process {
 	int64_t stage_ns[PO_STAGE_COUNT];
 	int64_t stage_cpu_ns[PO_STAGE_COUNT];
 	int64_t busy_ns;
-	size_t label_count[PO_STAGE_COUNT]; /* distinct labels kept per stage */
-};
-
-/* Label statistics per (pid, stage, label), merged per role at the end. */
-struct label_entry {
-	int32_t pid;
-	enum po_stage stage;
-	const char *label; /* weak: interned */
-	int64_t count;
-	int64_t total_ns;
-	int64_t cpu_ns; /* -1 */
 };
 
 struct segment {
@@ -201,11 +191,8 @@ struct po_model {
 	/* batches made off the training thread and not yet consumed (batches.h) */
 	struct po_batch_tracker batches;
 
-	/* labels */
-	struct label_entry *labels; /* owned */
-	size_t label_count;
-	size_t label_capacity;
-	struct po_map label_index; /* (pid, stage, fold, label hash) -> index */
+	/* the stage spans' labels: the tracker (labels.h) */
+	struct po_label_tracker labels;
 
 	/* GPU activity: the tracker (gpu.h), whose host is the model (model_gpu.c) */
 	struct po_gpu_tracker gpu;

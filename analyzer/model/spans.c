@@ -8,7 +8,6 @@
 #include "model_internal.h"
 
 #define LOADER_SLOT(stage) ((int)(stage) - (int)PO_STAGE_LOAD) /* load, preprocess, collate */
-#define LABEL_FOLD_BIT (1ULL << 40)
 
 static bool is_loader_stage(enum po_stage stage)
 {
@@ -136,49 +135,6 @@ enum po_category spans_cause(const struct po_model *model, int64_t begin_ns, int
 	return best;
 }
 
-/* The label statistics entry of (pid, stage, label), folding past max_labels. */
-static enum po_status label_resolve(struct po_model *model, struct process *process,
-				    enum po_stage stage, struct po_str label, size_t *out)
-{
-	uint64_t key = (uint32_t)process->pid | ((uint64_t)stage << 32);
-	uint64_t hash = po_hash_bytes(label.ptr, label.len);
-	struct po_map_entry *entry = po_map_find(&model->label_index, key, hash);
-	const char *text;
-	bool created;
-
-	if (entry) {
-		*out = entry->value;
-		return PO_STATUS_OK;
-	}
-	if (process->label_count[stage] >= model->config.max_labels) {
-		key |= LABEL_FOLD_BIT;
-		hash = 0;
-		text = model->fold_label;
-	} else {
-		text = po_strtab_intern(model->strings, label.len ? label.ptr : "", label.len);
-		if (!text)
-			return PO_STATUS_NOMEM;
-	}
-	entry = po_map_upsert(&model->label_index, key, hash, &created);
-	if (!entry)
-		return PO_STATUS_NOMEM;
-	if (created) {
-		if (po_array_reserve((void **)&model->labels, &model->label_capacity,
-				     model->label_count + 1,
-				     sizeof(struct label_entry)) != PO_STATUS_OK) {
-			po_map_remove(&model->label_index, entry);
-			return PO_STATUS_NOMEM;
-		}
-		if (!(key & LABEL_FOLD_BIT))
-			process->label_count[stage]++;
-		entry->value = model->label_count;
-		model->labels[model->label_count++] = (struct label_entry){
-		    .pid = process->pid, .stage = stage, .label = text, .cpu_ns = -1};
-	}
-	*out = entry->value;
-	return PO_STATUS_OK;
-}
-
 static enum po_status push_open(struct po_model *model, struct thread *thread,
 				const struct open_span *span)
 {
@@ -231,10 +187,11 @@ enum po_status spans_stage_begin(struct po_model *model, struct thread *thread,
 		return PO_STATUS_OK;
 	if (is_loader_stage(span.stage))
 		process->loader_spans = true;
-	status = label_resolve(model, process, span.stage, event->u.stage.label, &span.label_index);
+	status = label_tracker_resolve(&model->labels, process->pid, span.stage,
+				       event->u.stage.label, &span.label_index);
 	if (status != PO_STATUS_OK)
 		return status;
-	span.label = model->labels[span.label_index].label;
+	span.label = label_tracker_text(&model->labels, span.label_index);
 	span.same_below = find_open(thread, OPEN_STAGE, span.stage) >= 0;
 	if (spans_is_training(model, thread))
 		training_flush(model, event->time_ns);
@@ -387,14 +344,10 @@ static enum po_status complete_stage(struct po_model *model, struct thread *thre
 	int64_t wall_ns = event->time_ns > span->begin_ns ? event->time_ns - span->begin_ns : 0;
 	int64_t cpu_ns = event->u.stage.cpu_ns;
 	int64_t batch = event->u.stage.batch >= 0 ? event->u.stage.batch : span->batch;
-	struct label_entry *label = &model->labels[span->label_index];
 	bool training = spans_is_training(model, thread);
 	enum po_status status = PO_STATUS_OK;
 
-	label->count++;
-	label->total_ns = po_add_sat(label->total_ns, wall_ns);
-	if (cpu_ns >= 0)
-		label->cpu_ns = add_known(label->cpu_ns, cpu_ns);
+	label_tracker_add(&model->labels, span->label_index, wall_ns, cpu_ns);
 	producer_stats(&model->processes[thread->process], span, bottom, wall_ns, cpu_ns);
 	if (is_loader_stage(span->stage) && training)
 		own_loading(model, span, batch, wall_ns, event->time_ns);
