@@ -27,9 +27,9 @@ static int compare_i64(int64_t a, int64_t b)
  */
 static void close_stream(struct po_model *model)
 {
-	for (size_t i = 0; i < model->thread_count; i++) {
-		model->quality.open_at_end += (int64_t)model->threads[i].depth;
-		model->threads[i].depth = 0;
+	for (size_t i = 0; i < model->procs.thread_count; i++) {
+		model->quality.open_at_end += (int64_t)model->procs.threads[i].depth;
+		model->procs.threads[i].depth = 0;
 	}
 	if (model->step_open) {
 		model->step_open = false;
@@ -144,7 +144,7 @@ static enum po_status build_run(struct po_model *model, struct po_analysis *anal
 
 static enum po_role role_of(const struct po_model *model, const struct process *process)
 {
-	if (model->has_training && process->pid == model->threads[model->training].pid)
+	if (model->has_training && process->pid == model->procs.threads[model->training].pid)
 		return PO_ROLE_MAIN;
 	if (process->worker_begin || (process->loader_spans && process->step_count == 0))
 		return PO_ROLE_WORKER;
@@ -159,11 +159,11 @@ static int compare_processes(const void *left, const void *right)
 
 static enum po_status build_processes(struct po_model *model, struct po_analysis *analysis)
 {
-	analysis->processes = calloc(model->process_count + 1, sizeof(*analysis->processes));
+	analysis->processes = calloc(model->procs.process_count + 1, sizeof(*analysis->processes));
 	if (!analysis->processes)
 		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < model->process_count; i++) {
-		const struct process *process = &model->processes[i];
+	for (size_t i = 0; i < model->procs.process_count; i++) {
+		const struct process *process = &model->procs.processes[i];
 
 		analysis->processes[i] =
 		    (struct po_process){.pid = process->pid,
@@ -182,10 +182,10 @@ static enum po_status build_processes(struct po_model *model, struct po_analysis
 					.runq_first_ns = process->runq_first_ns,
 					.runq_last_ns = process->runq_last_ns};
 	}
-	analysis->process_count = model->process_count;
+	analysis->process_count = model->procs.process_count;
 	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
 		compare_processes);
-	analysis->main_pid = model->has_training ? model->threads[model->training].pid : -1;
+	analysis->main_pid = model->has_training ? model->procs.threads[model->training].pid : -1;
 	return PO_STATUS_OK;
 }
 
@@ -207,12 +207,12 @@ static int compare_threads(const void *left, const void *right)
 
 static enum po_status build_threads(struct po_model *model, struct po_analysis *analysis)
 {
-	analysis->threads = calloc(model->thread_count + 1, sizeof(*analysis->threads));
+	analysis->threads = calloc(model->procs.thread_count + 1, sizeof(*analysis->threads));
 	if (!analysis->threads)
 		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < model->thread_count; i++) {
-		const struct thread *thread = &model->threads[i];
-		const char *name = model->processes[thread->process].name;
+	for (size_t i = 0; i < model->procs.thread_count; i++) {
+		const struct thread *thread = &model->procs.threads[i];
+		const char *name = model->procs.processes[thread->process].name;
 
 		analysis->threads[i] = (struct po_thread){.pid = thread->pid,
 							  .tid = thread->tid,
@@ -220,7 +220,7 @@ static enum po_status build_threads(struct po_model *model, struct po_analysis *
 							  .is_training_loop = model->has_training &&
 									      i == model->training};
 	}
-	analysis->thread_count = model->thread_count;
+	analysis->thread_count = model->procs.thread_count;
 	po_sort(analysis->threads, analysis->thread_count, sizeof(struct po_thread),
 		compare_threads);
 	return PO_STATUS_OK;
@@ -389,11 +389,11 @@ static enum po_status worker_lifetimes(struct po_analysis *analysis)
 
 static enum po_status build_workers(struct po_model *model, struct po_analysis *analysis)
 {
-	analysis->workers = calloc(model->process_count + 1, sizeof(*analysis->workers));
+	analysis->workers = calloc(model->procs.process_count + 1, sizeof(*analysis->workers));
 	if (!analysis->workers)
 		return PO_STATUS_NOMEM;
-	for (size_t i = 0; i < model->process_count; i++) {
-		const struct process *process = &model->processes[i];
+	for (size_t i = 0; i < model->procs.process_count; i++) {
+		const struct process *process = &model->procs.processes[i];
 		struct po_worker *worker;
 
 		if (role_of(model, process) != PO_ROLE_WORKER)

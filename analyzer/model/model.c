@@ -53,8 +53,6 @@ void po_model_config_init(struct po_model_config *config)
 	};
 }
 
-static void process_rejoins(struct po_model *model, struct process *process);
-
 static enum po_status alloc_rings(struct po_model *model)
 {
 	model->segments = calloc(PO_SEGMENT_RING_CAP, sizeof(*model->segments));
@@ -90,6 +88,7 @@ static enum po_status init_strings(struct po_model *model)
 			    model->strings);
 	label_tracker_init(&model->labels, model->config.max_labels, model->fold_label,
 			   model->strings);
+	process_tracker_init(&model->procs, model->strings, &model->memory);
 	return PO_STATUS_OK;
 }
 
@@ -100,7 +99,6 @@ static void init_state(struct po_model *model)
 	model->own_ready_ns = -1;
 	model->current_step_number = -1;
 	model->latest_queue_depth = -1;
-	model->rss_sum_bytes = -1;
 	model->random_state = 0x853c49e6748fea9bULL;
 	model->quality.first_ns = -1;
 	model->quality.last_ns = -1;
@@ -138,15 +136,10 @@ void po_model_destroy(struct po_model *model)
 {
 	if (!model)
 		return;
-	for (size_t i = 0; i < model->thread_count; i++)
-		free(model->threads[i].stack);
-	free(model->threads);
-	free(model->processes);
-	po_map_free(&model->process_index);
+	process_tracker_fini(&model->procs);
 	po_map_free(&model->membership);
 	free(model->excluded);
 	free(model->missing);
-	po_map_free(&model->thread_index);
 	po_map_free(&model->names);
 	po_map_free(&model->traces);
 	memory_tracker_fini(&model->memory);
@@ -193,117 +186,6 @@ const char *model_intern_capped(struct po_model *model, uint64_t name_space, str
 	entry->value = (uint64_t)(uintptr_t)interned;
 	(*count)++;
 	return interned;
-}
-
-static struct process *process_get(struct po_model *model, int32_t pid)
-{
-	bool created;
-	struct po_map_entry *entry =
-	    po_map_upsert(&model->process_index, (uint32_t)pid, 0, &created);
-	struct process *process;
-
-	if (!entry)
-		return NULL;
-	if (!created)
-		return &model->processes[entry->value];
-	if (po_array_reserve((void **)&model->processes, &model->process_capacity,
-			     model->process_count + 1, sizeof(*process)) != PO_STATUS_OK) {
-		po_map_remove(&model->process_index, entry);
-		return NULL;
-	}
-	entry->value = model->process_count;
-	process = &model->processes[model->process_count++];
-	*process = (struct process){.pid = pid,
-				    .worker_id = -1,
-				    .parent_pid = -1,
-				    .first_ns = -1,
-				    .last_ns = -1,
-				    .rss_first_bytes = -1,
-				    .rss_last_bytes = -1,
-				    .rss_peak_bytes = -1,
-				    .cpu_first_ns = -1,
-				    .cpu_last_ns = -1,
-				    .runq_first_ns = -1,
-				    .runq_last_ns = -1,
-				    .cpu_sample_ns = -1,
-				    .runq_sample_ns = -1};
-	for (int i = 0; i < PO_DEVICE_SLOTS; i++)
-		process->gpu_used_bytes[i] = -1;
-	for (int i = 0; i < PO_STAGE_COUNT; i++)
-		process->stage_cpu_ns[i] = -1;
-	return process;
-}
-
-static struct thread *thread_get(struct po_model *model, int32_t pid, int32_t tid, size_t process)
-{
-	bool created;
-	struct po_map_entry *entry =
-	    po_map_upsert(&model->thread_index, (uint32_t)pid, (uint32_t)tid, &created);
-	struct thread *thread;
-
-	if (!entry)
-		return NULL;
-	if (!created)
-		return &model->threads[entry->value];
-	if (po_array_reserve((void **)&model->threads, &model->thread_capacity,
-			     model->thread_count + 1, sizeof(*thread)) != PO_STATUS_OK) {
-		po_map_remove(&model->thread_index, entry);
-		return NULL;
-	}
-	entry->value = model->thread_count;
-	thread = &model->threads[model->thread_count++];
-	*thread = (struct thread){.pid = pid, .tid = tid, .process = process, .last_ns = INT64_MIN};
-	return thread;
-}
-
-/* The process of the event, through the one-entry cache of the last event's thread. */
-static struct process *process_of(struct po_model *model, const struct po_event *event)
-{
-	if (model->last_valid && model->last_pid == event->pid && model->last_tid == event->tid)
-		return &model->processes[model->last_process];
-	return process_get(model, event->pid);
-}
-
-static struct thread *thread_of(struct po_model *model, const struct po_event *event,
-				size_t process)
-{
-	struct thread *thread;
-
-	if (model->last_valid && model->last_pid == event->pid && model->last_tid == event->tid)
-		return &model->threads[model->last_thread];
-	thread = thread_get(model, event->pid, event->tid, process);
-	if (thread) {
-		model->last_valid = true;
-		model->last_pid = event->pid;
-		model->last_tid = event->tid;
-		model->last_process = process;
-		model->last_thread = (size_t)(thread - model->threads);
-	}
-	return thread;
-}
-
-static enum po_status note_process(struct po_model *model, const struct po_event *event,
-				   struct process **out)
-{
-	struct process *process = process_of(model, event);
-
-	if (!process)
-		return PO_STATUS_NOMEM;
-	if (!process->name && event->procname.len) {
-		process->name =
-		    po_strtab_intern(model->strings, event->procname.ptr, event->procname.len);
-		if (!process->name)
-			return PO_STATUS_NOMEM;
-	}
-	if (process->first_ns < 0)
-		process->first_ns = event->time_ns;
-	if (event->time_ns > process->last_ns)
-		process->last_ns = event->time_ns;
-	if (process->silent && !process->ended)
-		process_rejoins(model, process);
-	process->event_count++;
-	*out = process;
-	return PO_STATUS_OK;
 }
 
 static void note_quality(struct po_model *model, const struct po_event *event)
@@ -434,129 +316,6 @@ static enum po_status note_trace(struct po_model *model, const struct po_event *
 	return PO_STATUS_OK;
 }
 
-int64_t model_current_rss_sum(const struct po_model *model)
-{
-	return model->rss_sum_bytes;
-}
-
-static void on_rss(struct po_model *model, struct process *process, int64_t value)
-{
-	int64_t old = process->rss_last_bytes;
-
-	if (process->ended)
-		return; /* a sample of the exit path: the process left the sum at worker_end */
-
-	if (process->rss_first_bytes < 0)
-		process->rss_first_bytes = value;
-	process->rss_last_bytes = value;
-	if (value > process->rss_peak_bytes)
-		process->rss_peak_bytes = value;
-	model->rss_sum_bytes =
-	    po_add_sat(po_add_sat(model->rss_sum_bytes < 0 ? 0 : model->rss_sum_bytes, value),
-		       old < 0 ? 0 : -old);
-	memory_tracker_rss_sum(&model->memory, model->rss_sum_bytes);
-}
-
-static void on_gpu_counter(struct po_model *model, struct process *process, int32_t device,
-			   int64_t value)
-{
-	int64_t old;
-
-	if (device < 0 || device >= PO_DEVICE_SLOTS || process->ended)
-		return;
-	old = process->gpu_used_bytes[device];
-	process->gpu_used_bytes[device] = value;
-	memory_tracker_gpu_sample(&model->memory, value, old);
-}
-
-/* Largest resident or device memory believed: 1 PiB. */
-#define PO_MEMORY_LIMIT_BYTES (INT64_C(1) << 50)
-/* Slack of a cumulative time counter over the time that passed (sampling jitter). */
-#define PO_COUNTER_SLACK_NS 20000000LL
-
-/*
- * A cumulative time counter (CPU time, run-queue wait) may only grow, and by at most the
- * time that passed times the threads that could accumulate it (the cores for CPU time, one
- * thread for the main thread's run-queue wait).
- */
-static bool cumulative_plausible(int64_t value, int64_t time_ns, int64_t last_value,
-				 int64_t last_time_ns, int64_t parallel)
-{
-	double allowed;
-
-	if (value < 0)
-		return false;
-	if (last_value < 0 || last_time_ns < 0)
-		return true;
-	if (value < last_value || time_ns < last_time_ns)
-		return false;
-	allowed = (double)(time_ns - last_time_ns) * (double)parallel + PO_COUNTER_SLACK_NS;
-	return (double)(value - last_value) <= allowed;
-}
-
-static bool counter_plausible(const struct po_model *model, const struct process *process,
-			      const struct po_event *event)
-{
-	int64_t value = event->u.counter.value;
-	int64_t cores = model->cpu_count > 0 ? model->cpu_count : 1024;
-
-	switch (event->u.counter.kind) {
-	case PO_COUNTER_HOST_RSS:
-	case PO_COUNTER_GPU_MEM_USED:
-	case PO_COUNTER_GPU_MEM_RESERVED:
-		return value >= 0 && value <= PO_MEMORY_LIMIT_BYTES;
-	case PO_COUNTER_PROCESS_CPU:
-		return cumulative_plausible(value, event->time_ns, process->cpu_last_ns,
-					    process->cpu_sample_ns, cores);
-	case PO_COUNTER_PROCESS_RUNQ_WAIT:
-		return cumulative_plausible(value, event->time_ns, process->runq_last_ns,
-					    process->runq_sample_ns, 1);
-	default:
-		return true;
-	}
-}
-
-static void on_counter(struct po_model *model, struct process *process,
-		       const struct po_event *event)
-{
-	int64_t value = event->u.counter.value;
-
-	if (!counter_plausible(model, process, event)) {
-		model->quality.implausible_values++;
-		return;
-	}
-	switch (event->u.counter.kind) {
-	case PO_COUNTER_QUEUE_DEPTH:
-		model->latest_queue_depth = value;
-		break;
-	case PO_COUNTER_HOST_RSS:
-		on_rss(model, process, value);
-		break;
-	case PO_COUNTER_GPU_MEM_USED:
-		on_gpu_counter(model, process, event->u.counter.device, value);
-		break;
-	case PO_COUNTER_PROCESS_CPU:
-		if (process->cpu_first_ns < 0)
-			process->cpu_first_ns = value;
-		process->cpu_last_ns = value;
-		process->cpu_sample_ns = event->time_ns;
-		break;
-	case PO_COUNTER_PROCESS_RUNQ_WAIT:
-		if (process->runq_first_ns < 0)
-			process->runq_first_ns = value;
-		process->runq_last_ns = value;
-		process->runq_sample_ns = event->time_ns;
-		break;
-	default:
-		break;
-	}
-	detail_push_counter(model, &(struct po_counter_sample){.pid = event->pid,
-							       .kind = event->u.counter.kind,
-							       .device = event->u.counter.device,
-							       .time_ns = event->time_ns,
-							       .value = value});
-}
-
 static enum po_status on_run_config(struct po_model *model, const struct po_event *event)
 {
 	const char *key = po_strtab_intern(model->strings, event->u.run_config.key.ptr,
@@ -582,6 +341,23 @@ static enum po_status on_run_config(struct po_model *model, const struct po_even
 	return PO_STATUS_OK;
 }
 
+/* A sample of a process (its memory, CPU time, run-queue wait) or of the loader's queue. */
+static void on_counter(struct po_model *model, struct process *process,
+		       const struct po_event *event)
+{
+	if (event->u.counter.kind == PO_COUNTER_QUEUE_DEPTH) {
+		model->latest_queue_depth = event->u.counter.value;
+	} else if (!process_tracker_counter(&model->procs, process, event, model->cpu_count)) {
+		model->quality.implausible_values++;
+		return;
+	}
+	detail_push_counter(model, &(struct po_counter_sample){.pid = event->pid,
+							       .kind = event->u.counter.kind,
+							       .device = event->u.counter.device,
+							       .time_ns = event->time_ns,
+							       .value = event->u.counter.value});
+}
+
 static enum po_status on_run_begin(struct po_model *model, const struct po_event *event)
 {
 	model->framework = po_strtab_intern(model->strings, event->u.run_begin.framework.ptr,
@@ -589,63 +365,6 @@ static enum po_status on_run_begin(struct po_model *model, const struct po_event
 	model->cpu_count = event->u.run_begin.cpu_count;
 	model->run_begun = true;
 	return model->framework ? PO_STATUS_OK : PO_STATUS_NOMEM;
-}
-
-static void on_worker_begin(struct process *process, const struct po_event *event)
-{
-	process->worker_begin = true;
-	process->worker_id = event->u.worker.worker_id;
-	process->parent_pid = event->u.worker.parent_pid;
-}
-
-/* Takes a process's resident and device memory out of the run's sums (sign -1), or back. */
-static void move_sums(struct po_model *model, struct process *process, int sign)
-{
-	if (process->rss_last_bytes > 0 && model->rss_sum_bytes >= 0)
-		model->rss_sum_bytes =
-		    po_add_sat(model->rss_sum_bytes, sign * process->rss_last_bytes);
-	for (int device = 0; device < PO_DEVICE_SLOTS; device++) {
-		if (process->gpu_used_bytes[device] > 0)
-			memory_tracker_gpu_move(&model->memory,
-						sign * process->gpu_used_bytes[device]);
-	}
-}
-
-/* A silent process spoke again: it was quiet, not gone. */
-static void process_rejoins(struct po_model *model, struct process *process)
-{
-	process->silent = false;
-	move_sums(model, process, +1);
-}
-
-void model_expire_silent(struct po_model *model, int64_t time_ns)
-{
-	if (time_ns - model->silent_scan_ns < PO_SILENT_SCAN_NS)
-		return;
-	model->silent_scan_ns = time_ns;
-	for (size_t i = 0; i < model->process_count; i++) {
-		struct process *process = &model->processes[i];
-
-		if (process->ended || process->silent || process->rss_last_bytes < 0 ||
-		    process->last_ns >= time_ns - PO_SILENT_NS)
-			continue;
-		process->silent = true;
-		move_sums(model, process, -1);
-	}
-}
-
-/*
- * A worker ends (a DataLoader worker exits at the end of every epoch unless its workers are
- * persistent): its resident and device memory leave the sums, so the memory of a run is
- * that of the processes alive, not of every process ever started.
- */
-static void on_worker_end(struct po_model *model, struct process *process)
-{
-	if (process->ended)
-		return;
-	process->ended = true;
-	if (!process->silent)
-		move_sums(model, process, -1);
 }
 
 /* The flat dispatch of events that belong to a process and thread. */
@@ -686,10 +405,10 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_RUN_CONFIG:
 		return on_run_config(model, event);
 	case PO_EV_WORKER_BEGIN:
-		on_worker_begin(process, event);
+		process_tracker_worker_begin(process, event);
 		return PO_STATUS_OK;
 	case PO_EV_WORKER_END:
-		on_worker_end(model, process);
+		process_tracker_worker_end(&model->procs, process);
 		return PO_STATUS_OK;
 	case PO_EV_RUN_END:
 		model->run_ended = true;
@@ -776,12 +495,9 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 		on_discard(model, event, previous_ns);
 		return PO_STATUS_OK;
 	}
-	status = note_process(model, event, &process);
+	status = process_tracker_note(&model->procs, event, &process, &thread);
 	if (status != PO_STATUS_OK)
 		return status;
-	thread = thread_of(model, event, (size_t)(process - model->processes));
-	if (!thread)
-		return PO_STATUS_NOMEM;
 	if (event->time_ns < thread->last_ns)
 		model->quality.time_inversions++;
 	else
@@ -821,10 +537,7 @@ size_t po_model_bytes(const struct po_model *model)
 {
 	size_t bytes = sizeof(*model);
 
-	for (size_t i = 0; i < model->thread_count; i++)
-		bytes += model->threads[i].capacity * sizeof(struct open_span);
-	bytes += model->thread_capacity * sizeof(struct thread);
-	bytes += model->process_capacity * sizeof(struct process);
+	bytes += process_tracker_bytes(&model->procs);
 	bytes += po_step_store_bytes(model->steps);
 	bytes += label_tracker_bytes(&model->labels);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
@@ -832,7 +545,6 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += PO_SPAN_RING_CAP * sizeof(struct po_span);
 	bytes += PO_COUNTER_RING_CAP * sizeof(struct po_counter_sample);
 	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
-	bytes += po_map_bytes(&model->process_index) + po_map_bytes(&model->thread_index);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
 	bytes += batch_tracker_bytes(&model->batches);
 	bytes += memory_tracker_bytes(&model->memory);

@@ -9,13 +9,13 @@
 #include "gpu.h"
 #include "labels.h"
 #include "map.h"
+#include "processes.h"
 #include "saturate.h"
 #include "memory.h"
 #include "model.h"
 #include "step_store.h"
 
 /* Bounds that keep the model's memory independent of the trace's length. */
-#define PO_SPAN_STACK_CAP 256	  /* open spans per thread */
 #define PO_SEGMENT_RING_CAP 65536 /* training thread's recent category segments */
 #define PO_SPAN_RING_CAP 65536	  /* recently completed spans, for the timelines */
 #define PO_COUNTER_RING_CAP 8192  /* recent counter samples, for the timelines */
@@ -25,16 +25,8 @@
 #define PO_STALL_KEPT 3		  /* steps kept for the longest GPU gaps */
 #define PO_NAME_CAP 4096	  /* distinct GPU activity names interned */
 #define PO_CONFIG_CAP 1024	  /* run_config keys */
-#define PO_DEVICE_SLOTS 16	  /* GPU devices whose memory counter is summed */
 #define PO_FINALIZE_LAG 2	  /* steps after its end before a step's detail is decided */
 #define PO_COVERAGE_WARN_PCT 90.0 /* steps covering less of their span get a warning */
-/*
- * A process that sampled its memory and then went silent this long has exited (its
- * sampler would speak every PROFOPT_SAMPLE_MS): forked workers that never announce
- * themselves end without worker_end. Silent processes are looked for this often.
- */
-#define PO_SILENT_NS 1000000000LL
-#define PO_SILENT_SCAN_NS 250000000LL
 
 /*
  * Times outside [0, PO_TIME_LIMIT_NS] come only from corrupted traces; events carrying
@@ -47,63 +39,6 @@ static inline bool po_time_valid(int64_t time_ns)
 {
 	return time_ns >= 0 && time_ns <= PO_TIME_LIMIT_NS;
 }
-
-#define OPEN_STAGE 0
-#define OPEN_SYNC 1
-
-/* A span begun and not yet ended on a thread. */
-struct open_span {
-	int kind; /* OPEN_STAGE or OPEN_SYNC */
-	enum po_stage stage;
-	int64_t begin_ns;
-	const char *label;  /* weak: interned (or the fold label) */
-	size_t label_index; /* the label tracker's entry */
-	int64_t batch;
-	int32_t device;
-	int32_t stream;
-	bool same_below; /* a span of the same stage is open below this one */
-};
-
-struct thread {
-	int32_t pid;
-	int32_t tid;
-	size_t process; /* index into model->processes */
-	int64_t last_ns;
-	struct open_span *stack; /* owned */
-	size_t depth;
-	size_t capacity;
-	int64_t step_count;
-};
-
-struct process {
-	int32_t pid;
-	const char *name; /* weak: interned; NULL until seen */
-	int64_t worker_id;
-	int32_t parent_pid;
-	int64_t first_ns;
-	int64_t last_ns;
-	int64_t event_count;
-	int64_t rss_first_bytes;
-	int64_t rss_last_bytes;
-	int64_t rss_peak_bytes;
-	int64_t cpu_first_ns;
-	int64_t cpu_last_ns;
-	int64_t runq_first_ns; /* PROCESS_RUNQ_WAIT counter, first and last; -1 */
-	int64_t runq_last_ns;
-	int64_t cpu_sample_ns;	/* when the last PROCESS_CPU sample was taken; -1 */
-	int64_t runq_sample_ns; /* when the last PROCESS_RUNQ_WAIT sample was taken; -1 */
-	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
-	bool worker_begin;
-	bool ended;  /* worker_end seen: the process no longer holds memory or cores */
-	bool silent; /* no event for PO_SILENT_NS: left the memory sums until it speaks again */
-	bool loader_spans;
-	int64_t step_count;
-	/* producer statistics, reported for worker processes */
-	int64_t batches;
-	int64_t stage_ns[PO_STAGE_COUNT];
-	int64_t stage_cpu_ns[PO_STAGE_COUNT];
-	int64_t busy_ns;
-};
 
 struct segment {
 	int64_t begin_ns;
@@ -155,18 +90,8 @@ struct po_model {
 	size_t excluded_count;
 	size_t excluded_capacity;
 
-	struct process *processes; /* owned */
-	size_t process_count;
-	size_t process_capacity;
-	struct po_map process_index; /* pid -> index */
-	struct thread *threads;	     /* owned */
-	size_t thread_count;
-	size_t thread_capacity;
-	struct po_map thread_index; /* (pid, tid) -> index */
-	/* The last event's thread: consecutive events mostly share one (no map lookup). */
-	bool last_valid;
-	int32_t last_pid, last_tid;
-	size_t last_process, last_thread; /* indexes into processes and threads */
+	/* the processes and threads: the tracker (processes.h) */
+	struct po_process_tracker procs;
 
 	/* the training thread and its steps */
 	bool has_training;
@@ -197,10 +122,8 @@ struct po_model {
 	/* GPU activity: the tracker (gpu.h), whose host is the model (model_gpu.c) */
 	struct po_gpu_tracker gpu;
 
-	/* memory: the tracker (memory.h), and the processes' RSS sum it is told about */
+	/* memory: the tracker (memory.h), told of the processes' sums by procs */
 	struct po_memory_tracker memory;
-	int64_t rss_sum_bytes;	/* sum of the latest RSS of every live process; -1 */
-	int64_t silent_scan_ns; /* when silent processes were last looked for */
 
 	/* timelines */
 	struct po_span *span_ring; /* owned, PO_SPAN_RING_CAP */
@@ -237,11 +160,8 @@ struct po_model {
 /* model.c */
 const char *model_intern_capped(struct po_model *model, uint64_t name_space, struct po_str text,
 				size_t *count, size_t cap, const char *fold);
-int64_t model_current_rss_sum(const struct po_model *model);
 /* Whether the event's process belongs to the recorded command (membership.c). */
 bool model_admits(struct po_model *model, const struct po_event *event);
-/* Takes processes silent since before time_ns - PO_SILENT_NS out of the memory sums. */
-void model_expire_silent(struct po_model *model, int64_t time_ns);
 
 /* spans.c: stage and sync spans, steps, the breakdown and batches */
 enum po_status spans_stage_begin(struct po_model *model, struct thread *thread,

@@ -22,7 +22,7 @@ static int64_t add_known(int64_t total, int64_t value)
 
 bool spans_is_training(const struct po_model *model, const struct thread *thread)
 {
-	return model->has_training && &model->threads[model->training] == thread;
+	return model->has_training && &model->procs.threads[model->training] == thread;
 }
 
 /* The open step, to change in place until the next call on the step store. */
@@ -33,14 +33,12 @@ static struct po_step *open_step(struct po_model *model)
 
 static struct process *process_by_pid(struct po_model *model, int32_t pid)
 {
-	struct po_map_entry *entry = po_map_find(&model->process_index, (uint32_t)pid, 0);
-
-	return entry ? &model->processes[entry->value] : NULL;
+	return process_tracker_find(&model->procs, pid);
 }
 
 static int32_t main_pid(const struct po_model *model)
 {
-	return model->has_training ? model->threads[model->training].pid : -1;
+	return model->has_training ? model->procs.threads[model->training].pid : -1;
 }
 
 /* The open category of highest priority on a thread; OTHER when nothing is open. */
@@ -85,7 +83,7 @@ static void training_flush(struct po_model *model, int64_t time_ns)
 		return;
 	if (time_ns <= model->last_change_ns)
 		return; /* nothing elapsed, or an older event: no time to give */
-	category = open_category(&model->threads[model->training]);
+	category = open_category(&model->procs.threads[model->training]);
 	step->category_ns[category] += time_ns - model->last_change_ns;
 	push_segment(model, model->last_change_ns, time_ns, category);
 	model->last_change_ns = time_ns;
@@ -174,7 +172,7 @@ static void note_unmatched(struct po_model *model, struct thread *thread, int64_
 enum po_status spans_stage_begin(struct po_model *model, struct thread *thread,
 				 const struct po_event *event)
 {
-	struct process *process = &model->processes[thread->process];
+	struct process *process = &model->procs.processes[thread->process];
 	struct open_span span = {.kind = OPEN_STAGE,
 				 .stage = event->u.stage.stage,
 				 .begin_ns = event->time_ns,
@@ -348,7 +346,7 @@ static enum po_status complete_stage(struct po_model *model, struct thread *thre
 	enum po_status status = PO_STATUS_OK;
 
 	label_tracker_add(&model->labels, span->label_index, wall_ns, cpu_ns);
-	producer_stats(&model->processes[thread->process], span, bottom, wall_ns, cpu_ns);
+	producer_stats(&model->procs.processes[thread->process], span, bottom, wall_ns, cpu_ns);
 	if (is_loader_stage(span->stage) && training)
 		own_loading(model, span, batch, wall_ns, event->time_ns);
 	else if (is_loader_stage(span->stage))
@@ -457,22 +455,22 @@ static enum po_status close_step(struct po_model *model, int64_t time_ns, int64_
 	fill_own_loading(model, step);
 	step->host_live_bytes = memory_tracker_host_live(&model->memory);
 	step->gpu_live_bytes = memory_tracker_gpu_live(&model->memory);
-	model_expire_silent(model, time_ns);
-	step->rss_bytes = model_current_rss_sum(model);
+	process_tracker_expire_silent(&model->procs, time_ns);
+	step->rss_bytes = process_tracker_rss_sum(&model->procs);
 	step->main_rss_bytes =
-	    model->processes[model->threads[model->training].process].rss_last_bytes;
+	    model->procs.processes[model->procs.threads[model->training].process].rss_last_bytes;
 	if (model->step_unmatched)
 		step->flags |= PO_STEP_UNMATCHED;
 	model->step_open = false;
-	status =
-	    detail_push_span(model, &(struct po_span){.kind = PO_SPAN_STEP,
-						      .pid = model->threads[model->training].pid,
-						      .tid = model->threads[model->training].tid,
-						      .device = -1,
-						      .stream = -1,
-						      .begin_ns = step->begin_ns,
-						      .end_ns = step->end_ns,
-						      .batch = step->batch});
+	status = detail_push_span(
+	    model, &(struct po_span){.kind = PO_SPAN_STEP,
+				     .pid = model->procs.threads[model->training].pid,
+				     .tid = model->procs.threads[model->training].tid,
+				     .device = -1,
+				     .stream = -1,
+				     .begin_ns = step->begin_ns,
+				     .end_ns = step->end_ns,
+				     .batch = step->batch});
 	return status != PO_STATUS_OK ? status : detail_step_ended(model);
 }
 
@@ -521,10 +519,10 @@ enum po_status spans_step_begin(struct po_model *model, struct thread *thread,
 	enum po_status status;
 
 	thread->step_count++;
-	model->processes[thread->process].step_count++;
+	model->procs.processes[thread->process].step_count++;
 	if (!model->has_training) {
 		model->has_training = true;
-		model->training = (size_t)(thread - model->threads);
+		model->training = (size_t)(thread - model->procs.threads);
 	}
 	if (!spans_is_training(model, thread)) {
 		model->steps_other_threads++;

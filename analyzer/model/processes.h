@@ -1,0 +1,148 @@
+/*
+ * processes.h: the process tracker, one of the model's trackers. It owns the run's
+ * processes and threads: when each was first and last heard of, its name, its samples
+ * (resident memory, CPU time, run-queue wait, GPU memory per device) and its life as a
+ * loader worker (announced, ended, or silent long enough to be taken as gone), and the
+ * sum of the live processes' resident memory. It tells the memory tracker what that sum
+ * and the processes' GPU memory become. Each thread carries the stack of its open spans,
+ * which spans.c pushes and pops, and each process the producer statistics spans.c adds.
+ *
+ * Life: init, note each event's process and thread, give it the process's counter
+ * samples and worker events, fini. No global state: several trackers live side by side.
+ */
+#ifndef PO_MODEL_PROCESSES_H
+#define PO_MODEL_PROCESSES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/arena.h"
+#include "event.h"
+#include "map.h"
+#include "memory.h"
+
+#define PO_SPAN_STACK_CAP 256 /* open spans per thread */
+#define PO_DEVICE_SLOTS 16    /* GPU devices whose memory counter is summed */
+/*
+ * A process that sampled its memory and then went silent this long has exited (its
+ * sampler would speak every PROFOPT_SAMPLE_MS): forked workers that never announce
+ * themselves end without worker_end. Silent processes are looked for this often.
+ */
+#define PO_SILENT_NS 1000000000LL
+#define PO_SILENT_SCAN_NS 250000000LL
+
+#define OPEN_STAGE 0
+#define OPEN_SYNC 1
+
+/* A span begun and not yet ended on a thread. */
+struct open_span {
+	int kind; /* OPEN_STAGE or OPEN_SYNC */
+	enum po_stage stage;
+	int64_t begin_ns;
+	const char *label;  /* weak: interned (or the fold label) */
+	size_t label_index; /* the label tracker's entry */
+	int64_t batch;
+	int32_t device;
+	int32_t stream;
+	bool same_below; /* a span of the same stage is open below this one */
+};
+
+struct thread {
+	int32_t pid;
+	int32_t tid;
+	size_t process; /* index into the tracker's processes */
+	int64_t last_ns;
+	struct open_span *stack; /* owned */
+	size_t depth;
+	size_t capacity;
+	int64_t step_count;
+};
+
+struct process {
+	int32_t pid;
+	const char *name; /* weak: interned; NULL until seen */
+	int64_t worker_id;
+	int32_t parent_pid;
+	int64_t first_ns;
+	int64_t last_ns;
+	int64_t event_count;
+	int64_t rss_first_bytes;
+	int64_t rss_last_bytes;
+	int64_t rss_peak_bytes;
+	int64_t cpu_first_ns;
+	int64_t cpu_last_ns;
+	int64_t runq_first_ns; /* PROCESS_RUNQ_WAIT counter, first and last; -1 */
+	int64_t runq_last_ns;
+	int64_t cpu_sample_ns;	/* when the last PROCESS_CPU sample was taken; -1 */
+	int64_t runq_sample_ns; /* when the last PROCESS_RUNQ_WAIT sample was taken; -1 */
+	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
+	bool worker_begin;
+	bool ended;  /* worker_end seen: the process no longer holds memory or cores */
+	bool silent; /* no event for PO_SILENT_NS: left the memory sums until it speaks again */
+	bool loader_spans;
+	int64_t step_count;
+	/* producer statistics, reported for worker processes */
+	int64_t batches;
+	int64_t stage_ns[PO_STAGE_COUNT];
+	int64_t stage_cpu_ns[PO_STAGE_COUNT];
+	int64_t busy_ns;
+};
+
+struct po_process_tracker {
+	struct process *processes; /* owned */
+	size_t process_count;
+	size_t process_capacity;
+	struct po_map process_index; /* pid -> index */
+	struct thread *threads;	     /* owned */
+	size_t thread_count;
+	size_t thread_capacity;
+	struct po_map thread_index; /* (pid, tid) -> index */
+	/* The last event's thread: consecutive events mostly share one (no map lookup). */
+	bool last_valid;
+	int32_t last_pid, last_tid;
+	size_t last_process, last_thread; /* indexes into processes and threads */
+	int64_t rss_sum_bytes;		  /* sum of the latest RSS of every live process; -1 */
+	int64_t silent_scan_ns;		  /* when silent processes were last looked for */
+	struct po_strtab *strings;	  /* weak: the model's, for process names */
+	struct po_memory_tracker *memory; /* weak: told of the sums */
+};
+
+void process_tracker_init(struct po_process_tracker *tracker, struct po_strtab *strings,
+			  struct po_memory_tracker *memory);
+void process_tracker_fini(struct po_process_tracker *tracker);
+size_t process_tracker_bytes(const struct po_process_tracker *tracker);
+
+/*
+ * The event's process and thread, created on first sight; the process's first and last
+ * times, name and event count follow the event, and a silent process rejoins the sums.
+ */
+enum po_status process_tracker_note(struct po_process_tracker *tracker,
+				    const struct po_event *event, struct process **process,
+				    struct thread **thread) PO_NODISCARD;
+
+/* The process of pid, or NULL. */
+struct process *process_tracker_find(const struct po_process_tracker *tracker, int32_t pid);
+
+/*
+ * A PO_EV_COUNTER sample of the process: false, and nothing changes, when no machine of
+ * cpu_count cores (<= 0: unknown) could produce it.
+ */
+bool process_tracker_counter(struct po_process_tracker *tracker, struct process *process,
+			     const struct po_event *event, int32_t cpu_count);
+
+void process_tracker_worker_begin(struct process *process, const struct po_event *event);
+/*
+ * A worker ends (a DataLoader worker exits at the end of every epoch unless its workers
+ * are persistent): its resident and device memory leave the sums, so the memory of a run
+ * is that of the processes alive, not of every process ever started.
+ */
+void process_tracker_worker_end(struct po_process_tracker *tracker, struct process *process);
+
+/* Takes processes silent since before time_ns - PO_SILENT_NS out of the sums. */
+void process_tracker_expire_silent(struct po_process_tracker *tracker, int64_t time_ns);
+
+/* The live processes' resident memory now; -1 before a sample. */
+int64_t process_tracker_rss_sum(const struct po_process_tracker *tracker);
+
+#endif /* PO_MODEL_PROCESSES_H */

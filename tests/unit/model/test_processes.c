@@ -1,0 +1,188 @@
+/*
+ * test_processes.c: the process tracker alone, with a memory tracker beside it: processes
+ * and threads from events, the live processes' RSS sum (a worker that ends or falls
+ * silent leaves it, one that speaks again rejoins), GPU memory per device, counters no
+ * machine could produce refused, and two trackers side by side.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "processes.h"
+
+#define MS 1000000LL
+#define MIB (1024LL * 1024LL)
+
+struct fixture {
+	struct po_arena *arena;
+	struct po_strtab *strings;
+	struct po_memory_tracker memory;
+	struct po_process_tracker tracker;
+};
+
+static void setup(struct fixture *f)
+{
+	f->arena = po_arena_create();
+	f->strings = f->arena ? po_strtab_create(f->arena) : NULL;
+	CHECK(f->strings != NULL);
+	memory_tracker_init(&f->memory, 64, "(other sites)", f->strings);
+	process_tracker_init(&f->tracker, f->strings, &f->memory);
+}
+
+static void teardown(struct fixture *f)
+{
+	process_tracker_fini(&f->tracker);
+	memory_tracker_fini(&f->memory);
+	po_strtab_destroy(f->strings);
+	po_arena_destroy(f->arena);
+}
+
+static struct po_event event_at(int32_t pid, int32_t tid, int64_t time_ns)
+{
+	return (struct po_event){.kind = PO_EV_STEP_BEGIN,
+				 .time_ns = time_ns,
+				 .pid = pid,
+				 .tid = tid,
+				 .procname = {"python3", 7}};
+}
+
+static struct process *note(struct fixture *f, int32_t pid, int32_t tid, int64_t time_ns)
+{
+	struct po_event event = event_at(pid, tid, time_ns);
+	struct process *process = NULL;
+	struct thread *thread = NULL;
+
+	CHECK(process_tracker_note(&f->tracker, &event, &process, &thread) == PO_STATUS_OK);
+	CHECK(process && thread && thread->pid == pid && thread->tid == tid);
+	return process;
+}
+
+static bool sample(struct fixture *f, int32_t pid, enum po_counter kind, int32_t device,
+		   int64_t value, int64_t time_ns)
+{
+	struct po_event event = event_at(pid, pid, time_ns);
+	struct process *process = note(f, pid, pid, time_ns);
+
+	event.kind = PO_EV_COUNTER;
+	event.u.counter.kind = kind;
+	event.u.counter.device = device;
+	event.u.counter.value = value;
+	return process_tracker_counter(&f->tracker, process, &event, 2);
+}
+
+static void test_processes_and_threads(void)
+{
+	struct fixture f;
+	struct process *main_process;
+
+	setup(&f);
+	main_process = note(&f, 100, 100, 10 * MS);
+	CHECK(note(&f, 100, 100, 20 * MS) == main_process); /* the cached thread */
+	CHECK(note(&f, 100, 101, 30 * MS) == main_process); /* another thread */
+	note(&f, 200, 200, 15 * MS);
+	main_process = process_tracker_find(&f.tracker, 100);
+	CHECK(f.tracker.process_count == 2 && f.tracker.thread_count == 3);
+	CHECK(main_process && main_process->event_count == 3);
+	CHECK_INT_EQ(main_process->first_ns, 10 * MS);
+	CHECK_INT_EQ(main_process->last_ns, 30 * MS);
+	CHECK_STR_EQ(main_process->name, "python3");
+	CHECK(process_tracker_find(&f.tracker, 300) == NULL);
+	teardown(&f);
+}
+
+/* The RSS sum is that of the processes alive: ended and silent workers leave it. */
+static void test_rss_sum(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), -1);
+	CHECK(sample(&f, 100, PO_COUNTER_HOST_RSS, -1, 500 * MIB, 10 * MS));
+	CHECK(sample(&f, 200, PO_COUNTER_HOST_RSS, -1, 100 * MIB, 20 * MS));
+	CHECK(sample(&f, 201, PO_COUNTER_HOST_RSS, -1, 100 * MIB, 20 * MS));
+	CHECK(sample(&f, 200, PO_COUNTER_HOST_RSS, -1, 150 * MIB, 30 * MS));
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), 750 * MIB);
+	CHECK_INT_EQ(f.memory.out.rss_peak_bytes, 750 * MIB);
+
+	process_tracker_worker_end(&f.tracker, process_tracker_find(&f.tracker, 200));
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), 600 * MIB);
+	/* a sample from the ended worker's exit path changes nothing */
+	CHECK(sample(&f, 200, PO_COUNTER_HOST_RSS, -1, 900 * MIB, 40 * MS));
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), 600 * MIB);
+
+	/* worker 201 falls silent for over a second: it leaves the sum, then speaks again */
+	CHECK(sample(&f, 100, PO_COUNTER_HOST_RSS, -1, 500 * MIB, 1500 * MS));
+	process_tracker_expire_silent(&f.tracker, 1500 * MS);
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), 500 * MIB);
+	CHECK(process_tracker_find(&f.tracker, 201)->silent);
+	note(&f, 201, 201, 1600 * MS);
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), 600 * MIB);
+	CHECK_INT_EQ(f.memory.out.rss_peak_bytes, 750 * MIB);
+	teardown(&f);
+}
+
+static void test_gpu_memory(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	CHECK(sample(&f, 100, PO_COUNTER_GPU_MEM_USED, 0, 2000 * MIB, 10 * MS));
+	CHECK(sample(&f, 100, PO_COUNTER_GPU_MEM_USED, 1, 1000 * MIB, 10 * MS));
+	CHECK(sample(&f, 200, PO_COUNTER_GPU_MEM_USED, 0, 500 * MIB, 10 * MS));
+	CHECK(sample(&f, 100, PO_COUNTER_GPU_MEM_USED, 0, 2500 * MIB, 20 * MS));
+	CHECK_INT_EQ(memory_tracker_gpu_live(&f.memory), 4000 * MIB);
+	process_tracker_worker_end(&f.tracker, process_tracker_find(&f.tracker, 200));
+	CHECK_INT_EQ(memory_tracker_gpu_live(&f.memory), 3500 * MIB);
+	CHECK(sample(&f, 100, PO_COUNTER_GPU_MEM_USED, PO_DEVICE_SLOTS, MIB, 30 * MS));
+	CHECK_INT_EQ(memory_tracker_gpu_live(&f.memory), 3500 * MIB); /* no such slot */
+	teardown(&f);
+}
+
+/* On 2 cores CPU time grows by at most 2 s per second; it never goes down. */
+static void test_implausible_counters(void)
+{
+	struct fixture f;
+	struct process *process;
+
+	setup(&f);
+	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 0, 0));
+	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 1500 * MS, 1000 * MS));
+	CHECK(!sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 4500 * MS, 2000 * MS)); /* 3 cores */
+	CHECK(!sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 1000 * MS, 2000 * MS)); /* went down */
+	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 3000 * MS, 2000 * MS));
+	process = process_tracker_find(&f.tracker, 100);
+	CHECK_INT_EQ(process->cpu_first_ns, 0);
+	CHECK_INT_EQ(process->cpu_last_ns, 3000 * MS);
+	/* one thread waits for a core at most as long as the time that passed */
+	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_RUNQ_WAIT, -1, 0, 0));
+	CHECK(!sample(&f, 100, PO_COUNTER_PROCESS_RUNQ_WAIT, -1, 1500 * MS, 1000 * MS));
+	CHECK(!sample(&f, 100, PO_COUNTER_HOST_RSS, -1, -1, 10 * MS));
+	CHECK(!sample(&f, 100, PO_COUNTER_HOST_RSS, -1, INT64_C(1) << 51, 10 * MS));
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), -1);
+	teardown(&f);
+}
+
+static void test_side_by_side(void)
+{
+	struct fixture one, two;
+
+	setup(&one);
+	setup(&two);
+	CHECK(sample(&one, 100, PO_COUNTER_HOST_RSS, -1, 10 * MIB, 10 * MS));
+	CHECK(sample(&two, 100, PO_COUNTER_HOST_RSS, -1, 20 * MIB, 10 * MS));
+	note(&two, 100, 102, 20 * MS);
+	CHECK_INT_EQ(process_tracker_rss_sum(&one.tracker), 10 * MIB);
+	CHECK_INT_EQ(process_tracker_rss_sum(&two.tracker), 20 * MIB);
+	CHECK(one.tracker.thread_count == 1 && two.tracker.thread_count == 2);
+	teardown(&one);
+	teardown(&two);
+}
+
+int main(void)
+{
+	RUN(test_processes_and_threads);
+	RUN(test_rss_sum);
+	RUN(test_gpu_memory);
+	RUN(test_implausible_counters);
+	RUN(test_side_by_side);
+	return CHECK_SUMMARY();
+}
