@@ -30,7 +30,7 @@ void detail_push_counter(struct po_model *model, const struct po_counter_sample 
 
 static int64_t step_ns(const struct po_model *model, size_t index)
 {
-	const struct po_step *step = po_step_store_borrow(model->steps, index);
+	const struct po_step *step = po_step_store_borrow(model->loop.steps, index);
 
 	return step->end_ns - step->begin_ns;
 }
@@ -74,7 +74,7 @@ static bool requested(const struct po_model *model, size_t index)
 
 	if (model->config.timeline_first_step < 0)
 		return false;
-	number = po_step_store_borrow(model->steps, index)->index;
+	number = po_step_store_borrow(model->loop.steps, index)->index;
 	return number >= model->config.timeline_first_step &&
 	       number <= model->config.timeline_last_step;
 }
@@ -96,9 +96,9 @@ static uint32_t reasons_now(const struct po_model *model, size_t index)
 	if (is_slowest(model, index))
 		reasons |= PO_DETAIL_SLOWEST;
 	if ((index > 0 && is_slowest(model, index - 1)) ||
-	    (index + 1 < model->step_count && is_slowest(model, index + 1)) ||
-	    (index + 1 < model->step_count && index + 1 >= model->finalized_steps &&
-	     po_step_store_borrow(model->steps, index + 1)->end_ns != INT64_MAX &&
+	    (index + 1 < model->loop.step_count && is_slowest(model, index + 1)) ||
+	    (index + 1 < model->loop.step_count && index + 1 >= model->finalized_steps &&
+	     po_step_store_borrow(model->loop.steps, index + 1)->end_ns != INT64_MAX &&
 	     would_be_slowest(model, index + 1)))
 		reasons |= PO_DETAIL_NEIGHBOR;
 	if (in_list(model->reservoir, model->reservoir_count, index))
@@ -260,7 +260,7 @@ static enum po_status capture(struct po_model *model, size_t index, uint32_t rea
 	if (po_array_reserve((void **)&model->details, &model->detail_capacity,
 			     model->detail_count + 1, sizeof(*detail)) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
-	step = po_step_store_borrow(model->steps, index);
+	step = po_step_store_borrow(model->loop.steps, index);
 	detail = &model->details[model->detail_count++];
 	*detail = (struct detail_state){
 	    .step_index = index,
@@ -322,7 +322,7 @@ static void reservoir_insert(struct po_model *model, size_t index)
  */
 static bool is_startup(struct po_model *model, size_t index)
 {
-	int32_t producer = po_step_store_borrow(model->steps, index)->worker_pid;
+	int32_t producer = po_step_store_borrow(model->loop.steps, index)->worker_pid;
 
 	if (index == 0)
 		return true;
@@ -355,7 +355,7 @@ static enum po_status finalize(struct po_model *model, size_t index)
 
 enum po_status detail_step_ended(struct po_model *model)
 {
-	while (model->finalized_steps + PO_FINALIZE_LAG < model->step_count) {
+	while (model->finalized_steps + PO_FINALIZE_LAG < model->loop.step_count) {
 		enum po_status status = finalize(model, model->finalized_steps);
 
 		if (status != PO_STATUS_OK)
@@ -410,7 +410,7 @@ static long median_pick(const struct po_model *model, int64_t median_ns)
 		size_t index = model->reservoir[i];
 		int64_t distance = step_ns(model, index) - median_ns;
 
-		if (po_step_store_borrow(model->steps, index)->flags & PO_STEP_LOSSY)
+		if (po_step_store_borrow(model->loop.steps, index)->flags & PO_STEP_LOSSY)
 			continue;
 		if (distance < 0)
 			distance = -distance;
@@ -460,7 +460,7 @@ static uint32_t final_reasons(const struct po_model *model, size_t index, uint32
 	if (is_slowest(model, index))
 		reasons |= PO_DETAIL_SLOWEST;
 	if ((index > 0 && is_slowest(model, index - 1)) ||
-	    (index + 1 < model->step_count && is_slowest(model, index + 1)))
+	    (index + 1 < model->loop.step_count && is_slowest(model, index + 1)))
 		reasons |= PO_DETAIL_NEIGHBOR;
 	if ((long)index == median)
 		reasons |= PO_DETAIL_MEDIAN;
@@ -482,7 +482,7 @@ enum po_status detail_finish(struct po_model *model, struct po_analysis *analysi
 	size_t stall_count = final_stalls(analysis, stalls);
 	long median;
 
-	while (model->finalized_steps < model->step_count)
+	while (model->finalized_steps < model->loop.step_count)
 		if (finalize(model, model->finalized_steps) != PO_STATUS_OK)
 			return PO_STATUS_NOMEM;
 	median = median_pick(model, analysis->step_stats.p50_ns);

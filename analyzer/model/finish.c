@@ -31,10 +31,8 @@ static void close_stream(struct po_model *model)
 		model->quality.open_at_end += (int64_t)model->procs.threads[i].depth;
 		model->procs.threads[i].depth = 0;
 	}
-	if (model->step_open) {
-		model->step_open = false;
-		model->step_count--;
-		po_step_store_truncate(model->steps, model->step_count);
+	if (model->loop.step_open) {
+		step_tracker_drop_open(&model->loop);
 		model->quality.open_at_end++;
 	}
 }
@@ -144,7 +142,7 @@ static enum po_status build_run(struct po_model *model, struct po_analysis *anal
 
 static enum po_role role_of(const struct po_model *model, const struct process *process)
 {
-	if (model->has_training && process->pid == model->procs.threads[model->training].pid)
+	if (model->loop.has_training && process->pid == model->loop.training_pid)
 		return PO_ROLE_MAIN;
 	if (process->worker_begin || (process->loader_spans && process->step_count == 0))
 		return PO_ROLE_WORKER;
@@ -185,7 +183,7 @@ static enum po_status build_processes(struct po_model *model, struct po_analysis
 	analysis->process_count = model->procs.process_count;
 	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
 		compare_processes);
-	analysis->main_pid = model->has_training ? model->procs.threads[model->training].pid : -1;
+	analysis->main_pid = model->loop.has_training ? model->loop.training_pid : -1;
 	return PO_STATUS_OK;
 }
 
@@ -214,11 +212,12 @@ static enum po_status build_threads(struct po_model *model, struct po_analysis *
 		const struct thread *thread = &model->procs.threads[i];
 		const char *name = model->procs.processes[thread->process].name;
 
-		analysis->threads[i] = (struct po_thread){.pid = thread->pid,
-							  .tid = thread->tid,
-							  .name = name ? name : "",
-							  .is_training_loop = model->has_training &&
-									      i == model->training};
+		analysis->threads[i] =
+		    (struct po_thread){.pid = thread->pid,
+				       .tid = thread->tid,
+				       .name = name ? name : "",
+				       .is_training_loop = step_tracker_is_training(
+					   &model->loop, thread->pid, thread->tid)};
 	}
 	analysis->thread_count = model->procs.thread_count;
 	po_sort(analysis->threads, analysis->thread_count, sizeof(struct po_thread),
@@ -228,21 +227,21 @@ static enum po_status build_threads(struct po_model *model, struct po_analysis *
 
 /*
  * The analysis takes the model's step store; the model's passes over old steps (details,
- * gaps) still read it through model->steps (weak from here on) until it is destroyed.
+ * gaps) still read it through model->loop.steps (weak from here on) until it is destroyed.
  */
 static void build_steps(struct po_model *model, struct po_analysis *analysis)
 {
-	for (size_t i = 0; i < model->step_count; i++) {
-		const struct po_step *step = po_step_store_borrow(model->steps, i);
+	for (size_t i = 0; i < model->loop.step_count; i++) {
+		const struct po_step *step = po_step_store_borrow(model->loop.steps, i);
 		int64_t step_ns = step->end_ns - step->begin_ns;
 
 		/* A step's GPU time was counted before its end was known: clamp to its length. */
 		if (step->gpu_busy_ns > step_ns)
-			po_step_store_edit(model->steps, i)->gpu_busy_ns = step_ns;
+			po_step_store_edit(model->loop.steps, i)->gpu_busy_ns = step_ns;
 	}
-	analysis->step_store = model->steps;
-	analysis->step_count = model->step_count;
-	model->steps_given = true;
+	analysis->step_store = model->loop.steps;
+	analysis->step_count = model->loop.step_count;
+	model->loop.steps_given = true;
 }
 
 static int compare_ns(const void *left, const void *right)
@@ -635,12 +634,12 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 				     "epoch starts) is in no breakdown, and throughput comes from "
 				     "the step period",
 				     analysis->step_stats.coverage_pct));
-	if (model->steps_other_threads)
+	if (model->loop.steps_other_threads)
 		warn(analysis, "steps-on-several-threads",
 		     po_arena_printf(arena,
 				     "%lld steps came from other threads than the "
 				     "training loop and were not analysed",
-				     (long long)model->steps_other_threads));
+				     (long long)model->loop.steps_other_threads));
 	if (late_records(analysis))
 		warn(analysis, "late-gpu-records",
 		     po_arena_printf(arena,

@@ -55,18 +55,15 @@ void po_model_config_init(struct po_model_config *config)
 
 static enum po_status alloc_rings(struct po_model *model)
 {
-	model->segments = calloc(PO_SEGMENT_RING_CAP, sizeof(*model->segments));
 	model->span_ring = calloc(PO_SPAN_RING_CAP, sizeof(*model->span_ring));
 	model->counter_ring = calloc(PO_COUNTER_RING_CAP, sizeof(*model->counter_ring));
 	model->windows = calloc(PO_WINDOW_CAP, sizeof(*model->windows));
 	model->slowest = calloc(model->config.slowest_steps_kept + 1, sizeof(size_t));
 	model->slowest_ns = calloc(model->config.slowest_steps_kept + 1, sizeof(int64_t));
-	if (!model->segments || !model->span_ring || !model->counter_ring || !model->windows ||
-	    !model->slowest || !model->slowest_ns)
+	if (!model->span_ring || !model->counter_ring || !model->windows || !model->slowest ||
+	    !model->slowest_ns)
 		return PO_STATUS_NOMEM;
-	if (po_step_store_create(&model->steps) != PO_STATUS_OK)
-		return PO_STATUS_NOMEM;
-	if (batch_tracker_init(&model->batches) != PO_STATUS_OK)
+	if (step_tracker_init(&model->loop) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	return PO_STATUS_OK;
 }
@@ -95,15 +92,9 @@ static enum po_status init_strings(struct po_model *model)
 static void init_state(struct po_model *model)
 {
 	model->cpu_count = -1;
-	model->own_batch = -1;
-	model->own_ready_ns = -1;
-	model->current_step_number = -1;
-	model->latest_queue_depth = -1;
 	model->random_state = 0x853c49e6748fea9bULL;
 	model->quality.first_ns = -1;
 	model->quality.last_ns = -1;
-	for (int i = 0; i < 3; i++)
-		model->own_stage_ns[i] = -1;
 }
 
 enum po_status po_model_create(const struct po_model_config *config, struct po_model **out,
@@ -145,10 +136,7 @@ void po_model_destroy(struct po_model *model)
 	memory_tracker_fini(&model->memory);
 	free(model->run_config);
 	free(model->windows);
-	if (!model->steps_given)
-		po_step_store_destroy(model->steps);
-	free(model->segments);
-	batch_tracker_fini(&model->batches);
+	step_tracker_fini(&model->loop);
 	label_tracker_fini(&model->labels);
 	free(model->span_ring);
 	free(model->counter_ring);
@@ -214,13 +202,13 @@ static void note_quality(struct po_model *model, const struct po_event *event)
 /* Flags the steps overlapping [begin_ns, end_ns] as lossy. */
 static void flag_lossy(struct po_model *model, int64_t begin_ns, int64_t end_ns)
 {
-	for (size_t i = model->step_count; i-- > 0;) {
-		const struct po_step *step = po_step_store_borrow(model->steps, i);
+	for (size_t i = model->loop.step_count; i-- > 0;) {
+		const struct po_step *step = po_step_store_borrow(model->loop.steps, i);
 
 		if (step->end_ns < begin_ns)
 			break;
 		if (step->begin_ns <= end_ns && !(step->flags & PO_STEP_LOSSY)) {
-			po_step_store_edit(model->steps, i)->flags |= PO_STEP_LOSSY;
+			po_step_store_edit(model->loop.steps, i)->flags |= PO_STEP_LOSSY;
 			model->quality.lossy_steps++;
 		}
 	}
@@ -346,7 +334,7 @@ static void on_counter(struct po_model *model, struct process *process,
 		       const struct po_event *event)
 {
 	if (event->u.counter.kind == PO_COUNTER_QUEUE_DEPTH) {
-		model->latest_queue_depth = event->u.counter.value;
+		model->loop.latest_queue_depth = event->u.counter.value;
 	} else if (!process_tracker_counter(&model->procs, process, event, model->cpu_count)) {
 		model->quality.implausible_values++;
 		return;
@@ -380,7 +368,7 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
 {
 	struct po_alloc_context context = {.pid = thread->pid,
 					   .stage = spans_innermost_stage(thread),
-					   .step_number = model->current_step_number};
+					   .step_number = model->loop.current_step_number};
 	int64_t unmatched = model->memory.unmatched_profopt_frees;
 	enum po_status status;
 
@@ -512,11 +500,11 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
  */
 int64_t model_step_at(const struct po_model *model, int64_t begin_ns, int64_t end_ns)
 {
-	size_t low = po_step_store_upper_bound(model->steps, begin_ns);
+	size_t low = po_step_store_upper_bound(model->loop.steps, begin_ns);
 	int64_t best = -1, best_ns = 0;
 
-	for (size_t i = low ? low - 1 : 0; i < model->step_count; i++) {
-		const struct po_step *step = po_step_store_borrow(model->steps, i);
+	for (size_t i = low ? low - 1 : 0; i < model->loop.step_count; i++) {
+		const struct po_step *step = po_step_store_borrow(model->loop.steps, i);
 		int64_t from = step->begin_ns > begin_ns ? step->begin_ns : begin_ns;
 		int64_t to = step->end_ns < end_ns ? step->end_ns : end_ns;
 
@@ -538,15 +526,13 @@ size_t po_model_bytes(const struct po_model *model)
 	size_t bytes = sizeof(*model);
 
 	bytes += process_tracker_bytes(&model->procs);
-	bytes += po_step_store_bytes(model->steps);
+	bytes += step_tracker_bytes(&model->loop);
 	bytes += label_tracker_bytes(&model->labels);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
-	bytes += PO_SEGMENT_RING_CAP * sizeof(struct segment);
 	bytes += PO_SPAN_RING_CAP * sizeof(struct po_span);
 	bytes += PO_COUNTER_RING_CAP * sizeof(struct po_counter_sample);
 	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
-	bytes += batch_tracker_bytes(&model->batches);
 	bytes += memory_tracker_bytes(&model->memory);
 	bytes += gpu_tracker_bytes(&model->gpu) + detail_bytes(model);
 	if (model->arena)
@@ -579,7 +565,7 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 	if (status != PO_STATUS_OK)
 		po_error_set(err, "Failed to build the analysis: %s",
 			     po_status_description(status));
-	store_status = po_step_store_check(model->steps, err); /* the root cause, if any */
+	store_status = po_step_store_check(model->loop.steps, err); /* the root cause, if any */
 	if (store_status != PO_STATUS_OK)
 		status = store_status;
 	if (status != PO_STATUS_OK) {

@@ -14,7 +14,8 @@ static int64_t host_window_begin(void *ctx)
 {
 	const struct po_model *model = ctx;
 
-	return model->step_count ? po_step_store_borrow(model->steps, 0)->begin_ns : INT64_MIN;
+	return model->loop.step_count ? po_step_store_borrow(model->loop.steps, 0)->begin_ns
+				      : INT64_MIN;
 }
 
 /*
@@ -24,17 +25,17 @@ static int64_t host_window_begin(void *ctx)
 static void host_busy(void *ctx, int64_t begin_ns, int64_t end_ns)
 {
 	struct po_model *model = ctx;
-	size_t low = po_step_store_upper_bound(model->steps, begin_ns);
+	size_t low = po_step_store_upper_bound(model->loop.steps, begin_ns);
 
-	for (size_t i = low ? low - 1 : 0; i < model->step_count; i++) {
-		const struct po_step *step = po_step_store_borrow(model->steps, i);
+	for (size_t i = low ? low - 1 : 0; i < model->loop.step_count; i++) {
+		const struct po_step *step = po_step_store_borrow(model->loop.steps, i);
 		int64_t from = step->begin_ns > begin_ns ? step->begin_ns : begin_ns;
 		int64_t to = step->end_ns < end_ns ? step->end_ns : end_ns;
 
 		if (step->begin_ns >= end_ns)
 			break;
 		if (to > from)
-			po_step_store_edit(model->steps, i)->gpu_busy_ns += to - from;
+			po_step_store_edit(model->loop.steps, i)->gpu_busy_ns += to - from;
 	}
 }
 
@@ -43,7 +44,7 @@ static enum po_status host_gap(void *ctx, struct po_gpu_gap *gap)
 	struct po_model *model = ctx;
 	int64_t step;
 
-	gap->cause = spans_cause(model, gap->begin_ns, gap->end_ns, &gap->cause_ns);
+	gap->cause = step_tracker_cause(&model->loop, gap->begin_ns, gap->end_ns, &gap->cause_ns);
 	step = model_step_at(model, gap->begin_ns, gap->end_ns);
 	return step >= 0 ? detail_gap_found(model, (size_t)step, gap->end_ns - gap->begin_ns)
 			 : PO_STATUS_OK;
@@ -103,9 +104,11 @@ enum po_status model_gpu_build(struct po_model *model, struct po_analysis *analy
 {
 	int64_t begin_ns = 0, end_ns = 0;
 
-	if (model->step_count) {
-		begin_ns = po_step_store_borrow(model->steps, 0)->begin_ns;
-		end_ns = po_step_store_borrow(model->steps, model->step_count - 1)->end_ns;
+	if (model->loop.step_count) {
+		begin_ns = po_step_store_borrow(model->loop.steps, 0)->begin_ns;
+		end_ns =
+		    po_step_store_borrow(model->loop.steps, model->loop.step_count - 1)->end_ns;
 	}
-	return gpu_tracker_build(&model->gpu, model->step_count > 0, begin_ns, end_ns, analysis);
+	return gpu_tracker_build(&model->gpu, model->loop.step_count > 0, begin_ns, end_ns,
+				 analysis);
 }

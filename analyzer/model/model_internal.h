@@ -14,9 +14,9 @@
 #include "memory.h"
 #include "model.h"
 #include "step_store.h"
+#include "steps.h"
 
 /* Bounds that keep the model's memory independent of the trace's length. */
-#define PO_SEGMENT_RING_CAP 65536 /* training thread's recent category segments */
 #define PO_SPAN_RING_CAP 65536	  /* recently completed spans, for the timelines */
 #define PO_COUNTER_RING_CAP 8192  /* recent counter samples, for the timelines */
 #define PO_WINDOW_CAP 1024	  /* discard windows kept */
@@ -39,12 +39,6 @@ static inline bool po_time_valid(int64_t time_ns)
 {
 	return time_ns >= 0 && time_ns <= PO_TIME_LIMIT_NS;
 }
-
-struct segment {
-	int64_t begin_ns;
-	int64_t end_ns;
-	enum po_category category;
-};
 
 struct detail_state {
 	size_t step_index;
@@ -77,7 +71,6 @@ struct po_model {
 	size_t window_capacity;
 	struct po_map traces;		 /* trace_id -> last event time */
 	struct po_map_entry *last_trace; /* weak: the last event's entry in traces; NULL */
-	int64_t steps_other_threads;
 
 	struct po_missing_window *missing; /* owned; paths interned */
 	size_t missing_count;
@@ -93,28 +86,8 @@ struct po_model {
 	/* the processes and threads: the tracker (processes.h) */
 	struct po_process_tracker procs;
 
-	/* the training thread and its steps */
-	bool has_training;
-	size_t training; /* index into threads */
-	/* owned until finish hands it to the analysis; the open step is the last, end_ns
-	 * INT64_MAX. step_count is the store's count. */
-	struct po_step_store *steps;
-	size_t step_count;
-	bool steps_given; /* finish handed the store to the analysis: weak from then on */
-	bool step_open;
-	bool step_unmatched;
-	int64_t last_change_ns;
-	int64_t own_stage_ns[3]; /* training thread's own loading in the open step; -1 */
-	int64_t own_batch;
-	int64_t own_ready_ns;
-	int64_t current_step_number; /* for allocations; -1 */
-	int64_t latest_queue_depth;
-	struct segment *segments; /* owned ring, PO_SEGMENT_RING_CAP */
-	size_t segment_count;
-	size_t segment_next;
-
-	/* batches made off the training thread and not yet consumed (batches.h) */
-	struct po_batch_tracker batches;
+	/* the training loop: steps, breakdown, batches (steps.h) */
+	struct po_step_tracker loop;
 
 	/* the stage spans' labels: the tracker (labels.h) */
 	struct po_label_tracker labels;
@@ -177,9 +150,6 @@ enum po_status spans_step_end(struct po_model *model, struct thread *thread,
 enum po_status spans_batch_ready(struct po_model *model, const struct po_event *event) PO_NODISCARD;
 int spans_innermost_stage(const struct thread *thread);
 bool spans_is_training(const struct po_model *model, const struct thread *thread);
-/* Per category, the training thread's time within [begin, end) from the segment ring. */
-enum po_category spans_cause(const struct po_model *model, int64_t begin_ns, int64_t end_ns,
-			     int64_t *cause_ns);
 
 /* model_gpu.c: the model as the GPU tracker's host */
 void model_gpu_init(struct po_model *model);

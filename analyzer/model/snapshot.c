@@ -70,7 +70,7 @@ snapshot_child(struct po_model *model, int reply_fd, po_snapshot_fn fn, void *co
 	enum po_status status;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the caller */
-	po_step_store_privatize(model->steps);
+	po_step_store_privatize(model->loop.steps);
 	status = po_model_finish(model, &analysis, &err);
 	if (status == PO_STATUS_OK)
 		status = fn(analysis, context, &err);
