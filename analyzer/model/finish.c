@@ -752,7 +752,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		status = memory_tracker_build(&model->memory, analysis, finish_role_of);
 	}
 	if (status == PO_STATUS_OK)
-		status = detail_finish(model, analysis);
+		status = detail_tracker_finish(&model->timeline, analysis);
 	if (status != PO_STATUS_OK)
 		return status;
 	context_warning(analysis);

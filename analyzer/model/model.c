@@ -55,17 +55,18 @@ void po_model_config_init(struct po_model_config *config)
 
 static enum po_status alloc_rings(struct po_model *model)
 {
-	model->span_ring = calloc(PO_SPAN_RING_CAP, sizeof(*model->span_ring));
-	model->counter_ring = calloc(PO_COUNTER_RING_CAP, sizeof(*model->counter_ring));
+	const struct po_detail_config detail = {
+	    .detail_span_cap = model->config.detail_span_cap,
+	    .slowest_steps_kept = model->config.slowest_steps_kept,
+	    .timeline_first_step = model->config.timeline_first_step,
+	    .timeline_last_step = model->config.timeline_last_step};
+
 	model->windows = calloc(PO_WINDOW_CAP, sizeof(*model->windows));
-	model->slowest = calloc(model->config.slowest_steps_kept + 1, sizeof(size_t));
-	model->slowest_ns = calloc(model->config.slowest_steps_kept + 1, sizeof(int64_t));
-	if (!model->span_ring || !model->counter_ring || !model->windows || !model->slowest ||
-	    !model->slowest_ns)
+	if (!model->windows)
 		return PO_STATUS_NOMEM;
 	if (step_tracker_init(&model->loop) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
-	return PO_STATUS_OK;
+	return detail_tracker_init(&model->timeline, &detail, &model->loop);
 }
 
 static enum po_status init_strings(struct po_model *model)
@@ -92,7 +93,6 @@ static enum po_status init_strings(struct po_model *model)
 static void init_state(struct po_model *model)
 {
 	model->cpu_count = -1;
-	model->random_state = 0x853c49e6748fea9bULL;
 	model->quality.first_ns = -1;
 	model->quality.last_ns = -1;
 }
@@ -138,12 +138,8 @@ void po_model_destroy(struct po_model *model)
 	free(model->windows);
 	step_tracker_fini(&model->loop);
 	label_tracker_fini(&model->labels);
-	free(model->span_ring);
-	free(model->counter_ring);
-	free(model->slowest);
-	free(model->slowest_ns);
 	gpu_tracker_fini(&model->gpu);
-	detail_free(model);
+	detail_tracker_fini(&model->timeline);
 	po_strtab_destroy(model->strings);
 	po_arena_destroy(model->arena); /* NULL once handed to the analysis */
 	free(model);
@@ -339,11 +335,12 @@ static void on_counter(struct po_model *model, struct process *process,
 		model->quality.implausible_values++;
 		return;
 	}
-	detail_push_counter(model, &(struct po_counter_sample){.pid = event->pid,
-							       .kind = event->u.counter.kind,
-							       .device = event->u.counter.device,
-							       .time_ns = event->time_ns,
-							       .value = event->u.counter.value});
+	detail_tracker_push_counter(&model->timeline,
+				    &(struct po_counter_sample){.pid = event->pid,
+								.kind = event->u.counter.kind,
+								.device = event->u.counter.device,
+								.time_ns = event->time_ns,
+								.value = event->u.counter.value});
 }
 
 static enum po_status on_run_begin(struct po_model *model, const struct po_event *event)
@@ -529,12 +526,10 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += step_tracker_bytes(&model->loop);
 	bytes += label_tracker_bytes(&model->labels);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
-	bytes += PO_SPAN_RING_CAP * sizeof(struct po_span);
-	bytes += PO_COUNTER_RING_CAP * sizeof(struct po_counter_sample);
 	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
 	bytes += memory_tracker_bytes(&model->memory);
-	bytes += gpu_tracker_bytes(&model->gpu) + detail_bytes(model);
+	bytes += gpu_tracker_bytes(&model->gpu) + detail_tracker_bytes(&model->timeline);
 	if (model->arena)
 		bytes += po_arena_bytes(model->arena);
 	return bytes;

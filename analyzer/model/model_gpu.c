@@ -46,7 +46,8 @@ static enum po_status host_gap(void *ctx, struct po_gpu_gap *gap)
 
 	gap->cause = step_tracker_cause(&model->loop, gap->begin_ns, gap->end_ns, &gap->cause_ns);
 	step = model_step_at(model, gap->begin_ns, gap->end_ns);
-	return step >= 0 ? detail_gap_found(model, (size_t)step, gap->end_ns - gap->begin_ns)
+	return step >= 0 ? detail_tracker_gap_found(&model->timeline, (size_t)step,
+						    gap->end_ns - gap->begin_ns)
 			 : PO_STATUS_OK;
 }
 
@@ -83,20 +84,21 @@ enum po_status model_gpu_activity(struct po_model *model, const struct po_event 
 				   &model->gpu_name_count, PO_NAME_CAP, model->fold_name);
 	if (!name)
 		return PO_STATUS_NOMEM;
-	return detail_push_span(model,
-				&(struct po_span){.kind = PO_SPAN_GPU,
-						  .sub = event->u.gpu_activity.kind,
-						  .pid = event->pid,
-						  .tid = -1,
-						  .device = event->u.gpu_activity.device,
-						  .stream = event->u.gpu_activity.stream,
-						  .label = name,
-						  .begin_ns = event->u.gpu_activity.start_ns,
-						  .end_ns = event->u.gpu_activity.end_ns >
-								    event->u.gpu_activity.start_ns
-								? event->u.gpu_activity.end_ns
-								: event->u.gpu_activity.start_ns,
-						  .batch = -1});
+	detail_tracker_push_span(&model->timeline,
+				 &(struct po_span){.kind = PO_SPAN_GPU,
+						   .sub = event->u.gpu_activity.kind,
+						   .pid = event->pid,
+						   .tid = -1,
+						   .device = event->u.gpu_activity.device,
+						   .stream = event->u.gpu_activity.stream,
+						   .label = name,
+						   .begin_ns = event->u.gpu_activity.start_ns,
+						   .end_ns = event->u.gpu_activity.end_ns >
+								     event->u.gpu_activity.start_ns
+								 ? event->u.gpu_activity.end_ns
+								 : event->u.gpu_activity.start_ns,
+						   .batch = -1});
+	return PO_STATUS_OK;
 }
 
 /* The analysis window is the steps': first step's begin to last step's end. */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "batches.h"
+#include "detail.h"
 #include "gpu.h"
 #include "labels.h"
 #include "map.h"
@@ -17,15 +18,9 @@
 #include "steps.h"
 
 /* Bounds that keep the model's memory independent of the trace's length. */
-#define PO_SPAN_RING_CAP 65536	  /* recently completed spans, for the timelines */
-#define PO_COUNTER_RING_CAP 8192  /* recent counter samples, for the timelines */
 #define PO_WINDOW_CAP 1024	  /* discard windows kept */
-#define PO_REQUESTED_CAP 256	  /* --timeline-steps details kept */
-#define PO_RESERVOIR_CAP 16	  /* median candidates */
-#define PO_STALL_KEPT 3		  /* steps kept for the longest GPU gaps */
 #define PO_NAME_CAP 4096	  /* distinct GPU activity names interned */
 #define PO_CONFIG_CAP 1024	  /* run_config keys */
-#define PO_FINALIZE_LAG 2	  /* steps after its end before a step's detail is decided */
 #define PO_COVERAGE_WARN_PCT 90.0 /* steps covering less of their span get a warning */
 
 /*
@@ -39,14 +34,6 @@ static inline bool po_time_valid(int64_t time_ns)
 {
 	return time_ns >= 0 && time_ns <= PO_TIME_LIMIT_NS;
 }
-
-struct detail_state {
-	size_t step_index;
-	uint32_t reasons;
-	struct po_step_detail out; /* spans and counters owned */
-};
-
-#define PO_PRODUCERS_CAP 256
 
 struct po_model {
 	struct po_model_config config;
@@ -98,31 +85,8 @@ struct po_model {
 	/* memory: the tracker (memory.h), told of the processes' sums by procs */
 	struct po_memory_tracker memory;
 
-	/* timelines */
-	struct po_span *span_ring; /* owned, PO_SPAN_RING_CAP */
-	size_t span_ring_count;
-	size_t span_ring_next;
-	struct po_counter_sample *counter_ring; /* owned, PO_COUNTER_RING_CAP */
-	size_t counter_ring_count;
-	size_t counter_ring_next;
-	size_t finalized_steps; /* steps whose detail was decided */
-	size_t *slowest;	/* owned; step indexes, config.slowest_steps_kept */
-	int64_t *slowest_ns;	/* owned; their durations, so that no old step is read back */
-	size_t slowest_count;
-	/* Producer pids whose first batch a step has consumed: later batches are steady. */
-	int32_t producers_seen[PO_PRODUCERS_CAP];
-	size_t producer_count;
-	size_t reservoir[PO_RESERVOIR_CAP];
-	size_t reservoir_count;
-	uint64_t reservoir_seen;
-	uint64_t random_state;
-	size_t stall_steps[PO_STALL_KEPT]; /* steps of the longest gaps so far */
-	int64_t stall_gap_ns[PO_STALL_KEPT];
-	size_t stall_count;
-	size_t requested_count;
-	struct detail_state *details; /* owned */
-	size_t detail_count;
-	size_t detail_capacity;
+	/* the timelines of representative steps: the tracker (detail.h) */
+	struct po_detail_tracker timeline;
 
 	size_t gpu_name_count;
 	size_t mem_label_count;
@@ -157,15 +121,6 @@ enum po_status model_gpu_activity(struct po_model *model,
 				  const struct po_event *event) PO_NODISCARD;
 enum po_status model_gpu_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
 
-/* detail.c */
-enum po_status detail_push_span(struct po_model *model, const struct po_span *span) PO_NODISCARD;
-void detail_push_counter(struct po_model *model, const struct po_counter_sample *sample);
-enum po_status detail_step_ended(struct po_model *model) PO_NODISCARD;
-enum po_status detail_gap_found(struct po_model *model, size_t step_index,
-				int64_t gap_ns) PO_NODISCARD;
-enum po_status detail_finish(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
-void detail_free(struct po_model *model);
-size_t detail_bytes(const struct po_model *model);
 /* Index of the step with the largest overlap with [begin, end), or -1. */
 int64_t model_step_at(const struct po_model *model, int64_t begin_ns, int64_t end_ns);
 

@@ -168,16 +168,18 @@ static enum po_status complete_stage(struct po_model *model, struct thread *thre
 	if (training && span->stage == PO_STAGE_DATA_WAIT)
 		step_tracker_consume(&model->loop, event->u.stage.batch, span->begin_ns,
 				     event->time_ns);
-	return detail_push_span(model, &(struct po_span){.kind = PO_SPAN_STAGE,
-							 .sub = span->stage,
-							 .pid = thread->pid,
-							 .tid = thread->tid,
-							 .device = -1,
-							 .stream = -1,
-							 .label = span->label,
-							 .begin_ns = span->begin_ns,
-							 .end_ns = span->begin_ns + wall_ns,
-							 .batch = batch});
+	detail_tracker_push_span(&model->timeline,
+				 &(struct po_span){.kind = PO_SPAN_STAGE,
+						   .sub = span->stage,
+						   .pid = thread->pid,
+						   .tid = thread->tid,
+						   .device = -1,
+						   .stream = -1,
+						   .label = span->label,
+						   .begin_ns = span->begin_ns,
+						   .end_ns = span->begin_ns + wall_ns,
+						   .batch = batch});
+	return PO_STATUS_OK;
 }
 
 /* Matches an end to its open span (index), popping mismatched spans above it. */
@@ -227,16 +229,18 @@ enum po_status spans_sync(struct po_model *model, struct thread *thread,
 		return PO_STATUS_OK;
 	}
 	span = close_open(model, thread, index, event->time_ns);
-	return detail_push_span(model, &(struct po_span){.kind = PO_SPAN_SYNC,
-							 .pid = thread->pid,
-							 .tid = thread->tid,
-							 .device = span->device,
-							 .stream = span->stream,
-							 .begin_ns = span->begin_ns,
-							 .end_ns = event->time_ns > span->begin_ns
-								       ? event->time_ns
-								       : span->begin_ns,
-							 .batch = -1});
+	detail_tracker_push_span(&model->timeline,
+				 &(struct po_span){.kind = PO_SPAN_SYNC,
+						   .pid = thread->pid,
+						   .tid = thread->tid,
+						   .device = span->device,
+						   .stream = span->stream,
+						   .begin_ns = span->begin_ns,
+						   .end_ns = event->time_ns > span->begin_ns
+								 ? event->time_ns
+								 : span->begin_ns,
+						   .batch = -1});
+	return PO_STATUS_OK;
 }
 
 /* Ends the open step at time_ns on the training thread: the tracker's part, memory, timelines. */
@@ -246,22 +250,21 @@ static enum po_status close_step(struct po_model *model, const struct thread *th
 	struct po_step_sample sample = {.host_live_bytes = memory_tracker_host_live(&model->memory),
 					.gpu_live_bytes = memory_tracker_gpu_live(&model->memory)};
 	const struct po_step *step;
-	enum po_status status;
 
 	process_tracker_expire_silent(&model->procs, time_ns);
 	sample.rss_bytes = process_tracker_rss_sum(&model->procs);
 	sample.main_rss_bytes = model->procs.processes[thread->process].rss_last_bytes;
 	step =
 	    step_tracker_close(&model->loop, time_ns, open_category(thread), batch_size, &sample);
-	status = detail_push_span(model, &(struct po_span){.kind = PO_SPAN_STEP,
-							   .pid = thread->pid,
-							   .tid = thread->tid,
-							   .device = -1,
-							   .stream = -1,
-							   .begin_ns = step->begin_ns,
-							   .end_ns = step->end_ns,
-							   .batch = step->batch});
-	return status != PO_STATUS_OK ? status : detail_step_ended(model);
+	detail_tracker_push_span(&model->timeline, &(struct po_span){.kind = PO_SPAN_STEP,
+								     .pid = thread->pid,
+								     .tid = thread->tid,
+								     .device = -1,
+								     .stream = -1,
+								     .begin_ns = step->begin_ns,
+								     .end_ns = step->end_ns,
+								     .batch = step->batch});
+	return detail_tracker_step_ended(&model->timeline);
 }
 
 enum po_status spans_step_begin(struct po_model *model, struct thread *thread,
