@@ -181,6 +181,32 @@ static void add_findings(struct builder *b, struct po_arena *arena)
 	}
 }
 
+static void range_of(const double *values, size_t count, double *low, double *high)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (isnan(values[i]))
+			continue;
+		*low = fmin(*low, values[i]);
+		*high = fmax(*high, values[i]);
+	}
+}
+
+void po_compare_step_histograms(struct po_comparison *comparison)
+{
+	double low = INFINITY, high = -INFINITY;
+
+	range_of(comparison->old_step_ms, comparison->old_step_count, &low, &high);
+	range_of(comparison->new_step_ms, comparison->new_step_count, &low, &high);
+	if (!po_stats_histogram_axis(&comparison->old_histogram, PO_COMPARE_HISTOGRAM_BINS, low,
+				     high))
+		return;
+	comparison->new_histogram = comparison->old_histogram;
+	po_stats_histogram_add(&comparison->old_histogram, comparison->old_step_ms,
+			       comparison->old_step_count);
+	po_stats_histogram_add(&comparison->new_histogram, comparison->new_step_ms,
+			       comparison->new_step_count);
+}
+
 enum po_status po_compare(const struct po_digest *old_run, const struct po_digest *new_run,
 			  const struct po_compare_config *config, struct po_arena *arena,
 			  struct po_comparison **out, struct po_error *err)
@@ -200,6 +226,7 @@ enum po_status po_compare(const struct po_digest *old_run, const struct po_diges
 	comparison->old_step_count = old_run->step_count;
 	comparison->new_step_ms = new_run->step_ms;
 	comparison->new_step_count = new_run->step_count;
+	po_compare_step_histograms(comparison);
 	add_step_metrics(&b);
 	add_breakdown_metrics(&b);
 	add_resource_metrics(&b);

@@ -122,6 +122,8 @@ struct po_finding_change {
 	const char *new_severity;
 };
 
+#define PO_COMPARE_HISTOGRAM_BINS 40
+
 struct po_comparison {
 	const char *baseline; /* the baseline's label */
 	const char *old_verdict;
@@ -136,6 +138,10 @@ struct po_comparison {
 	size_t old_step_count;
 	const double *new_step_ms;
 	size_t new_step_count;
+	/* Both runs' step times (ms) in PO_COMPARE_HISTOGRAM_BINS bins over one axis; totals 0
+	 * when neither run has a step. */
+	struct po_stats_histogram old_histogram;
+	struct po_stats_histogram new_histogram;
 	const char **gates_tripped; /* the --fail-if expressions that are true */
 	size_t gates_tripped_count;
 };
@@ -152,6 +158,9 @@ void po_compare_config_init(struct po_compare_config *config);
 enum po_status po_compare(const struct po_digest *old_run, const struct po_digest *new_run,
 			  const struct po_compare_config *config, struct po_arena *arena,
 			  struct po_comparison **out, struct po_error *err) PO_NODISCARD;
+
+/* Fills old_histogram and new_histogram from the two step series, over one axis. */
+void po_compare_step_histograms(struct po_comparison *comparison);
 
 /* Copies the step series, label, verdicts and finding ids the comparison points to into
  * arena, so the digests can go. */

@@ -329,6 +329,11 @@ static enum po_status build_stats(struct po_analysis *analysis)
 			    samples * 1e9 / sampled_ns * stats->coverage_pct / 100;
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			stats->category_mean_ns[c] /= (double)clean;
+		if (po_stats_histogram_axis(&stats->histogram, PO_STEP_HISTOGRAM_BINS,
+					    (double)durations[0], (double)durations[clean - 1]))
+			for (size_t i = 0; i < clean; i++)
+				po_stats_histogram_add(&stats->histogram,
+						       &(double){(double)durations[i]}, 1);
 	}
 	free(durations);
 	return PO_STATUS_OK;

@@ -16,6 +16,7 @@
 #include "../common/arena.h"
 #include "common/status.h"
 #include "event.h"
+#include "../stats/stats.h"
 
 /* Roles of processes. X(NAME, json name) */
 #define PO_ROLES(X)                                                                                \
@@ -152,6 +153,8 @@ struct po_step {
 	uint32_t flags;
 };
 
+#define PO_STEP_HISTOGRAM_BINS 60
+
 /* Summary statistics over the steps not flagged lossy. */
 struct po_step_stats {
 	int64_t count;	     /* all steps */
@@ -176,6 +179,8 @@ struct po_step_stats {
 	double coverage_pct;
 	int64_t span_ns;			    /* first step begin to last step end; -1 */
 	double category_mean_ns[PO_CATEGORY_COUNT]; /* sums to mean_ns */
+	/* The same steps' durations (ns) in PO_STEP_HISTOGRAM_BINS bins; total 0 without any. */
+	struct po_stats_histogram histogram;
 };
 
 struct po_worker {

@@ -214,3 +214,62 @@ double po_stats_slope(const double *values, size_t n)
 	free(index);
 	return fitted ? fit.slope : NAN;
 }
+
+double po_stats_nice_step(double max_value, int tick_count)
+{
+	double raw, magnitude, fraction;
+
+	if (!(max_value > 0))
+		return 1;
+	raw = max_value / tick_count;
+	magnitude = pow(10, floor(log10(raw)));
+	fraction = raw / magnitude;
+	if (fraction <= 1)
+		return magnitude;
+	if (fraction <= 2)
+		return 2 * magnitude;
+	if (fraction <= 2.5)
+		return 2.5 * magnitude;
+	if (fraction <= 5)
+		return 5 * magnitude;
+	return 10 * magnitude;
+}
+
+bool po_stats_histogram_axis(struct po_stats_histogram *histogram, size_t bin_count, double low,
+			     double high)
+{
+	double step;
+
+	*histogram = (struct po_stats_histogram){0};
+	if (!isfinite(low) || !isfinite(high) || high < low || bin_count == 0 ||
+	    bin_count > PO_STATS_HISTOGRAM_MAX_BINS)
+		return false;
+	step = po_stats_nice_step(high - low > 0 ? high - low : fmax(high, 1), 8);
+	histogram->bin_count = bin_count;
+	histogram->low = floor(low / step) * step;
+	histogram->high = ceil(high / step) * step;
+	if (histogram->high <= histogram->low)
+		histogram->high = histogram->low + step;
+	return true;
+}
+
+void po_stats_histogram_add(struct po_stats_histogram *histogram, const double *values, size_t n)
+{
+	double span = histogram->high - histogram->low;
+
+	for (size_t i = 0; i < n && histogram->bin_count; i++) {
+		double position = (values[i] - histogram->low) / span;
+		size_t bin;
+
+		if (isnan(values[i]))
+			continue;
+		bin = position <= 0   ? 0
+		      : position >= 1 ? histogram->bin_count - 1
+				      : (size_t)(position * (double)histogram->bin_count);
+		if (bin >= histogram->bin_count)
+			bin = histogram->bin_count - 1;
+		histogram->total++;
+		if (++histogram->counts[bin] > histogram->highest)
+			histogram->highest = histogram->counts[bin];
+	}
+}

@@ -2,7 +2,8 @@
  * stats.h: the statistics of the analysis, one definition each: the nearest-rank quantile
  * (step quantiles, comparisons), the midpoint median and the scaled median absolute
  * deviation (robust scales for the detectors), least squares (memory growth, comparison
- * slopes), and the rank test and bootstrap of run comparisons. Plain C, no allocation
+ * slopes), the rank test and bootstrap of run comparisons, and histograms with round
+ * bounds (step times, in the report and the comparison). Plain C, no allocation
  * beyond what a function says.
  */
 #ifndef PO_STATS_H
@@ -53,5 +54,34 @@ void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, s
 
 /* Least-squares slope of values against their index; NaN with fewer than 2 values. */
 double po_stats_slope(const double *values, size_t n);
+
+/*
+ * A round step for an axis over [0, max_value] with about tick_count ticks: 1, 2, 2.5 or 5
+ * times a power of ten; 1 when max_value is not positive.
+ */
+double po_stats_nice_step(double max_value, int tick_count);
+
+#define PO_STATS_HISTOGRAM_MAX_BINS 64
+
+/* Counts of values in bin_count equal bins over [low, high). */
+struct po_stats_histogram {
+	double low; /* round bounds around the values (po_stats_histogram_axis) */
+	double high;
+	size_t bin_count;
+	int64_t counts[PO_STATS_HISTOGRAM_MAX_BINS];
+	int64_t total;	 /* values counted */
+	int64_t highest; /* the largest count */
+};
+
+/*
+ * An empty histogram of bin_count bins (at most PO_STATS_HISTOGRAM_MAX_BINS) whose bounds
+ * are multiples of po_stats_nice_step(high - low, 8) around [low, high] (of high, at least
+ * 1, when low == high). False when high < low or either is not finite.
+ */
+bool po_stats_histogram_axis(struct po_stats_histogram *histogram, size_t bin_count, double low,
+			     double high);
+
+/* Counts n values (NaN ones left out); values outside the bounds go to the end bins. */
+void po_stats_histogram_add(struct po_stats_histogram *histogram, const double *values, size_t n);
 
 #endif /* PO_STATS_H */

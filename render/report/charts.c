@@ -153,32 +153,7 @@ void po_chart_breakdown(cairo_t *cr, const struct po_chart *chart)
 	po_draw_legend(cr, 20, bar_y + bar_height + 22, width, labels, colors, legend_count);
 }
 
-static int compare_int64(const void *a, const void *b)
-{
-	int64_t left = *(const int64_t *)a, right = *(const int64_t *)b;
-
-	return (left > right) - (left < right);
-}
-
-/* Durations of the clean steps, sorted; owned by the caller. */
-static int64_t *clean_durations(const struct po_analysis *analysis, size_t *count)
-{
-	int64_t *durations = malloc((analysis->step_count + 1) * sizeof(*durations));
-
-	*count = 0;
-	if (!durations)
-		return NULL;
-	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step step = po_analysis_step(analysis, i);
-
-		if (!(step.flags & PO_STEP_LOSSY) && step.end_ns > step.begin_ns)
-			durations[(*count)++] = step.end_ns - step.begin_ns;
-	}
-	qsort(durations, *count, sizeof(*durations), compare_int64);
-	return durations;
-}
-
-/* The duration axis of the histogram: round bounds around the clean steps' range. */
+/* The duration axis of the histogram: the analysis's round bounds around the clean steps. */
 struct duration_axis {
 	double low_ns;
 	double high_ns;
@@ -228,58 +203,25 @@ static void draw_duration_ticks(cairo_t *cr, const struct plot *plot,
 	}
 }
 
-#define HISTOGRAM_BINS 60
-
-static void duration_axis_init(struct duration_axis *axis, int64_t min_ns, int64_t max_ns)
-{
-	double step =
-	    po_draw_nice_step((double)(max_ns - min_ns > 0 ? max_ns - min_ns : max_ns), 8);
-
-	axis->low_ns = floor(min_ns / step) * step;
-	axis->high_ns = ceil(max_ns / step) * step;
-	if (axis->high_ns <= axis->low_ns)
-		axis->high_ns = axis->low_ns + step;
-}
-
-static int64_t fill_bins(const int64_t *durations, size_t count, const struct duration_axis *axis,
-			 int64_t *bins)
-{
-	int64_t highest = 0;
-
-	for (size_t i = 0; i < count; i++) {
-		double position = (durations[i] - axis->low_ns) / (axis->high_ns - axis->low_ns);
-		size_t bin = position <= 0 ? 0 : (size_t)(position * HISTOGRAM_BINS);
-
-		bin = bin >= HISTOGRAM_BINS ? HISTOGRAM_BINS - 1 : bin;
-		if (++bins[bin] > highest)
-			highest = bins[bin];
-	}
-	return highest;
-}
-
 void po_chart_histogram(cairo_t *cr, const struct po_chart *chart)
 {
 	const struct po_step_stats *stats = &chart->analysis->step_stats;
+	const struct po_stats_histogram *histogram = &stats->histogram;
 	struct plot plot = {60, 14, chart->width - 80, chart->height - 50, 0, 0};
-	int64_t bins[HISTOGRAM_BINS] = {0};
-	struct duration_axis axis;
-	size_t count;
-	int64_t *durations = clean_durations(chart->analysis, &count);
+	struct duration_axis axis = {histogram->low, histogram->high};
+	size_t bins = histogram->bin_count;
 
-	if (!durations || count == 0) {
-		free(durations);
+	if (histogram->total == 0 || bins == 0) {
 		po_draw_message(cr, chart, "No clean step to measure.");
 		return;
 	}
-	duration_axis_init(&axis, durations[0], durations[count - 1]);
-	plot_scale(&plot, fmax(4, (double)fill_bins(durations, count, &axis, bins)), 4);
-	free(durations);
+	plot_scale(&plot, fmax(4, (double)histogram->highest), 4);
 	draw_value_axis(cr, &plot, fmt_axis_count);
-	for (int bin = 0; bin < HISTOGRAM_BINS; bin++) {
-		double bar_width = plot.width / HISTOGRAM_BINS;
-		double top = plot_y(&plot, (double)bins[bin]);
+	for (size_t bin = 0; bin < bins; bin++) {
+		double bar_width = plot.width / (double)bins;
+		double top = plot_y(&plot, (double)histogram->counts[bin]);
 
-		if (bins[bin] > 0)
+		if (histogram->counts[bin] > 0)
 			po_draw_rect(cr, plot.x + bin * bar_width + 0.5, top, bar_width - 1,
 				     plot.y + plot.height - top, PO_COLOR_ACCENT);
 	}

@@ -9,7 +9,7 @@
 #define BREAKDOWN_VALUE_WIDTH 140.0
 #define BREAKDOWN_ROW_HEIGHT 34.0
 #define BREAKDOWN_BAR_HEIGHT 12.0
-#define HISTOGRAM_BINS 40
+#define HISTOGRAM_BINS PO_COMPARE_HISTOGRAM_BINS
 
 /* Breakdown metrics with a value, in the report's category order; returns their count. */
 static size_t breakdown_rows(const struct po_comparison *comparison,
@@ -133,51 +133,24 @@ struct latency_axes {
 	double new_share[HISTOGRAM_BINS];
 };
 
-static void range_of(const double *values, size_t count, double *low, double *high)
-{
-	for (size_t i = 0; i < count; i++) {
-		if (isnan(values[i]))
-			continue;
-		*low = fmin(*low, values[i]);
-		*high = fmax(*high, values[i]);
-	}
-}
-
-static void fill_shares(const struct latency_axes *axes, const double *values, size_t count,
-			double *shares)
-{
-	size_t counted = 0;
-
-	for (size_t i = 0; i < count; i++) {
-		double position = (values[i] - axes->low_ms) / (axes->high_ms - axes->low_ms);
-		int bin = position <= 0 ? 0 : (int)(position * HISTOGRAM_BINS);
-
-		if (isnan(values[i]))
-			continue;
-		shares[bin >= HISTOGRAM_BINS ? HISTOGRAM_BINS - 1 : bin] += 1;
-		counted++;
-	}
-	for (int bin = 0; bin < HISTOGRAM_BINS && counted; bin++)
-		shares[bin] /= (double)counted;
-}
-
+/* Each run's share of its steps per bin of the comparison's histograms, and the axes. */
 static bool latency_axes_init(struct latency_axes *axes, const struct po_comparison *comparison)
 {
-	double low = INFINITY, high = -INFINITY, step, highest = 0;
+	const struct po_stats_histogram *old_run = &comparison->old_histogram;
+	const struct po_stats_histogram *new_run = &comparison->new_histogram;
+	double highest = 0;
 
-	range_of(comparison->old_step_ms, comparison->old_step_count, &low, &high);
-	range_of(comparison->new_step_ms, comparison->new_step_count, &low, &high);
-	if (!(high >= low))
+	if (old_run->bin_count != HISTOGRAM_BINS || new_run->bin_count != HISTOGRAM_BINS)
 		return false;
-	step = po_draw_nice_step(high - low > 0 ? high - low : fmax(high, 1), 8);
-	axes->low_ms = floor(low / step) * step;
-	axes->high_ms = ceil(high / step) * step;
-	if (axes->high_ms <= axes->low_ms)
-		axes->high_ms = axes->low_ms + step;
-	fill_shares(axes, comparison->old_step_ms, comparison->old_step_count, axes->old_share);
-	fill_shares(axes, comparison->new_step_ms, comparison->new_step_count, axes->new_share);
-	for (int bin = 0; bin < HISTOGRAM_BINS; bin++)
+	axes->low_ms = old_run->low;
+	axes->high_ms = old_run->high;
+	for (int bin = 0; bin < HISTOGRAM_BINS; bin++) {
+		axes->old_share[bin] =
+		    old_run->total ? (double)old_run->counts[bin] / (double)old_run->total : 0;
+		axes->new_share[bin] =
+		    new_run->total ? (double)new_run->counts[bin] / (double)new_run->total : 0;
 		highest = fmax(highest, fmax(axes->old_share[bin], axes->new_share[bin]));
+	}
 	axes->share_step = po_draw_nice_step(highest, 4);
 	axes->share_max = axes->share_step * ceil(highest / axes->share_step);
 	if (axes->share_max <= 0)

@@ -151,22 +151,7 @@ void po_draw_message(cairo_t *cr, const struct po_chart *chart, const char *mess
 
 double po_draw_nice_step(double max_value, int tick_count)
 {
-	double raw, magnitude, fraction;
-
-	if (!(max_value > 0))
-		return 1;
-	raw = max_value / tick_count;
-	magnitude = pow(10, floor(log10(raw)));
-	fraction = raw / magnitude;
-	if (fraction <= 1)
-		return magnitude;
-	if (fraction <= 2)
-		return 2 * magnitude;
-	if (fraction <= 2.5)
-		return 2.5 * magnitude;
-	if (fraction <= 5)
-		return 5 * magnitude;
-	return 10 * magnitude;
+	return po_stats_nice_step(max_value, tick_count);
 }
 
 double po_draw_legend(cairo_t *cr, double x, double y, double max_width, const char *const *labels,

@@ -189,11 +189,43 @@ static void test_ranks_and_fits(void)
 	CHECK(po_stats_slope(y, 4) == 2);
 }
 
+/* Round steps and histogram bounds; NaN left out; the ends take what lies outside. */
+static void test_histograms(void)
+{
+	const double values[] = {12, 17, 18.5, NAN, 29.9, 30, 31};
+	struct po_stats_histogram histogram;
+
+	CHECK(po_stats_nice_step(80, 8) == 10);
+	CHECK(po_stats_nice_step(19, 8) == 2.5);
+	CHECK(po_stats_nice_step(0.7, 8) == 0.1);
+	CHECK(po_stats_nice_step(0, 8) == 1);
+	/* 12..31: a step of 2.5, bounds 10 and 32.5, bins of 2.25 */
+	CHECK(po_stats_histogram_axis(&histogram, 10, 12, 31));
+	CHECK(histogram.low == 10 && histogram.high == 32.5);
+	po_stats_histogram_add(&histogram, values, 7);
+	CHECK_INT_EQ(histogram.total, 6);
+	CHECK_INT_EQ(histogram.counts[0], 1); /* 12 */
+	CHECK_INT_EQ(histogram.counts[3], 2); /* 17 and 18.5: [16.75, 19) */
+	CHECK_INT_EQ(histogram.counts[8], 2); /* 29.9 and 30: [28, 30.25) */
+	CHECK_INT_EQ(histogram.counts[9], 1); /* 31 */
+	CHECK_INT_EQ(histogram.highest, 2);
+	/* values outside the bounds go to the end bins */
+	po_stats_histogram_add(&histogram, (const double[]){-100, 1000}, 2);
+	CHECK(histogram.counts[0] == 2 && histogram.counts[9] == 2);
+	/* one value: an axis of its own scale around it */
+	CHECK(po_stats_histogram_axis(&histogram, 60, 5, 5) && histogram.low <= 5 &&
+	      histogram.high > 5);
+	CHECK(!po_stats_histogram_axis(&histogram, 60, INFINITY, -INFINITY));
+	CHECK(!po_stats_histogram_axis(&histogram, 60, NAN, 1));
+	CHECK(!po_stats_histogram_axis(&histogram, PO_STATS_HISTOGRAM_MAX_BINS + 1, 0, 1));
+}
+
 int main(void)
 {
 	RUN(test_json_reader);
 	RUN(test_statistics);
 	RUN(test_ranks_and_fits);
+	RUN(test_histograms);
 	RUN(test_comparisons_and_gates);
 	return CHECK_SUMMARY();
 }

@@ -171,6 +171,10 @@ static void build_stats(struct builder *b)
 	build_steady(b, total);
 	st->samples_per_s = st->steps_per_s * 64;
 	st->coverage_pct = 100;
+	if (po_stats_histogram_axis(&st->histogram, PO_STEP_HISTOGRAM_BINS, (double)durations[0],
+				    (double)durations[a->step_count - 1]))
+		for (size_t i = 0; i < a->step_count; i++)
+			po_stats_histogram_add(&st->histogram, &(double){(double)durations[i]}, 1);
 }
 
 static void build_steps(struct builder *b)

@@ -137,6 +137,7 @@ void fixture_add_comparison(struct po_analysis *analysis, bool hostile)
 	c->old_step_ms = baseline_steps(arena);
 	c->old_step_count = BASELINE_STEPS;
 	c->new_step_ms = new_steps(analysis, &c->new_step_count);
+	po_compare_step_histograms(c);
 	c->metrics = po_arena_alloc(arena, 20 * sizeof(*c->metrics));
 	c->findings = po_arena_alloc(arena, 8 * sizeof(*c->findings));
 	add_metrics(c);
