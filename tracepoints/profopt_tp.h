@@ -44,6 +44,7 @@ LTTNG_UST_TRACEPOINT_ENUM(profopt, counter_kind,
 		lttng_ust_field_enum_value("process_cpu", 3)
 		lttng_ust_field_enum_value("gpu_mem_reserved", 4)
 		lttng_ust_field_enum_value("process_runq_wait", 5)
+		lttng_ust_field_enum_value("gpu_records_dropped", 6)
 	)
 )
 

@@ -18,7 +18,8 @@ static enum po_severity loss_severity(const struct det_ctx *ctx, double event_pc
 	    lossy_pct >= rules->trace_loss_critical_pct)
 		return PO_SEVERITY_CRITICAL;
 	if (event_pct >= rules->trace_loss_warning_pct || quality->unknown_discards > 0 ||
-	    quality->discarded_packets > 0 || quality->lossy_steps > 0)
+	    quality->discarded_packets > 0 || quality->lossy_steps > 0 ||
+	    quality->gpu_records_dropped > 0)
 		return PO_SEVERITY_WARNING;
 	return PO_SEVERITY_INFO;
 }
@@ -38,6 +39,8 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding, double
 	det_ev_int(ctx, finding, "lossy_steps", quality->lossy_steps);
 	det_ev_number(ctx, finding, "lossy_steps_pct", lossy_pct);
 	det_ev_int(ctx, finding, "steps", (int64_t)ctx->analysis->step_count);
+	if (quality->gpu_records_dropped)
+		det_ev_int(ctx, finding, "gpu_records_dropped", quality->gpu_records_dropped);
 }
 
 static void add_windows(struct det_ctx *ctx, struct po_finding *finding)
@@ -71,7 +74,7 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 
 	if (quality->discarded_events <= 0 && quality->discarded_packets <= 0 &&
 	    quality->unknown_discards <= 0 && unmatched <= 0 && quality->lossy_steps <= 0 &&
-	    quality->missing_windows <= 0)
+	    quality->missing_windows <= 0 && quality->gpu_records_dropped <= 0)
 		return PO_STATUS_OK;
 	finding = det_finding_add(ctx, PO_FINDING_TRACE_DATA_LOSS,
 				  loss_severity(ctx, event_pct, lossy_pct), 1.0);
@@ -87,8 +90,28 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 		    (long long)quality->discarded_packets, (long long)quality->unknown_discards,
 		    (long long)quality->missing_windows, (long long)unmatched,
 		    (long long)quality->lossy_steps, ctx->analysis->step_count);
+	if (quality->gpu_records_dropped > 0)
+		det_summary(ctx, finding,
+			    "The trace lost data: the CUPTI collector dropped %lld GPU activity "
+			    "records, so GPU busy time is a lower bound; the tracer discarded %lld "
+			    "events (%.2f%%) and %lld packets, %lld windows of unknown size, %lld "
+			    "windows are missing from its files, %lld spans are unmatched; %lld of "
+			    "%zu steps overlap a loss.",
+			    (long long)quality->gpu_records_dropped,
+			    (long long)quality->discarded_events, event_pct,
+			    (long long)quality->discarded_packets,
+			    (long long)quality->unknown_discards,
+			    (long long)quality->missing_windows, (long long)unmatched,
+			    (long long)quality->lossy_steps, ctx->analysis->step_count);
 	add_evidence(ctx, finding, event_pct, lossy_pct);
 	add_windows(ctx, finding);
+	if (quality->gpu_records_dropped > 0)
+		det_recommend(ctx, finding, "cupti_buffers",
+			      "give the GPU collector larger buffers or flush them more often: "
+			      "PROFOPT_CUPTI_BUFFER_KB=32768 PROFOPT_CUPTI_FLUSH_MS=100",
+			      "CUPTI drops activity records when its buffers fill before the "
+			      "collector flushes them",
+			      "a complete GPU timeline; no change to the step time", NAN, NAN);
 	if (quality->discarded_events > 0 || quality->discarded_packets > 0 ||
 	    quality->unknown_discards > 0)
 		det_recommend(ctx, finding, "trace_buffers",

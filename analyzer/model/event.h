@@ -47,7 +47,8 @@ enum po_stage {
 	X(GPU_MEM_USED, "gpu_mem_used")                                                            \
 	X(PROCESS_CPU, "process_cpu")                                                              \
 	X(GPU_MEM_RESERVED, "gpu_mem_reserved")                                                    \
-	X(PROCESS_RUNQ_WAIT, "process_runq_wait")
+	X(PROCESS_RUNQ_WAIT, "process_runq_wait")                                                  \
+	X(GPU_RECORDS_DROPPED, "gpu_records_dropped")
 
 enum po_counter {
 #define PO_X(name, json) PO_COUNTER_##name,

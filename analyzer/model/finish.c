@@ -590,6 +590,13 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 				     "steps with one on the training thread are flagged unmatched",
 				     (long long)quality->unmatched_begins,
 				     (long long)quality->unmatched_ends));
+	if (quality->gpu_records_dropped)
+		warn(analysis, "gpu-records-dropped",
+		     po_arena_printf(arena,
+				     "%lld GPU activity records were dropped by the CUPTI "
+				     "collector (its buffers filled faster than they were "
+				     "flushed): GPU busy time is a lower bound there",
+				     (long long)quality->gpu_records_dropped));
 	if (quality->implausible_values)
 		warn(analysis, "implausible-values",
 		     po_arena_printf(

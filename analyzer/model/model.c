@@ -329,6 +329,14 @@ static enum po_status on_run_config(struct po_model *model, const struct po_even
 static void on_counter(struct po_model *model, struct process *process,
 		       const struct po_event *event)
 {
+	if (event->u.counter.kind == PO_COUNTER_GPU_RECORDS_DROPPED) {
+		if (event->u.counter.value < 0)
+			model->quality.implausible_values++;
+		else
+			model->quality.gpu_records_dropped =
+			    po_add_sat(model->quality.gpu_records_dropped, event->u.counter.value);
+		return; /* a loss, not a sample to draw */
+	}
 	if (event->u.counter.kind == PO_COUNTER_QUEUE_DEPTH) {
 		model->loop.latest_queue_depth = event->u.counter.value;
 	} else if (!process_tracker_counter(&model->procs, process, event, model->cpu_count)) {

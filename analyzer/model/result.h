@@ -325,6 +325,8 @@ struct po_quality {
 	 * before the recording, or a damaged address (then an allocation looks unfreed).
 	 */
 	int64_t unmatched_mem_frees;
+	/* GPU activity records the CUPTI collector lost (its gpu_records_dropped counters). */
+	int64_t gpu_records_dropped;
 	bool missing_vpid;
 	bool missing_vtid;
 	bool missing_procname;

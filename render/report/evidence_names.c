@@ -218,6 +218,8 @@
 	  "Discarded events over all events, read and discarded.")                                 \
 	X(ANY, "unmatched_spans", "Unmatched spans", "",                                           \
 	  "Spans whose begin or end event is missing.")                                            \
+	X(ANY, "gpu_records_dropped", "GPU records dropped", "",                                   \
+	  "GPU activity records the CUPTI collector lost because its buffers were full.")          \
 	X(ANY, "missing_windows", "Windows missing from the files", "",                            \
 	  "Stream cuts and a recording ending before its command, seen in the trace's files.")     \
 	X(ANY, "lossy_steps", "Steps overlapping a loss", "",                                      \

@@ -41,13 +41,15 @@ enum profopt_stage {
 
 /* Counter kinds; values are part of the trace format. */
 enum profopt_counter {
-	PROFOPT_COUNTER_QUEUE_DEPTH = 0,       /* batches ready and not yet consumed */
-	PROFOPT_COUNTER_HOST_RSS = 1,	       /* bytes, resident set of the process */
-	PROFOPT_COUNTER_GPU_MEM_USED = 2,      /* bytes in use on the device */
-	PROFOPT_COUNTER_PROCESS_CPU = 3,       /* nanoseconds of CPU used by the process so far */
-	PROFOPT_COUNTER_GPU_MEM_RESERVED = 4,  /* bytes held by a caching allocator */
-	PROFOPT_COUNTER_PROCESS_RUNQ_WAIT = 5, /* nanoseconds the process's main thread waited
-						  for a CPU so far (run queue, schedstat) */
+	PROFOPT_COUNTER_QUEUE_DEPTH = 0,	 /* batches ready and not yet consumed */
+	PROFOPT_COUNTER_HOST_RSS = 1,		 /* bytes, resident set of the process */
+	PROFOPT_COUNTER_GPU_MEM_USED = 2,	 /* bytes in use on the device */
+	PROFOPT_COUNTER_PROCESS_CPU = 3,	 /* nanoseconds of CPU used by the process so far */
+	PROFOPT_COUNTER_GPU_MEM_RESERVED = 4,	 /* bytes held by a caching allocator */
+	PROFOPT_COUNTER_PROCESS_RUNQ_WAIT = 5,	 /* nanoseconds the process's main thread waited
+						    for a CPU so far (run queue, schedstat) */
+	PROFOPT_COUNTER_GPU_RECORDS_DROPPED = 6, /* GPU activity records the collector lost
+						    since its last sample (CUPTI's count) */
 };
 
 /* Kinds of GPU activity records; values are part of the trace format. */

@@ -3,6 +3,7 @@
  * which severity, cause and predicted numbers, and that clean runs give no finding.
  */
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -336,6 +337,22 @@ static void test_open_at_end_is_no_loss(void)
 	CHECK(synth_finding(analysis, PO_FINDING_TRACE_DATA_LOSS) != NULL &&
 	      synth_rec(synth_finding(analysis, PO_FINDING_TRACE_DATA_LOSS), "trace_buffers") ==
 		  NULL);
+	synth_destroy(analysis);
+}
+
+/* GPU records the CUPTI collector dropped are a loss, with advice for its buffers only. */
+static void test_gpu_records_dropped(void)
+{
+	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
+	const struct po_finding *loss;
+
+	analysis->quality.gpu_records_dropped = 1234;
+	run_detect(analysis);
+	loss = synth_finding(analysis, PO_FINDING_TRACE_DATA_LOSS);
+	CHECK(loss != NULL && loss->severity == PO_SEVERITY_WARNING);
+	CHECK(loss && strstr(loss->summary, "dropped 1234 GPU activity records") != NULL);
+	CHECK(loss && synth_rec(loss, "cupti_buffers") != NULL &&
+	      synth_rec(loss, "trace_buffers") == NULL);
 	synth_destroy(analysis);
 }
 
@@ -691,6 +708,7 @@ int main(void)
 	RUN(test_rss_restarting_workers_no_growth);
 	RUN(test_rss_small_growth_silent);
 	RUN(test_open_at_end_is_no_loss);
+	RUN(test_gpu_records_dropped);
 	RUN(test_verdict_knows_what_it_cannot_know);
 	RUN(test_moderate_periodic_checkpoint);
 	RUN(test_outlier_loader_advice_fits_config);

@@ -180,8 +180,30 @@ static void implausible_values(void)
 	po_analysis_destroy(analysis);
 }
 
+/* The collector's gpu_records_dropped counters add up to a loss the warnings state. */
+static void gpu_records_dropped(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+	const int64_t ms = 1000000;
+
+	counter(model, 10 * ms, MAIN, PO_COUNTER_GPU_RECORDS_DROPPED, -1, 100);
+	counter(model, 20 * ms, MAIN, PO_COUNTER_GPU_RECORDS_DROPPED, -1, 23);
+	counter(model, 30 * ms, MAIN, PO_COUNTER_GPU_RECORDS_DROPPED, -1, -5); /* damaged */
+	step_begin(model, 40 * ms, MAIN, MAIN, 0);
+	step_end(model, 50 * ms, MAIN, MAIN, 0);
+	analysis = model_done(model);
+	CHECK_INT_EQ(analysis->quality.gpu_records_dropped, 123);
+	CHECK_INT_EQ(analysis->quality.implausible_values, 1);
+	CHECK(find_warning(analysis, "gpu-records-dropped") != NULL &&
+	      strstr(find_warning(analysis, "gpu-records-dropped")->text,
+		     "123 GPU activity records") != NULL);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
+	RUN(gpu_records_dropped);
 	RUN(implausible_values);
 	RUN(discards_flag_steps);
 	RUN(unknown_begin_window);

@@ -36,6 +36,7 @@ class Counter(enum.IntEnum):
     PROCESS_CPU = 3
     GPU_MEM_RESERVED = 4
     PROCESS_RUNQ_WAIT = 5
+    GPU_RECORDS_DROPPED = 6
 
 
 class GpuKind(enum.IntEnum):
