@@ -153,6 +153,63 @@ static void dl_wrapper_path(char *path, size_t size)
 }
 
 /*
+ * The GPU collector: $PROFOPT_CUPTI_LIBRARY, else next to this program's libprofopt (../lib
+ * from its directory, as in the build tree and a /usr/local install), else where it was
+ * installed. False when none exists.
+ */
+static bool cupti_library(char *path, size_t size)
+{
+	const char *chosen = getenv("PROFOPT_CUPTI_LIBRARY");
+	char self[4096];
+	ssize_t length;
+
+	if (chosen && *chosen) {
+		snprintf(path, size, "%s", chosen);
+		return access(path, R_OK) == 0;
+	}
+	length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (length > 0) {
+		char *slash;
+
+		self[length] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((size_t)snprintf(path, size, "%s/../lib/libprofopt-cupti.so.0", self) <
+				size &&
+			    access(path, R_OK) == 0)
+				return true;
+		}
+	}
+	snprintf(path, size, "%s", REC_CUPTI_LIB);
+	return access(path, R_OK) == 0;
+}
+
+/* --gpu: CUDA_INJECTION64_PATH names the collector, which the CUDA driver then loads. */
+static enum rec_status gpu_environment(char *entry, size_t size, struct po_error *err)
+{
+	const char *existing = getenv("CUDA_INJECTION64_PATH");
+	char path[4096];
+
+	if (!cupti_library(path, sizeof(path))) {
+		po_error_set(err,
+			     "--gpu: the GPU collector %s is not there (libprofopt-cupti is built "
+			     "when the CUDA toolkit's CUPTI is found; docs/gpu.md)",
+			     path);
+		return REC_STATUS_USAGE;
+	}
+	if (existing && *existing && strcmp(existing, path) != 0) {
+		po_error_set(err,
+			     "--gpu: CUDA_INJECTION64_PATH already loads %s into CUDA programs; "
+			     "the driver loads one injection library",
+			     existing);
+		return REC_STATUS_USAGE;
+	}
+	snprintf(entry, size, "CUDA_INJECTION64_PATH=%s", path);
+	return REC_STATUS_OK;
+}
+
+/*
  * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper and liblttng-ust-dl.so,
  * which reports the objects that dlopen maps) first, then the user's own preloads.
  * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler.
@@ -162,8 +219,9 @@ static enum rec_status build_environment(struct rec_command *command,
 {
 	static char preload[8192];
 	static char sample[64];
+	static char injection[4200];
 	const char *user_preload = getenv("LD_PRELOAD");
-	char *replacements[2];
+	char *replacements[3];
 	size_t replacement_count = 0;
 	char dl_wrapper[4096];
 
@@ -184,6 +242,13 @@ static enum rec_status build_environment(struct rec_command *command,
 			 options->sample_ms >= 0 ? options->sample_ms
 						 : (long)REC_DEFAULT_SAMPLE_MS);
 		replacements[replacement_count++] = sample;
+	}
+	if (options->gpu) {
+		enum rec_status status = gpu_environment(injection, sizeof(injection), err);
+
+		if (status != REC_STATUS_OK)
+			return status;
+		replacements[replacement_count++] = injection;
 	}
 	command->envp = environment_with(replacements, replacement_count);
 	if (!command->envp) {

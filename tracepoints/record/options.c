@@ -12,6 +12,7 @@
 
 enum {
 	OPT_HEAP = 256,
+	OPT_GPU,
 	OPT_BUFFERS,
 	OPT_SUBBUF_SIZE,
 	OPT_NUM_SUBBUF,
@@ -23,6 +24,7 @@ enum {
 static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"heap", no_argument, NULL, OPT_HEAP},
+    {"gpu", no_argument, NULL, OPT_GPU},
     {"buffers", required_argument, NULL, OPT_BUFFERS},
     {"subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE},
     {"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
@@ -42,6 +44,8 @@ void rec_options_print_help(void)
 	       "                      it must not exist or be empty\n"
 	       "      --heap          also record malloc/free (lttng_ust_libc), with the ip\n"
 	       "                      context\n"
+	       "      --gpu           record GPU kernels, copies, waits and device memory of\n"
+	       "                      CUDA programs with the CUPTI collector (libprofopt-cupti)\n"
 	       "      --buffers uid|pid  ring buffers shared by the user's processes (uid, the\n"
 	       "                      default: a forked worker starts in milliseconds) or one\n"
 	       "                      set per process (pid: each new process waits about\n"
@@ -102,6 +106,9 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 		break;
 	case OPT_HEAP:
 		options->heap = true;
+		break;
+	case OPT_GPU:
+		options->gpu = true;
 		break;
 	case OPT_BUFFERS:
 		if (strcmp(arg, "uid") && strcmp(arg, "pid")) {

@@ -47,6 +47,7 @@ int rec_status_exit_code(enum rec_status status);
 struct rec_options {
 	const char *output_dir;	  /* weak: argv, or NULL for the dated default */
 	bool heap;		  /* also record libc malloc/free */
+	bool gpu;		  /* load the CUPTI GPU collector into CUDA programs */
 	bool per_process_buffers; /* --buffers pid: one buffer set per traced process */
 	uint64_t subbuf_bytes;
 	uint64_t subbuf_count;

@@ -100,7 +100,9 @@ class run:
     (the loader's, torch's, then the pairs of config). model and optimizer, when given,
     are instrumented. Device memory is sampled at each step end when CUDA is available,
     otherwise the host RSS sampler runs every sample_ms while the run lasts (unless
-    PROFOPT_SAMPLE_MS already started it). python_memory=True (default: the environment
+    PROFOPT_SAMPLE_MS already started it); with CUDA the GPU collector records kernels,
+    copies, host waits and device memory (profopt._gpu; PROFOPT_GPU=0 leaves it off).
+    python_memory=True (default: the environment
     variable PROFOPT_PYTHON_MEMORY=1) traces the training process's Python allocations with
     tracemalloc and records the lines whose memory grew most (see profopt._pymem)."""
 
@@ -136,6 +138,9 @@ class run:
         _api.STATE.cuda = pairs.get("device", "cpu").startswith("cuda")
         if not _api.STATE.cuda:
             _api.start_host_sampler(self.sample_ms)
+        else:
+            from . import _gpu
+            _gpu.start()
         if self.model is not None:
             instrument_model(self.model)
         if self.optimizer is not None:

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""check_replay.py MODE SUMMARY KERNELS: checks the analysis of one cupti_replay mode."""
+import json
+import sys
+
+mode, path, kernels = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(path) as summary_file:
+    summary = json.load(summary_file)
+failures = []
+
+
+def check(condition, text):
+    print(("ok   " if condition else "FAIL ") + f"{mode}: {text}")
+    if not condition:
+        failures.append(text)
+
+
+findings = {finding["id"]: finding for finding in summary["findings"]}
+gpus = summary["gpu"]
+check(len(gpus) == 1, f"one device recorded ({len(gpus)})")
+if gpus:
+    check(gpus[0]["activity_count"] == kernels,
+          f"{gpus[0]['activity_count']} kernels in the analysis, {kernels} emitted")
+busy = summary["steady"]["gpu_busy_pct"]
+if mode in ("gpu-bound", "leak"):
+    check(summary["verdict"] == "gpu-bound", f"verdict {summary['verdict']}, expected gpu-bound"
+          f" (GPU busy {busy}% of the steady steps)")
+if mode == "input-bound":
+    check(summary["verdict"] == "input-bound", f"verdict {summary['verdict']}, expected input-bound")
+    idle = findings.get("gpu-idle")
+    check(idle is not None, "a gpu-idle finding")
+    if idle:
+        causes = {key: value for key, value in idle["evidence"].items()
+                  if key.endswith("_ms_per_step")}
+        largest = max(causes, key=causes.get) if causes else None
+        check(largest == "data_wait_ms_per_step",
+              f"the gaps' largest cause is {largest} ({causes})")
+if mode == "leak":
+    growth = findings.get("gpu-memory-growth")
+    check(growth is not None, "a gpu-memory-growth finding")
+    if growth:
+        slope = growth["evidence"].get("slope_bytes_per_step")
+        check(slope is not None and abs(slope - 4 * 2**20) < 0.05 * 4 * 2**20,
+              f"growth of {slope} bytes per step, the program leaks {4 * 2**20}")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,176 @@
+/*
+ * test_convert.c: CUPTI activity records built by hand, as CUPTI 13 lays them out, through
+ * the collector's conversion: kernels, copies in each direction (pageable or pinned),
+ * memsets and device memory become the profopt records they should; impossible times are
+ * counted and never emitted; kinds profopt does not keep are skipped; the clock offset
+ * moves every time.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "cupti_convert.h"
+
+#define MS 1000000ULL
+
+static void test_kernel(void)
+{
+	CUpti_ActivityKernel10 kernel;
+	struct po_cupti_event event;
+	struct po_cupti_counts counts = {0};
+
+	memset(&kernel, 0, sizeof(kernel));
+	kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	kernel.start = 10 * MS;
+	kernel.end = 12 * MS;
+	kernel.deviceId = 1;
+	kernel.streamId = 7;
+	kernel.correlationId = 42;
+	kernel.name = "volta_sgemm_128x64_nn";
+	CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, 0, &event, &counts) ==
+	      PO_CUPTI_ACTIVITY);
+	CHECK(event.activity.kind == PROFOPT_GPU_KERNEL);
+	CHECK_INT_EQ(event.activity.device, 1);
+	CHECK_INT_EQ(event.activity.stream, 7);
+	CHECK_INT_EQ(event.activity.start_ns, 10 * MS);
+	CHECK_INT_EQ(event.activity.end_ns, 12 * MS);
+	CHECK_INT_EQ(event.activity.correlation_id, 42);
+	CHECK_INT_EQ(event.activity.bytes, 0);
+	CHECK_STR_EQ(event.activity.name, "volta_sgemm_128x64_nn");
+	/* an offset between the clocks moves both ends */
+	CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, -4 * (int64_t)MS, &event,
+			       &counts) == PO_CUPTI_ACTIVITY);
+	CHECK_INT_EQ(event.activity.start_ns, 6 * MS);
+	CHECK_INT_EQ(event.activity.end_ns, 8 * MS);
+	CHECK_INT_EQ(counts.kernels, 2);
+}
+
+static enum po_cupti_out copy(uint8_t kind, uint8_t source, uint8_t destination,
+			      struct po_cupti_event *event, struct po_cupti_counts *counts)
+{
+	CUpti_ActivityMemcpy6 copy;
+
+	memset(&copy, 0, sizeof(copy));
+	copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	copy.copyKind = kind;
+	copy.srcKind = source;
+	copy.dstKind = destination;
+	copy.bytes = 1 << 20;
+	copy.start = 20 * MS;
+	copy.end = 21 * MS;
+	copy.streamId = 3;
+	return po_cupti_convert((const CUpti_Activity *)&copy, 0, event, counts);
+}
+
+static void test_copies(void)
+{
+	struct po_cupti_event event;
+	struct po_cupti_counts counts = {0};
+
+	CHECK(copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+		   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, &event, &counts) == PO_CUPTI_ACTIVITY);
+	CHECK(event.activity.kind == PROFOPT_GPU_MEMCPY_H2D);
+	CHECK_STR_EQ(event.activity.name, "memcpy HtoD (pageable)");
+	CHECK_INT_EQ(event.activity.bytes, 1 << 20);
+	CHECK(copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+		   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, &event, &counts) == PO_CUPTI_ACTIVITY);
+	CHECK_STR_EQ(event.activity.name, "memcpy HtoD (pinned)");
+	CHECK(copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+		   CUPTI_ACTIVITY_MEMORY_KIND_PINNED, &event, &counts) == PO_CUPTI_ACTIVITY);
+	CHECK(event.activity.kind == PROFOPT_GPU_MEMCPY_D2H);
+	CHECK(copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+		   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, &event, &counts) == PO_CUPTI_ACTIVITY);
+	CHECK(event.activity.kind == PROFOPT_GPU_MEMCPY_D2D);
+	CHECK(copy(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+		   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, &event, &counts) == PO_CUPTI_ACTIVITY);
+	CHECK_STR_EQ(event.activity.name, "memcpy PtoP");
+	/* host to host moves no GPU work profopt can name: skipped and counted */
+	CHECK(copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+		   CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, &event, &counts) == PO_CUPTI_SKIP);
+	CHECK_INT_EQ(counts.copies, 5);
+	CHECK_INT_EQ(counts.skipped, 1);
+}
+
+static void test_memset_and_memory(void)
+{
+	CUpti_ActivityMemset4 set;
+	CUpti_ActivityMemory4 memory;
+	struct po_cupti_event event;
+	struct po_cupti_counts counts = {0};
+
+	memset(&set, 0, sizeof(set));
+	set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	set.bytes = 4096;
+	set.start = 5 * MS;
+	set.end = 5 * MS + 1000;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&set, 0, &event, &counts) ==
+	      PO_CUPTI_ACTIVITY);
+	CHECK(event.activity.kind == PROFOPT_GPU_MEMSET && event.activity.bytes == 4096);
+
+	memset(&memory, 0, sizeof(memory));
+	memory.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	memory.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	memory.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	memory.address = 0x7f0000000000ULL;
+	memory.bytes = 2 << 20;
+	memory.deviceId = 2;
+	memory.timestamp = 9 * MS;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&memory, 0, &event, &counts) ==
+	      PO_CUPTI_ALLOC);
+	CHECK(event.address == 0x7f0000000000ULL && event.bytes == 2 << 20 && event.device == 2);
+	CHECK_STR_EQ(event.label, "cuda device memory");
+	memory.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&memory, 0, &event, &counts) ==
+	      PO_CUPTI_FREE);
+	/* pinned host memory is the host's, not a device's */
+	memory.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	memory.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&memory, 0, &event, &counts) ==
+	      PO_CUPTI_ALLOC);
+	CHECK_INT_EQ(event.device, PROFOPT_DEVICE_HOST);
+	CHECK(counts.memsets == 1 && counts.allocations == 2 && counts.releases == 1);
+}
+
+/* Times CUPTI leaves at 0, that run backwards or that the offset would make negative. */
+static void test_bad_times(void)
+{
+	CUpti_ActivityKernel10 kernel;
+	struct po_cupti_event event;
+	struct po_cupti_counts counts = {0};
+	const uint64_t starts[] = {0, 12 * MS, 1 * MS, UINT64_MAX};
+	const uint64_t ends[] = {5 * MS, 10 * MS, 2 * MS, UINT64_MAX};
+	const int64_t offsets[] = {0, 0, -2 * (int64_t)MS, 0};
+
+	memset(&kernel, 0, sizeof(kernel));
+	kernel.kind = CUPTI_ACTIVITY_KIND_KERNEL;
+	kernel.name = "k";
+	for (size_t i = 0; i < 4; i++) {
+		kernel.start = starts[i];
+		kernel.end = ends[i];
+		CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, offsets[i], &event,
+				       &counts) == PO_CUPTI_BAD_TIME);
+	}
+	CHECK_INT_EQ(counts.bad_times, 4);
+	CHECK_INT_EQ(counts.kernels, 0);
+}
+
+static void test_other_kinds(void)
+{
+	CUpti_ActivityAPI api;
+	struct po_cupti_event event;
+	struct po_cupti_counts counts = {0};
+
+	memset(&api, 0, sizeof(api));
+	api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&api, 0, &event, &counts) == PO_CUPTI_SKIP);
+	CHECK_INT_EQ(counts.skipped, 1);
+}
+
+int main(void)
+{
+	RUN(test_kernel);
+	RUN(test_copies);
+	RUN(test_memset_and_memory);
+	RUN(test_bad_times);
+	RUN(test_other_kinds);
+	return CHECK_SUMMARY();
+}

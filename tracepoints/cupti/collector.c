@@ -1,0 +1,426 @@
+/*
+ * collector.c: libprofopt-cupti.so, the GPU activity collector. Loaded by the CUDA driver
+ * through CUDA_INJECTION64_PATH (it calls InitializeInjection) or by the Python module,
+ * it records, through CUPTI's Activity API, every kernel, copy and memset with its device,
+ * stream and times, and device memory allocations and releases, as profopt events; and,
+ * through the Callback API on the calling thread, each kernel launch (profopt_gpu_launch,
+ * with the correlation id of its activity record) and each host wait for the device
+ * (cudaDeviceSynchronize and the like: profopt_gpu_sync_begin/end).
+ *
+ * Times: CUPTI stamps records with CLOCK_MONOTONIC, the trace's clock, through the
+ * timestamp callback; where CUPTI cannot take one, the offset between the two clocks is
+ * measured at start and at every flush (docs/gpu.md states the error).
+ *
+ * Buffers of PROFOPT_CUPTI_BUFFER_KB (default 8192) are flushed every PROFOPT_CUPTI_FLUSH_MS
+ * (default 500) by a thread of the collector, before fork, and at exit, when cuptiFinalize
+ * also detaches CUPTI so that nothing keeps costing. Records CUPTI dropped are recorded as a
+ * gpu_records_dropped counter, which the analysis reports as trace loss.
+ *
+ * It never harms the program: when CUPTI cannot start (no driver, another tool holds the
+ * callback subscription, a CUPTI of another major version) it says so once on stderr and
+ * records nothing, or only what it can.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "cupti_convert.h"
+#include "profopt.h"
+
+/* Only these are exported: the driver's entry point and the start/stop the Python module calls. */
+#define PO_EXPORT __attribute__((visibility("default")))
+
+#define DEFAULT_BUFFER_KB 8192
+#define DEFAULT_FLUSH_MS 500
+#define BUFFER_ALIGN 8
+
+struct collector {
+	pthread_mutex_t lock; /* start and stop */
+	bool started;
+	bool activities;     /* the Activity API is on */
+	bool callbacks;	     /* the Callback API subscription is ours */
+	bool clock_is_trace; /* CUPTI stamps with CLOCK_MONOTONIC */
+	int64_t offset_ns;   /* else: trace clock - CUPTI clock, measured */
+	size_t buffer_bytes;
+	unsigned flush_ms;
+	CUpti_SubscriberHandle subscriber;
+	pthread_t flusher;
+	bool flusher_running;
+	pthread_mutex_t flush_lock;
+	pthread_cond_t flush_wake;
+	bool stopping;
+	struct po_cupti_counts counts; /* written by CUPTI's buffer thread */
+	uint64_t dropped;
+};
+
+static struct collector collector = {.lock = PTHREAD_MUTEX_INITIALIZER,
+				     .flush_lock = PTHREAD_MUTEX_INITIALIZER,
+				     .flush_wake = PTHREAD_COND_INITIALIZER};
+
+static void say(const char *what, CUptiResult result)
+{
+	const char *text = NULL;
+
+	if (cuptiGetResultString(result, &text) != CUPTI_SUCCESS || !text)
+		text = "unknown CUPTI error";
+	fprintf(stderr, "profopt-cupti: %s: %s\n", what, text);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* The two clocks' offset, read between two reads of the trace clock (the closest pair). */
+static void measure_offset(void)
+{
+	int64_t best_gap = INT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t before = monotonic_ns(), cupti = 0, after;
+
+		if (cuptiGetTimestamp(&cupti) != CUPTI_SUCCESS)
+			return;
+		after = monotonic_ns();
+		if ((int64_t)(after - before) < best_gap) {
+			best_gap = (int64_t)(after - before);
+			collector.offset_ns =
+			    (int64_t)(before + (after - before) / 2) - (int64_t)cupti;
+		}
+	}
+}
+
+static unsigned env_unsigned(const char *name, unsigned fallback, unsigned low, unsigned high)
+{
+	const char *text = getenv(name);
+	char *end;
+	unsigned long value;
+
+	if (!text || !*text)
+		return fallback;
+	errno = 0;
+	value = strtoul(text, &end, 10);
+	if (errno || *end || value < low || value > high) {
+		fprintf(stderr, "profopt-cupti: %s=%s is not a number from %u to %u; using %u\n",
+			name, text, low, high, fallback);
+		return fallback;
+	}
+	return (unsigned)value;
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*buffer = aligned_alloc(BUFFER_ALIGN, collector.buffer_bytes);
+	*size = *buffer ? collector.buffer_bytes : 0;
+	*max_records = 0; /* as many as fit */
+}
+
+static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	CUpti_Activity *record = NULL;
+	size_t dropped = 0;
+
+	(void)size;
+	if (!collector.clock_is_trace)
+		measure_offset();
+	while (valid && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+		struct po_cupti_event event;
+
+		po_cupti_emit(po_cupti_convert(record,
+					       collector.clock_is_trace ? 0 : collector.offset_ns,
+					       &event, &collector.counts),
+			      &event);
+	}
+	if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS &&
+	    dropped) {
+		collector.dropped += dropped;
+		profopt_counter(PROFOPT_COUNTER_GPU_RECORDS_DROPPED, -1, (int64_t)dropped);
+	}
+	free(buffer);
+}
+
+static bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId id)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
+	return id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
+}
+
+static bool is_sync(CUpti_CallbackDomain domain, CUpti_CallbackId id)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
+	return id == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize;
+}
+
+/*
+ * On the calling thread. A runtime call goes on into the driver, which calls back too:
+ * driver calls are recorded only when the program made them directly (no runtime call is
+ * open on the thread).
+ */
+static __thread int runtime_depth;
+
+static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+				 const void *info_pointer)
+{
+	const CUpti_CallbackData *info = info_pointer;
+	bool launch = is_launch(domain, id), sync = is_sync(domain, id);
+
+	(void)data;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		runtime_depth += info->callbackSite == CUPTI_API_ENTER ? 1 : -1;
+	else if (runtime_depth > 0)
+		return;
+	if (info->callbackSite == CUPTI_API_ENTER && launch)
+		profopt_gpu_launch(-1, -1, info->correlationId,
+				   info->symbolName ? info->symbolName : info->functionName);
+	else if (sync && info->callbackSite == CUPTI_API_ENTER)
+		profopt_gpu_sync_begin(-1, -1);
+	else if (sync)
+		profopt_gpu_sync_end(-1, -1);
+}
+
+static void flush_now(void)
+{
+	CUptiResult result = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+
+	if (result != CUPTI_SUCCESS && result != CUPTI_ERROR_NOT_INITIALIZED)
+		say("flushing the activity buffers failed", result);
+}
+
+static void *flusher_main(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&collector.flush_lock);
+	while (!collector.stopping) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += collector.flush_ms / 1000;
+		until.tv_nsec += (long)(collector.flush_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&collector.flush_wake, &collector.flush_lock, &until);
+		if (collector.stopping)
+			break;
+		pthread_mutex_unlock(&collector.flush_lock);
+		flush_now();
+		pthread_mutex_lock(&collector.flush_lock);
+	}
+	pthread_mutex_unlock(&collector.flush_lock);
+	return NULL;
+}
+
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_MEMORY2,
+};
+
+/* Whether a CUDA driver is installed: without one CUPTI fails with an unhelpful error. */
+static bool have_driver(void)
+{
+	void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+
+	if (!driver) {
+		fprintf(stderr,
+			"profopt-cupti: no GPU activity recorded: no CUDA driver on this machine "
+			"(%s)\n",
+			dlerror());
+		return false;
+	}
+	dlclose(driver);
+	return true;
+}
+
+static bool enable_activities(void)
+{
+	CUptiResult result;
+
+	result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (result != CUPTI_SUCCESS) {
+		say("no GPU activity recorded: the activity buffers could not be registered",
+		    result);
+		return false;
+	}
+	collector.clock_is_trace =
+	    cuptiActivityRegisterTimestampCallback(monotonic_ns) == CUPTI_SUCCESS;
+	if (!collector.clock_is_trace)
+		measure_offset();
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		result = cuptiActivityEnable(kinds[i]);
+		if (result != CUPTI_SUCCESS) {
+			say("no GPU activity recorded: CUPTI could not start", result);
+			for (size_t j = 0; j < i; j++)
+				cuptiActivityDisable(kinds[j]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void enable_callbacks(void)
+{
+	CUptiResult result = cuptiSubscribe(&collector.subscriber, on_callback, NULL);
+
+	if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		fprintf(stderr,
+			"profopt-cupti: another tool in this program uses CUPTI's callbacks "
+			"(a profiler?): kernel launches and host waits are not recorded, "
+			"GPU activity is\n");
+		return;
+	}
+	if (result != CUPTI_SUCCESS) {
+		say("kernel launches and host waits are not recorded", result);
+		return;
+	}
+	collector.callbacks = true;
+	if (cuptiEnableDomain(1, collector.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) !=
+		CUPTI_SUCCESS ||
+	    cuptiEnableDomain(1, collector.subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
+		fprintf(stderr, "profopt-cupti: kernel launches and host waits are only partly "
+				"recorded\n");
+}
+
+static void fork_prepare(void)
+{
+	if (collector.activities)
+		flush_now();
+}
+
+/* A forked child (a data-loader worker) has no CUPTI session and no flush thread. */
+static void fork_child(void)
+{
+	collector.started = collector.activities = collector.callbacks = false;
+	collector.flusher_running = false;
+}
+
+static void stop(void)
+{
+	pthread_mutex_lock(&collector.lock);
+	if (!collector.started) {
+		pthread_mutex_unlock(&collector.lock);
+		return;
+	}
+	if (collector.flusher_running) {
+		pthread_mutex_lock(&collector.flush_lock);
+		collector.stopping = true;
+		pthread_cond_signal(&collector.flush_wake);
+		pthread_mutex_unlock(&collector.flush_lock);
+		pthread_join(collector.flusher, NULL);
+		collector.flusher_running = false;
+	}
+	if (collector.activities) {
+		flush_now();
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			cuptiActivityDisable(kinds[i]);
+	}
+	if (collector.callbacks)
+		cuptiUnsubscribe(collector.subscriber);
+	if (collector.activities || collector.callbacks)
+		cuptiFinalize();
+	collector.activities = collector.callbacks = false;
+	collector.started = false;
+	pthread_mutex_unlock(&collector.lock);
+}
+
+/* Starts the collector once per process; 0 when it records GPU activity, else -1. */
+PO_EXPORT int profopt_cupti_start(void)
+{
+	uint32_t version = 0;
+	int status = -1;
+
+	pthread_mutex_lock(&collector.lock);
+	if (collector.started) {
+		status = collector.activities ? 0 : -1;
+		goto out;
+	}
+	collector.started = true;
+	collector.buffer_bytes =
+	    (size_t)env_unsigned("PROFOPT_CUPTI_BUFFER_KB", DEFAULT_BUFFER_KB, 64, 1u << 20) * 1024;
+	collector.flush_ms = env_unsigned("PROFOPT_CUPTI_FLUSH_MS", DEFAULT_FLUSH_MS, 10, 600000);
+	if (cuptiGetVersion(&version) != CUPTI_SUCCESS ||
+	    version / 10000 != CUPTI_API_VERSION / 10000) {
+		fprintf(stderr,
+			"profopt-cupti: no GPU activity recorded: this CUPTI has API version %u, "
+			"the collector was built for %u\n",
+			version, (unsigned)CUPTI_API_VERSION);
+		goto out;
+	}
+	collector.activities = have_driver() && enable_activities();
+	if (!collector.activities)
+		goto out;
+	enable_callbacks();
+	collector.stopping = false;
+	collector.flusher_running =
+	    pthread_create(&collector.flusher, NULL, flusher_main, NULL) == 0;
+	if (!collector.flusher_running)
+		fprintf(stderr, "profopt-cupti: no flush thread; buffers are flushed when full and "
+				"at exit\n");
+	status = 0;
+out:
+	pthread_mutex_unlock(&collector.lock);
+	return status;
+}
+
+/* Flushes, detaches CUPTI (cuptiFinalize) and stops; nothing is recorded after. */
+PO_EXPORT void profopt_cupti_stop(void)
+{
+	stop();
+}
+
+/* How many records were kept and dropped so far (for the program's own checks). */
+PO_EXPORT void profopt_cupti_counts(uint64_t *kernels, uint64_t *copies, uint64_t *dropped)
+{
+	*kernels = collector.counts.kernels;
+	*copies = collector.counts.copies + collector.counts.memsets;
+	*dropped = collector.dropped;
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+static void install_hooks(void)
+{
+	pthread_atfork(fork_prepare, NULL, fork_child);
+	atexit(stop);
+}
+
+/* The CUDA driver calls this when CUDA_INJECTION64_PATH names this library. */
+PO_EXPORT int InitializeInjection(void)
+{
+	pthread_once(&hooks_once, install_hooks);
+	profopt_cupti_start();
+	return 1; /* the program goes on whatever happened here */
+}

@@ -1,0 +1,168 @@
+/* cupti_convert.c: CUPTI activity records to profopt events (cupti_convert.h). */
+#include <stdbool.h>
+
+#include "cupti_convert.h"
+
+/* CUPTI's time (ns) on the trace's clock; false when it cannot be a time. */
+static bool trace_time(uint64_t time, int64_t offset_ns, int64_t *out)
+{
+	int64_t value;
+
+	if (time == 0 || time > (uint64_t)INT64_MAX)
+		return false;
+	if (__builtin_add_overflow((int64_t)time, offset_ns, &value) || value < 0)
+		return false;
+	*out = value;
+	return true;
+}
+
+static enum po_cupti_out activity(struct po_cupti_event *event, enum profopt_gpu_kind kind,
+				  const char *name, uint32_t device, uint32_t stream,
+				  uint64_t bytes, uint64_t start, uint64_t end,
+				  uint32_t correlation, int64_t offset_ns,
+				  struct po_cupti_counts *counts)
+{
+	struct profopt_gpu_record *record = &event->activity;
+
+	*record = (struct profopt_gpu_record){.device = (int32_t)device,
+					      .stream = (int32_t)stream,
+					      .kind = kind,
+					      .name = name,
+					      .bytes = bytes,
+					      .correlation_id = correlation};
+	if (!trace_time(start, offset_ns, &record->start_ns) ||
+	    !trace_time(end, offset_ns, &record->end_ns) || record->end_ns < record->start_ns ||
+	    device > INT32_MAX || stream > INT32_MAX) {
+		counts->bad_times++;
+		return PO_CUPTI_BAD_TIME;
+	}
+	switch (kind) {
+	case PROFOPT_GPU_KERNEL:
+		counts->kernels++;
+		break;
+	case PROFOPT_GPU_MEMSET:
+		counts->memsets++;
+		break;
+	default:
+		counts->copies++;
+		break;
+	}
+	return PO_CUPTI_ACTIVITY;
+}
+
+/* The copy's direction as profopt names it, and a name that says where the host side was. */
+static bool copy_kind(const CUpti_ActivityMemcpy6 *copy, enum profopt_gpu_kind *kind,
+		      const char **name)
+{
+	bool pageable = copy->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
+			copy->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+
+	switch (copy->copyKind) {
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+		*kind = PROFOPT_GPU_MEMCPY_H2D;
+		*name = pageable ? "memcpy HtoD (pageable)" : "memcpy HtoD (pinned)";
+		return true;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+		*kind = PROFOPT_GPU_MEMCPY_D2H;
+		*name = pageable ? "memcpy DtoH (pageable)" : "memcpy DtoH (pinned)";
+		return true;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+		*kind = PROFOPT_GPU_MEMCPY_D2D;
+		*name = "memcpy DtoD";
+		return true;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+		*kind = PROFOPT_GPU_MEMCPY_D2D;
+		*name = "memcpy PtoP";
+		return true;
+	default:
+		return false; /* host to host, unknown: no GPU engine profopt can name */
+	}
+}
+
+static const char *memory_label(uint32_t kind)
+{
+	switch (kind) {
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+		return "cuda device memory";
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+		return "cuda managed memory";
+	case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+		return "cuda pinned host memory";
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+		return "cuda static memory";
+	default:
+		return "cuda memory";
+	}
+}
+
+static enum po_cupti_out memory(const CUpti_ActivityMemory4 *memory, struct po_cupti_event *event,
+				struct po_cupti_counts *counts)
+{
+	bool allocation =
+	    memory->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+
+	if (!allocation &&
+	    memory->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+		counts->skipped++;
+		return PO_CUPTI_SKIP;
+	}
+	/* Pinned host memory is the host's: it is in the process's RSS, not on a device. */
+	*event = (struct po_cupti_event){
+	    .address = memory->address,
+	    .bytes = memory->bytes,
+	    .device = memory->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+			  ? PROFOPT_DEVICE_HOST
+			  : (int32_t)(memory->deviceId > INT32_MAX ? INT32_MAX : memory->deviceId),
+	    .label = memory_label(memory->memoryKind)};
+	if (allocation) {
+		counts->allocations++;
+		return PO_CUPTI_ALLOC;
+	}
+	counts->releases++;
+	return PO_CUPTI_FREE;
+}
+
+enum po_cupti_out po_cupti_convert(const CUpti_Activity *record, int64_t offset_ns,
+				   struct po_cupti_event *event, struct po_cupti_counts *counts)
+{
+	switch (record->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		const CUpti_ActivityKernel10 *kernel = (const CUpti_ActivityKernel10 *)record;
+
+		return activity(event, PROFOPT_GPU_KERNEL, kernel->name, kernel->deviceId,
+				kernel->streamId, 0, kernel->start, kernel->end,
+				kernel->correlationId, offset_ns, counts);
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *copy = (const CUpti_ActivityMemcpy6 *)record;
+		enum profopt_gpu_kind kind;
+		const char *name;
+
+		if (!copy_kind(copy, &kind, &name)) {
+			counts->skipped++;
+			return PO_CUPTI_SKIP;
+		}
+		return activity(event, kind, name, copy->deviceId, copy->streamId, copy->bytes,
+				copy->start, copy->end, copy->correlationId, offset_ns, counts);
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *set = (const CUpti_ActivityMemset4 *)record;
+
+		return activity(event, PROFOPT_GPU_MEMSET, "memset", set->deviceId, set->streamId,
+				set->bytes, set->start, set->end, set->correlationId, offset_ns,
+				counts);
+	}
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		return memory((const CUpti_ActivityMemory4 *)record, event, counts);
+	default:
+		counts->skipped++;
+		return PO_CUPTI_SKIP;
+	}
+}

@@ -1,0 +1,55 @@
+/*
+ * cupti_convert.h: CUPTI activity records to profopt events. Plain C over CUPTI's own
+ * record types (cupti_activity.h): it calls nothing in libcupti, so it is tested with
+ * records built by hand, without a GPU or a driver.
+ *
+ * Kernels, copies and memsets become profopt_gpu_activity() records (times moved onto
+ * the trace's clock by offset_ns, which is 0 when CUPTI stamps with CLOCK_MONOTONIC through
+ * the timestamp callback); device memory allocations and releases become
+ * profopt_mem_alloc()/profopt_mem_free() on the record's device. Records whose times are
+ * impossible (an end before the start, a start of 0) are counted, never emitted.
+ */
+#ifndef PO_CUPTI_CONVERT_H
+#define PO_CUPTI_CONVERT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cupti_activity.h>
+
+#include "profopt.h"
+
+enum po_cupti_out {
+	PO_CUPTI_SKIP = 0, /* not a record profopt keeps */
+	PO_CUPTI_ACTIVITY, /* event.activity */
+	PO_CUPTI_ALLOC,	   /* event.address, bytes, device */
+	PO_CUPTI_FREE,
+	PO_CUPTI_BAD_TIME, /* a kept kind with impossible times: counted */
+};
+
+struct po_cupti_event {
+	struct profopt_gpu_record activity;
+	uint64_t address;
+	uint64_t bytes;
+	int32_t device;
+	const char *label; /* static: what allocated */
+};
+
+struct po_cupti_counts {
+	uint64_t kernels;
+	uint64_t copies;
+	uint64_t memsets;
+	uint64_t allocations;
+	uint64_t releases;
+	uint64_t bad_times;
+	uint64_t skipped; /* other kinds, or copies profopt has no kind for (host to host) */
+};
+
+/* Converts one record; event is filled for ACTIVITY, ALLOC and FREE. */
+enum po_cupti_out po_cupti_convert(const CUpti_Activity *record, int64_t offset_ns,
+				   struct po_cupti_event *event, struct po_cupti_counts *counts);
+
+/* Records a converted event with libprofopt (cupti_emit.c); SKIP and BAD_TIME do nothing. */
+void po_cupti_emit(enum po_cupti_out out, const struct po_cupti_event *event);
+
+#endif /* PO_CUPTI_CONVERT_H */
