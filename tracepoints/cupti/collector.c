@@ -152,36 +152,6 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
 	free(buffer);
 }
 
-static bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId id)
-{
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		return id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
-	return id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
-}
-
-static bool is_sync(CUpti_CallbackDomain domain, CUpti_CallbackId id)
-{
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		return id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
-	return id == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize;
-}
-
 /*
  * On the calling thread. A runtime call goes on into the driver, which calls back too:
  * driver calls are recorded only when the program made them directly (no runtime call is
@@ -193,7 +163,8 @@ static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_
 				 const void *info_pointer)
 {
 	const CUpti_CallbackData *info = info_pointer;
-	bool launch = is_launch(domain, id), sync = is_sync(domain, id);
+	enum po_cupti_api api = po_cupti_api_of(domain, id);
+	bool launch = api == PO_CUPTI_API_LAUNCH, sync = api == PO_CUPTI_API_SYNC;
 
 	(void)data;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)

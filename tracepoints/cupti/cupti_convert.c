@@ -166,3 +166,42 @@ enum po_cupti_out po_cupti_convert(const CUpti_Activity *record, int64_t offset_
 		return PO_CUPTI_SKIP;
 	}
 }
+
+static bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId id)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
+	return id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
+}
+
+static bool is_sync(CUpti_CallbackDomain domain, CUpti_CallbackId id)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000 ||
+		       id == CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
+	return id == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
+	       id == CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize;
+}
+
+enum po_cupti_api po_cupti_api_of(CUpti_CallbackDomain domain, CUpti_CallbackId id)
+{
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
+		return PO_CUPTI_API_OTHER;
+	if (is_launch(domain, id))
+		return PO_CUPTI_API_LAUNCH;
+	return is_sync(domain, id) ? PO_CUPTI_API_SYNC : PO_CUPTI_API_OTHER;
+}

@@ -3,6 +3,9 @@
  * record types (cupti_activity.h): it calls nothing in libcupti, so it is tested with
  * records built by hand, without a GPU or a driver.
  *
+ * It also says which runtime and driver API calls launch kernels or wait for the device,
+ * for the collector's callbacks.
+ *
  * Kernels, copies and memsets become profopt_gpu_activity() records (times moved onto
  * the trace's clock by offset_ns, which is 0 when CUPTI stamps with CLOCK_MONOTONIC through
  * the timestamp callback); device memory allocations and releases become
@@ -16,6 +19,9 @@
 #include <stdint.h>
 
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 
 #include "profopt.h"
 
@@ -48,6 +54,15 @@ struct po_cupti_counts {
 /* Converts one record; event is filled for ACTIVITY, ALLOC and FREE. */
 enum po_cupti_out po_cupti_convert(const CUpti_Activity *record, int64_t offset_ns,
 				   struct po_cupti_event *event, struct po_cupti_counts *counts);
+
+/* What a runtime or driver API call is to the collector, from its callback id. */
+enum po_cupti_api {
+	PO_CUPTI_API_OTHER = 0,
+	PO_CUPTI_API_LAUNCH, /* launches kernels: gpu_launch with its correlation id */
+	PO_CUPTI_API_SYNC,   /* the host waits for the device: gpu_sync_begin/end */
+};
+
+enum po_cupti_api po_cupti_api_of(CUpti_CallbackDomain domain, CUpti_CallbackId id);
 
 /* Records a converted event with libprofopt (cupti_emit.c); SKIP and BAD_TIME do nothing. */
 void po_cupti_emit(enum po_cupti_out out, const struct po_cupti_event *event);

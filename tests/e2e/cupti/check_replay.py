@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""check_replay.py MODE SUMMARY KERNELS: checks the analysis of one cupti_replay mode."""
+"""check_replay.py MODE SUMMARY RECORDS: checks the analysis of one cupti_replay mode."""
 import json
 import sys
 
-mode, path, kernels = sys.argv[1], sys.argv[2], int(sys.argv[3])
+mode, path, records = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with open(path) as summary_file:
     summary = json.load(summary_file)
 failures = []
@@ -19,12 +19,20 @@ findings = {finding["id"]: finding for finding in summary["findings"]}
 gpus = summary["gpu"]
 check(len(gpus) == 1, f"one device recorded ({len(gpus)})")
 if gpus:
-    check(gpus[0]["activity_count"] == kernels,
-          f"{gpus[0]['activity_count']} kernels in the analysis, {kernels} emitted")
+    check(gpus[0]["activity_count"] == records,
+          f"{gpus[0]['activity_count']} GPU records in the analysis, {records} emitted")
+    check(gpus[0]["late_records"] == 0, f"{gpus[0]['late_records']} records placed late")
 busy = summary["steady"]["gpu_busy_pct"]
 if mode in ("gpu-bound", "leak"):
     check(summary["verdict"] == "gpu-bound", f"verdict {summary['verdict']}, expected gpu-bound"
           f" (GPU busy {busy}% of the steady steps)")
+    check(busy is not None and busy <= 100, f"GPU busy {busy}%: overlapping streams count once")
+if mode == "gpu-bound":
+    loss = findings.get("trace-data-loss")
+    dropped = loss["evidence"].get("gpu_records_dropped") if loss else None
+    check(dropped == 17, f"trace-data-loss says {dropped} GPU records dropped, the collector 17")
+    codes = [warning["code"] for warning in summary["trace"]["warnings"]]
+    check("gpu-records-dropped" in codes, f"the warnings say so ({codes})")
 if mode == "input-bound":
     check(summary["verdict"] == "input-bound", f"verdict {summary['verdict']}, expected input-bound")
     idle = findings.get("gpu-idle")

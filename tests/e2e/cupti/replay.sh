@@ -68,6 +68,6 @@ for mode in gpu-bound input-bound leak; do
 		continue
 	fi
 	/usr/bin/python3 "$here/check_replay.py" "$mode" "$work/$mode.report/summary.json" \
-		"$(sed -n 's/^kernels //p' "$work/$mode.out")" || fail=1
+		"$(sed -n 's/^records //p' "$work/$mode.out")" || fail=1
 done
 exit "$fail"

@@ -3,7 +3,8 @@
  * the collector's conversion: kernels, copies in each direction (pageable or pinned),
  * memsets and device memory become the profopt records they should; impossible times are
  * counted and never emitted; kinds profopt does not keep are skipped; the clock offset
- * moves every time.
+ * moves every time. The runtime and driver calls the collector's callbacks record as
+ * launches and host waits.
  */
 #include <string.h>
 
@@ -165,8 +166,37 @@ static void test_other_kinds(void)
 	CHECK_INT_EQ(counts.skipped, 1);
 }
 
+/* The callbacks the collector turns into launches and host waits, in both APIs. */
+static void test_api_calls(void)
+{
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_RUNTIME_API,
+			      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) ==
+	      PO_CUPTI_API_LAUNCH);
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_RUNTIME_API,
+			      CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000) ==
+	      PO_CUPTI_API_LAUNCH);
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) ==
+	      PO_CUPTI_API_LAUNCH);
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_RUNTIME_API,
+			      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020) ==
+	      PO_CUPTI_API_SYNC);
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_RUNTIME_API,
+			      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000) ==
+	      PO_CUPTI_API_SYNC);
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_DRIVER_API,
+			      CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize) == PO_CUPTI_API_SYNC);
+	/* a copy blocks too, but it is GPU work of its own, not a wait */
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_RUNTIME_API,
+			      CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020) == PO_CUPTI_API_OTHER);
+	/* the same number in another domain means another call */
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_RESOURCE,
+			      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) ==
+	      PO_CUPTI_API_OTHER);
+}
+
 int main(void)
 {
+	RUN(test_api_calls);
 	RUN(test_kernel);
 	RUN(test_copies);
 	RUN(test_memset_and_memory);
