@@ -289,6 +289,24 @@ enum po_status gpu_tracker_consume(struct po_gpu_tracker *t, const struct po_eve
 	return t->deferred;
 }
 
+void gpu_tracker_launched_by(struct po_gpu_tracker *t, int32_t device, int stage,
+			     int64_t duration_ns)
+{
+	struct po_gpu_device *out = NULL;
+
+	for (size_t i = 0; i < t->device_count && !out; i++)
+		if (t->devices[i].out.device == device)
+			out = &t->devices[i].out;
+	if (!out)
+		return;
+	if (stage >= 0 && stage < PO_STAGE_COUNT)
+		out->launched_ns_by_stage[stage] += duration_ns;
+	else if (stage == -1)
+		out->launched_outside_stages_ns += duration_ns;
+	else
+		out->unlaunched_ns += duration_ns;
+}
+
 enum po_status gpu_tracker_flush(struct po_gpu_tracker *t)
 {
 	union_flush(t, &t->all_devices);

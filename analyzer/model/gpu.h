@@ -107,6 +107,13 @@ size_t gpu_tracker_bytes(const struct po_gpu_tracker *tracker);
 enum po_status gpu_tracker_consume(struct po_gpu_tracker *tracker, const struct po_event *event,
 				   bool *accepted) PO_NODISCARD;
 
+/*
+ * The device's record of duration_ns was launched while stage was open on the launching
+ * thread (-1: no stage; -2: its launch is unknown).
+ */
+void gpu_tracker_launched_by(struct po_gpu_tracker *tracker, int32_t device, int stage,
+			     int64_t duration_ns);
+
 /* Merges every record still waiting: no record may come after. */
 enum po_status gpu_tracker_flush(struct po_gpu_tracker *tracker) PO_NODISCARD;
 

@@ -138,7 +138,7 @@ void po_model_destroy(struct po_model *model)
 	free(model->windows);
 	step_tracker_fini(&model->loop);
 	label_tracker_fini(&model->labels);
-	gpu_tracker_fini(&model->gpu);
+	model_gpu_fini(model);
 	detail_tracker_fini(&model->timeline);
 	po_strtab_destroy(model->strings);
 	po_arena_destroy(model->arena); /* NULL once handed to the analysis */
@@ -421,6 +421,8 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 		return PO_STATUS_OK;
 	case PO_EV_GPU_ACTIVITY:
 		return model_gpu_activity(model, event);
+	case PO_EV_GPU_LAUNCH:
+		return model_gpu_launch(model, thread, event);
 	case PO_EV_GPU_SYNC_BEGIN:
 	case PO_EV_GPU_SYNC_END:
 		return spans_sync(model, thread, event);
@@ -443,7 +445,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_DL_CLOSE:
 		return memory_event(model, thread, event);
 	default:
-		return PO_STATUS_OK; /* epochs, gpu_launch: nothing to keep */
+		return PO_STATUS_OK; /* epochs: nothing to keep */
 	}
 }
 
@@ -537,7 +539,7 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
 	bytes += memory_tracker_bytes(&model->memory);
-	bytes += gpu_tracker_bytes(&model->gpu) + detail_tracker_bytes(&model->timeline);
+	bytes += model_gpu_bytes(model) + detail_tracker_bytes(&model->timeline);
 	if (model->arena)
 		bytes += po_arena_bytes(model->arena);
 	return bytes;

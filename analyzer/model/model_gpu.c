@@ -5,6 +5,7 @@
  * thread did meanwhile, and keeps GPU records as spans for the timelines.
  */
 #include <limits.h>
+#include <stdlib.h>
 
 #include "model_internal.h"
 
@@ -67,6 +68,60 @@ void model_gpu_init(struct po_model *model)
 	gpu_tracker_init(&model->gpu, &host, model->config.min_gap_ns, model->config.max_gaps);
 }
 
+void model_gpu_fini(struct po_model *model)
+{
+	gpu_tracker_fini(&model->gpu);
+	po_map_free(&model->launches);
+	free(model->launch_ring);
+}
+
+size_t model_gpu_bytes(const struct po_model *model)
+{
+	return gpu_tracker_bytes(&model->gpu) + po_map_bytes(&model->launches) +
+	       (model->launch_ring ? PO_LAUNCH_CAP * sizeof(struct launch_key) : 0);
+}
+
+enum po_status model_gpu_launch(struct po_model *model, const struct thread *thread,
+				const struct po_event *event)
+{
+	struct launch_key key = {(uint32_t)event->pid, event->u.gpu_launch.correlation_id};
+	struct po_map_entry *entry;
+
+	if (key.correlation == 0)
+		return PO_STATUS_OK; /* no record will name it */
+	if (!model->launch_ring &&
+	    !(model->launch_ring = calloc(PO_LAUNCH_CAP, sizeof(*model->launch_ring))))
+		return PO_STATUS_NOMEM;
+	if (model->launch_count == PO_LAUNCH_CAP) { /* the oldest launch is forgotten */
+		const struct launch_key *oldest = &model->launch_ring[model->launch_next];
+
+		entry = po_map_find(&model->launches, oldest->pid, oldest->correlation);
+		if (entry)
+			po_map_remove(&model->launches, entry);
+		model->launch_count--;
+	}
+	entry = po_map_upsert(&model->launches, key.pid, key.correlation, NULL);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	entry->value = (uint64_t)(spans_innermost_stage(thread) + 2);
+	model->launch_ring[model->launch_next] = key;
+	model->launch_next = (model->launch_next + 1) % PO_LAUNCH_CAP;
+	model->launch_count++;
+	return PO_STATUS_OK;
+}
+
+/* The stage the record's launch was made in: -1 none, -2 no launch recorded. */
+static int launching_stage(const struct po_model *model, const struct po_event *event)
+{
+	const struct po_map_entry *entry;
+
+	if (event->u.gpu_activity.correlation_id == 0)
+		return -2;
+	entry = po_map_find(&model->launches, (uint32_t)event->pid,
+			    event->u.gpu_activity.correlation_id);
+	return entry ? (int)entry->value - 2 : -2;
+}
+
 enum po_status model_gpu_activity(struct po_model *model, const struct po_event *event)
 {
 	enum po_status status;
@@ -80,6 +135,9 @@ enum po_status model_gpu_activity(struct po_model *model, const struct po_event 
 		model->quality.implausible_values++;
 		return PO_STATUS_OK;
 	}
+	gpu_tracker_launched_by(&model->gpu, event->u.gpu_activity.device,
+				launching_stage(model, event),
+				event->u.gpu_activity.end_ns - event->u.gpu_activity.start_ns);
 	name = model_intern_capped(model, NAME_SPACE_GPU, event->u.gpu_activity.name,
 				   &model->gpu_name_count, PO_NAME_CAP, model->fold_name);
 	if (!name)

@@ -35,6 +35,13 @@ static inline bool po_time_valid(int64_t time_ns)
 	return time_ns >= 0 && time_ns <= PO_TIME_LIMIT_NS;
 }
 
+#define PO_LAUNCH_CAP 65536 /* GPU launches remembered until their records come */
+
+struct launch_key {
+	uint64_t pid;
+	uint64_t correlation;
+};
+
 struct po_model {
 	struct po_model_config config;
 	struct po_arena *arena;	     /* owned until finish hands it to the analysis */
@@ -88,6 +95,12 @@ struct po_model {
 	/* the timelines of representative steps: the tracker (detail.h) */
 	struct po_detail_tracker timeline;
 
+	/* (pid, correlation id) -> the launching thread's stage + 2 (1: none), the newest
+	 * PO_LAUNCH_CAP launches; the ring holds their keys, oldest first to go */
+	struct po_map launches;
+	struct launch_key *launch_ring; /* owned, PO_LAUNCH_CAP; NULL before a launch */
+	size_t launch_next;
+	size_t launch_count;
 	size_t gpu_name_count;
 	size_t mem_label_count;
 	enum po_status deferred; /* a failure inside a merge, returned by the next call */
@@ -117,6 +130,11 @@ bool spans_is_training(const struct po_model *model, const struct thread *thread
 
 /* model_gpu.c: the model as the GPU tracker's host */
 void model_gpu_init(struct po_model *model);
+void model_gpu_fini(struct po_model *model);
+size_t model_gpu_bytes(const struct po_model *model);
+/* A gpu_launch on thread: its correlation id will name the stage it was launched in. */
+enum po_status model_gpu_launch(struct po_model *model, const struct thread *thread,
+				const struct po_event *event) PO_NODISCARD;
 enum po_status model_gpu_activity(struct po_model *model,
 				  const struct po_event *event) PO_NODISCARD;
 enum po_status model_gpu_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;

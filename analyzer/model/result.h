@@ -236,6 +236,14 @@ struct po_gpu_device {
 	size_t gap_count;
 	int64_t gaps_not_kept; /* gaps past the model's cap, counted only */
 	int64_t late_records;  /* records older than the merge window, merged approximately */
+	/*
+	 * Activity time (records summed, not their union) by the stage open on the thread
+	 * that launched it (gpu_launch with the record's correlation id); launched outside
+	 * any stage; and with no launch recorded.
+	 */
+	int64_t launched_ns_by_stage[PO_STAGE_COUNT];
+	int64_t launched_outside_stages_ns;
+	int64_t unlaunched_ns;
 };
 
 /* Memory allocated at one site and what remained at the end. */

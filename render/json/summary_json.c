@@ -264,6 +264,32 @@ static void write_kind_ms(struct po_json_writer *writer, const int64_t kind_ns[P
 	po_json_write_end_object(writer);
 }
 
+/* Activity time by the stage its launch was made in ("none": outside stages), by name. */
+static void write_launched(struct po_json_writer *writer, const struct po_gpu_device *gpu)
+{
+	const char *names[PO_STAGE_COUNT + 1];
+	int64_t ns[PO_STAGE_COUNT + 1];
+
+	for (int i = 0; i <= PO_STAGE_COUNT; i++) {
+		const char *name = i < PO_STAGE_COUNT ? po_json_stage_name(i) : "none";
+		int64_t value = i < PO_STAGE_COUNT ? gpu->launched_ns_by_stage[i]
+						   : gpu->launched_outside_stages_ns;
+		int j = i;
+
+		for (; j > 0 && strcmp(names[j - 1], name) > 0; j--) {
+			names[j] = names[j - 1];
+			ns[j] = ns[j - 1];
+		}
+		names[j] = name;
+		ns[j] = value;
+	}
+	po_json_write_key(writer, "launched_ms_by_stage");
+	po_json_write_begin_object(writer);
+	for (int i = 0; i <= PO_STAGE_COUNT; i++)
+		po_json_write_kv_ms(writer, names[i], ns[i]);
+	po_json_write_end_object(writer);
+}
+
 static void write_streams(struct summary *summary, int32_t device)
 {
 	struct po_json_writer *writer = summary->writer;
@@ -332,7 +358,9 @@ static void write_gpu_device(struct summary *summary, const struct po_gpu_device
 	po_json_write_kv_int(writer, "gaps_not_kept", gpu->gaps_not_kept);
 	po_json_write_kv_ms(writer, "idle_ms", gpu->idle_ns);
 	po_json_write_kv_int(writer, "late_records", gpu->late_records);
+	write_launched(writer, gpu);
 	write_streams(summary, gpu->device);
+	po_json_write_kv_ms(writer, "unlaunched_ms", gpu->unlaunched_ns);
 	po_json_write_kv_ms(writer, "window_ms", gpu->window_ns);
 	po_json_write_end_object(writer);
 }

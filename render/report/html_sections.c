@@ -260,6 +260,10 @@ static void fill_quality(struct po_html *html)
 	if (quality->partial)
 		po_html_el(html, parent, "p", "note note-warn",
 			   "Only part of the trace was readable; this report covers that part.");
+	if (quality->gpu_records_dropped)
+		po_html_el(html, parent, "p", "note note-warn",
+			   "The GPU collector dropped activity records (see the warnings): GPU "
+			   "busy time is a lower bound.");
 	fill_quality_table(html, parent);
 	if (html->analysis->warning_count == 0)
 		return;

@@ -27,6 +27,12 @@ if mode in ("gpu-bound", "leak"):
     check(summary["verdict"] == "gpu-bound", f"verdict {summary['verdict']}, expected gpu-bound"
           f" (GPU busy {busy}% of the steady steps)")
     check(busy is not None and busy <= 100, f"GPU busy {busy}%: overlapping streams count once")
+if gpus:
+    launched = gpus[0]["launched_ms_by_stage"]
+    kernel_ms = sum(stream["kind_ms"]["kernel"] for stream in gpus[0]["streams"])
+    check(abs(launched["forward"] - kernel_ms) < 0.01,
+          f"{launched['forward']} ms of GPU work launched in forward, the kernels ran "
+          f"{kernel_ms:.3f} ms")
 if mode == "gpu-bound":
     loss = findings.get("trace-data-loss")
     dropped = loss["evidence"].get("gpu_records_dropped") if loss else None

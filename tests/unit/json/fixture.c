@@ -217,6 +217,10 @@ static void fill_gpu(struct po_analysis *analysis)
 				      .gap_count = 2,
 				      .gaps_not_kept = 3,
 				      .late_records = 0};
+	gpu->launched_ns_by_stage[PO_STAGE_FORWARD] = 90 * MS + 1;
+	gpu->launched_ns_by_stage[PO_STAGE_BACKWARD] = 50 * MS;
+	gpu->launched_outside_stages_ns = 2 * MS;
+	gpu->unlaunched_ns = 18 * MS;
 	gpu->gap_ns_by_cause[PO_CAT_DATA_WAIT] = 120 * MS;
 	gpu->gap_ns_by_cause[PO_CAT_OPTIMIZER] = 5 * MS;
 	streams[0] = (struct po_gpu_stream){0, 7, 150 * MS, 30, {140 * MS, 10 * MS}, 1 << 20};

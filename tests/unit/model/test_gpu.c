@@ -178,8 +178,67 @@ static void no_steps_window(void)
 	po_analysis_destroy(analysis);
 }
 
+static void launch(struct po_model *model, int64_t t, int32_t pid, uint64_t correlation)
+{
+	struct po_event event = event_at(PO_EV_GPU_LAUNCH, t, pid, pid);
+
+	event.u.gpu_launch.device = -1;
+	event.u.gpu_launch.stream = -1;
+	event.u.gpu_launch.correlation_id = correlation;
+	event.u.gpu_launch.name = str_of("gemm");
+	feed(model, &event);
+}
+
+static void record(struct po_model *model, int64_t t, int32_t pid, uint64_t correlation,
+		   int64_t start_ms, int64_t end_ms)
+{
+	struct po_event event = event_at(PO_EV_GPU_ACTIVITY, t, pid, pid);
+
+	event.u.gpu_activity.device = 0;
+	event.u.gpu_activity.kind = PO_GPU_KERNEL;
+	event.u.gpu_activity.name = str_of("gemm");
+	event.u.gpu_activity.start_ns = start_ms * MS;
+	event.u.gpu_activity.end_ns = end_ms * MS;
+	event.u.gpu_activity.correlation_id = correlation;
+	feed(model, &event);
+}
+
+/*
+ * A record's time goes to the stage open on the thread that launched it (matched by
+ * process and correlation id), to none when no stage was open, and to unlaunched when
+ * no launch carries its id, even the same id in another process.
+ */
+static void launching_stage(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	step_begin(model, 0, MAIN, MAIN, 0);
+	stage_begin(model, 1 * MS, MAIN, MAIN, PO_STAGE_FORWARD, "", -1);
+	launch(model, 2 * MS, MAIN, 7);
+	stage_end(model, 3 * MS, MAIN, MAIN, PO_STAGE_FORWARD, -1);
+	stage_begin(model, 4 * MS, MAIN, MAIN, PO_STAGE_BACKWARD, "", -1);
+	launch(model, 5 * MS, MAIN, 8);
+	stage_end(model, 6 * MS, MAIN, MAIN, PO_STAGE_BACKWARD, -1);
+	launch(model, 7 * MS, MAIN, 9);
+	record(model, 8 * MS, MAIN, 7, 2, 5);
+	record(model, 9 * MS, MAIN, 8, 5, 6);
+	record(model, 10 * MS, MAIN, 9, 7, 9);
+	record(model, 11 * MS, MAIN, 0, 9, 10);
+	record(model, 12 * MS, MAIN + 1, 7, 10, 14);
+	step_end(model, 20 * MS, MAIN, MAIN, 0);
+	analysis = model_done(model);
+	CHECK(analysis->gpu_count == 1);
+	CHECK_INT_EQ(analysis->gpus[0].launched_ns_by_stage[PO_STAGE_FORWARD], 3 * MS);
+	CHECK_INT_EQ(analysis->gpus[0].launched_ns_by_stage[PO_STAGE_BACKWARD], 1 * MS);
+	CHECK_INT_EQ(analysis->gpus[0].launched_outside_stages_ns, 2 * MS);
+	CHECK_INT_EQ(analysis->gpus[0].unlaunched_ns, 5 * MS);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
+	RUN(launching_stage);
 	RUN(union_and_gaps);
 	RUN(gap_limits);
 	RUN(late_records);
