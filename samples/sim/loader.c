@@ -77,8 +77,9 @@ static PO_NODISCARD int read_all(int fd, void *buf, size_t size)
 	return 1;
 }
 
-void sim_produce_batch(const struct sim_options *opts, struct sim_random *rng, int64_t batch)
+void sim_produce_batch(const struct sim_options *all, struct sim_random *rng, int64_t batch)
 {
+	const struct sim_options *opts = sim_options_at(all, batch);
 	const char *load = sim_label(opts, "decode_jpeg");
 	const char *preprocess = sim_label(opts, "random_crop");
 	const char *collate = sim_label(opts, "default_collate");
@@ -291,7 +292,7 @@ enum po_status sim_loader_next(struct sim_loader *loader, int64_t batch, struct 
 	} else {
 		status = receive(loader, batch, err);
 		/* the batch was ready: taking it in (unpickling) is the main process's work */
-		sim_burn_cpu(loader->opts->handoff_ns);
+		sim_burn_cpu(sim_options_at(loader->opts, batch)->handoff_ns);
 	}
 	profopt_stage_end(PROFOPT_STAGE_DATA_WAIT, label, batch, -1);
 	return status;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,9 @@ static const struct option_desc option_descs[] = {
 };
 #define OPTION_COUNT (sizeof(option_descs) / sizeof(option_descs[0]))
 
-enum { OPT_HELP = 1000, OPT_VERSION };
+enum { OPT_HELP = 1000, OPT_VERSION, OPT_AFTER };
+
+#define AFTER_CAP 32
 
 #define SIM_DEFAULT_INT(value) (value)
 #define SIM_DEFAULT_MS(value) ((int64_t)((value)*1000000.0))
@@ -114,16 +117,75 @@ static void fill_long_options(struct option *longopts)
 		    (struct option){option_descs[i].flag, required_argument, NULL, (int)i};
 	longopts[OPTION_COUNT] = (struct option){"help", no_argument, NULL, OPT_HELP};
 	longopts[OPTION_COUNT + 1] = (struct option){"version", no_argument, NULL, OPT_VERSION};
-	longopts[OPTION_COUNT + 2] = (struct option){NULL, 0, NULL, 0};
+	longopts[OPTION_COUNT + 2] = (struct option){"after", required_argument, NULL, OPT_AFTER};
+	longopts[OPTION_COUNT + 3] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* What may change in the middle of a run: the work of each step and of each batch. */
+static bool changes_per_step(const char *flag)
+{
+	static const char *const flags[] = {
+	    "handoff-ms", "load-ms",	    "preprocess-ms", "collate-ms", "h2d-ms",
+	    "forward-ms", "backward-ms",    "optimizer-ms",  "kernels",	   "gpu-ms",
+	    "leak-bytes", "gpu-leak-bytes", "stall-every",   "stall-ms"};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strcmp(flag, flags[i]) == 0)
+			return true;
+	return false;
+}
+
+/* --after NAME=VALUE...: a copy of the settings with these changed, for --change-at. */
+static PO_NODISCARD enum po_status parse_after(struct sim_options *opts, const char *const *after,
+					       size_t count, struct po_error *err)
+{
+	static struct sim_options changed;
+
+	if (count && opts->change_at <= 0) {
+		po_error_set(err, "--after needs --change-at STEP (a step from 1 on)");
+		return PO_STATUS_USAGE;
+	}
+	if (!count && opts->change_at > 0) {
+		po_error_set(err, "--change-at needs at least one --after NAME=VALUE");
+		return PO_STATUS_USAGE;
+	}
+	changed = *opts;
+	for (size_t i = 0; i < count; i++) {
+		const char *equals = strchr(after[i], '=');
+		const struct option_desc *desc = NULL;
+
+		for (size_t j = 0; equals && j < OPTION_COUNT; j++)
+			if (strlen(option_descs[j].flag) == (size_t)(equals - after[i]) &&
+			    strncmp(option_descs[j].flag, after[i], (size_t)(equals - after[i])) ==
+				0)
+				desc = &option_descs[j];
+		if (!desc || !changes_per_step(desc->flag)) {
+			po_error_set(
+			    err,
+			    "Invalid value: option=--after value=\"%s\" expected=NAME=VALUE "
+			    "with NAME a per-step setting (load-ms, forward-ms, leak-bytes, "
+			    "stall-every, ...)",
+			    after[i]);
+			return PO_STATUS_USAGE;
+		}
+		if (parse_value(desc, equals + 1, &changed, err) != PO_STATUS_OK)
+			return PO_STATUS_USAGE;
+	}
+	changed.after = NULL;
+	opts->after = count ? &changed : NULL;
+	return PO_STATUS_OK;
 }
 
 enum po_status sim_options_parse(struct sim_options *opts, enum sim_action *action, int argc,
 				 char **argv, struct po_error *err)
 {
-	struct option longopts[OPTION_COUNT + 3];
+	struct option longopts[OPTION_COUNT + 4];
+	const char *after[AFTER_CAP];
+	size_t after_count = 0;
 	int opt;
 
 	set_defaults(opts);
+	opts->after = NULL;
 	fill_long_options(longopts);
 	*action = SIM_ACTION_RUN;
 	opterr = 0;
@@ -132,6 +194,12 @@ enum po_status sim_options_parse(struct sim_options *opts, enum sim_action *acti
 			*action = SIM_ACTION_HELP;
 		} else if (opt == OPT_VERSION || opt == 'V') {
 			*action = SIM_ACTION_VERSION;
+		} else if (opt == OPT_AFTER) {
+			if (after_count == AFTER_CAP) {
+				po_error_set(err, "Too many --after settings: max=%d", AFTER_CAP);
+				return PO_STATUS_USAGE;
+			}
+			after[after_count++] = optarg;
 		} else if (opt >= 0 && (size_t)opt < OPTION_COUNT) {
 			if (parse_value(&option_descs[opt], optarg, opts, err) != PO_STATUS_OK)
 				return PO_STATUS_USAGE;
@@ -145,7 +213,16 @@ enum po_status sim_options_parse(struct sim_options *opts, enum sim_action *acti
 		po_error_set(err, "Unexpected argument: %s (see --help)", argv[optind]);
 		return PO_STATUS_USAGE;
 	}
-	return *action == SIM_ACTION_RUN ? check_options(opts, err) : PO_STATUS_OK;
+	if (*action != SIM_ACTION_RUN)
+		return PO_STATUS_OK;
+	if (parse_after(opts, after, after_count, err) != PO_STATUS_OK)
+		return PO_STATUS_USAGE;
+	return check_options(opts, err);
+}
+
+const struct sim_options *sim_options_at(const struct sim_options *opts, int64_t step)
+{
+	return opts->after && opts->change_at > 0 && step >= opts->change_at ? opts->after : opts;
 }
 
 static void format_value(const struct option_desc *desc, const struct sim_options *opts, char *buf,
@@ -182,6 +259,9 @@ void sim_options_print_help(FILE *out)
 		fprintf(out, value[0] ? "; default: %s\n" : "\n", value);
 	}
 	fprintf(out,
+		"  --after NAME=VALUE\n"
+		"      from --change-at's step on, NAME (a per-step setting: load-ms, forward-ms,\n"
+		"      gpu-ms, leak-bytes, stall-every, ...) takes VALUE; repeatable\n"
 		"  --help       this text\n  --version    the version\n\n"
 		"Durations are wall time (load, h2d, stalls, GPU) or CPU time spent spinning\n"
 		"(preprocess, collate, forward, backward, optimizer). At the end the mean step\n"
@@ -208,6 +288,16 @@ void sim_options_record(const struct sim_options *opts)
 			continue;
 		snprintf(key, sizeof(key), "sim.%s", option_descs[i].flag);
 		format_value(&option_descs[i], opts, value, sizeof(value));
+		profopt_run_config(key, value);
+	}
+	for (size_t i = 0; opts->after && i < OPTION_COUNT; i++) {
+		char before[64];
+
+		format_value(&option_descs[i], opts, before, sizeof(before));
+		format_value(&option_descs[i], opts->after, value, sizeof(value));
+		if (strcmp(before, value) == 0)
+			continue;
+		snprintf(key, sizeof(key), "sim.after.%s", option_descs[i].flag);
 		profopt_run_config(key, value);
 	}
 }

@@ -21,7 +21,8 @@
 #define DEVICE_BASE_ADDR 0x7f0000000000ULL
 
 struct training {
-	const struct sim_options *opts; /* weak: belongs to main() */
+	const struct sim_options *all;	/* weak: belongs to main() */
+	const struct sim_options *opts; /* weak: the settings of the step being run */
 	struct sim_loader *loader;	/* owned */
 	struct sim_device *device;	/* owned */
 	struct sim_random rng;
@@ -127,6 +128,7 @@ static PO_NODISCARD enum po_status run_step(struct training *t, int64_t step, in
 	int64_t begin_ns = profopt_now_ns();
 	int64_t batch = step;
 
+	t->opts = sim_options_at(t->all, step); /* --after's settings from --change-at on */
 	profopt_step_begin(step, epoch, t->opts->batch_size);
 	if (sim_loader_next(t->loader, batch, err) != PO_STATUS_OK) {
 		po_error_prepend(err, "Failed to get the batch of step %" PRId64, step);
@@ -160,8 +162,8 @@ static PO_NODISCARD enum po_status run_epoch(struct training *t, int64_t epoch,
 					     struct po_error *err)
 {
 	profopt_epoch_begin(epoch);
-	for (int64_t i = 0; i < t->opts->steps; i++) {
-		if (run_step(t, epoch * t->opts->steps + i, epoch, err) != PO_STATUS_OK)
+	for (int64_t i = 0; i < t->all->steps; i++) {
+		if (run_step(t, epoch * t->all->steps + i, epoch, err) != PO_STATUS_OK)
 			return PO_STATUS_INTERNAL;
 	}
 	profopt_epoch_end(epoch);
@@ -178,10 +180,10 @@ static PO_NODISCARD enum po_status train_respawning(struct training *t, int *wor
 {
 	enum po_status status = PO_STATUS_OK;
 
-	for (int64_t epoch = 0; epoch < t->opts->epochs && status == PO_STATUS_OK; epoch++) {
-		int64_t first = epoch * t->opts->steps;
+	for (int64_t epoch = 0; epoch < t->all->epochs && status == PO_STATUS_OK; epoch++) {
+		int64_t first = epoch * t->all->steps;
 
-		status = sim_loader_create(&t->loader, t->opts, first, first + t->opts->steps,
+		status = sim_loader_create(&t->loader, t->all, first, first + t->all->steps,
 					   worker_exit_status, err);
 		if (*worker_exit_status >= 0)
 			return PO_STATUS_OK;
@@ -198,13 +200,13 @@ static PO_NODISCARD enum po_status train(struct training *t, int *worker_exit_st
 {
 	enum po_status status = PO_STATUS_OK;
 
-	if (!t->opts->persistent_workers && t->opts->workers > 0)
+	if (!t->all->persistent_workers && t->all->workers > 0)
 		return train_respawning(t, worker_exit_status, err);
-	status = sim_loader_create(&t->loader, t->opts, 0, t->opts->steps * t->opts->epochs,
+	status = sim_loader_create(&t->loader, t->all, 0, t->all->steps * t->all->epochs,
 				   worker_exit_status, err);
 	if (*worker_exit_status >= 0)
 		return PO_STATUS_OK;
-	for (int64_t epoch = 0; epoch < t->opts->epochs && status == PO_STATUS_OK; epoch++)
+	for (int64_t epoch = 0; epoch < t->all->epochs && status == PO_STATUS_OK; epoch++)
 		status = run_epoch(t, epoch, err);
 	status = stop_loader(t->loader, status, err);
 	t->loader = NULL;
@@ -218,20 +220,20 @@ static double mean_step_ms(const struct training *t)
 
 static PO_NODISCARD enum po_status write_report(const struct training *t, struct po_error *err)
 {
-	FILE *out = fopen(t->opts->report_json, "w");
+	FILE *out = fopen(t->all->report_json, "w");
 
 	if (!out) {
-		po_error_set(err, "Failed to open the JSON report: path=%s", t->opts->report_json);
+		po_error_set(err, "Failed to open the JSON report: path=%s", t->all->report_json);
 		return PO_STATUS_OUTPUT;
 	}
 	fprintf(out,
 		"{\"steps\": %" PRId64 ", \"epochs\": %" PRId64 ", \"mean_step_ms\": %.6f, "
 		"\"total_step_ms\": %.6f, \"settings\": {",
-		t->step_count, t->opts->epochs, mean_step_ms(t), (double)t->step_time_ns / 1e6);
-	sim_options_write_json(t->opts, out);
+		t->step_count, t->all->epochs, mean_step_ms(t), (double)t->step_time_ns / 1e6);
+	sim_options_write_json(t->all, out);
 	fprintf(out, "}}\n");
 	if (fclose(out) != 0) {
-		po_error_set(err, "Failed to write the JSON report: path=%s", t->opts->report_json);
+		po_error_set(err, "Failed to write the JSON report: path=%s", t->all->report_json);
 		return PO_STATUS_OUTPUT;
 	}
 	return PO_STATUS_OK;
@@ -241,7 +243,7 @@ static PO_NODISCARD enum po_status write_report(const struct training *t, struct
 static PO_NODISCARD enum po_status run(const struct sim_options *opts, int *worker_exit_status,
 				       struct po_error *err)
 {
-	struct training t = {.opts = opts};
+	struct training t = {.all = opts, .opts = opts};
 	enum po_status status;
 
 	sim_random_seed(&t.rng, opts->seed, -1);

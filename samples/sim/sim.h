@@ -52,6 +52,8 @@
 	X("stall-every", stall_every, INT, 0, "steps",                                             \
 	  "a checkpoint every N steps, the device idle meanwhile (0: never)")                      \
 	X("stall-ms", stall_ns, MS, 50, "ms", "duration of each checkpoint")                       \
+	X("change-at", change_at, INT, 0, "step",                                                  \
+	  "from this step (and batch) on, the settings given with --after apply (0: never)")       \
 	X("jitter", jitter_pct, INT, 0, "percent", "random variation of every duration, +-PCT")    \
 	X("seed", seed, INT, 1, "", "seed of the random variation")                                \
 	X("label", label, TEXT, "", "text",                                                        \
@@ -68,6 +70,8 @@ struct sim_options {
 	SIM_OPTIONS(SIM_X)
 #undef SIM_X
 	/* the TEXT fields are weak: they point into argv or at literals */
+	/* --after NAME=VALUE: the settings from step change_at on; NULL without (static) */
+	const struct sim_options *after;
 };
 
 /* What options_parse() asks main() to do. */
@@ -78,6 +82,8 @@ enum sim_action {
 };
 
 /* options.c */
+/* The settings in force at step (or batch) number step: --after's from --change-at on. */
+const struct sim_options *sim_options_at(const struct sim_options *opts, int64_t step);
 PO_NODISCARD enum po_status sim_options_parse(struct sim_options *opts, enum sim_action *action,
 					      int argc, char **argv, struct po_error *err);
 void sim_options_print_help(FILE *out);

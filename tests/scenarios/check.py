@@ -225,7 +225,40 @@ def killed_workers(c):
     c.check("open-at-end" in codes and "unmatched-spans" not in codes, f"warnings {codes}")
 
 
+def change_at(c):
+    config = c.summary["run"]["config"]
+    c.check(config.get("sim.change-at") == "60" and config.get("sim.after.load-ms") == "60.000",
+            f"the change is in the run's configuration: change-at {config.get('sim.change-at')},"
+            f" after load-ms {config.get('sim.after.load-ms')}")
+    steps = c.summary["step_series"]
+    before = [s for s in steps if 5 <= s["index"] < 58]
+    after = [s for s in steps if s["index"] >= 64]
+    if not before or not after:
+        c.check(False, f"steps before and after the change ({len(before)}, {len(after)})")
+        return
+
+    def mean(rows, key):
+        return sum(r[key] for r in rows) / len(rows)
+
+    wall_before, wall_after = mean(before, "wall_ms"), mean(after, "wall_ms")
+    c.check(wall_after > 2.5 * wall_before,
+            f"steps after the change are slower: {wall_after:.2f} ms against {wall_before:.2f}")
+    load_before = mean([s for s in before if s["load_ms"] is not None], "load_ms")
+    load_after = mean([s for s in after if s["load_ms"] is not None], "load_ms")
+    c.check(load_before < 10 < 50 < load_after,
+            f"the batches' load time follows the change: {load_before:.1f} ms, then "
+            f"{load_after:.1f} ms")
+    rss = [(s["index"], s["rss_bytes"]) for s in steps if s["rss_bytes"] is not None]
+    early = [b for i, b in rss if 5 <= i < 58]
+    late = [b for i, b in rss if i >= 64]
+    c.check(max(early) - min(early) < 4 << 20 and late[-1] - late[0] > 10 << 20,
+            f"memory grows after the change only: {(max(early) - min(early)) >> 10} KiB "
+            f"before, {(late[-1] - late[0]) >> 10} KiB after")
+    c.verdict("input-bound")
+
+
 SCENARIOS = {
+    "change-at": change_at,
     "handoff": handoff,
     "respawning-workers": respawning_workers,
     "killed-workers": killed_workers,

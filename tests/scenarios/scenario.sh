@@ -82,6 +82,13 @@ respawning-workers)
 	args=(--workers 2 --steps 25 --epochs 8 --persistent-workers 0 --worker-start-ms 80
 	      --load-ms 2 --preprocess-ms 1 --collate-ms 0.5 --h2d-ms 0.2 --forward-ms 4
 	      --backward-ms 4 --optimizer-ms 1 --gpu-ms 3) ;;
+change-at)
+	# A run that changes at step 60 (--change-at, the live alerts' test bed): the workers'
+	# loading goes from 2 to 60 ms per batch and the main process starts leaking 256 KiB
+	# per step. The trace must show both, from that step on only.
+	args=(--workers 2 --steps 120 --load-ms 2 --preprocess-ms 1 --collate-ms 0.5
+	      --h2d-ms 0.3 --forward-ms 3 --backward-ms 3 --optimizer-ms 1 --gpu-ms 4
+	      --change-at 60 --after load-ms=60 --after leak-bytes=262144) ;;
 killed-workers)
 	# At the end the workers are killed in the middle of loads past the last step, as a
 	# DataLoader terminates workers that do not stop in time: not tracer loss.
