@@ -42,3 +42,31 @@ cc $(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags profopt) "$source" -o "$work/pc
 	$(PKG_CONFIG_PATH=$pc_dir pkg-config --libs profopt)
 LD_LIBRARY_PATH="$(PKG_CONFIG_PATH=$pc_dir pkg-config --variable=libdir profopt)" "$work/pc_use"
 echo "ok   pkg-config profopt: built and ran"
+
+# The Python module as installed: every module of the source package is there, and it
+# loads the installed libprofopt; the GPU collector, when built, sits where the module and
+# profopt-record look for it (next to libprofopt).
+root=$(cd "$(dirname "$source")/../.." && pwd)
+init=$(find "$work/prefix" -path '*/profopt/__init__.py' | head -n 1)
+[ -n "$init" ] || { echo "FAIL the Python module is not installed"; exit 1; }
+pydir=$(dirname "$init")
+missing=""
+for module in "$root"/tracepoints/python/profopt/*.py; do
+	[ -e "$pydir/$(basename "$module")" ] || missing="$missing $(basename "$module")"
+done
+[ -z "$missing" ] || { echo "FAIL the installed Python module lacks:$missing"; exit 1; }
+loaded=$(cd / && PYTHONPATH=$(dirname "$pydir") /usr/bin/python3 -c \
+	'import profopt, profopt._pymem, profopt._gpu; from profopt._lib import LIB; print(LIB.path)')
+case $loaded in
+"$work/prefix"/*) echo "ok   the installed Python module has every module and loads $loaded" ;;
+*) echo "FAIL the installed Python module loaded '$loaded', not the installed library"; exit 1 ;;
+esac
+if [ -e "$build/lib/libprofopt-cupti.so" ]; then
+	collector="$(dirname "$loaded")/libprofopt-cupti.so.0"
+	[ -e "$collector" ] || { echo "FAIL the GPU collector is not installed at $collector"; exit 1; }
+	first=$(cd / && PYTHONPATH=$(dirname "$pydir") /usr/bin/python3 -c \
+		'from profopt import _gpu; print(next(_gpu._candidates()))')
+	[ "$first" = "$collector" ] ||
+		{ echo "FAIL the module looks for the collector at $first, not $collector"; exit 1; }
+	echo "ok   the GPU collector is installed next to libprofopt, where the module looks first"
+fi
