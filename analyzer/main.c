@@ -23,6 +23,7 @@
 #include "common/outdir.h"
 #include "common/status.h"
 #include "ingest/ingest.h"
+#include "live_run.h"
 #include "pipeline.h"
 
 /* realpath() of a path that may not exist yet: its deepest existing ancestor, resolved. */
@@ -172,12 +173,13 @@ static enum po_status check_signals(enum po_status status, struct po_error *err)
 }
 
 /* Runs the analysis into the staging directory; ends the watches (the settle check). */
-static enum po_status analyze_isolated(const struct po_cli_options *options, const char *staging,
+static enum po_status analyze_isolated(const struct po_cli_options *options,
+				       const struct po_live_history *live, const char *staging,
 				       struct po_ingest_watch *watch,
 				       struct po_ingest_watch *baseline_watch, char **text,
 				       struct po_error *err)
 {
-	struct po_pipeline_job job = {.options = options, .staging_dir = staging};
+	struct po_pipeline_job job = {.options = options, .staging_dir = staging, .live = live};
 	struct po_isolate_limits limits;
 	struct po_error settle_err = {{0}};
 	enum po_status status, settled;
@@ -202,7 +204,8 @@ static enum po_status analyze_isolated(const struct po_cli_options *options, con
 	return check_signals(status, err);
 }
 
-static enum po_status run(struct po_cli_options *options, struct po_error *err)
+static enum po_status run(struct po_cli_options *options, const struct po_live_history *live,
+			  struct po_error *err)
 {
 	struct po_ingest_watch *watch = NULL, *baseline_watch = NULL; /* owned */
 	struct po_outdir *outdir = NULL;			      /* owned */
@@ -216,7 +219,7 @@ static enum po_status run(struct po_cli_options *options, struct po_error *err)
 	if (status == PO_STATUS_OK)
 		status = check_signals(po_outdir_stage(outdir, err), err);
 	if (status == PO_STATUS_OK) {
-		status = analyze_isolated(options, po_outdir_borrow_staging(outdir), watch,
+		status = analyze_isolated(options, live, po_outdir_borrow_staging(outdir), watch,
 					  baseline_watch, &text, err);
 	} else {
 		po_ingest_watch_destroy(watch);
@@ -232,11 +235,31 @@ static enum po_status run(struct po_cli_options *options, struct po_error *err)
 			status = committed;
 		}
 	}
+	/* After --live, stdout holds the JSON lines of the windows unless it is a terminal. */
 	if ((status == PO_STATUS_OK || status == PO_STATUS_GATE) && text && !options->quiet)
-		printf("%sReport: %s\n", text, options->out_dir);
+		fprintf(live && !isatty(STDOUT_FILENO) ? stderr : stdout, "%sReport: %s\n", text,
+			options->out_dir);
 	po_outdir_destroy(outdir);
 	free(text);
 	po_signals_release();
+	return status;
+}
+
+/*
+ * --live: the live view until the session ends; then, with TRACE_DIR, the trace's report
+ * as an offline analysis makes it, with the alerts beside it.
+ */
+static enum po_status run_live(struct po_cli_options *options, struct po_error *err)
+{
+	struct po_live_history history;
+	enum po_status status;
+
+	po_signals_catch();
+	status = check_signals(po_live_run(options, &history, err), err);
+	po_signals_release();
+	if (status == PO_STATUS_OK && options->trace_dir)
+		status = run(options, &history, err);
+	po_live_history_fini(&history);
 	return status;
 }
 
@@ -248,8 +271,10 @@ int main(int argc, char **argv)
 	enum po_status status;
 
 	status = po_cli_parse(argc, argv, &options, &exit_now, &err);
-	if (status == PO_STATUS_OK && !exit_now)
-		status = run(&options, &err);
+	if (status == PO_STATUS_OK && !exit_now && options.live_url)
+		status = run_live(&options, &err);
+	else if (status == PO_STATUS_OK && !exit_now)
+		status = run(&options, NULL, &err);
 	po_cli_options_fini(&options);
 	if (status != PO_STATUS_OK) {
 		fprintf(stderr, "profopt-analyze: %s\n",

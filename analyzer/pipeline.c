@@ -23,6 +23,7 @@
 #include "ingest/ingest.h"
 #include "model/model.h"
 #include "pipeline.h"
+#include "live/panel.h"
 #include "symbols/symbols.h"
 #include "../render/json/render_json.h"
 #include "../render/report/render_report.h"
@@ -32,6 +33,37 @@ static enum po_status make_path(const char *dir, const char *name, char *path, s
 {
 	if ((size_t)snprintf(path, size, "%s/%s", dir, name) >= size) {
 		po_error_set(err, "path too long: %s/%s", dir, name);
+		return PO_STATUS_OUTPUT;
+	}
+	return PO_STATUS_OK;
+}
+
+/*
+ * alerts.json after a live run: {"schema":"profopt-alerts/1","windows":N,"origin_ns":T,
+ * "alerts":[...]}, each alert as --alerts FILE has it (docs/live.md).
+ */
+static enum po_status write_alerts(const struct po_live_history *live, const char *path,
+				   struct po_error *err)
+{
+	FILE *out = fopen(path, "w");
+	bool ok = out != NULL;
+
+	if (ok)
+		fprintf(out,
+			"{\"schema\":\"profopt-alerts/1\",\"windows\":%lld,\"origin_ns\":%lld,"
+			"\"alerts\":[\n",
+			(long long)live->windows, (long long)live->origin_ns);
+	for (size_t i = 0; ok && i < live->count; i++) {
+		if (i)
+			fputc(',', out);
+		ok = po_live_alert_write_json(out, &live->alerts[i]);
+	}
+	if (ok)
+		ok = fputs("]}\n", out) >= 0;
+	if (out && fclose(out) != 0)
+		ok = false;
+	if (!ok) {
+		po_error_set(err, "Failed to write %s: %s", path, strerror(errno));
 		return PO_STATUS_OUTPUT;
 	}
 	return PO_STATUS_OK;
@@ -47,6 +79,10 @@ static enum po_status render_all(const struct po_analysis *analysis,
 	status = make_path(job->staging_dir, "summary.json", path, sizeof(path), err);
 	if (status == PO_STATUS_OK)
 		status = po_render_summary_json(analysis, path, err);
+	if (status == PO_STATUS_OK && job->live)
+		status = make_path(job->staging_dir, "alerts.json", path, sizeof(path), err);
+	if (status == PO_STATUS_OK && job->live)
+		status = write_alerts(job->live, path, err);
 	if (status != PO_STATUS_OK)
 		return status;
 	po_isolate_progress("writing timeline.json", job->staging_dir);
@@ -543,6 +579,9 @@ enum po_status po_pipeline_run(void *ctx, FILE *output, struct po_error *err)
 		po_render_text_summary(analysis, output);
 		if (analysis->comparison)
 			po_comparison_print(analysis->comparison, output);
+		if (job->live)
+			po_live_alerts_section(output, job->live->alerts, job->live->count,
+					       job->live->origin_ns);
 	}
 	if (status == PO_STATUS_OK && analysis->comparison &&
 	    analysis->comparison->gates_tripped_count) {

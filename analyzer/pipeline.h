@@ -13,6 +13,7 @@
 
 #include "cli/options.h"
 #include "common/status.h"
+#include "live_run.h"
 
 /* Trace directories the input check left out (--salvage), for the result's warnings. */
 struct po_skipped_traces {
@@ -25,6 +26,12 @@ struct po_pipeline_job {
 	const struct po_cli_options *options;	  /* weak */
 	const char *staging_dir;		  /* weak */
 	struct po_skipped_traces checked_skipped; /* of the trace, not of the baseline */
+	/*
+	 * After profopt-analyze --live: its alerts, written beside the report (alerts.json)
+	 * and after the text summary; weak; NULL offline. The report's other files are the
+	 * offline analysis's, byte for byte.
+	 */
+	const struct po_live_history *live;
 };
 
 /*

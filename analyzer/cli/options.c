@@ -40,6 +40,7 @@ struct option_row {
 
 static const char usage_head[] =
     "Usage: profopt-analyze [OPTIONS] TRACE_DIR\n"
+    "       profopt-analyze --live URL [OPTIONS] [TRACE_DIR]\n"
     "\n"
     "Reads an LTTng trace of a program instrumented with profopt (recorded with\n"
     "profopt-record, or any lttng session that enabled the profopt events with the vpid,\n"
@@ -73,7 +74,10 @@ static const char usage_tail[] =
     "  7    the --baseline could not be used: not a profopt summary.json, a number in\n"
     "       it not finite or out of range, or its trace could not be analysed\n"
     "  130  interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,\n"
-    "       SIGUSR2); no output was left behind\n";
+    "       SIGUSR2); no output was left behind\n"
+    "With --live, 3 also when the relay has no such session (or it ended before a\n"
+    "profopt event came), and 4 when the live stream failed (the relay could not be\n"
+    "reached or went away); the windows shown until then stand.\n";
 
 static enum po_status apply_output(struct po_cli_options *options, const char *value,
 				   bool *exit_now, struct po_error *err)
@@ -212,6 +216,90 @@ static enum po_status apply_fail_if(struct po_cli_options *options, const char *
 	return po_gate_check(value, err);
 }
 
+static enum po_status apply_live(struct po_cli_options *options, const char *value, bool *exit_now,
+				 struct po_error *err)
+{
+	if (strncmp(value, "net://", 6) != 0 && strncmp(value, "net4://", 7) != 0 &&
+	    strncmp(value, "net6://", 7) != 0) {
+		po_error_set(err,
+			     "--live wants a relay URL, net://HOST[:PORT]/host/HOSTNAME/SESSION, "
+			     "got \"%s\"",
+			     value);
+		return PO_STATUS_USAGE;
+	}
+	options->live_url = value;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_every(struct po_cli_options *options, const char *value, bool *exit_now,
+				  struct po_error *err)
+{
+	char *end;
+	double seconds;
+
+	errno = 0;
+	seconds = strtod(value, &end);
+	if (errno || end == value || *end != '\0' || !(seconds >= 0.1 && seconds <= 3600)) {
+		po_error_set(err, "--every wants seconds from 0.1 to 3600, got \"%s\"", value);
+		return PO_STATUS_USAGE;
+	}
+	options->every_s = seconds;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_alerts(struct po_cli_options *options, const char *value,
+				   bool *exit_now, struct po_error *err)
+{
+	if (!*value) {
+		po_error_set(err, "--alerts needs a file, got an empty string");
+		return PO_STATUS_USAGE;
+	}
+	options->alerts_path = value;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_on_alert(struct po_cli_options *options, const char *value,
+				     bool *exit_now, struct po_error *err)
+{
+	if (!*value) {
+		po_error_set(err, "--on-alert needs a command, got an empty string");
+		return PO_STATUS_USAGE;
+	}
+	options->on_alert = value;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_recording(struct po_cli_options *options, const char *value,
+				      bool *exit_now, struct po_error *err)
+{
+	size_t length = strlen(value);
+
+	if (!length || length > 64 || strspn(value, "0123456789abcdef") != length) {
+		po_error_set(err, "--recording wants a recording id (hexadecimal), got \"%s\"",
+			     value);
+		return PO_STATUS_USAGE;
+	}
+	options->recording_id = value;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_ready_fd(struct po_cli_options *options, const char *value,
+				     bool *exit_now, struct po_error *err)
+{
+	char *end;
+	long fd;
+
+	errno = 0;
+	fd = strtol(value, &end, 10);
+	if (errno || end == value || *end != '\0' || fd < 3 || fd > 65535 ||
+	    fcntl((int)fd, F_GETFD) < 0) {
+		po_error_set(err, "--ready-fd wants an open descriptor above 2, got \"%s\"", value);
+		return PO_STATUS_USAGE;
+	}
+	options->ready_fd = (int)fd;
+	return PO_STATUS_OK;
+}
+
 static enum po_status apply_quiet(struct po_cli_options *options, const char *value, bool *exit_now,
 				  struct po_error *err)
 {
@@ -269,6 +357,25 @@ static const struct option_row option_table[] = {
      "steps.p50_ms>+10%, breakdown.data_wait_ms>+2, findings.new>0;\n"
      "a change counts only when it is beyond run-to-run noise",
      apply_fail_if},
+    {"live", 0, "URL",
+     "analyse a session while it records, from lttng-relayd:\n"
+     "net://HOST[:PORT]/host/HOSTNAME/SESSION (docs/live.md); with\n"
+     "TRACE_DIR, the trace's report follows when the session ends",
+     apply_live},
+    {"every", 0, "SECONDS", "with --live: seconds between windows (default 2)", apply_every},
+    {"alerts", 0, "FILE", "with --live: append each alert to FILE as a JSON line", apply_alerts},
+    {"on-alert", 0, "CMD",
+     "with --live: run CMD (with /bin/sh) for each alert, the alert\n"
+     "on its stdin and in PROFOPT_ALERT_* variables",
+     apply_on_alert},
+    {"recording", 0, "ID",
+     "with --live: analyse only the processes of this recording\n"
+     "(profopt-record's id; default: every process)",
+     apply_recording},
+    {"ready-fd", 0, "N",
+     "with --live: write a newline to descriptor N once attached\n"
+     "(a viewer sees only what is recorded after it attached)",
+     apply_ready_fd},
     {"quiet", 'q', NULL, "print nothing on success", apply_quiet},
     {"help", 'h', NULL, "show this help", apply_help},
     {"version", 'V', NULL, "show the version", apply_version},
@@ -359,7 +466,8 @@ enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *option
 	size_t short_length = 0;
 	int value;
 
-	*options = (struct po_cli_options){.timeline_first_step = -1, .timeline_last_step = -1};
+	*options = (struct po_cli_options){
+	    .timeline_first_step = -1, .timeline_last_step = -1, .every_s = 2, .ready_fd = -1};
 	po_rules_init(&options->rules);
 	*exit_now = false;
 	short_options[short_length++] = ':'; /* a missing argument is ':', told from '?' */
@@ -393,6 +501,20 @@ enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *option
 		return status == PO_STATUS_INPUT ? PO_STATUS_USAGE : status;
 	if (*exit_now)
 		return PO_STATUS_OK;
+	if ((options->alerts_path || options->on_alert || options->recording_id ||
+	     options->ready_fd >= 0) &&
+	    !options->live_url) {
+		po_error_set(err, "--alerts, --on-alert, --recording and --ready-fd need --live");
+		return PO_STATUS_USAGE;
+	}
+	if (options->live_url && optind == argc) {
+		if (options->out_dir || options->baseline) {
+			po_error_set(err, "--live writes a report only with a TRACE_DIR to analyse "
+					  "when the session ends");
+			return PO_STATUS_USAGE;
+		}
+		return PO_STATUS_OK;
+	}
 	if (optind != argc - 1) {
 		po_error_set(err, optind >= argc
 				      ? "missing TRACE_DIR (see profopt-analyze --help)"

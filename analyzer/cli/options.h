@@ -32,6 +32,13 @@ struct po_cli_options {
 	const char *gates[PO_CLI_MAX_GATES]; /* weak: argv; --fail-if expressions */
 	size_t gate_count;
 	struct po_rules rules;
+	/* --live URL: analyse a session while it records (live_run.h); TRACE_DIR optional */
+	const char *live_url;	  /* weak: argv; NULL: offline */
+	double every_s;		  /* --every: seconds between windows (default 2) */
+	const char *alerts_path;  /* weak: argv; --alerts FILE, appended to; NULL: none */
+	const char *on_alert;	  /* weak: argv; --on-alert CMD; NULL: none */
+	const char *recording_id; /* weak: argv; --recording ID: only that recording's processes */
+	int ready_fd;		  /* --ready-fd N: told once attached (profopt-record); -1 */
 };
 
 /*

@@ -186,6 +186,40 @@
 	  "GPU busy share below which host compute may make the run host-bound", "profopt")        \
 	X(verdict_host_compute_pct, "verdict", "host_compute_pct", 50, "%",                        \
 	  "share of step time in host compute categories from which the run is host-bound",        \
+	  "profopt")                                                                               \
+	X(live_window_s, "live", "window_s", 10, "s",                                              \
+	  "length of the sliding window that profopt-analyze --live judges: the steps that ended " \
+	  "in its last this many seconds",                                                         \
+	  "profopt")                                                                               \
+	X(live_min_window_steps, "live", "min_window_steps", 5, "steps",                           \
+	  "steps a window needs before its step-based alerts are judged", "profopt")               \
+	X(live_raise_windows, "live", "raise_windows", 2, "windows",                               \
+	  "windows in a row a condition must hold before its alert is raised",                     \
+	  "profopt: one noisy window is not a trend")                                              \
+	X(live_clear_windows, "live", "clear_windows", 3, "windows",                               \
+	  "windows in a row a raised alert's condition must be off before it is cleared",          \
+	  "profopt")                                                                               \
+	X(live_clear_margin_pct, "live", "clear_margin_pct", 20, "%",                              \
+	  "a raised alert's value must fall this far below its threshold to count as off "         \
+	  "(hysteresis)",                                                                          \
+	  "profopt")                                                                               \
+	X(live_gpu_idle_pct, "live", "gpu_idle_pct", 50, "%",                                      \
+	  "share of a window's step time with no GPU busy from which gpu-idle is raised",          \
+	  "profopt: the GPU busy share below verdict.host_gpu_pct")                                \
+	X(live_memory_slope_mib_per_min, "live", "memory_slope_mib_per_min", 64, "MiB/min",        \
+	  "host or GPU memory slope over a window from which memory growth is raised",             \
+	  "profopt")                                                                               \
+	X(live_oom_warning_s, "live", "oom_warning_s", 3600, "s",                                  \
+	  "memory growth is raised at any slope when it projects running out of memory within "    \
+	  "this many seconds",                                                                     \
+	  "profopt")                                                                               \
+	X(live_regression_pct, "live", "regression_pct", 30, "% over median",                      \
+	  "a window's median step over the run's first steady window's from which "                \
+	  "step-regression is raised",                                                             \
+	  "profopt")                                                                               \
+	X(live_worker_silent_s, "live", "worker_silent_s", 30, "s",                                \
+	  "seconds without an event of a loader worker, while the loop runs, from which "          \
+	  "worker-stopped is raised",                                                              \
 	  "profopt")
 
 /*
@@ -198,14 +232,17 @@
 	X("% over median", 0, 10000, false)                                                        \
 	X("MADs", 0, 1000, false)                                                                  \
 	X("MiB", 0, 1048576, false)                                                                \
+	X("MiB/min", 0, 1e9, false)                                                                \
 	X("batches", 1, 64, true)                                                                  \
 	X("bytes/step", 0, 1e12, false)                                                            \
 	X("epochs", 0, 1000000, true)                                                              \
 	X("gaps", 0, 10000, true)                                                                  \
 	X("ms", 0, 3600000, false)                                                                 \
 	X("ratio", 0, 1000, false)                                                                 \
+	X("s", 0.1, 1e6, false)                                                                    \
 	X("sites", 0, 1000, true)                                                                  \
 	X("steps", 0, 1e9, true)                                                                   \
+	X("windows", 1, 1000, true)                                                                \
 	X("workers", 1, 1024, true)
 
 struct po_rules {

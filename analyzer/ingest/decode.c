@@ -696,6 +696,36 @@ bool po_decoder_handle(struct po_decoder *decoder, const bt_message *message)
 	}
 }
 
+/* The sink's consuming function: one batch of messages per call. */
+bt_graph_simple_sink_component_consume_func_status po_decoder_consume(bt_message_iterator *iterator,
+								      void *data)
+{
+	struct po_decoder *decoder = data;
+	bt_message_array_const messages;
+	uint64_t count;
+	bool go_on = true;
+
+	switch (bt_message_iterator_next(iterator, &messages, &count)) {
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+		break;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+	default:
+		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+	}
+	for (uint64_t i = 0; i < count; i++) {
+		if (go_on)
+			go_on = po_decoder_handle(decoder, messages[i]);
+		bt_message_put_ref(messages[i]);
+	}
+	return go_on ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK
+		     : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+}
+
 /* ---- lifetime ---- */
 
 enum po_status po_decoder_init(struct po_decoder *decoder, size_t trace_count, struct po_error *err)

@@ -73,4 +73,11 @@ void po_decoder_reset_classes(struct po_decoder *decoder);
 /* Handles one message; false stops the graph (callback status or out of memory). */
 bool po_decoder_handle(struct po_decoder *decoder, const bt_message *message);
 
+/*
+ * The consuming function of a simple sink over a po_decoder (data): one batch of messages
+ * per call, each handed to po_decoder_handle(); END and AGAIN pass through.
+ */
+bt_graph_simple_sink_component_consume_func_status po_decoder_consume(bt_message_iterator *iterator,
+								      void *data);
+
 #endif /* PO_INGEST_DECODE_H */

@@ -194,36 +194,6 @@ static void classes_fini(struct po_classes *classes)
 	bt_plugin_put_ref(classes->utils);
 }
 
-/* The sink's consuming function: one batch of messages per call. */
-static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *iterator,
-								  void *data)
-{
-	struct po_decoder *decoder = data;
-	bt_message_array_const messages;
-	uint64_t count;
-	bool go_on = true;
-
-	switch (bt_message_iterator_next(iterator, &messages, &count)) {
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-		break;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-	default:
-		return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-	}
-	for (uint64_t i = 0; i < count; i++) {
-		if (go_on)
-			go_on = po_decoder_handle(decoder, messages[i]);
-		bt_message_put_ref(messages[i]);
-	}
-	return go_on ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK
-		     : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-}
-
 /* The parameters of src.ctf.fs: the directory, and the trace named after its index. */
 static bt_value *source_params(const char *path, size_t index)
 {
@@ -375,8 +345,8 @@ static bool build_graph(struct po_lane *lane, bt_graph *graph)
 	bool ok;
 
 	lane->units = 0;
-	if (bt_graph_add_simple_sink_component(graph, "sink", NULL, consume, NULL, &lane->decoder,
-					       &sink))
+	if (bt_graph_add_simple_sink_component(graph, "sink", NULL, po_decoder_consume, NULL,
+					       &lane->decoder, &sink))
 		return false;
 	ok = true;
 	for (size_t i = 0; ok && i < run->traces->count; i++) {

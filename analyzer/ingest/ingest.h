@@ -115,6 +115,36 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 			     struct po_error *err) PO_NODISCARD;
 
 /*
+ * Live (live.c): reads a session while it records, from lttng-relayd, with src.ctf.lttng-live
+ * (url: net://HOST[:PORT]/host/HOSTNAME/SESSION), handing its events to callback in time
+ * order as they arrive. tick is called between messages at least every tick_ns while the
+ * stream goes on (also while the relay has nothing new), and once more with ended true
+ * when the session is gone (destroyed, or never there: session-not-found-action=end); a
+ * status other than OK from it stops the run with that status. A terminating signal
+ * (po_signals_caught()) stops it with PO_STATUS_INTERRUPTED. A relay that cannot be reached or a
+ * stream that fails is PO_STATUS_DECODE with babeltrace2's cause; the events delivered until then
+ * stay valid.
+ */
+typedef enum po_status (*po_live_tick_fn)(void *ctx, bool ended, struct po_error *err);
+
+struct po_ingest_live_options {
+	const char *url;
+	int64_t tick_ns;
+	po_live_tick_fn tick;
+	void *tick_ctx; /* weak */
+	/*
+	 * >= 0: a descriptor to write one newline to, and close, once the source has attached
+	 * to the session (its first step returned): a viewer sees only what was recorded after
+	 * it attached, so a recorder starts its command after that. -1: none.
+	 */
+	int ready_fd;
+};
+
+enum po_status po_ingest_live_run(const struct po_ingest_live_options *options,
+				  po_event_fn callback, void *ctx, struct po_ingest_stats *stats,
+				  struct po_error *err) PO_NODISCARD;
+
+/*
  * profopt-recording.txt: what profopt-record wrote about its command at the top of the
  * trace directory. Absent (present false, OK) for traces recorded otherwise; a damaged
  * file is PO_STATUS_INPUT with the cause, and recording is left empty.

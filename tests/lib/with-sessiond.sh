@@ -7,17 +7,28 @@
 # the test is killed. As another user, a private LTTNG_HOME gives the same isolation. Where
 # unshare is not allowed, tests take a lock and use the global paths. The daemon is
 # started with --no-kernel and stopped by its pid when CMD ends; CMD's status is returned.
+# With PROFOPT_SESSIOND_NET=1 the namespaces include a network one (see below).
 set -u
 
 if [ "${PROFOPT_SESSIOND_STAGE:-}" = "" ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		export PROFOPT_SESSIOND_STAGE=user
+	elif [ "${PROFOPT_SESSIOND_NET:-0}" = 1 ] &&
+		unshare --net --mount --pid --fork --mount-proc --propagation private true 2>/dev/null; then
+		PROFOPT_SESSIOND_STAGE=ns PROFOPT_SESSIOND_NETNS=1 exec unshare --net --mount --pid \
+			--fork --kill-child --mount-proc --propagation private "$0" "$@"
 	elif unshare --mount --pid --fork --mount-proc --propagation private true 2>/dev/null; then
 		PROFOPT_SESSIOND_STAGE=ns exec unshare --mount --pid --fork --kill-child \
 			--mount-proc --propagation private "$0" "$@"
 	else
 		PROFOPT_SESSIOND_STAGE=lock exec flock /tmp/profopt-sessiond-test.lock "$0" "$@"
 	fi
+fi
+
+# PROFOPT_SESSIOND_NET=1 (tests of lttng-relayd): a private network namespace too, whose
+# loopback interface is brought up, so a relay's ports are the test's own.
+if [ "${PROFOPT_SESSIOND_NETNS:-0}" = 1 ]; then
+	ip link set lo up || exit 1
 fi
 
 home=$(mktemp -d /tmp/profopt-lttng-home.XXXXXX)

@@ -175,11 +175,30 @@ static enum rec_status finish_session(struct rec_session *session, bool keep_tra
 	return status;
 }
 
+/*
+ * The live view ends with its session, after the trace is complete, and then writes the
+ * trace's report. Its failure does not change the exit status (the command's): the trace
+ * is whole, and profopt-analyze can be run on it again.
+ */
+static void finish_live(struct rec_live *live, int exit_code)
+{
+	int view = rec_live_finish(live);
+
+	(void)exit_code;
+	if (view > 0)
+		fprintf(stderr,
+			"profopt-record: warning: the live view ended with status %d (its message "
+			"is above); the trace is complete: profopt-analyze TRACE_DIR writes its "
+			"report\n",
+			view);
+}
+
 /* Session, command, teardown; returns the command's exit status or profopt-record's own. */
 static int record(const struct rec_options *options, struct rec_command *command,
 		  struct rec_recording *recording)
 {
 	struct rec_session session;
+	struct rec_live live = {0};
 	struct po_error err = {{0}}, finish_err = {{0}};
 	enum rec_status status;
 	int exit_code;
@@ -187,11 +206,15 @@ static int record(const struct rec_options *options, struct rec_command *command
 	status = rec_session_create(&session, options, &err);
 	if (status == REC_STATUS_OK)
 		status = rec_session_start(&session, &err);
+	if (status == REC_STATUS_OK && options->live)
+		status = rec_live_start(&live, options, recording->id, session.output_dir, &err);
 	if (status == REC_STATUS_OK)
 		status = rec_command_spawn(command, options, &err);
 	if (status != REC_STATUS_OK) {
 		if (finish_session(&session, false, &finish_err) != REC_STATUS_OK)
 			fprintf(stderr, "profopt-record: %s\n", finish_err.message);
+		if (options->live)
+			rec_live_finish(&live);
 		rec_session_fini(&session);
 		return fail(status, &err);
 	}
@@ -222,8 +245,12 @@ static int record(const struct rec_options *options, struct rec_command *command
 		report_loss(&session);
 		if (report_verification(session.output_dir) && exit_code == 0)
 			exit_code = rec_status_exit_code(REC_STATUS_TRACING);
-		printf("%s\n", session.output_dir);
+		/* With --live, stdout is the live view's (JSON lines when not a terminal). */
+		fprintf(options->live ? stderr : stdout, "%s%s\n",
+			options->live ? "profopt-record: trace: " : "", session.output_dir);
 	}
+	if (options->live)
+		finish_live(&live, exit_code);
 	rec_session_fini(&session);
 	return exit_code;
 }

@@ -17,6 +17,11 @@ enum {
 	OPT_SUBBUF_SIZE,
 	OPT_NUM_SUBBUF,
 	OPT_SAMPLE_MS,
+	OPT_LIVE,
+	OPT_ALERTS,
+	OPT_ON_ALERT,
+	OPT_EVERY,
+	OPT_LIVE_TIMER,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -29,6 +34,11 @@ static const struct option long_options[] = {
     {"subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE},
     {"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
     {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
+    {"live", no_argument, NULL, OPT_LIVE},
+    {"alerts", required_argument, NULL, OPT_ALERTS},
+    {"on-alert", required_argument, NULL, OPT_ON_ALERT},
+    {"every", required_argument, NULL, OPT_EVERY},
+    {"live-timer", required_argument, NULL, OPT_LIVE_TIMER},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -56,6 +66,16 @@ void rec_options_print_help(void)
 	       "                      power of 2 (default 8)\n"
 	       "      --sample-ms N   RSS/CPU sampling period of libprofopt in ms, 0 to disable\n"
 	       "                      (default: PROFOPT_SAMPLE_MS if set, else 20)\n"
+	       "      --live          also show the run while it records (profopt-analyze\n"
+	       "                      --live through lttng-relayd, docs/live.md): a panel on\n"
+	       "                      a terminal, else one JSON line per window on stdout;\n"
+	       "                      TRACE_DIR-report is written when COMMAND ends\n"
+	       "      --alerts FILE   with --live: append each alert to FILE (JSON lines)\n"
+	       "      --on-alert CMD  with --live: run CMD (/bin/sh -c) for each alert, with\n"
+	       "                      the alert on its stdin and in PROFOPT_ALERT_* variables\n"
+	       "      --every SECONDS  with --live: seconds between windows (default 2)\n"
+	       "      --live-timer US  with --live: how often buffers are sent to the view, in\n"
+	       "                      microseconds (default 100000: about 0.1 s of latency)\n"
 	       "      --help          print this help and exit\n"
 	       "      --version       print the version and exit\n\n"
 	       "A session daemon is started if none is running, and stopped at the end.\n"
@@ -142,6 +162,47 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 			return REC_STATUS_USAGE;
 		}
 		break;
+	case OPT_LIVE:
+		options->live = true;
+		break;
+	case OPT_ALERTS:
+	case OPT_ON_ALERT:
+		if (!*arg) {
+			po_error_set(err, "invalid --%s '': it needs a %s",
+				     opt == OPT_ALERTS ? "alerts" : "on-alert",
+				     opt == OPT_ALERTS ? "file" : "command");
+			return REC_STATUS_USAGE;
+		}
+		if (opt == OPT_ALERTS)
+			options->live_alerts = arg;
+		else
+			options->live_on_alert = arg;
+		break;
+	case OPT_EVERY:
+		errno = 0;
+		options->live_every_s = strtod(arg, &end);
+		if (errno || end == arg || *end || !(options->live_every_s >= 0.1) ||
+		    options->live_every_s > 3600) {
+			po_error_set(err, "invalid --every '%s': seconds from 0.1 to 3600", arg);
+			return REC_STATUS_USAGE;
+		}
+		break;
+	case OPT_LIVE_TIMER: {
+		unsigned long value;
+
+		errno = 0;
+		value = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || value < 1000 ||
+		    value > 60000000) {
+			po_error_set(err,
+				     "invalid --live-timer '%s': microseconds from 1000 to "
+				     "60000000",
+				     arg);
+			return REC_STATUS_USAGE;
+		}
+		options->live_timer_us = (unsigned)value;
+		break;
+	}
 	case OPT_HELP:
 		options->show_help = true;
 		break;
@@ -170,6 +231,8 @@ static enum rec_status check_buffer_room(const struct rec_options *options, stru
 	if (statvfs("/dev/shm", &shm) != 0 || cpus <= 0)
 		return REC_STATUS_OK; /* nothing to check against: LTTng will say */
 	need = (double)options->subbuf_bytes * (double)options->subbuf_count * (double)cpus;
+	if (options->live)
+		need *= 2; /* the live session's per-user buffers come on top */
 	room = (double)shm.f_bavail * (double)shm.f_frsize;
 	if (need <= room / 2)
 		return REC_STATUS_OK;
@@ -193,6 +256,8 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 	    .subbuf_bytes = REC_DEFAULT_SUBBUF_BYTES,
 	    .subbuf_count = REC_DEFAULT_SUBBUF_COUNT,
 	    .sample_ms = -1,
+	    .live_every_s = 2,
+	    .live_timer_us = REC_DEFAULT_LIVE_TIMER_US,
 	};
 	opterr = 0;
 	optind = 0; /* GNU getopt: start over, so that parsing can be repeated */
@@ -218,6 +283,10 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 	}
 	if (options->output_dir && !options->output_dir[0]) {
 		po_error_set(err, "empty output directory name");
+		return REC_STATUS_USAGE;
+	}
+	if ((options->live_alerts || options->live_on_alert) && !options->live) {
+		po_error_set(err, "--alerts and --on-alert need --live");
 		return REC_STATUS_USAGE;
 	}
 	options->command_argv = argv + optind;

@@ -32,6 +32,9 @@ enum rec_status {
 
 int rec_status_exit_code(enum rec_status status);
 
+/* Sleeps ms milliseconds, through signals (sessiond.c). */
+void rec_sleep_ms(long ms);
+
 /*
  * Default ring buffer geometry: per CPU, shared by the traced processes of a user (per
  * process with --buffers pid); see docs/recording.md.
@@ -53,6 +56,12 @@ struct rec_options {
 	uint64_t subbuf_count;
 	long sample_ms;		   /* -1: keep the user's PROFOPT_SAMPLE_MS, else 20 */
 	char *const *command_argv; /* weak: argv, NULL-terminated */
+	/* --live: also stream to profopt-analyze --live through lttng-relayd (live.c) */
+	bool live;
+	const char *live_alerts;   /* weak: --alerts FILE */
+	const char *live_on_alert; /* weak: --on-alert CMD */
+	double live_every_s;	   /* --every: seconds between windows */
+	unsigned live_timer_us;	   /* --live-timer: the live session's flush period */
 	bool show_help;
 	bool show_version;
 };
@@ -88,6 +97,9 @@ struct rec_session {
 
 enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
 				   struct po_error *err) PO_NODISCARD;
+/* The channel, events and contexts of a recording, on the session named name. */
+enum rec_status rec_session_configure(const char *name, const struct rec_options *options,
+				      struct po_error *err) PO_NODISCARD;
 enum rec_status rec_session_start(struct rec_session *session, struct po_error *err) PO_NODISCARD;
 /* Stops tracing, waiting until every buffer was written, and reads the loss counters. */
 enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err) PO_NODISCARD;
@@ -146,6 +158,35 @@ enum rec_status rec_recording_init(struct rec_recording *recording,
 				   struct po_error *err) PO_NODISCARD;
 /* (Re)writes TRACE_DIR/profopt-recording.txt; a failure is a warning on stderr. */
 void rec_recording_write(const struct rec_recording *recording, const char *trace_dir);
+
+/*
+ * --live (live.c): a relay (found on 127.0.0.1, or started here), a live session with
+ * per-user buffers, and profopt-analyze --live attached to it, which writes TRACE-report
+ * when the session ends. Start it before the command: a viewer sees only what is recorded
+ * after it attached.
+ */
+#define REC_DEFAULT_LIVE_TIMER_US 100000u
+struct rec_live {
+	pid_t relay_pid;  /* started here; 0 otherwise */
+	pid_t viewer_pid; /* profopt-analyze --live; 0 when none runs */
+	char relay_dir[640];
+	bool keep_relay_dir; /* it holds the log of a relay that failed */
+	char session[128];
+	bool session_created;
+	char url[512];
+	char report_dir[4200];
+};
+
+enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *options,
+			       const char *recording_id, const char *trace_dir,
+			       struct po_error *err) PO_NODISCARD;
+/*
+ * After the recording session ended and the trace is complete: ends the live session,
+ * waits for the view (and the report it writes), stops a relay started here and removes
+ * its scratch directory. Returns the view's exit status, -1 when none ran. Safe to call
+ * after a failed rec_live_start().
+ */
+int rec_live_finish(struct rec_live *live);
 
 /* What the recording holds, checked after the session stopped (verify.c). */
 #define REC_VERIFY_SHOWN 4

@@ -255,6 +255,22 @@ enum rec_status rec_session_create(struct rec_session *session, const struct rec
 	return status;
 }
 
+enum rec_status rec_session_configure(const char *name, const struct rec_options *options,
+				      struct po_error *err)
+{
+	struct lttng_domain domain = ust_domain_of(options);
+	struct lttng_handle *handle = lttng_create_handle(name, &domain);
+	enum rec_status status;
+
+	if (!handle) {
+		po_error_set(err, "Failed to get a handle on session %s", name);
+		return REC_STATUS_TRACING;
+	}
+	status = configure(handle, options, err);
+	lttng_destroy_handle(handle);
+	return status;
+}
+
 enum rec_status rec_session_start(struct rec_session *session, struct po_error *err)
 {
 	int ret = lttng_start_tracing(session->name);

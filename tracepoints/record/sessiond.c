@@ -22,7 +22,7 @@
 #define SESSIOND_STOP_TIMEOUT_MS 10000
 #define POLL_INTERVAL_MS 50
 
-static void sleep_ms(long ms)
+void rec_sleep_ms(long ms)
 {
 	struct timespec delay = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 
@@ -138,7 +138,7 @@ enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_err
 				     SESSIOND_READY_TIMEOUT_MS / 1000);
 			return REC_STATUS_TRACING;
 		}
-		sleep_ms(POLL_INTERVAL_MS);
+		rec_sleep_ms(POLL_INTERVAL_MS);
 	}
 	fprintf(stderr, "profopt-record: session daemon started (pid %ld)\n", (long)sessiond->pid);
 	return REC_STATUS_OK;
@@ -157,7 +157,7 @@ void rec_sessiond_stop(struct rec_sessiond *sessiond)
 			kill(sessiond->pid, SIGKILL);
 			break;
 		}
-		sleep_ms(POLL_INTERVAL_MS);
+		rec_sleep_ms(POLL_INTERVAL_MS);
 	}
 	sessiond->pid = 0;
 	sessiond->started_here = false;

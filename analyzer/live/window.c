@@ -1,0 +1,309 @@
+/*
+ * window.c: the numbers of one live window, from a snapshot's analysis. The steps are read
+ * once, in trace order; everything here is a share, a rate, a median or a slope of the
+ * steps that ended in the window, with the offline report's definitions.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "window.h"
+
+/* The steps of a window and of the baseline, gathered in one pass. */
+struct gathered {
+	double *window_ms; /* owned: wall times of the window's steps */
+	double *all_ms;	   /* owned: every step's */
+	double *baseline_ms;
+	double *host_t; /* owned: the window's steps' end, seconds from begin_ns */
+	double *host_y;
+	double *gpu_t;
+	double *gpu_y;
+	size_t window_count, all_count, baseline_count, host_count, gpu_count;
+	int64_t category_ns[PO_CATEGORY_COUNT];
+	int64_t wall_ns, gpu_busy_ns;
+	size_t waiting_count; /* window steps whose own input time is over the waiting limit */
+	int64_t first_begin_ns;
+	int64_t host_last, gpu_last;
+};
+
+static void gathered_fini(struct gathered *g)
+{
+	free(g->window_ms);
+	free(g->all_ms);
+	free(g->baseline_ms);
+	free(g->host_t);
+	free(g->host_y);
+	free(g->gpu_t);
+	free(g->gpu_y);
+}
+
+static bool gathered_init(struct gathered *g, size_t steps)
+{
+	size_t n = steps ? steps : 1;
+
+	*g = (struct gathered){.first_begin_ns = -1, .host_last = -1, .gpu_last = -1};
+	g->window_ms = malloc(n * sizeof(double));
+	g->all_ms = malloc(n * sizeof(double));
+	g->baseline_ms = malloc(n * sizeof(double));
+	g->host_t = malloc(n * sizeof(double));
+	g->host_y = malloc(n * sizeof(double));
+	g->gpu_t = malloc(n * sizeof(double));
+	g->gpu_y = malloc(n * sizeof(double));
+	if (g->window_ms && g->all_ms && g->baseline_ms && g->host_t && g->host_y && g->gpu_t &&
+	    g->gpu_y)
+		return true;
+	gathered_fini(g);
+	return false;
+}
+
+/*
+ * The run's first steady window: the live.window_s seconds after the first epoch's
+ * start-up steps (one per worker alive at once, at least one, as the offline statistics
+ * leave out), once that much of the run has passed.
+ */
+static int64_t baseline_begin(const struct po_analysis *analysis, size_t *skip)
+{
+	size_t startup =
+	    analysis->concurrent_workers > 1 ? (size_t)analysis->concurrent_workers : 1;
+
+	*skip = startup;
+	if (analysis->step_count <= startup)
+		return -1;
+	return po_analysis_step(analysis, startup - 1).end_ns;
+}
+
+/* A step's memory: host from allocation events when the run has them, else resident sets. */
+static int64_t host_bytes_of(const struct po_analysis *analysis, const struct po_step *step)
+{
+	return analysis->memory.has_alloc_events && step->host_live_bytes >= 0
+		   ? step->host_live_bytes
+		   : step->rss_bytes;
+}
+
+/*
+ * The data wait of a step as input-bound counts it (detect/input_bound.c): data wait and
+ * loading in the main process; a step waits when that is over half the warning share.
+ */
+static bool step_waits(const struct po_rules *rules, const struct po_step *step)
+{
+	const int64_t *cat = step->category_ns;
+	double input = (double)(cat[PO_CAT_DATA_WAIT] + cat[PO_CAT_LOAD] + cat[PO_CAT_PREPROCESS] +
+				cat[PO_CAT_COLLATE]);
+
+	return input >
+	       rules->input_bound_warning_pct / 200.0 * (double)(step->end_ns - step->begin_ns);
+}
+
+static void gather(const struct po_analysis *analysis, const struct po_rules *rules,
+		   const struct po_live_window *window, int64_t baseline_from, int64_t baseline_to,
+		   struct gathered *g)
+{
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		struct po_step step = po_analysis_step(analysis, i);
+		double ms = (double)(step.end_ns - step.begin_ns) / 1e6;
+		int64_t host;
+
+		if (g->first_begin_ns < 0)
+			g->first_begin_ns = step.begin_ns;
+		g->all_ms[g->all_count++] = ms;
+		if (baseline_from >= 0 && step.end_ns > baseline_from && step.end_ns <= baseline_to)
+			g->baseline_ms[g->baseline_count++] = ms;
+		if (step.end_ns <= window->begin_ns || step.end_ns > window->now_ns)
+			continue;
+		g->window_ms[g->window_count++] = ms;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			g->category_ns[c] += step.category_ns[c];
+		g->wall_ns += step.end_ns - step.begin_ns;
+		g->waiting_count += step_waits(rules, &step);
+		g->gpu_busy_ns += step.gpu_busy_ns;
+		host = host_bytes_of(analysis, &step);
+		if (host >= 0) {
+			g->host_t[g->host_count] = (double)(step.end_ns - window->begin_ns) / 1e9;
+			g->host_y[g->host_count++] = (double)host;
+			g->host_last = host;
+		}
+		if (step.gpu_live_bytes >= 0) {
+			g->gpu_t[g->gpu_count] = (double)(step.end_ns - window->begin_ns) / 1e9;
+			g->gpu_y[g->gpu_count++] = (double)step.gpu_live_bytes;
+			g->gpu_last = step.gpu_live_bytes;
+		}
+	}
+}
+
+/* Least-squares slope in bytes per second; NaN with fewer than 3 points. */
+static double slope_of(const double *t, const double *y, size_t n)
+{
+	struct po_stats_fit fit;
+
+	if (n < 3 || !po_stats_linear_fit(t, y, n, &fit))
+		return NAN;
+	return fit.slope;
+}
+
+/* Seconds until limit at slope, from bytes; NaN when flat, shrinking or the limit unknown. */
+static double seconds_to_limit(int64_t bytes, double slope, int64_t limit)
+{
+	if (limit <= 0 || bytes < 0 || !(slope > 0))
+		return NAN;
+	return bytes >= limit ? 0 : (double)(limit - bytes) / slope;
+}
+
+/* The newest event of any process: what the analysis has seen up to. */
+static int64_t newest_event(const struct po_analysis *analysis)
+{
+	int64_t newest = 0;
+
+	for (size_t i = 0; i < analysis->process_count; i++)
+		if (analysis->processes[i].last_ns > newest)
+			newest = analysis->processes[i].last_ns;
+	return newest;
+}
+
+/*
+ * Loader workers: those with an event in the window are alive; their busy share is over
+ * their lifetime so far (the analysis keeps no per-window busy time). A worker is silent
+ * when a worker that started before it went quiet (one of its generation) still had
+ * events long after: a worker that died or hangs while its peers and the loop go on.
+ * Workers that end together at an epoch's end are not silent.
+ */
+static void fill_workers(const struct po_analysis *analysis, struct po_live_window *window)
+{
+	double busy = 0;
+	int alive = 0;
+
+	window->workers_seen = (int32_t)analysis->worker_count;
+	window->silent_worker_pid = -1;
+	for (size_t i = 0; i < analysis->worker_count; i++) {
+		const struct po_worker *w = &analysis->workers[i];
+		int64_t peers_last = -1;
+
+		if (w->last_ns > window->begin_ns) {
+			alive++;
+			if (w->last_ns > w->first_ns)
+				busy +=
+				    100.0 * (double)w->busy_ns / (double)(w->last_ns - w->first_ns);
+			continue;
+		}
+		for (size_t j = 0; j < analysis->worker_count; j++) {
+			const struct po_worker *peer = &analysis->workers[j];
+
+			if (j != i && peer->first_ns <= w->last_ns && peer->last_ns > peers_last)
+				peers_last = peer->last_ns;
+		}
+		if (peers_last > window->begin_ns && window->window_steps > 0 &&
+		    (double)(peers_last - w->last_ns) / 1e9 > window->silent_worker_s) {
+			window->silent_worker_s = (double)(peers_last - w->last_ns) / 1e9;
+			window->silent_worker_pid = w->pid;
+		}
+	}
+	window->workers_alive = alive;
+	window->workers_busy_pct = alive ? busy / alive : NAN;
+}
+
+static void fill_steps(const struct po_analysis *analysis, const struct po_rules *rules,
+		       const struct gathered *g, struct po_live_window *window,
+		       int64_t baseline_end)
+{
+	double covered_s;
+
+	window->steps = (int64_t)analysis->step_count;
+	window->window_steps = (int64_t)g->window_count;
+	window->elapsed_s =
+	    g->first_begin_ns >= 0 ? (double)(window->now_ns - g->first_begin_ns) / 1e9 : 0;
+	/* A window that began before the first step covers only the time since. */
+	covered_s = (double)(window->now_ns - window->begin_ns) / 1e9;
+	if (window->elapsed_s < covered_s)
+		covered_s = window->elapsed_s;
+	window->step_rate =
+	    g->window_count && covered_s > 0 ? (double)g->window_count / covered_s : NAN;
+	window->step_rate_all =
+	    g->all_count && window->elapsed_s > 0 ? (double)g->all_count / window->elapsed_s : NAN;
+	window->p50_ms = po_stats_quantile(g->window_ms, g->window_count, 0.5);
+	window->p50_all_ms = po_stats_quantile(g->all_ms, g->all_count, 0.5);
+	window->baseline_p50_ms = NAN;
+	window->baseline_end_ns = -1;
+	if (baseline_end >= 0 && window->now_ns >= baseline_end &&
+	    (double)g->baseline_count >= rules->live_min_window_steps && g->baseline_count) {
+		window->baseline_p50_ms = po_stats_quantile(g->baseline_ms, g->baseline_count, 0.5);
+		window->baseline_end_ns = baseline_end;
+	}
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		window->category_pct[c] =
+		    g->wall_ns > 0 ? 100.0 * (double)g->category_ns[c] / (double)g->wall_ns : NAN;
+	/* result.h, po_steady_stats.input_wait_pct: the same four categories */
+	window->data_wait_pct =
+	    g->wall_ns > 0
+		? 100.0 *
+		      (double)(g->category_ns[PO_CAT_DATA_WAIT] + g->category_ns[PO_CAT_LOAD] +
+			       g->category_ns[PO_CAT_PREPROCESS] + g->category_ns[PO_CAT_COLLATE]) /
+		      (double)g->wall_ns
+		: NAN;
+	window->waiting_steps_pct =
+	    g->window_count ? 100.0 * (double)g->waiting_count / (double)g->window_count : NAN;
+}
+
+static void fill_memory(const struct po_live_window_config *config, const struct gathered *g,
+			struct po_live_window *window)
+{
+	window->host_bytes = g->host_last;
+	window->host_slope_bps = slope_of(g->host_t, g->host_y, g->host_count);
+	window->host_limit_bytes = config->host_limit_bytes;
+	window->host_oom_s =
+	    seconds_to_limit(window->host_bytes, window->host_slope_bps, window->host_limit_bytes);
+	window->gpu_bytes = g->gpu_last;
+	window->gpu_slope_bps = slope_of(g->gpu_t, g->gpu_y, g->gpu_count);
+	window->gpu_limit_bytes = config->gpu_limit_bytes;
+	window->gpu_oom_s =
+	    seconds_to_limit(window->gpu_bytes, window->gpu_slope_bps, window->gpu_limit_bytes);
+}
+
+static void fill_run(const struct po_analysis *analysis, const struct po_live_window_config *config,
+		     struct po_live_window *window)
+{
+	window->events = config->events;
+	window->discarded_events = analysis->quality.discarded_events;
+	window->discard_windows = (int64_t)analysis->quality.window_count;
+	window->ended = analysis->ending == PO_RUN_CLEAN || analysis->ending == PO_RUN_EXCEPTION ||
+			analysis->ending == PO_RUN_SIGNAL;
+	snprintf(window->ending, sizeof(window->ending), "%s",
+		 window->ended ? po_run_ending_name(analysis->ending) : "");
+	snprintf(window->verdict, sizeof(window->verdict), "%s",
+		 po_verdict_name(analysis->verdict));
+	snprintf(window->verdict_reason, sizeof(window->verdict_reason), "%s",
+		 analysis->verdict_reason ? analysis->verdict_reason : "");
+}
+
+enum po_status po_live_window_compute(const struct po_analysis *analysis,
+				      const struct po_live_window_config *config,
+				      struct po_live_window *window, struct po_error *err)
+{
+	int64_t window_ns = (int64_t)(config->rules->live_window_s * 1e9);
+	int64_t baseline_from, baseline_end = -1;
+	struct gathered g;
+	size_t skip;
+
+	*window = (struct po_live_window){0};
+	window->now_ns = config->now_ns > 0 ? config->now_ns : newest_event(analysis);
+	window->begin_ns = window->now_ns - window_ns;
+	baseline_from = baseline_begin(analysis, &skip);
+	if (baseline_from >= 0)
+		baseline_end = baseline_from + window_ns;
+	if (!gathered_init(&g, analysis->step_count)) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	gather(analysis, config->rules, window, baseline_from, baseline_end, &g);
+	fill_steps(analysis, config->rules, &g, window, baseline_end);
+	fill_workers(analysis, window);
+	window->has_gpu = analysis->gpu_count > 0;
+	window->gpu_busy_pct = window->has_gpu && g.wall_ns > 0
+				   ? 100.0 * (double)g.gpu_busy_ns / (double)g.wall_ns
+				   : NAN;
+	fill_memory(config, &g, window);
+	fill_run(analysis, config, window);
+	gathered_fini(&g);
+	return po_analysis_steps_check(analysis, err);
+}

@@ -1,0 +1,96 @@
+/*
+ * window.h: what profopt-analyze --live shows and judges every --every seconds. A window
+ * is computed from a snapshot of the model (po_model_snapshot()): the steps that ended in
+ * the last live.window_s seconds of the run, set against everything since the first
+ * step. The struct is plain data with fixed-size text, because the snapshot's process
+ * sends it back through a pipe; the alerts (alerts.h), the terminal panel and the JSON
+ * lines (panel.h) read it and compute nothing of their own.
+ *
+ * Every share here has the offline report's definition (result.h, po_steady_stats): a
+ * window's data_wait_pct is what input_wait_pct would be over the window's steps, so an
+ * alert and the offline finding it anticipates measure the same thing.
+ */
+#ifndef PO_LIVE_WINDOW_H
+#define PO_LIVE_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "result.h"
+#include "rules.h"
+
+#define PO_LIVE_TEXT_MAX 64
+
+struct po_live_window {
+	int64_t seq;	  /* 1 for the first window shown, then 2, 3, ... (set by the caller) */
+	int64_t now_ns;	  /* the newest event consumed (trace clock, CLOCK_MONOTONIC) */
+	int64_t begin_ns; /* the window: (begin_ns, now_ns]; steps that ended in it count */
+	double elapsed_s; /* from the first step's begin to now_ns; 0 before any step */
+
+	/* steps */
+	int64_t steps;		 /* every step so far */
+	int64_t window_steps;	 /* steps that ended in the window */
+	double step_rate;	 /* steps per second in the window; NaN without steps in it */
+	double step_rate_all;	 /* since the first step; NaN without steps */
+	double p50_ms;		 /* median step wall time in the window; NaN */
+	double p50_all_ms;	 /* since the first step; NaN */
+	double baseline_p50_ms;	 /* the run's first steady window (below); NaN until there is one */
+	int64_t baseline_end_ns; /* where that window ends; -1 */
+	/* Share of the window's step time per category (sums to 100); NaN without steps. */
+	double category_pct[PO_CATEGORY_COUNT];
+	double data_wait_pct; /* data wait and main-process loading; NaN */
+	/* Steps of the window whose own data wait is over half input-bound.warning_pct; NaN */
+	double waiting_steps_pct;
+
+	/* loader workers */
+	int32_t workers_seen;	   /* worker processes since the start */
+	int32_t workers_alive;	   /* with an event in the window */
+	double workers_busy_pct;   /* mean busy share of the live ones over their lifetime; NaN */
+	int32_t silent_worker_pid; /* the worker silent longest while a worker started before
+				      it went quiet had events long after (window.c); -1 */
+	double silent_worker_s;	   /* how long; 0 */
+
+	/* GPU */
+	bool has_gpu;
+	double gpu_busy_pct; /* share of the window's step time with any device busy; NaN */
+
+	/* memory: the newest value, and its slope over the window (least squares) */
+	int64_t host_bytes;	  /* RSS of every process (or live bytes from events); -1 */
+	double host_slope_bps;	  /* bytes per second; NaN with fewer than 3 steps */
+	int64_t host_limit_bytes; /* physical memory of the machine; -1 unknown */
+	double host_oom_s;	  /* projected seconds until host_limit_bytes; NaN if flat */
+	int64_t gpu_bytes;	  /* live device bytes; -1 */
+	double gpu_slope_bps;	  /* NaN */
+	int64_t gpu_limit_bytes;  /* device memory; -1 unknown */
+	double gpu_oom_s;	  /* NaN */
+
+	/* trace and run */
+	int64_t events;			/* events consumed */
+	int64_t discarded_events;	/* discarded by the tracer so far (known counts) */
+	int64_t discard_windows;	/* windows of discarded events or packets so far */
+	bool ended;			/* the program's run_end came, or its processes all ended */
+	char ending[PO_LIVE_TEXT_MAX];	/* po_run_ending_name() once ended, else "" */
+	char verdict[PO_LIVE_TEXT_MAX]; /* the analysis so far: its verdict's JSON name */
+	char verdict_reason[160];	/* its cause in words, or "" */
+};
+
+/* What the window needs besides the analysis; the rules give live.window_s. */
+struct po_live_window_config {
+	const struct po_rules *rules; /* weak */
+	int64_t now_ns;		      /* the newest event; the analysis's last event if 0 */
+	int64_t host_limit_bytes;     /* -1: unknown */
+	int64_t gpu_limit_bytes;      /* -1: unknown */
+	int64_t events;		      /* events consumed so far */
+};
+
+/*
+ * Fills window from an analysis on which po_detect_run() has run (its verdict and steady
+ * statistics); seq is left 0. Reads the steps (po_analysis_step()); a failed read is
+ * PO_STATUS_IO with the cause.
+ */
+enum po_status po_live_window_compute(const struct po_analysis *analysis,
+				      const struct po_live_window_config *config,
+				      struct po_live_window *window,
+				      struct po_error *err) PO_NODISCARD;
+
+#endif /* PO_LIVE_WINDOW_H */

@@ -1,0 +1,362 @@
+/*
+ * live.c: profopt-record --live. Besides the recording session (session.c), a second
+ * session streams the same events through lttng-relayd to profopt-analyze --live, which
+ * shows the run while it records and raises alerts (docs/live.md).
+ *
+ * Two sessions rather than one: the live session must use per-user buffers (with
+ * per-process buffers, LTTng 2.13's live viewer loses the processes that start after it
+ * attached), while the recording keeps whatever --buffers asks for, and the trace
+ * directory stays the same as without --live.
+ *
+ * A relay found listening on the loopback interface's standard ports is used and left
+ * alone; otherwise one is started here on those ports, writing its own copy of the stream
+ * into a scratch directory, and stopped by its pid at the end. Both children die with
+ * profopt-record (PR_SET_PDEATHSIG), so even a profopt-record killed by SIGKILL leaves
+ * neither behind.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <lttng/lttng.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+
+#define RELAY_CONTROL_PORT 5342
+#define RELAY_DATA_PORT 5343
+#define RELAY_LIVE_PORT 5344
+#define RELAY_READY_TIMEOUT_MS 10000
+#define RELAY_STOP_TIMEOUT_MS 10000
+/* How long the live view may take to attach before the command starts without it. */
+#define VIEWER_READY_TIMEOUT_MS 15000
+#define POLL_INTERVAL_MS 20
+
+/* Whether something accepts TCP connections on 127.0.0.1:port. */
+static bool port_listening(int port)
+{
+	struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
+	close(fd);
+	return ok;
+}
+
+static int remove_entry(const char *path, const struct stat *info, int type, struct FTW *walk)
+{
+	(void)info;
+	(void)walk;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Stops a child: SIGTERM, then SIGKILL after timeout_ms; reaps it. */
+static int stop_child(pid_t pid, int timeout_ms)
+{
+	int wait_status = 0, waited;
+
+	if (pid <= 0)
+		return -1;
+	kill(pid, SIGTERM);
+	for (waited = 0; waitpid(pid, &wait_status, WNOHANG) == 0; waited += POLL_INTERVAL_MS) {
+		if (waited >= timeout_ms) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &wait_status, 0) == -1 && errno == EINTR) {
+			}
+			break;
+		}
+		rec_sleep_ms(POLL_INTERVAL_MS);
+	}
+	return wait_status;
+}
+
+static enum rec_status start_relay(struct rec_live *live, struct po_error *err)
+{
+	char control[64], data[64], viewer[64], log_path[PATH_MAX + 16];
+	const char *tmp = getenv("TMPDIR");
+	int log_fd, waited;
+	pid_t pid;
+
+	snprintf(live->relay_dir, sizeof(live->relay_dir), "%s/profopt-relayd-XXXXXX",
+		 tmp && *tmp && strlen(tmp) < 512 ? tmp : "/tmp");
+	if (!mkdtemp(live->relay_dir)) {
+		po_error_set(err, "--live: cannot make a directory for lttng-relayd: %s",
+			     strerror(errno));
+		live->relay_dir[0] = '\0';
+		return REC_STATUS_TRACING;
+	}
+	snprintf(control, sizeof(control), "tcp://127.0.0.1:%d", RELAY_CONTROL_PORT);
+	snprintf(data, sizeof(data), "tcp://127.0.0.1:%d", RELAY_DATA_PORT);
+	snprintf(viewer, sizeof(viewer), "tcp://127.0.0.1:%d", RELAY_LIVE_PORT);
+	snprintf(log_path, sizeof(log_path), "%s/relayd.log", live->relay_dir);
+	log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	pid = fork();
+	if (pid < 0) {
+		po_error_set(err, "--live: fork: %s", strerror(errno));
+		if (log_fd >= 0)
+			close(log_fd);
+		return REC_STATUS_TRACING;
+	}
+	if (pid == 0) {
+		char output[PATH_MAX + 16];
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		setpgid(0, 0); /* a Ctrl-C for the command is not the relay's */
+		if (log_fd >= 0) {
+			dup2(log_fd, STDOUT_FILENO);
+			dup2(log_fd, STDERR_FILENO);
+		}
+		snprintf(output, sizeof(output), "%s/streams", live->relay_dir);
+		execlp("lttng-relayd", "lttng-relayd", "-C", control, "-D", data, "-L", viewer,
+		       "-o", output, (char *)NULL);
+		fprintf(stderr, "cannot run lttng-relayd: %s\n", strerror(errno));
+		_exit(127);
+	}
+	if (log_fd >= 0)
+		close(log_fd);
+	live->relay_pid = pid;
+	for (waited = 0; !port_listening(RELAY_LIVE_PORT); waited += POLL_INTERVAL_MS) {
+		int wait_status;
+
+		if (waitpid(pid, &wait_status, WNOHANG) == pid) {
+			live->relay_pid = 0;
+			po_error_set(err,
+				     "--live: lttng-relayd exited with status %d (see its log, %s; "
+				     "is lttng-relayd installed, and are ports %d-%d free?)",
+				     WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
+							    : 128 + WTERMSIG(wait_status),
+				     log_path, RELAY_CONTROL_PORT, RELAY_LIVE_PORT);
+			live->keep_relay_dir = true;
+			return REC_STATUS_TRACING;
+		}
+		if (waited >= RELAY_READY_TIMEOUT_MS) {
+			po_error_set(err,
+				     "--live: lttng-relayd did not listen on port %d within %d s",
+				     RELAY_LIVE_PORT, RELAY_READY_TIMEOUT_MS / 1000);
+			return REC_STATUS_TRACING;
+		}
+		rec_sleep_ms(POLL_INTERVAL_MS);
+	}
+	fprintf(stderr, "profopt-record: lttng-relayd started on 127.0.0.1 (pid %ld)\n", (long)pid);
+	return REC_STATUS_OK;
+}
+
+static enum rec_status create_session(struct rec_live *live, const struct rec_options *options,
+				      struct po_error *err)
+{
+	struct lttng_session_descriptor *descriptor;
+	struct rec_options live_options = *options;
+	char control[64], data[64], host[HOST_NAME_MAX + 1] = "";
+	enum lttng_error_code code;
+
+	snprintf(live->session, sizeof(live->session), "profopt-live-%ld", (long)getpid());
+	snprintf(control, sizeof(control), "tcp://127.0.0.1:%d", RELAY_CONTROL_PORT);
+	snprintf(data, sizeof(data), "tcp://127.0.0.1:%d", RELAY_DATA_PORT);
+	descriptor = lttng_session_descriptor_live_network_create(live->session, control, data,
+								  options->live_timer_us);
+	if (!descriptor) {
+		po_error_set(err, "--live: out of memory");
+		return REC_STATUS_NOMEM;
+	}
+	code = lttng_create_session_ext(descriptor);
+	lttng_session_descriptor_destroy(descriptor);
+	if (code != LTTNG_OK) {
+		po_error_set(err,
+			     "--live: cannot create the live session (relay at 127.0.0.1:%d): %s",
+			     RELAY_CONTROL_PORT, lttng_strerror(-(int)code));
+		return REC_STATUS_TRACING;
+	}
+	live->session_created = true;
+	live_options.per_process_buffers = false;
+	{
+		enum rec_status status = rec_session_configure(live->session, &live_options, err);
+
+		if (status != REC_STATUS_OK) {
+			po_error_prepend(err, "--live");
+			return status;
+		}
+	}
+	if (lttng_start_tracing(live->session) < 0) {
+		po_error_set(err, "--live: cannot start the live session");
+		return REC_STATUS_TRACING;
+	}
+	gethostname(host, sizeof(host) - 1);
+	snprintf(live->url, sizeof(live->url), "net://127.0.0.1:%d/host/%s/%s", RELAY_LIVE_PORT,
+		 host, live->session);
+	return REC_STATUS_OK;
+}
+
+/* profopt-analyze beside this program, or else the one on PATH. */
+static void analyzer_path(char *path, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (length > 0) {
+		self[length] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((size_t)snprintf(path, size, "%s/profopt-analyze", self) < size &&
+			    access(path, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(path, size, "profopt-analyze");
+}
+
+static enum rec_status start_viewer(struct rec_live *live, const struct rec_options *options,
+				    const char *recording_id, const char *trace_dir,
+				    struct po_error *err)
+{
+	char path[PATH_MAX], every[32], ready[16];
+	const char *argv[24];
+	int ready_pipe[2], argc = 0;
+	pid_t pid;
+
+	if (pipe2(ready_pipe, O_CLOEXEC) != 0) {
+		po_error_set(err, "--live: pipe: %s", strerror(errno));
+		return REC_STATUS_TRACING;
+	}
+	analyzer_path(path, sizeof(path));
+	snprintf(every, sizeof(every), "%g", options->live_every_s);
+	argv[argc++] = "profopt-analyze";
+	argv[argc++] = "--live";
+	argv[argc++] = live->url;
+	argv[argc++] = "--recording";
+	argv[argc++] = recording_id;
+	argv[argc++] = "--every";
+	argv[argc++] = every;
+	argv[argc++] = "--ready-fd";
+	argv[argc++] = ready;
+	if (options->live_alerts) {
+		argv[argc++] = "--alerts";
+		argv[argc++] = options->live_alerts;
+	}
+	if (options->live_on_alert) {
+		argv[argc++] = "--on-alert";
+		argv[argc++] = options->live_on_alert;
+	}
+	argv[argc++] = "-o";
+	argv[argc++] = live->report_dir;
+	argv[argc++] = trace_dir;
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		po_error_set(err, "--live: fork: %s", strerror(errno));
+		close(ready_pipe[0]);
+		close(ready_pipe[1]);
+		return REC_STATUS_TRACING;
+	}
+	if (pid == 0) {
+		int fd = fcntl(ready_pipe[1], F_DUPFD, 3); /* without O_CLOEXEC */
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* Its own process group: Ctrl-C is for the command; the view ends with the
+		 * session, after the command. */
+		setpgid(0, 0);
+		snprintf(ready, sizeof(ready), "%d", fd);
+		unsetenv("LD_PRELOAD");
+		execvp(path, (char *const *)argv);
+		fprintf(stderr, "profopt-record: cannot run %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	close(ready_pipe[1]);
+	live->viewer_pid = pid;
+	{
+		struct pollfd waiting = {.fd = ready_pipe[0], .events = POLLIN};
+		char byte;
+		int ready_now = poll(&waiting, 1, VIEWER_READY_TIMEOUT_MS);
+
+		if (ready_now <= 0 || read(ready_pipe[0], &byte, 1) != 1)
+			fprintf(stderr,
+				"profopt-record: warning: the live view did not attach within %d s "
+				"(it says why above, if it ended); recording goes on\n",
+				VIEWER_READY_TIMEOUT_MS / 1000);
+	}
+	close(ready_pipe[0]);
+	return REC_STATUS_OK;
+}
+
+enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *options,
+			       const char *recording_id, const char *trace_dir,
+			       struct po_error *err)
+{
+	enum rec_status status = REC_STATUS_OK;
+	size_t length = strlen(trace_dir);
+
+	*live = (struct rec_live){0};
+	while (length > 1 && trace_dir[length - 1] == '/')
+		length--;
+	if ((size_t)snprintf(live->report_dir, sizeof(live->report_dir), "%.*s-report", (int)length,
+			     trace_dir) >= sizeof(live->report_dir)) {
+		po_error_set(err, "--live: the trace path is too long");
+		return REC_STATUS_USAGE;
+	}
+	if (!port_listening(RELAY_LIVE_PORT))
+		status = start_relay(live, err);
+	else
+		fprintf(stderr,
+			"profopt-record: using the lttng-relayd listening on 127.0.0.1:%d\n",
+			RELAY_LIVE_PORT);
+	if (status == REC_STATUS_OK)
+		status = create_session(live, options, err);
+	if (status == REC_STATUS_OK)
+		status = start_viewer(live, options, recording_id, trace_dir, err);
+	return status;
+}
+
+int rec_live_finish(struct rec_live *live)
+{
+	int wait_status = 0, exit_code = -1;
+
+	if (live->session_created) {
+		struct lttng_destruction_handle *handle = NULL;
+
+		/* Stopping flushes what is left to the relay; the view ends with the session. */
+		lttng_stop_tracing(live->session);
+		if (lttng_destroy_session_ext(live->session, &handle) == LTTNG_OK)
+			lttng_destruction_handle_wait_for_completion(handle,
+								     REC_DESTROY_TIMEOUT_MS);
+		lttng_destruction_handle_destroy(handle);
+		live->session_created = false;
+	}
+	if (live->viewer_pid > 0) {
+		while (waitpid(live->viewer_pid, &wait_status, 0) == -1) {
+			if (errno != EINTR)
+				break;
+			if (rec_signals_received())
+				kill(live->viewer_pid, rec_signals_received());
+		}
+		exit_code =
+		    WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+		live->viewer_pid = 0;
+	}
+	if (live->relay_pid > 0) {
+		stop_child(live->relay_pid, RELAY_STOP_TIMEOUT_MS);
+		live->relay_pid = 0;
+	}
+	if (live->relay_dir[0] && !live->keep_relay_dir)
+		nftw(live->relay_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	live->relay_dir[0] = '\0';
+	return exit_code;
+}
