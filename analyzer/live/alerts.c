@@ -12,8 +12,14 @@
 #include <string.h>
 
 #include "alerts.h"
+#include "json_writer.h"
 
 #define MIB (1024.0 * 1024.0)
+/*
+ * Decimals of value and threshold in the JSON line: a thousandth of a percent, a second or
+ * a MiB/min is finer than any rule needs (docs/live.md, "Alerts").
+ */
+#define ALERT_JSON_DECIMALS 3
 
 /*
  * What one window says about one kind, from least to most severe (the memory kinds keep
@@ -489,60 +495,26 @@ size_t po_live_alerts_open(const struct po_live_alerts *alerts, struct po_live_a
 	return open_count;
 }
 
-/* A JSON string: quote and backslash escaped, control characters as \u00XX. */
-static void write_json_string(FILE *out, const char *text, size_t size)
-{
-	size_t len = text ? strnlen(text, size) : 0;
-
-	if (!text) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-/* A JSON number independent of the locale's decimal point; null when not finite. */
-static void write_json_number(FILE *out, double value)
-{
-	char text[64];
-
-	if (!isfinite(value)) {
-		fputs("null", out);
-		return;
-	}
-	snprintf(text, sizeof(text), "%.10g", value);
-	for (char *c = text; *c; c++) {
-		if (*c == ',')
-			*c = '.';
-	}
-	fputs(text, out);
-}
-
 bool po_live_alert_write_json(FILE *out, const struct po_live_alert *alert)
 {
-	fprintf(out,
-		"{\"alert\":\"%s\",\"state\":\"%s\",\"window\":%" PRId64 ",\"at_ns\":%" PRId64
-		",\"since_ns\":%" PRId64 ",\"value\":",
-		po_live_alert_kind_name(alert->kind), alert->raised ? "raised" : "cleared",
-		alert->seq, alert->at_ns, alert->since_ns);
-	write_json_number(out, alert->value);
-	fputs(",\"threshold\":", out);
-	write_json_number(out, alert->threshold);
-	fputs(",\"unit\":", out);
-	write_json_string(out, alert->unit, SIZE_MAX);
-	fputs(",\"evidence\":", out);
-	write_json_string(out, alert->evidence, sizeof(alert->evidence));
-	fputs("}\n", out);
-	return !ferror(out);
+	struct po_json_writer json;
+	struct po_error err; /* unused: callers report a false result in their own words */
+
+	po_json_writer_init_stream(&json, out, "the alert's JSON line");
+	po_json_write_begin_object(&json);
+	/* The object on one line; closing the writer adds its newline and flushes. */
+	po_json_write_inline(&json);
+	po_json_write_kv_string(&json, "alert", po_live_alert_kind_name(alert->kind));
+	po_json_write_kv_string(&json, "state", alert->raised ? "raised" : "cleared");
+	po_json_write_kv_int(&json, "window", alert->seq);
+	po_json_write_kv_int(&json, "at_ns", alert->at_ns);
+	po_json_write_kv_int(&json, "since_ns", alert->since_ns);
+	po_json_write_kv_double(&json, "value", alert->value, ALERT_JSON_DECIMALS);
+	po_json_write_kv_double(&json, "threshold", alert->threshold, ALERT_JSON_DECIMALS);
+	po_json_write_kv_string(&json, "unit", alert->unit);
+	po_json_write_key(&json, "evidence");
+	po_json_write_string_len(&json, alert->evidence,
+				 strnlen(alert->evidence, sizeof(alert->evidence)));
+	po_json_write_end_object(&json);
+	return po_json_writer_close(&json, &err) == PO_STATUS_OK;
 }

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "json_writer.h"
 #include "panel.h"
 
 #define PANEL_DEFAULT_COLUMNS 80
@@ -38,34 +39,6 @@ static const char category_chars[PO_CATEGORY_COUNT] = {
     [PO_CAT_HANDOFF] = 'H',  [PO_CAT_OTHER] = '.',
 };
 
-/* Length of the valid UTF-8 sequence (RFC 3629) at text, or 0 when none starts there. */
-static size_t utf8_length(const unsigned char *text, size_t left)
-{
-	size_t length, i;
-
-	if (text[0] < 0x80)
-		return 1;
-	if (text[0] >= 0xc2 && text[0] <= 0xdf)
-		length = 2;
-	else if (text[0] >= 0xe0 && text[0] <= 0xef)
-		length = 3;
-	else if (text[0] >= 0xf0 && text[0] <= 0xf4)
-		length = 4;
-	else
-		return 0;
-	if (left < length)
-		return 0;
-	for (i = 1; i < length; i++) {
-		if ((text[i] & 0xc0) != 0x80)
-			return 0;
-	}
-	/* Overlong forms, UTF-16 surrogates and code points above U+10FFFF. */
-	if ((text[0] == 0xe0 && text[1] < 0xa0) || (text[0] == 0xed && text[1] > 0x9f) ||
-	    (text[0] == 0xf0 && text[1] < 0x90) || (text[0] == 0xf4 && text[1] > 0x8f))
-		return 0;
-	return length;
-}
-
 /*
  * Writes at most max_chars characters of text (len bytes) for a terminal and returns how
  * many it wrote. Control characters, C1 controls included (a terminal may take U+009B
@@ -78,7 +51,7 @@ static size_t put_text(FILE *out, const char *text, size_t len, size_t max_chars
 	size_t chars = 0, seq;
 
 	while (len && chars < max_chars) {
-		seq = utf8_length(c, len);
+		seq = po_json_utf8_length(c, len);
 		if (seq == 1 && (*c < 0x20 || *c == 0x7f))
 			fputc('?', out);
 		else if (seq == 2 && c[0] == 0xc2 && c[1] < 0xa0)
@@ -503,153 +476,114 @@ void po_live_panel_keep(struct po_live_panel *panel)
 	panel->drawn_lines = 0;
 }
 
-/* text (at most size bytes) as a JSON string; "" is written null ("none"). */
-static void json_text(FILE *out, const char *text, size_t size)
+/* A text field of the window (at most size bytes, maybe without a NUL); "" is null ("none"). */
+static void json_kv_field(struct po_json_writer *json, const char *key, const char *field,
+			  size_t size)
 {
-	const unsigned char *c = (const unsigned char *)text;
-	size_t len = strnlen(text, size), seq;
+	size_t len = strnlen(field, size);
 
-	if (!len) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	while (len) {
-		seq = utf8_length(c, len);
-		if (seq == 1 && (*c == '"' || *c == '\\'))
-			fprintf(out, "\\%c", *c);
-		else if (seq == 1 && *c == '\n')
-			fputs("\\n", out);
-		else if (seq == 1 && *c == '\t')
-			fputs("\\t", out);
-		else if (seq == 1 && (*c < 0x20 || *c == 0x7f))
-			fprintf(out, "\\u%04x", *c);
-		else if (seq == 3 && c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9))
-			fprintf(out, "\\u%04x", c[2] == 0xa8 ? 0x2028 : 0x2029);
-		else if (seq)
-			fwrite(c, 1, seq, out);
-		else
-			fputs("\\ufffd", out);
-		seq = seq ? seq : 1;
-		c += seq;
-		len -= seq;
-	}
-	fputc('"', out);
-}
-
-/* Every member after "schema" starts with its comma. */
-static void json_key(FILE *out, const char *key)
-{
-	fprintf(out, ",\"%s\":", key);
-}
-
-static void json_double(FILE *out, double value, int decimals)
-{
-	/* No "-0.00": a value that rounds to zero is zero. */
-	if (!isfinite(value))
-		fputs("null", out);
+	po_json_write_key(json, key);
+	if (len)
+		po_json_write_string_len(json, field, len);
 	else
-		fprintf(out, "%.*f", decimals,
-			fabs(value) < 0.5 * pow(10, -decimals) ? 0.0 : value);
+		po_json_write_null(json);
 }
 
-static void json_kv_double(FILE *out, const char *key, double value, int decimals)
+static void json_steps(struct po_json_writer *json, const struct po_live_window *window)
 {
-	json_key(out, key);
-	json_double(out, value, decimals);
+	po_json_write_kv_int(json, "steps", window->steps);
+	po_json_write_kv_int(json, "window_steps", window->window_steps);
+	po_json_write_kv_double(json, "step_rate", window->step_rate, 3);
+	po_json_write_kv_double(json, "step_rate_all", window->step_rate_all, 3);
+	po_json_write_kv_double(json, "p50_ms", window->p50_ms, 3);
+	po_json_write_kv_double(json, "p50_all_ms", window->p50_all_ms, 3);
+	po_json_write_kv_double(json, "baseline_p50_ms", window->baseline_p50_ms, 3);
+	po_json_write_kv_int_or_null(json, "baseline_end_ns", window->baseline_end_ns);
+	po_json_write_key(json, "category_pct");
+	po_json_write_begin_object(json);
+	for (int i = 0; i < PO_CATEGORY_COUNT; i++)
+		po_json_write_kv_double(json, po_category_name((enum po_category)i),
+					window->category_pct[i], 2);
+	po_json_write_end_object(json);
+	po_json_write_kv_double(json, "data_wait_pct", window->data_wait_pct, 2);
+	po_json_write_kv_double(json, "waiting_steps_pct", window->waiting_steps_pct, 2);
 }
 
-static void json_kv_int(FILE *out, const char *key, int64_t value)
+/* The members of one memory (host or GPU), spelled out so that each key can be found. */
+struct json_memory_keys {
+	const char *bytes;
+	const char *slope_bps;
+	const char *limit_bytes;
+	const char *oom_s;
+};
+
+static const struct json_memory_keys host_memory_keys = {"host_bytes", "host_slope_bps",
+							 "host_limit_bytes", "host_oom_s"};
+static const struct json_memory_keys gpu_memory_keys = {"gpu_bytes", "gpu_slope_bps",
+							"gpu_limit_bytes", "gpu_oom_s"};
+
+static void json_memory(struct po_json_writer *json, const struct json_memory_keys *keys,
+			int64_t bytes, double slope_bps, int64_t limit_bytes, double oom_s)
 {
-	json_key(out, key);
-	fprintf(out, "%" PRId64, value);
+	po_json_write_kv_int_or_null(json, keys->bytes, bytes);
+	po_json_write_kv_double(json, keys->slope_bps, slope_bps, 1);
+	po_json_write_kv_int_or_null(json, keys->limit_bytes, limit_bytes);
+	po_json_write_kv_double(json, keys->oom_s, oom_s, 1);
 }
 
-/* The window's -1 (unknown, none) is null. */
-static void json_kv_int_or_null(FILE *out, const char *key, int64_t value)
+static void json_resources(struct po_json_writer *json, const struct po_live_window *window)
 {
-	json_key(out, key);
-	if (value < 0)
-		fputs("null", out);
-	else
-		fprintf(out, "%" PRId64, value);
+	po_json_write_kv_int(json, "workers_seen", window->workers_seen);
+	po_json_write_kv_int(json, "workers_alive", window->workers_alive);
+	po_json_write_kv_double(json, "workers_busy_pct", window->workers_busy_pct, 2);
+	po_json_write_kv_int_or_null(json, "silent_worker_pid", window->silent_worker_pid);
+	po_json_write_kv_double(json, "silent_worker_s", window->silent_worker_s, 3);
+	po_json_write_kv_bool(json, "has_gpu", window->has_gpu);
+	po_json_write_kv_double(json, "gpu_busy_pct", window->gpu_busy_pct, 2);
+	json_memory(json, &host_memory_keys, window->host_bytes, window->host_slope_bps,
+		    window->host_limit_bytes, window->host_oom_s);
+	json_memory(json, &gpu_memory_keys, window->gpu_bytes, window->gpu_slope_bps,
+		    window->gpu_limit_bytes, window->gpu_oom_s);
 }
 
-static void json_kv_bool(FILE *out, const char *key, bool value)
+static void json_run(struct po_json_writer *json, const struct po_live_window *window)
 {
-	json_key(out, key);
-	fputs(value ? "true" : "false", out);
-}
-
-static void json_kv_text(FILE *out, const char *key, const char *text, size_t size)
-{
-	json_key(out, key);
-	json_text(out, text, size);
-}
-
-static void json_steps(FILE *out, const struct po_live_window *window)
-{
-	json_kv_int(out, "steps", window->steps);
-	json_kv_int(out, "window_steps", window->window_steps);
-	json_kv_double(out, "step_rate", window->step_rate, 3);
-	json_kv_double(out, "step_rate_all", window->step_rate_all, 3);
-	json_kv_double(out, "p50_ms", window->p50_ms, 3);
-	json_kv_double(out, "p50_all_ms", window->p50_all_ms, 3);
-	json_kv_double(out, "baseline_p50_ms", window->baseline_p50_ms, 3);
-	json_kv_int_or_null(out, "baseline_end_ns", window->baseline_end_ns);
-	json_key(out, "category_pct");
-	for (int i = 0; i < PO_CATEGORY_COUNT; i++) {
-		fprintf(out, "%s\"%s\":", i ? "," : "{", po_category_name((enum po_category)i));
-		json_double(out, window->category_pct[i], 2);
-	}
-	fputc('}', out);
-	json_kv_double(out, "data_wait_pct", window->data_wait_pct, 2);
-	json_kv_double(out, "waiting_steps_pct", window->waiting_steps_pct, 2);
-}
-
-static void json_resources(FILE *out, const struct po_live_window *window)
-{
-	json_kv_int(out, "workers_seen", window->workers_seen);
-	json_kv_int(out, "workers_alive", window->workers_alive);
-	json_kv_double(out, "workers_busy_pct", window->workers_busy_pct, 2);
-	json_kv_int_or_null(out, "silent_worker_pid", window->silent_worker_pid);
-	json_kv_double(out, "silent_worker_s", window->silent_worker_s, 3);
-	json_kv_bool(out, "has_gpu", window->has_gpu);
-	json_kv_double(out, "gpu_busy_pct", window->gpu_busy_pct, 2);
-	json_kv_int_or_null(out, "host_bytes", window->host_bytes);
-	json_kv_double(out, "host_slope_bps", window->host_slope_bps, 1);
-	json_kv_int_or_null(out, "host_limit_bytes", window->host_limit_bytes);
-	json_kv_double(out, "host_oom_s", window->host_oom_s, 1);
-	json_kv_int_or_null(out, "gpu_bytes", window->gpu_bytes);
-	json_kv_double(out, "gpu_slope_bps", window->gpu_slope_bps, 1);
-	json_kv_int_or_null(out, "gpu_limit_bytes", window->gpu_limit_bytes);
-	json_kv_double(out, "gpu_oom_s", window->gpu_oom_s, 1);
+	po_json_write_kv_int(json, "events", window->events);
+	po_json_write_kv_int(json, "discarded_events", window->discarded_events);
+	po_json_write_kv_int(json, "discard_windows", window->discard_windows);
+	po_json_write_kv_bool(json, "ended", window->ended);
+	json_kv_field(json, "ending", window->ending, sizeof(window->ending));
+	json_kv_field(json, "verdict", window->verdict, sizeof(window->verdict));
+	json_kv_field(json, "verdict_reason", window->verdict_reason,
+		      sizeof(window->verdict_reason));
 }
 
 bool po_live_window_write_json(FILE *out, const struct po_live_window *window,
 			       const struct po_live_alert *open, size_t open_count)
 {
+	struct po_json_writer json;
+	struct po_error err; /* unused: callers report a false result in their own words */
+
 	assert(out && window && (open || !open_count));
-	fputs("{\"schema\":\"profopt-live/1\"", out);
-	json_kv_int(out, "seq", window->seq);
-	json_kv_int(out, "now_ns", window->now_ns);
-	json_kv_int(out, "begin_ns", window->begin_ns);
-	json_kv_double(out, "elapsed_s", window->elapsed_s, 3);
-	json_steps(out, window);
-	json_resources(out, window);
-	json_kv_int(out, "events", window->events);
-	json_kv_int(out, "discarded_events", window->discarded_events);
-	json_kv_int(out, "discard_windows", window->discard_windows);
-	json_kv_bool(out, "ended", window->ended);
-	json_kv_text(out, "ending", window->ending, sizeof(window->ending));
-	json_kv_text(out, "verdict", window->verdict, sizeof(window->verdict));
-	json_kv_text(out, "verdict_reason", window->verdict_reason, sizeof(window->verdict_reason));
-	json_key(out, "alerts");
-	fputc('[', out);
+	po_json_writer_init_stream(&json, out, "the window's JSON line");
+	po_json_write_begin_object(&json);
+	/* The object on one line; closing the writer adds its newline and flushes. */
+	po_json_write_inline(&json);
+	po_json_write_kv_string(&json, "schema", "profopt-live/1");
+	po_json_write_kv_int(&json, "seq", window->seq);
+	po_json_write_kv_int(&json, "now_ns", window->now_ns);
+	po_json_write_kv_int(&json, "begin_ns", window->begin_ns);
+	po_json_write_kv_double(&json, "elapsed_s", window->elapsed_s, 3);
+	json_steps(&json, window);
+	json_resources(&json, window);
+	json_run(&json, window);
+	po_json_write_key(&json, "alerts");
+	po_json_write_begin_array(&json);
 	for (size_t i = 0; i < open_count; i++)
-		fprintf(out, "%s\"%s\"", i ? "," : "", kind_name(open[i].kind));
-	fputs("]}\n", out);
-	return fflush(out) == 0 && !ferror(out);
+		po_json_write_string(&json, kind_name(open[i].kind));
+	po_json_write_end_array(&json);
+	po_json_write_end_object(&json);
+	return po_json_writer_close(&json, &err) == PO_STATUS_OK;
 }
 
 /* Seconds from start_ns to at_ns with one decimal and a sign: "+12.4". */

@@ -21,7 +21,9 @@ struct gathered {
 	double *host_y;
 	double *gpu_t;
 	double *gpu_y;
-	size_t window_count, all_count, baseline_count, host_count, gpu_count;
+	size_t window_count; /* steady steps of the window: its shares and median */
+	size_t rate_count;   /* every step of the window: its rate */
+	size_t all_count, baseline_count, host_count, gpu_count;
 	int64_t category_ns[PO_CATEGORY_COUNT];
 	int64_t wall_ns, gpu_busy_ns;
 	size_t waiting_count; /* window steps whose own input time is over the waiting limit */
@@ -97,15 +99,29 @@ static bool step_waits(const struct po_rules *rules, const struct po_step *step)
 	       rules->input_bound_warning_pct / 200.0 * (double)(step->end_ns - step->begin_ns);
 }
 
+/*
+ * The shares and medians are over steady steps, as the offline statistics (result.h,
+ * po_steady_stats): not lossy, and past each epoch's start-up steps, while the workers
+ * start and the GPU waits for its first batches.
+ */
 static void gather(const struct po_analysis *analysis, const struct po_rules *rules,
 		   const struct po_live_window *window, int64_t baseline_from, int64_t baseline_to,
-		   struct gathered *g)
+		   size_t startup, struct gathered *g)
 {
+	int64_t epoch = INT64_MIN;
+	size_t in_epoch = 0;
+
 	for (size_t i = 0; i < analysis->step_count; i++) {
 		struct po_step step = po_analysis_step(analysis, i);
 		double ms = (double)(step.end_ns - step.begin_ns) / 1e6;
+		bool steady;
 		int64_t host;
 
+		if (step.epoch != epoch) {
+			epoch = step.epoch;
+			in_epoch = 0;
+		}
+		steady = in_epoch++ >= startup && !(step.flags & PO_STEP_LOSSY);
 		if (g->first_begin_ns < 0)
 			g->first_begin_ns = step.begin_ns;
 		g->all_ms[g->all_count++] = ms;
@@ -113,12 +129,7 @@ static void gather(const struct po_analysis *analysis, const struct po_rules *ru
 			g->baseline_ms[g->baseline_count++] = ms;
 		if (step.end_ns <= window->begin_ns || step.end_ns > window->now_ns)
 			continue;
-		g->window_ms[g->window_count++] = ms;
-		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
-			g->category_ns[c] += step.category_ns[c];
-		g->wall_ns += step.end_ns - step.begin_ns;
-		g->waiting_count += step_waits(rules, &step);
-		g->gpu_busy_ns += step.gpu_busy_ns;
+		g->rate_count++;
 		host = host_bytes_of(analysis, &step);
 		if (host >= 0) {
 			g->host_t[g->host_count] = (double)(step.end_ns - window->begin_ns) / 1e9;
@@ -130,6 +141,14 @@ static void gather(const struct po_analysis *analysis, const struct po_rules *ru
 			g->gpu_y[g->gpu_count++] = (double)step.gpu_live_bytes;
 			g->gpu_last = step.gpu_live_bytes;
 		}
+		if (!steady)
+			continue;
+		g->window_ms[g->window_count++] = ms;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			g->category_ns[c] += step.category_ns[c];
+		g->wall_ns += step.end_ns - step.begin_ns;
+		g->waiting_count += step_waits(rules, &step);
+		g->gpu_busy_ns += step.gpu_busy_ns;
 	}
 }
 
@@ -218,7 +237,7 @@ static void fill_steps(const struct po_analysis *analysis, const struct po_rules
 	if (window->elapsed_s < covered_s)
 		covered_s = window->elapsed_s;
 	window->step_rate =
-	    g->window_count && covered_s > 0 ? (double)g->window_count / covered_s : NAN;
+	    g->rate_count && covered_s > 0 ? (double)g->rate_count / covered_s : NAN;
 	window->step_rate_all =
 	    g->all_count && window->elapsed_s > 0 ? (double)g->all_count / window->elapsed_s : NAN;
 	window->p50_ms = po_stats_quantile(g->window_ms, g->window_count, 0.5);
@@ -295,7 +314,7 @@ enum po_status po_live_window_compute(const struct po_analysis *analysis,
 		po_error_set(err, "out of memory");
 		return PO_STATUS_NOMEM;
 	}
-	gather(analysis, config->rules, window, baseline_from, baseline_end, &g);
+	gather(analysis, config->rules, window, baseline_from, baseline_end, skip, &g);
 	fill_steps(analysis, config->rules, &g, window, baseline_end);
 	fill_workers(analysis, window);
 	window->has_gpu = analysis->gpu_count > 0;

@@ -29,7 +29,7 @@ struct po_live_window {
 
 	/* steps */
 	int64_t steps;		 /* every step so far */
-	int64_t window_steps;	 /* steps that ended in the window */
+	int64_t window_steps;	 /* steady steps (result.h) that ended in the window: its shares' */
 	double step_rate;	 /* steps per second in the window; NaN without steps in it */
 	double step_rate_all;	 /* since the first step; NaN without steps */
 	double p50_ms;		 /* median step wall time in the window; NaN */

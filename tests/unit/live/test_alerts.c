@@ -649,8 +649,8 @@ static void test_json_line(void)
 	if (line)
 		CHECK_STR_EQ(line,
 			     "{\"alert\":\"worker-stopped\",\"state\":\"raised\",\"window\":3,"
-			     "\"at_ns\":30000000000,\"since_ns\":30000000000,\"value\":45.5,"
-			     "\"threshold\":30,\"unit\":\"s\",\"evidence\":\"worker 7 is "
+			     "\"at_ns\":30000000000,\"since_ns\":30000000000,\"value\":45.500,"
+			     "\"threshold\":30.000,\"unit\":\"s\",\"evidence\":\"worker 7 is "
 			     "silent\"}\n");
 	free(line);
 
@@ -669,6 +669,17 @@ static void test_json_line(void)
 	CHECK(json_string_value(line, "evidence", decoded, sizeof(decoded)));
 	CHECK_STR_EQ(decoded, hostile);
 	CHECK(line[0] == '{' && strcmp(line + strlen(line) - 3, "\"}\n") == 0);
+	free(line);
+
+	/* A byte that is not UTF-8 becomes U+FFFD: the line stays valid UTF-8. */
+	snprintf(alert.evidence, sizeof(alert.evidence),
+		 "a\xff"
+		 "b");
+	line = write_line(&alert, &ok);
+	CHECK(ok && line);
+	if (line)
+		CHECK(strstr(line, "\"evidence\":\"a\xef\xbf\xbd"
+				   "b\"}\n") != NULL);
 	free(line);
 }
 
@@ -703,7 +714,8 @@ static void test_json_of_change(void)
 	CHECK(ok && line);
 	if (line) {
 		CHECK(strncmp(line, prefix, strlen(prefix)) == 0);
-		CHECK(strstr(line, "\"value\":34.2,\"threshold\":20,\"unit\":\"%\",") != NULL);
+		CHECK(strstr(line, "\"value\":34.200,\"threshold\":20.000,\"unit\":\"%\",") !=
+		      NULL);
 		CHECK(json_string_value(line, "evidence", decoded, sizeof(decoded)));
 		CHECK_STR_EQ(decoded, fixture.changes[0].evidence);
 	}

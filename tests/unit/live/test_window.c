@@ -88,9 +88,32 @@ static void test_early_window(void)
 
 	po_rules_init(&rules);					    /* live.window_s = 10 */
 	window = compute(analysis, &rules, step_end(analysis, 99)); /* 1 s into the run */
-	CHECK_INT_EQ(window.window_steps, 100);
+	CHECK_INT_EQ(window.window_steps, 99); /* the first step is the epoch's start-up */
 	CHECK_NEAR(window.elapsed_s, 1, 1e-9);
 	CHECK_NEAR(window.step_rate, 100, 1e-6);
+	synth_destroy(analysis);
+}
+
+/* Start-up steps of each epoch and lossy steps are in the rate, not in the shares. */
+static void test_steady_steps_only(void)
+{
+	struct po_analysis *analysis = ten_second_run();
+	struct po_rules rules;
+	struct po_live_window window;
+
+	for (size_t i = 500; i < STEPS; i++)
+		SYNTH_STEP(analysis, i).epoch = 1;
+	/* the epoch's first step waits 100 ms for its batch; a lossy step 50 ms */
+	SYNTH_STEP(analysis, 500).category_ns[PO_CAT_DATA_WAIT] = 100 * SYNTH_MS;
+	SYNTH_STEP(analysis, 700).category_ns[PO_CAT_DATA_WAIT] = 50 * SYNTH_MS;
+	SYNTH_STEP(analysis, 700).flags = PO_STEP_LOSSY;
+	synth_relayout(analysis);
+	po_rules_init(&rules);
+	CHECK(po_rules_set(&rules, "live.window_s=20", &(struct po_error){{0}}) == PO_STATUS_OK);
+	window = compute(analysis, &rules, step_end(analysis, STEPS - 1));
+	CHECK_INT_EQ(window.window_steps, STEPS - 3); /* the two start-ups and the lossy one */
+	CHECK_NEAR(window.data_wait_pct, 20, 1e-9);
+	CHECK_NEAR(window.p50_ms, 10, 1e-9);
 	synth_destroy(analysis);
 }
 
@@ -260,6 +283,7 @@ int main(void)
 {
 	RUN(test_steps_and_shares);
 	RUN(test_early_window);
+	RUN(test_steady_steps_only);
 	RUN(test_change_shows_in_window);
 	RUN(test_baseline);
 	RUN(test_memory_slope);

@@ -1,0 +1,255 @@
+#!/usr/bin/python3
+"""Checks what profopt-record --live wrote, for tests/e2e/live/live.sh.
+
+change_at: the windows on stdout follow the documented schema (docs/live.md); the
+input-bound alert comes after the step where the simulator's loading slowed down, and
+within 2 s of the first window in which the offline input-bound rules hold over the
+recorded trace (recomputed here from the trace's own events with babeltrace2, not with
+profopt's code); nothing is raised before that step; --alerts and --on-alert received
+every alert; the end report is the offline report of the trace plus alerts.json.
+
+clean: a run that stays the same raises nothing but program-ended (hysteresis: no alert
+flaps on noise).
+
+killed: the last window says the program ended without its run_end, and the report has
+the program-ended alert.
+"""
+import argparse
+import filecmp
+import json
+import os
+import re
+import subprocess
+import sys
+
+# docs/live.md, "JSON lines": every key, in order.
+WINDOW_KEYS = [
+    "schema", "seq", "now_ns", "begin_ns", "elapsed_s", "steps", "window_steps", "step_rate",
+    "step_rate_all", "p50_ms", "p50_all_ms", "baseline_p50_ms", "baseline_end_ns",
+    "category_pct", "data_wait_pct", "waiting_steps_pct", "workers_seen", "workers_alive",
+    "workers_busy_pct", "silent_worker_pid", "silent_worker_s", "has_gpu", "gpu_busy_pct",
+    "host_bytes", "host_slope_bps", "host_limit_bytes", "host_oom_s", "gpu_bytes",
+    "gpu_slope_bps", "gpu_limit_bytes", "gpu_oom_s", "events", "discarded_events",
+    "discard_windows", "ended", "ending", "verdict", "verdict_reason", "alerts"]
+ALERT_KEYS = ["alert", "state", "window", "at_ns", "since_ns", "value", "threshold", "unit",
+              "evidence"]
+WINDOW_S = 10.0  # live.window_s
+WARNING_PCT = 5.0  # input-bound.warning_pct
+WAITING_STEPS_PCT = 25.0  # input-bound.waiting_steps_pct
+MIN_STEPS = 20  # input-bound.min_steps
+
+problems = []
+
+
+def problem(text):
+    problems.append(text)
+
+
+def read_windows(path):
+    windows = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.startswith("{"):
+                continue  # the command's own output shares profopt-record's stdout
+            try:
+                window = json.loads(line)
+            except ValueError as e:
+                problem("stdout line %d is not JSON (%s): %r" % (number, e, line[:120]))
+                continue
+            if list(window) != WINDOW_KEYS:
+                problem("window %d keys differ from docs/live.md: %s" % (number, list(window)))
+            if window.get("schema") != "profopt-live/1":
+                problem("window %d schema %r" % (number, window.get("schema")))
+            if not isinstance(window.get("alerts"), list):
+                problem("window %d alerts is not a list" % number)
+            windows.append(window)
+    seqs = [w.get("seq") for w in windows]
+    if seqs != list(range(1, len(windows) + 1)):
+        problem("window numbers are not 1, 2, ...: %s" % seqs[:20])
+    if not windows:
+        problem("no window on stdout")
+    return windows
+
+
+def read_alerts(path):
+    alerts = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            alert = json.loads(line)
+            if list(alert) != ALERT_KEYS:
+                problem("alert keys differ from docs/live.md: %s" % list(alert))
+            alerts.append(alert)
+    return alerts
+
+
+def trace_steps(trace):
+    """(begin, end, wait) of the training loop's steps, from the trace, in ns."""
+    text = subprocess.run(["babeltrace2", "--clock-cycles", trace], capture_output=True,
+                          text=True, check=True).stdout
+    pattern = re.compile(r"^\[(\d+)\].*? profopt:(step_begin|step_end|stage_begin|stage_end): "
+                         r".*?vtid = (\d+).*?\}, \{ (.*)\}$")
+    loop_tid = None
+    steps, begin, wait_from, wait = [], None, None, 0
+    for line in text.splitlines():
+        m = pattern.match(line)
+        if not m:
+            continue
+        t, name, tid, payload = int(m.group(1)), m.group(2), int(m.group(3)), m.group(4)
+        if name == "step_begin":
+            loop_tid = tid
+            step = int(re.search(r"step = (\d+)", payload).group(1))
+            begin, wait = (t, step), 0
+        elif tid != loop_tid:
+            continue
+        elif name == "step_end" and begin:
+            steps.append((begin[1], begin[0], t, wait))
+            begin = None
+        elif '"data_wait"' in payload or '"load"' in payload or '"preprocess"' in payload \
+                or '"collate"' in payload:
+            if name == "stage_begin":
+                wait_from = t
+            elif wait_from is not None:
+                wait += t - wait_from
+                wait_from = None
+    return steps
+
+
+def input_bound_holds(steps, now_ns):
+    """The offline input-bound rules over the steps that ended in (now - 10 s, now]."""
+    inside = [s for s in steps if now_ns - WINDOW_S * 1e9 < s[2] <= now_ns]
+    if len(inside) < MIN_STEPS:
+        return False
+    wall = sum(end - begin for _, begin, end, _ in inside)
+    waited = sum(wait for _, _, _, wait in inside)
+    waiting = sum(1 for _, begin, end, wait in inside
+                  if wait > WARNING_PCT / 200 * (end - begin))
+    return 100.0 * waited / wall >= WARNING_PCT and \
+        100.0 * waiting / len(inside) >= WAITING_STEPS_PCT
+
+
+def check_report(report, offline, alerts):
+    """The live run's report is the offline one, plus alerts.json with the same alerts."""
+    ours = sorted(os.path.relpath(os.path.join(d, f), report)
+                  for d, _, fs in os.walk(report) for f in fs)
+    theirs = sorted(os.path.relpath(os.path.join(d, f), offline)
+                    for d, _, fs in os.walk(offline) for f in fs)
+    if sorted(set(ours) - {"alerts.json", ".profopt-report"}) != \
+            sorted(set(theirs) - {".profopt-report"}):
+        problem("the report's files differ: %s against %s" % (ours, theirs))
+    for name in theirs:
+        if name == ".profopt-report" or name not in ours:
+            continue
+        if not filecmp.cmp(os.path.join(report, name), os.path.join(offline, name),
+                           shallow=False):
+            problem("%s differs from the offline report's" % name)
+    with open(os.path.join(report, "alerts.json"), encoding="utf-8") as f:
+        document = json.load(f)
+    if document.get("schema") != "profopt-alerts/1":
+        problem("alerts.json schema %r" % document.get("schema"))
+    if alerts is not None and document.get("alerts") != alerts:
+        problem("alerts.json holds other alerts than --alerts FILE")
+    return document
+
+
+def check_change_at(args):
+    windows = read_windows(args.windows)
+    alerts = read_alerts(args.alerts)
+    steps = trace_steps(args.trace)
+    changed = [begin for number, begin, _, _ in steps if number == args.step]
+    if not changed:
+        problem("step %d is not in the trace" % args.step)
+        return
+    change_ns = changed[0]
+    raised = [a for a in alerts if a["alert"] == "input-bound" and a["state"] == "raised"]
+    early = [a for a in alerts if a["state"] == "raised" and a["at_ns"] < change_ns
+             and a["alert"] != "program-ended"]
+    if early:
+        problem("raised before the change at step %d: %s" % (args.step, early))
+    if len(raised) != 1:
+        problem("input-bound raised %d times, want once: %s" % (len(raised), alerts))
+    first_holding = next((w["now_ns"] for w in windows
+                          if w["now_ns"] >= change_ns and input_bound_holds(steps, w["now_ns"])),
+                         None)
+    if first_holding is None:
+        problem("no window in which the offline rules hold: the scenario did not work")
+    elif raised:
+        late = (raised[0]["at_ns"] - first_holding) / 1e9
+        print("input-bound raised %.2f s after the change, %.2f s after the first window "
+              "in which the offline rules hold" % ((raised[0]["at_ns"] - change_ns) / 1e9, late))
+        if late > 2.0:
+            problem("input-bound raised %.2f s after the offline rules held (limit 2 s)" % late)
+        if raised[0]["at_ns"] < change_ns:
+            problem("input-bound raised before the change")
+    if not any(a["alert"] == "program-ended" for a in alerts):
+        problem("no program-ended alert")
+    if not windows[-1]["ended"] or windows[-1]["ending"] != "clean":
+        problem("the last window does not say the program ended cleanly: %s" % windows[-1])
+    # --on-alert: one run per alert, the alert on stdin exactly as in --alerts FILE
+    with open(args.on_alert, encoding="utf-8") as f:
+        ran = [line.rstrip("\n").split("|", 2) for line in f]
+    if [(r[0], r[1]) for r in ran] != [(a["alert"], a["state"]) for a in alerts]:
+        problem("--on-alert ran for %s, the alerts were %s" % (ran, alerts))
+    if [r[2] for r in ran] != [a["evidence"] for a in alerts]:
+        problem("PROFOPT_ALERT_EVIDENCE differs from the alerts' evidence")
+    with open(args.on_alert_stdin, encoding="utf-8") as f, \
+            open(args.alerts, encoding="utf-8") as g:
+        if sorted(f.read().splitlines()) != sorted(g.read().splitlines()):
+            problem("--on-alert's stdin differs from the alerts' JSON lines")
+    check_report(args.report, args.offline, alerts)
+
+
+def check_killed(args):
+    windows = read_windows(args.windows)
+    if not windows:
+        return
+    last = windows[-1]
+    if not last["ended"] or last["ending"] != "no-run-end":
+        problem("the last window does not say the program ended without run_end: %s" % last)
+    if "program-ended" not in last["alerts"]:
+        problem("program-ended is not open in the last window")
+    with open(os.path.join(args.report, "alerts.json"), encoding="utf-8") as f:
+        kinds = [a["alert"] for a in json.load(f)["alerts"]]
+    if "program-ended" not in kinds:
+        problem("the report's alerts.json has no program-ended: %s" % kinds)
+
+
+def check_clean(args):
+    windows = read_windows(args.windows)
+    alerts = read_alerts(args.alerts)
+    kinds = [a["alert"] for a in alerts]
+    if kinds != ["program-ended"]:
+        problem("a run that stays the same raised %s, want only program-ended" % kinds)
+    if len(windows) < 10:
+        problem("only %d windows" % len(windows))
+    check_report_alerts = os.path.join(args.report, "alerts.json")
+    with open(check_report_alerts, encoding="utf-8") as f:
+        if json.load(f)["alerts"] != alerts:
+            problem("alerts.json holds other alerts than --alerts FILE")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("case", choices=["change_at", "clean", "killed"])
+    parser.add_argument("--step", type=int)
+    parser.add_argument("--trace")
+    parser.add_argument("--windows")
+    parser.add_argument("--alerts")
+    parser.add_argument("--on-alert")
+    parser.add_argument("--on-alert-stdin")
+    parser.add_argument("--report")
+    parser.add_argument("--offline")
+    parser.add_argument("--every", type=float)
+    args = parser.parse_args()
+    if args.case == "change_at":
+        check_change_at(args)
+    elif args.case == "clean":
+        check_clean(args)
+    else:
+        check_killed(args)
+    for text in problems:
+        print("problem: " + text)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
