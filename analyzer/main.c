@@ -249,6 +249,39 @@ static enum po_status run(struct po_cli_options *options, const struct po_live_h
  * --live: the live view until the session ends; then, with TRACE_DIR, the trace's report
  * as an offline analysis makes it, with the alerts beside it.
  */
+/*
+ * --trace-done-fd: the live session can end before the recording does (profopt-record
+ * ends it after the trace is complete, but anyone may destroy it): the trace is analysed
+ * only once the recorder says "complete"; an end of file without it means it will not be.
+ */
+static enum po_status wait_trace_done(const struct po_cli_options *options, struct po_error *err)
+{
+	char said[16] = "";
+	size_t got = 0;
+
+	while (got < sizeof(said) - 1) {
+		ssize_t n = read(options->trace_done_fd, said + got, sizeof(said) - 1 - got);
+
+		if (n < 0 && errno == EINTR && !po_signals_caught())
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(options->trace_done_fd);
+	if (po_signals_caught())
+		return check_signals(PO_STATUS_OK, err);
+	if (strncmp(said, "complete", 8) != 0) {
+		po_error_set(err,
+			     "%s: the recording did not complete (its recorder failed or was "
+			     "stopped): no report was written; profopt-analyze %s analyses what "
+			     "is there",
+			     options->trace_dir, options->trace_dir);
+		return PO_STATUS_INPUT;
+	}
+	return PO_STATUS_OK;
+}
+
 static enum po_status run_live(struct po_cli_options *options, struct po_error *err)
 {
 	struct po_live_history history;
@@ -256,6 +289,8 @@ static enum po_status run_live(struct po_cli_options *options, struct po_error *
 
 	po_signals_catch();
 	status = check_signals(po_live_run(options, &history, err), err);
+	if (status == PO_STATUS_OK && options->trace_dir && options->trace_done_fd >= 0)
+		status = wait_trace_done(options, err);
 	po_signals_release();
 	if (status == PO_STATUS_OK && options->trace_dir)
 		status = run(options, &history, err);

@@ -469,6 +469,38 @@ static enum po_status analyze_trace(const struct po_cli_options *options, const 
 	return po_detect_run(*out, &options->rules, err);
 }
 
+/* The live run's alerts, for the report's renderers (result.h, po_live_alert_note). */
+static enum po_status note_live_alerts(struct po_analysis *analysis,
+				       const struct po_live_history *live, struct po_error *err)
+{
+	analysis->live = true;
+	if (!live->count)
+		return PO_STATUS_OK;
+	analysis->live_alerts =
+	    po_arena_alloc(analysis->arena, live->count * sizeof(*analysis->live_alerts));
+	if (!analysis->live_alerts) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < live->count; i++) {
+		const struct po_live_alert *alert = &live->alerts[i];
+		struct po_live_alert_note *note = &analysis->live_alerts[i];
+
+		note->kind = po_live_alert_kind_name(alert->kind);
+		note->raised = alert->raised;
+		note->at_s = (double)(alert->at_ns - live->origin_ns) / 1e9;
+		note->evidence =
+		    po_arena_strndup(analysis->arena, alert->evidence,
+				     strnlen(alert->evidence, sizeof(alert->evidence)));
+		if (!note->evidence) {
+			po_error_set(err, "out of memory");
+			return PO_STATUS_NOMEM;
+		}
+	}
+	analysis->live_alert_count = live->count;
+	return PO_STATUS_OK;
+}
+
 /* A failure that is the baseline's, not the trace's, has its own exit status. */
 static enum po_status baseline_status(enum po_status status)
 {
@@ -572,6 +604,8 @@ enum po_status po_pipeline_run(void *ctx, FILE *output, struct po_error *err)
 		status = baseline_digest(options, &old_run, err);
 	if (status == PO_STATUS_OK && old_run)
 		status = compare_with_baseline(options, old_run, analysis, err);
+	if (status == PO_STATUS_OK && job->live)
+		status = note_live_alerts(analysis, job->live, err);
 	po_digest_destroy(old_run);
 	if (status == PO_STATUS_OK)
 		status = render_all(analysis, job, err);

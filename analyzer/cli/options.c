@@ -283,8 +283,9 @@ static enum po_status apply_recording(struct po_cli_options *options, const char
 	return PO_STATUS_OK;
 }
 
-static enum po_status apply_ready_fd(struct po_cli_options *options, const char *value,
-				     bool *exit_now, struct po_error *err)
+/* An open descriptor above the standard three, for --ready-fd and --trace-done-fd. */
+static enum po_status parse_fd(const char *option, const char *value, int *fd_out,
+			       struct po_error *err)
 {
 	char *end;
 	long fd;
@@ -293,11 +294,23 @@ static enum po_status apply_ready_fd(struct po_cli_options *options, const char 
 	fd = strtol(value, &end, 10);
 	if (errno || end == value || *end != '\0' || fd < 3 || fd > 65535 ||
 	    fcntl((int)fd, F_GETFD) < 0) {
-		po_error_set(err, "--ready-fd wants an open descriptor above 2, got \"%s\"", value);
+		po_error_set(err, "%s wants an open descriptor above 2, got \"%s\"", option, value);
 		return PO_STATUS_USAGE;
 	}
-	options->ready_fd = (int)fd;
+	*fd_out = (int)fd;
 	return PO_STATUS_OK;
+}
+
+static enum po_status apply_ready_fd(struct po_cli_options *options, const char *value,
+				     bool *exit_now, struct po_error *err)
+{
+	return parse_fd("--ready-fd", value, &options->ready_fd, err);
+}
+
+static enum po_status apply_trace_done_fd(struct po_cli_options *options, const char *value,
+					  bool *exit_now, struct po_error *err)
+{
+	return parse_fd("--trace-done-fd", value, &options->trace_done_fd, err);
 }
 
 static enum po_status apply_quiet(struct po_cli_options *options, const char *value, bool *exit_now,
@@ -376,6 +389,11 @@ static const struct option_row option_table[] = {
      "with --live: write a newline to descriptor N once attached\n"
      "(a viewer sees only what is recorded after it attached)",
      apply_ready_fd},
+    {"trace-done-fd", 0, "N",
+     "with --live and TRACE_DIR: after the session ends, wait until\n"
+     "descriptor N says \"complete\" before analysing TRACE_DIR\n"
+     "(profopt-record, whose recording outlives the live session)",
+     apply_trace_done_fd},
     {"quiet", 'q', NULL, "print nothing on success", apply_quiet},
     {"help", 'h', NULL, "show this help", apply_help},
     {"version", 'V', NULL, "show the version", apply_version},
@@ -466,8 +484,11 @@ enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *option
 	size_t short_length = 0;
 	int value;
 
-	*options = (struct po_cli_options){
-	    .timeline_first_step = -1, .timeline_last_step = -1, .every_s = 2, .ready_fd = -1};
+	*options = (struct po_cli_options){.timeline_first_step = -1,
+					   .timeline_last_step = -1,
+					   .every_s = 2,
+					   .ready_fd = -1,
+					   .trace_done_fd = -1};
 	po_rules_init(&options->rules);
 	*exit_now = false;
 	short_options[short_length++] = ':'; /* a missing argument is ':', told from '?' */
@@ -502,9 +523,11 @@ enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *option
 	if (*exit_now)
 		return PO_STATUS_OK;
 	if ((options->alerts_path || options->on_alert || options->recording_id ||
-	     options->ready_fd >= 0) &&
+	     options->ready_fd >= 0 || options->trace_done_fd >= 0) &&
 	    !options->live_url) {
-		po_error_set(err, "--alerts, --on-alert, --recording and --ready-fd need --live");
+		po_error_set(err,
+			     "--alerts, --on-alert, --recording, --ready-fd and --trace-done-fd "
+			     "need --live");
 		return PO_STATUS_USAGE;
 	}
 	if (options->live_url && optind == argc) {

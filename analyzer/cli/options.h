@@ -39,6 +39,7 @@ struct po_cli_options {
 	const char *on_alert;	  /* weak: argv; --on-alert CMD; NULL: none */
 	const char *recording_id; /* weak: argv; --recording ID: only that recording's processes */
 	int ready_fd;		  /* --ready-fd N: told once attached (profopt-record); -1 */
+	int trace_done_fd;	  /* --trace-done-fd N: says when TRACE_DIR is complete; -1 */
 };
 
 /*

@@ -364,16 +364,21 @@ static enum judgement judge_discarded(const struct po_live_window *window,
 static enum judgement judge_ended(const struct po_live_window *window,
 				  struct po_live_alert *reading)
 {
-	char ending[PO_LIVE_TEXT_MAX + 1];
+	char ending[PO_LIVE_TEXT_MAX + 1], detail[PO_LIVE_TEXT_MAX + 1];
 
 	if (!window->ended)
 		return JUDGE_NONE;
-	/* The text came through a pipe: bounded, whether or not it is terminated. */
+	/* The texts came through a pipe: bounded, whether or not they are terminated. */
 	snprintf(ending, sizeof(ending), "%.*s",
 		 (int)strnlen(window->ending, sizeof(window->ending)), window->ending);
+	snprintf(detail, sizeof(detail), "%.*s",
+		 (int)strnlen(window->ending_detail, sizeof(window->ending_detail)),
+		 window->ending_detail);
+	/* detail is the program's own text (an exception's type): data, shown as is */
 	set_reading(reading, window->elapsed_s, NAN, "s",
-		    "the program ended (%s) after %.1f s and %" PRId64 " steps",
-		    ending[0] ? ending : "unknown", window->elapsed_s, window->steps);
+		    "the program ended (%s%s%s) after %.1f s and %" PRId64 " steps",
+		    ending[0] ? ending : "unknown", detail[0] ? ": " : "", detail,
+		    window->elapsed_s, window->steps);
 	return JUDGE_HOLDS;
 }
 

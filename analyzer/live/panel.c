@@ -553,6 +553,7 @@ static void json_run(struct po_json_writer *json, const struct po_live_window *w
 	po_json_write_kv_int(json, "discard_windows", window->discard_windows);
 	po_json_write_kv_bool(json, "ended", window->ended);
 	json_kv_field(json, "ending", window->ending, sizeof(window->ending));
+	json_kv_field(json, "ending_detail", window->ending_detail, sizeof(window->ending_detail));
 	json_kv_field(json, "verdict", window->verdict, sizeof(window->verdict));
 	json_kv_field(json, "verdict_reason", window->verdict_reason,
 		      sizeof(window->verdict_reason));

@@ -289,6 +289,8 @@ static void fill_run(const struct po_analysis *analysis, const struct po_live_wi
 			analysis->ending == PO_RUN_SIGNAL;
 	snprintf(window->ending, sizeof(window->ending), "%s",
 		 window->ended ? po_run_ending_name(analysis->ending) : "");
+	snprintf(window->ending_detail, sizeof(window->ending_detail), "%s",
+		 window->ended && analysis->ending_detail ? analysis->ending_detail : "");
 	snprintf(window->verdict, sizeof(window->verdict), "%s",
 		 po_verdict_name(analysis->verdict));
 	snprintf(window->verdict_reason, sizeof(window->verdict_reason), "%s",

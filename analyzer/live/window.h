@@ -65,11 +65,13 @@ struct po_live_window {
 	double gpu_oom_s;	  /* NaN */
 
 	/* trace and run */
-	int64_t events;			/* events consumed */
-	int64_t discarded_events;	/* discarded by the tracer so far (known counts) */
-	int64_t discard_windows;	/* windows of discarded events or packets so far */
-	bool ended;			/* the program's run_end came, or its processes all ended */
-	char ending[PO_LIVE_TEXT_MAX];	/* po_run_ending_name() once ended, else "" */
+	int64_t events;		       /* events consumed */
+	int64_t discarded_events;      /* discarded by the tracer so far (known counts) */
+	int64_t discard_windows;       /* windows of discarded events or packets so far */
+	bool ended;		       /* the program's run_end came, or its processes all ended */
+	char ending[PO_LIVE_TEXT_MAX]; /* po_run_ending_name() once ended, else "" */
+	/* The program's words for an exception or signal end (its run_ending), or "" */
+	char ending_detail[PO_LIVE_TEXT_MAX];
 	char verdict[PO_LIVE_TEXT_MAX]; /* the analysis so far: its verdict's JSON name */
 	char verdict_reason[160];	/* its cause in words, or "" */
 };

@@ -662,6 +662,17 @@ struct po_warning {
 	const char *text;
 };
 
+/*
+ * An alert of profopt-analyze --live, in the report written when the live run ends (the
+ * pipeline copies them from the live view; the renderers show them).
+ */
+struct po_live_alert_note {
+	const char *kind;     /* "input-bound", ...; weak: in the analysis arena */
+	bool raised;	      /* false: cleared */
+	double at_s;	      /* seconds since the live run's first window */
+	const char *evidence; /* weak: in the analysis arena */
+};
+
 struct po_analysis {
 	struct po_arena *arena; /* owned: every string below */
 
@@ -750,6 +761,11 @@ struct po_analysis {
 
 	/* weak: in the arena; set by --baseline (analyzer/compare/compare.h), else NULL */
 	const struct po_comparison *comparison;
+
+	/* After profopt-analyze --live: its alerts, in order; live false offline. */
+	bool live;
+	struct po_live_alert_note *live_alerts; /* in the arena */
+	size_t live_alert_count;
 };
 
 /*

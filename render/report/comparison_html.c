@@ -10,22 +10,6 @@
 #include "comparison.h"
 #include "html.h"
 
-/* Unlinks the element with that id and the whitespace that followed it in the template. */
-static void remove_element(struct po_html *html, const char *id)
-{
-	xmlNodePtr node = po_html_find(html, id);
-	xmlNodePtr next = node ? node->next : NULL;
-
-	if (!node)
-		return;
-	if (next && xmlIsBlankNode(next)) {
-		xmlUnlinkNode(next);
-		xmlFreeNode(next);
-	}
-	xmlUnlinkNode(node);
-	xmlFreeNode(node);
-}
-
 static bool has_class(xmlNodePtr node, const char *class_name)
 {
 	xmlChar *value = xmlGetProp(node, BAD_CAST "class");
@@ -195,9 +179,9 @@ enum po_status po_html_fill_comparison(struct po_html *html, struct po_error *er
 	int number = 0;
 
 	if (!comparison) {
-		remove_element(html, "comparison-style");
-		remove_element(html, "comparison-link");
-		remove_element(html, "comparison-section");
+		po_html_remove(html, "comparison-style");
+		po_html_remove(html, "comparison-link");
+		po_html_remove(html, "comparison-section");
 	} else if (parent) {
 		fill_card(html, parent, comparison);
 		fill_gates(html, parent, comparison);

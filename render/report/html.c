@@ -67,6 +67,21 @@ xmlNodePtr po_html_find(struct po_html *html, const char *id)
 	return find_id(xmlDocGetRootElement(html->doc), id);
 }
 
+void po_html_remove(struct po_html *html, const char *id)
+{
+	xmlNodePtr node = po_html_find(html, id);
+	xmlNodePtr next = node ? node->next : NULL;
+
+	if (!node)
+		return;
+	if (next && xmlIsBlankNode(next)) {
+		xmlUnlinkNode(next);
+		xmlFreeNode(next);
+	}
+	xmlUnlinkNode(node);
+	xmlFreeNode(node);
+}
+
 xmlNodePtr po_html_table(struct po_html *html, xmlNodePtr parent, const char *class_name,
 			 const char *const *headers, size_t column_count, uint32_t numeric)
 {

@@ -334,6 +334,42 @@ static void fill_config(struct po_html *html)
 	fill_processes(html, parent);
 }
 
+/*
+ * After a live run, the alerts it raised and cleared; an offline analysis has no such
+ * section (taken out of the template, so its page is what it was before the section).
+ */
+void po_html_fill_alerts(struct po_html *html)
+{
+	static const char *const headers[] = {"Time", "State", "Alert", "Evidence"};
+	const struct po_analysis *analysis = html->analysis;
+	xmlNodePtr parent = po_html_find(html, "alerts"), body;
+	char text[32];
+
+	if (!analysis->live) {
+		po_html_remove(html, "alerts-link");
+		po_html_remove(html, "alerts-section");
+		return;
+	}
+	if (!parent)
+		return;
+	if (!analysis->live_alert_count) {
+		po_html_el(html, parent, "p", "note note-ok",
+			   "No alert was raised while the run recorded.");
+		return;
+	}
+	body = po_html_table(html, parent, "data", headers, 4, 0x1);
+	for (size_t i = 0; i < analysis->live_alert_count && i < 500; i++) {
+		const struct po_live_alert_note *note = &analysis->live_alerts[i];
+		xmlNodePtr row = po_html_el(html, body, "tr", NULL, NULL);
+
+		snprintf(text, sizeof(text), "+%.1f s", note->at_s);
+		po_html_el(html, row, "td", NULL, text);
+		po_html_el(html, row, "td", NULL, note->raised ? "raised" : "cleared");
+		po_html_label(html, row, "td", NULL, note->kind, 40);
+		po_html_label(html, row, "td", NULL, note->evidence, 400);
+	}
+}
+
 enum po_status po_html_fill_sections(struct po_html *html, struct po_error *err)
 {
 	enum po_status status;
@@ -341,6 +377,7 @@ enum po_status po_html_fill_sections(struct po_html *html, struct po_error *err)
 	fill_subtitle(html);
 	fill_verdict(html);
 	fill_findings(html);
+	po_html_fill_alerts(html);
 	status = po_html_fill_comparison(html, err);
 	if (status != PO_STATUS_OK)
 		return status;

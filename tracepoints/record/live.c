@@ -222,17 +222,53 @@ static void analyzer_path(char *path, size_t size)
 	snprintf(path, size, "profopt-analyze");
 }
 
+/*
+ * The view ended or hangs before attaching. A view that refused its command line (a bad
+ * --set) stops the recording before the command runs; otherwise recording goes on.
+ */
+static enum rec_status view_did_not_attach(struct rec_live *live, struct po_error *err)
+{
+	int wait_status = 0;
+	pid_t done = 0;
+
+	for (int waited = 0; waited < 1000 && done == 0; waited += POLL_INTERVAL_MS) {
+		done = waitpid(live->viewer_pid, &wait_status, WNOHANG);
+		if (done == 0)
+			rec_sleep_ms(POLL_INTERVAL_MS);
+	}
+	if (done == live->viewer_pid) {
+		live->viewer_pid = 0;
+		if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 2) {
+			po_error_set(err,
+				     "--live: profopt-analyze refused the options it was given "
+				     "(see above)");
+			return REC_STATUS_USAGE;
+		}
+	}
+	fprintf(stderr,
+		"profopt-record: warning: the live view did not attach within %d s (it says why "
+		"above, if it ended); recording goes on\n",
+		VIEWER_READY_TIMEOUT_MS / 1000);
+	return REC_STATUS_OK;
+}
+
 static enum rec_status start_viewer(struct rec_live *live, const struct rec_options *options,
 				    const char *recording_id, const char *trace_dir,
 				    struct po_error *err)
 {
-	char path[PATH_MAX], every[32], ready[16];
-	const char *argv[24];
-	int ready_pipe[2], argc = 0;
+	char path[PATH_MAX], every[32], ready[16], done[16];
+	const char *argv[28 + 2 * REC_LIVE_SETS_MAX];
+	int ready_pipe[2], done_pipe[2], argc = 0;
 	pid_t pid;
 
 	if (pipe2(ready_pipe, O_CLOEXEC) != 0) {
 		po_error_set(err, "--live: pipe: %s", strerror(errno));
+		return REC_STATUS_TRACING;
+	}
+	if (pipe2(done_pipe, O_CLOEXEC) != 0) {
+		po_error_set(err, "--live: pipe: %s", strerror(errno));
+		close(ready_pipe[0]);
+		close(ready_pipe[1]);
 		return REC_STATUS_TRACING;
 	}
 	analyzer_path(path, sizeof(path));
@@ -246,9 +282,15 @@ static enum rec_status start_viewer(struct rec_live *live, const struct rec_opti
 	argv[argc++] = every;
 	argv[argc++] = "--ready-fd";
 	argv[argc++] = ready;
+	argv[argc++] = "--trace-done-fd";
+	argv[argc++] = done;
 	if (options->live_alerts) {
 		argv[argc++] = "--alerts";
 		argv[argc++] = options->live_alerts;
+	}
+	for (int i = 0; i < options->live_set_count; i++) {
+		argv[argc++] = "--set";
+		argv[argc++] = options->live_sets[i];
 	}
 	if (options->live_on_alert) {
 		argv[argc++] = "--on-alert";
@@ -265,10 +307,14 @@ static enum rec_status start_viewer(struct rec_live *live, const struct rec_opti
 		po_error_set(err, "--live: fork: %s", strerror(errno));
 		close(ready_pipe[0]);
 		close(ready_pipe[1]);
+		close(done_pipe[0]);
+		close(done_pipe[1]);
 		return REC_STATUS_TRACING;
 	}
 	if (pid == 0) {
 		int fd = fcntl(ready_pipe[1], F_DUPFD, 3); /* without O_CLOEXEC */
+
+		snprintf(done, sizeof(done), "%d", fcntl(done_pipe[0], F_DUPFD, 3));
 
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		/* Its own process group: Ctrl-C is for the command; the view ends with the
@@ -281,17 +327,18 @@ static enum rec_status start_viewer(struct rec_live *live, const struct rec_opti
 		_exit(127);
 	}
 	close(ready_pipe[1]);
+	close(done_pipe[0]);
+	live->done_fd = done_pipe[1];
 	live->viewer_pid = pid;
 	{
 		struct pollfd waiting = {.fd = ready_pipe[0], .events = POLLIN};
 		char byte;
 		int ready_now = poll(&waiting, 1, VIEWER_READY_TIMEOUT_MS);
 
-		if (ready_now <= 0 || read(ready_pipe[0], &byte, 1) != 1)
-			fprintf(stderr,
-				"profopt-record: warning: the live view did not attach within %d s "
-				"(it says why above, if it ended); recording goes on\n",
-				VIEWER_READY_TIMEOUT_MS / 1000);
+		if (ready_now <= 0 || read(ready_pipe[0], &byte, 1) != 1) {
+			close(ready_pipe[0]);
+			return view_did_not_attach(live, err);
+		}
 	}
 	close(ready_pipe[0]);
 	return REC_STATUS_OK;
@@ -304,7 +351,7 @@ enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *
 	enum rec_status status = REC_STATUS_OK;
 	size_t length = strlen(trace_dir);
 
-	*live = (struct rec_live){0};
+	*live = (struct rec_live){.done_fd = -1};
 	while (length > 1 && trace_dir[length - 1] == '/')
 		length--;
 	if ((size_t)snprintf(live->report_dir, sizeof(live->report_dir), "%.*s-report", (int)length,
@@ -325,10 +372,31 @@ enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *
 	return status;
 }
 
-int rec_live_finish(struct rec_live *live)
+/* Tells the view whether the trace is complete (it writes the report only if it is). */
+static void tell_trace_done(struct rec_live *live, bool complete)
+{
+	struct sigaction ignore = {.sa_handler = SIG_IGN}, previous;
+	ssize_t written;
+
+	if (live->done_fd < 0)
+		return;
+	/* A view that has ended already closed its end: EPIPE, not a signal. */
+	sigaction(SIGPIPE, &ignore, &previous);
+	if (complete) {
+		do
+			written = write(live->done_fd, "complete\n", 9);
+		while (written < 0 && errno == EINTR);
+	}
+	close(live->done_fd);
+	live->done_fd = -1;
+	sigaction(SIGPIPE, &previous, NULL);
+}
+
+int rec_live_finish(struct rec_live *live, bool trace_complete)
 {
 	int wait_status = 0, exit_code = -1;
 
+	tell_trace_done(live, trace_complete);
 	if (live->session_created) {
 		struct lttng_destruction_handle *handle = NULL;
 

@@ -180,11 +180,10 @@ static enum rec_status finish_session(struct rec_session *session, bool keep_tra
  * trace's report. Its failure does not change the exit status (the command's): the trace
  * is whole, and profopt-analyze can be run on it again.
  */
-static void finish_live(struct rec_live *live, int exit_code)
+static void finish_live(struct rec_live *live, bool trace_complete)
 {
-	int view = rec_live_finish(live);
+	int view = rec_live_finish(live, trace_complete);
 
-	(void)exit_code;
 	if (view > 0)
 		fprintf(stderr,
 			"profopt-record: warning: the live view ended with status %d (its message "
@@ -198,7 +197,7 @@ static int record(const struct rec_options *options, struct rec_command *command
 		  struct rec_recording *recording)
 {
 	struct rec_session session;
-	struct rec_live live = {0};
+	struct rec_live live = {.done_fd = -1};
 	struct po_error err = {{0}}, finish_err = {{0}};
 	enum rec_status status;
 	int exit_code;
@@ -214,7 +213,7 @@ static int record(const struct rec_options *options, struct rec_command *command
 		if (finish_session(&session, false, &finish_err) != REC_STATUS_OK)
 			fprintf(stderr, "profopt-record: %s\n", finish_err.message);
 		if (options->live)
-			rec_live_finish(&live);
+			rec_live_finish(&live, false);
 		rec_session_fini(&session);
 		return fail(status, &err);
 	}
@@ -250,7 +249,7 @@ static int record(const struct rec_options *options, struct rec_command *command
 			options->live ? "profopt-record: trace: " : "", session.output_dir);
 	}
 	if (options->live)
-		finish_live(&live, exit_code);
+		finish_live(&live, status == REC_STATUS_OK);
 	rec_session_fini(&session);
 	return exit_code;
 }

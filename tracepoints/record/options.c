@@ -22,6 +22,7 @@ enum {
 	OPT_ON_ALERT,
 	OPT_EVERY,
 	OPT_LIVE_TIMER,
+	OPT_SET,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -39,6 +40,7 @@ static const struct option long_options[] = {
     {"on-alert", required_argument, NULL, OPT_ON_ALERT},
     {"every", required_argument, NULL, OPT_EVERY},
     {"live-timer", required_argument, NULL, OPT_LIVE_TIMER},
+    {"set", required_argument, NULL, OPT_SET},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -76,6 +78,8 @@ void rec_options_print_help(void)
 	       "      --every SECONDS  with --live: seconds between windows (default 2)\n"
 	       "      --live-timer US  with --live: how often buffers are sent to the view, in\n"
 	       "                      microseconds (default 100000: about 0.1 s of latency)\n"
+	       "      --set RULE.KEY=VALUE  with --live: a rule for the view and its report\n"
+	       "                      (docs/rules.md, live.* for the alerts); repeatable\n"
 	       "      --help          print this help and exit\n"
 	       "      --version       print the version and exit\n\n"
 	       "A session daemon is started if none is running, and stopped at the end.\n"
@@ -203,6 +207,13 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 		options->live_timer_us = (unsigned)value;
 		break;
 	}
+	case OPT_SET:
+		if (options->live_set_count == REC_LIVE_SETS_MAX) {
+			po_error_set(err, "at most %d --set", REC_LIVE_SETS_MAX);
+			return REC_STATUS_USAGE;
+		}
+		options->live_sets[options->live_set_count++] = arg;
+		break;
 	case OPT_HELP:
 		options->show_help = true;
 		break;
@@ -285,8 +296,9 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 		po_error_set(err, "empty output directory name");
 		return REC_STATUS_USAGE;
 	}
-	if ((options->live_alerts || options->live_on_alert) && !options->live) {
-		po_error_set(err, "--alerts and --on-alert need --live");
+	if ((options->live_alerts || options->live_on_alert || options->live_set_count) &&
+	    !options->live) {
+		po_error_set(err, "--alerts, --on-alert and --set need --live");
 		return REC_STATUS_USAGE;
 	}
 	options->command_argv = argv + optind;

@@ -60,8 +60,11 @@ struct rec_options {
 	bool live;
 	const char *live_alerts;   /* weak: --alerts FILE */
 	const char *live_on_alert; /* weak: --on-alert CMD */
-	double live_every_s;	   /* --every: seconds between windows */
-	unsigned live_timer_us;	   /* --live-timer: the live session's flush period */
+#define REC_LIVE_SETS_MAX 16
+	const char *live_sets[REC_LIVE_SETS_MAX]; /* weak: --set RULE.KEY=VALUE, for the view */
+	int live_set_count;
+	double live_every_s;	/* --every: seconds between windows */
+	unsigned live_timer_us; /* --live-timer: the live session's flush period */
 	bool show_help;
 	bool show_version;
 };
@@ -169,6 +172,7 @@ void rec_recording_write(const struct rec_recording *recording, const char *trac
 struct rec_live {
 	pid_t relay_pid;  /* started here; 0 otherwise */
 	pid_t viewer_pid; /* profopt-analyze --live; 0 when none runs */
+	int done_fd;	  /* the view's --trace-done-fd, our end; -1 */
 	char relay_dir[640];
 	bool keep_relay_dir; /* it holds the log of a relay that failed */
 	char session[128];
@@ -181,12 +185,12 @@ enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *
 			       const char *recording_id, const char *trace_dir,
 			       struct po_error *err) PO_NODISCARD;
 /*
- * After the recording session ended and the trace is complete: ends the live session,
- * waits for the view (and the report it writes), stops a relay started here and removes
- * its scratch directory. Returns the view's exit status, -1 when none ran. Safe to call
- * after a failed rec_live_start().
+ * After the recording session ended: tells the view whether the trace is complete (it
+ * writes TRACE-report only then), ends the live session, waits for the view, stops a relay
+ * started here and removes its scratch directory. Returns the view's exit status, -1 when
+ * none ran. Safe to call after a failed rec_live_start() (zero-initialize live).
  */
-int rec_live_finish(struct rec_live *live);
+int rec_live_finish(struct rec_live *live, bool trace_complete);
 
 /* What the recording holds, checked after the session stopped (verify.c). */
 #define REC_VERIFY_SHOWN 4

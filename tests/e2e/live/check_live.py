@@ -16,6 +16,7 @@ the program-ended alert.
 """
 import argparse
 import filecmp
+import html
 import json
 import os
 import re
@@ -30,7 +31,7 @@ WINDOW_KEYS = [
     "workers_busy_pct", "silent_worker_pid", "silent_worker_s", "has_gpu", "gpu_busy_pct",
     "host_bytes", "host_slope_bps", "host_limit_bytes", "host_oom_s", "gpu_bytes",
     "gpu_slope_bps", "gpu_limit_bytes", "gpu_oom_s", "events", "discarded_events",
-    "discard_windows", "ended", "ending", "verdict", "verdict_reason", "alerts"]
+    "discard_windows", "ended", "ending", "ending_detail", "verdict", "verdict_reason", "alerts"]
 ALERT_KEYS = ["alert", "state", "window", "at_ns", "since_ns", "value", "threshold", "unit",
               "evidence"]
 WINDOW_S = 10.0  # live.window_s
@@ -127,6 +128,16 @@ def input_bound_holds(steps, now_ns):
         100.0 * waiting / len(inside) >= WAITING_STEPS_PCT
 
 
+def without_alerts(path):
+    """index.html without the alerts section, its link and the section numbers (which the
+    section shifts)."""
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    page = re.sub(r'<a id="alerts-link"[^>]*>Alerts</a>', "", page)
+    page = re.sub(r'<section id="alerts-section">.*?</section>\s*', "", page, flags=re.S)
+    return re.sub(r'<span class="num">\d+</span>', "", page)
+
+
 def check_report(report, offline, alerts):
     """The live run's report is the offline one, plus alerts.json with the same alerts."""
     ours = sorted(os.path.relpath(os.path.join(d, f), report)
@@ -139,9 +150,21 @@ def check_report(report, offline, alerts):
     for name in theirs:
         if name == ".profopt-report" or name not in ours:
             continue
+        if name == "index.html":
+            if without_alerts(os.path.join(report, name)) != \
+                    without_alerts(os.path.join(offline, name)):
+                problem("index.html differs from the offline report's beyond its alerts")
+            continue
         if not filecmp.cmp(os.path.join(report, name), os.path.join(offline, name),
                            shallow=False):
             problem("%s differs from the offline report's" % name)
+    with open(os.path.join(report, "index.html"), encoding="utf-8") as f:
+        page = f.read()
+    if 'id="alerts-section"' not in page:
+        problem("index.html has no alerts section")
+    for alert in alerts or []:
+        if html.escape(alert["evidence"], quote=False) not in page:
+            problem("index.html does not show the alert %r" % alert["evidence"])
     with open(os.path.join(report, "alerts.json"), encoding="utf-8") as f:
         document = json.load(f)
     if document.get("schema") != "profopt-alerts/1":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# live.sh BIN_DIR CASE: profopt-record --live end to end, next to a session daemon of the
+# live.sh BIN_DIR CASE [LIBPROFOPT PYTHONPATH]: profopt-record --live end to end, next to a session daemon of the
 # test's own in a private network namespace (with-sessiond.sh, PROFOPT_SESSIOND_NET=1).
 #
 #   change_at       the simulator's loading slows down at a known step: input-bound is
@@ -12,6 +12,10 @@
 #   killed_program  the program is killed: program-ended (no-run-end), the report is written
 #   relay_dies      lttng-relayd is killed during the run: the view ends with a one-line
 #                   message, the recording completes and analyses offline, no daemon is left
+#   session_destroyed  someone destroys the live session: the report still comes, whole
+#   attach          profopt-analyze --live on a session made with plain lttng commands
+#   hostile         an exception named in shell syntax reaches --on-alert only as data
+#   bad_set         a rule the view refuses: exit 2 before the command runs, nothing left
 #   no_session      --live on a session the relay does not have: exit 3, one line
 #   refused         --live on a port where nothing listens: exit 4, one line
 set -u
@@ -96,6 +100,102 @@ relay_dies)
 		fail "the trace does not analyse offline: $(cat offline.err)"
 	/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["steps"]["count"] == 1500 and not s["trace"]["partial"] else 1)' \
 		offline/summary.json || fail "the offline analysis lost steps"
+	;;
+session_destroyed)
+	# Someone destroys the live session: the view waits for the recording to complete,
+	# then writes the report; the command is not disturbed.
+	"$bin/profopt-record" --live --every 0.5 -o trace -- \
+		$(sim --steps 1000) >windows.jsonl 2>rec.err &
+	record=$!
+	for _ in $(seq 100); do
+		[ "$(wc -l <windows.jsonl)" -ge 3 ] && break
+		sleep 0.2
+	done
+	lttng destroy "$(lttng list | grep -o 'profopt-live-[0-9]*' | head -n 1)" >/dev/null ||
+		fail "no live session to destroy"
+	wait "$record"
+	status=$?
+	[ "$status" -eq 0 ] || fail "profopt-record exited with $status, want 0"
+	grep -q "the live view ended" rec.err && fail "the view failed"
+	/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["steps"]["count"] == 1000 else 1)' \
+		trace-report/summary.json || fail "the report does not hold the whole run"
+	;;
+attach)
+	# A session made with plain lttng commands, and profopt-analyze --live attached to it.
+	lttng-relayd -b -o "$work/relay" >relay.log 2>&1 || fail "lttng-relayd did not start"
+	{
+		lttng create plain --live=100000 --set-url=net://127.0.0.1 &&
+			lttng enable-channel -u plain --buffers-uid &&
+			lttng enable-event -u -c plain 'profopt:*' &&
+			lttng add-context -u -c plain -t vpid -t vtid -t procname &&
+			lttng start
+	} >lttng.log 2>&1 || fail "lttng: $(cat lttng.log)"
+	mkfifo ready
+	"$bin/profopt-analyze" --live "net://127.0.0.1/host/$(hostname)/plain" --every 0.5 \
+		--ready-fd 3 3>ready >windows.jsonl 2>view.err &
+	view=$!
+	read -r -t 20 _ <ready || fail "the view did not attach"
+	LD_PRELOAD=liblttng-ust-fork.so.1 $(sim --steps 400) >/dev/null 2>&1 ||
+		fail "the simulator failed"
+	lttng destroy plain >/dev/null
+	wait "$view"
+	status=$?
+	[ "$status" -eq 0 ] || fail "profopt-analyze --live exited with $status"
+	/usr/bin/python3 - windows.jsonl <<'PY' || fail "the checks above"
+import json, sys
+windows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+last = windows[-1] if windows else {}
+ok = len(windows) >= 3 and last.get("steps") == 400 and last.get("ended") and \
+    last.get("ending") == "clean" and last.get("workers_seen") == 2
+print("windows %d, last %s" % (len(windows), {k: last.get(k) for k in
+      ("steps", "ended", "ending", "workers_seen")}))
+sys.exit(0 if ok else 1)
+PY
+	;;
+hostile)
+	# The program ends on an exception whose type name is shell syntax: the alert that
+	# says so reaches --on-alert as data; nothing of it runs.
+	cat >hostile.py <<'PY'
+import time
+import profopt
+
+Hostile = type("$(touch pwned-1)`touch pwned-2`;touch pwned-3;'\"", (Exception,), {})
+try:
+    with profopt.run(config={"num_workers": "0"}):
+        for i in range(150):
+            with profopt.step(i):
+                time.sleep(0.01)
+        raise Hostile()
+except Hostile:
+    pass
+PY
+	# shellcheck disable=SC2016 # for /bin/sh, with the alert as data
+	on_alert='printf "%s\n" "$PROFOPT_ALERT_EVIDENCE" >>evidence.txt; cat >>stdin.txt'
+	PROFOPT_LIBRARY=$3 PYTHONPATH=$4 "$bin/profopt-record" --live --every 0.5 \
+		--alerts alerts.jsonl --on-alert "$on_alert" -o trace -- /usr/bin/python3 hostile.py \
+		>windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
+	ls pwned-* 2>/dev/null && fail "the alert's text was run by the shell"
+	grep -qF "exception: \$(touch pwned-1)\`touch pwned-2\`;touch pwned-3;'\"" evidence.txt ||
+		fail "PROFOPT_ALERT_EVIDENCE does not hold the exception's name: $(cat evidence.txt)"
+	/usr/bin/python3 - stdin.txt alerts.jsonl <<'PY' || fail "the checks above"
+import json, sys
+got = [json.loads(l) for l in open(sys.argv[1])]
+want = [json.loads(l) for l in open(sys.argv[2])]
+ended = [a for a in want if a["alert"] == "program-ended"]
+ok = got == want and ended and "pwned-3;'\"" in ended[0]["evidence"]
+print("on-alert stdin %s the alerts" % ("matches" if got == want else "differs from"))
+sys.exit(0 if ok else 1)
+PY
+	;;
+bad_set)
+	# A rule the view refuses stops the recording before the command runs.
+	"$bin/profopt-record" --live --set live.window_s=0 -o trace -- $(sim --steps 50) \
+		>windows.jsonl 2>rec.err
+	status=$?
+	[ "$status" -eq 2 ] || fail "profopt-record exited with $status, want 2"
+	grep -q "live.window_s" rec.err || fail "the rule is not named: $(cat rec.err)"
+	[ -e trace ] && fail "a trace directory was left for a command that never ran"
+	relay_left && fail "an lttng-relayd was left running"
 	;;
 no_session)
 	lttng-relayd -b -o "$work/relay" >relay.log 2>&1 || fail "lttng-relayd did not start"

@@ -323,6 +323,7 @@ static void test_json_keys(void)
 	    "discard_windows",
 	    "ended",
 	    "ending",
+	    "ending_detail",
 	    "verdict",
 	    "verdict_reason",
 	    "alerts",
