@@ -42,6 +42,7 @@ struct live {
 	FILE *alerts_file; /* owned; NULL without --alerts */
 	int64_t events;	   /* events consumed */
 	int64_t host_limit_bytes;
+	int64_t next_window_ns; /* CLOCK_MONOTONIC: no window before (live.snapshot_cpu_pct) */
 	pid_t on_alert[ON_ALERT_RUNNING_MAX];
 	size_t on_alert_count;
 	int64_t on_alert_skipped; /* alerts whose command was not started: too many running */
@@ -54,6 +55,14 @@ struct window_job {
 	struct po_live_window_config config;
 	int fd; /* write end of the pipe */
 };
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static enum po_status feed(void *ctx, const struct po_event *event)
 {
@@ -292,10 +301,21 @@ static enum po_status tick(void *ctx, bool ended, struct po_error *err)
 	struct po_live_alert changes[PO_LIVE_ALERT_KIND_COUNT];
 	struct po_live_window window;
 	enum po_status status;
+	int64_t started_ns;
 	size_t count;
 
 	reap_on_alert(live, false);
+	started_ns = monotonic_ns();
+	if (!ended && started_ns < live->next_window_ns)
+		return PO_STATUS_OK;
 	status = take_window(live, &window, err);
+	/*
+	 * A snapshot re-reads every step of the run: spaced so that they take at most
+	 * live.snapshot_cpu_pct of a core, however long the run grows.
+	 */
+	live->next_window_ns =
+	    started_ns + (int64_t)((double)(monotonic_ns() - started_ns) * 100.0 /
+				   live->options->rules.live_snapshot_cpu_pct);
 	if (status == PO_STATUS_INPUT) /* nothing of the recording yet */
 		return PO_STATUS_OK;
 	if (status != PO_STATUS_OK)

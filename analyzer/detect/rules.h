@@ -187,6 +187,11 @@
 	X(verdict_host_compute_pct, "verdict", "host_compute_pct", 50, "%",                        \
 	  "share of step time in host compute categories from which the run is host-bound",        \
 	  "profopt")                                                                               \
+	X(live_snapshot_cpu_pct, "live", "snapshot_cpu_pct", 5, "% of a core",                     \
+	  "the most of one core the windows' snapshots may take: a window whose snapshot took T "  \
+	  "seconds is followed by the next no sooner than T / this share later (--every is the "   \
+	  "shortest spacing)",                                                                     \
+	  "profopt: a long run's snapshot re-reads every step")                                    \
 	X(live_window_s, "live", "window_s", 10, "s",                                              \
 	  "length of the sliding window that profopt-analyze --live judges: the steps that ended " \
 	  "in its last this many seconds",                                                         \
@@ -207,8 +212,7 @@
 	  "share of a window's step time with no GPU busy from which gpu-idle is raised",          \
 	  "profopt: the GPU busy share below verdict.host_gpu_pct")                                \
 	X(live_memory_slope_mib_per_min, "live", "memory_slope_mib_per_min", 64, "MiB/min",        \
-	  "host or GPU memory slope over a window from which memory growth is raised",             \
-	  "profopt")                                                                               \
+	  "host or GPU memory slope over a window from which memory growth is raised", "profopt")  \
 	X(live_oom_warning_s, "live", "oom_warning_s", 3600, "s",                                  \
 	  "memory growth is raised at any slope when it projects running out of memory within "    \
 	  "this many seconds",                                                                     \
@@ -229,6 +233,7 @@
  */
 #define PO_RULE_UNITS(X)                                                                           \
 	X("%", 0, 100, false)                                                                      \
+	X("% of a core", 0.1, 100, false)                                                          \
 	X("% over median", 0, 10000, false)                                                        \
 	X("MADs", 0, 1000, false)                                                                  \
 	X("MiB", 0, 1048576, false)                                                                \

@@ -8,6 +8,9 @@ recorded trace (recomputed here from the trace's own events with babeltrace2, no
 profopt's code); nothing is raised before that step; --alerts and --on-alert received
 every alert; the end report is the offline report of the trace plus alerts.json.
 
+leak: host-memory-growth is raised after the step where the simulator starts leaking,
+and nothing before it.
+
 clean: a run that stays the same raises nothing but program-ended (hysteresis: no alert
 flaps on noise).
 
@@ -236,6 +239,28 @@ def check_killed(args):
         problem("the report's alerts.json has no program-ended: %s" % kinds)
 
 
+def check_leak(args):
+    read_windows(args.windows)
+    alerts = read_alerts(args.alerts)
+    steps = trace_steps(args.trace)
+    changed = [begin for number, begin, _, _ in steps if number == args.step]
+    raised = [a for a in alerts if a["alert"] == "host-memory-growth" and a["state"] == "raised"]
+    if not changed or len(raised) != 1:
+        problem("host-memory-growth raised %d times, want once: %s" % (len(raised), alerts))
+        return
+    after = (raised[0]["at_ns"] - changed[0]) / 1e9
+    print("host-memory-growth raised %.2f s after the leak began: %s" % (after,
+                                                                       raised[0]["evidence"]))
+    if after < 0:
+        problem("host-memory-growth raised before the leak began")
+    elif after > 2 * WINDOW_S:
+        problem("host-memory-growth raised %.1f s after the leak began" % after)
+    early = [a for a in alerts if a["state"] == "raised" and a["at_ns"] < changed[0]
+             and a["alert"] != "program-ended"]
+    if early:
+        problem("raised before the leak: %s" % early)
+
+
 def check_clean(args):
     windows = read_windows(args.windows)
     alerts = read_alerts(args.alerts)
@@ -252,7 +277,7 @@ def check_clean(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["change_at", "clean", "killed"])
+    parser.add_argument("case", choices=["change_at", "clean", "killed", "leak"])
     parser.add_argument("--step", type=int)
     parser.add_argument("--trace")
     parser.add_argument("--windows")
@@ -267,6 +292,8 @@ def main():
         check_change_at(args)
     elif args.case == "clean":
         check_clean(args)
+    elif args.case == "leak":
+        check_leak(args)
     else:
         check_killed(args)
     for text in problems:

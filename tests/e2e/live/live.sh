@@ -9,6 +9,8 @@
 #                   --on-alert get each alert (as data, never as shell text), and the end
 #                   report equals profopt-analyze's of the trace, plus alerts.json
 #   clean           a run that stays the same raises nothing but program-ended
+#   leak            every step leaks from a known step on: host-memory-growth after it
+#   discards        the tracer discards events: events-discarded, never cleared
 #   killed_program  the program is killed: program-ended (no-run-end), the report is written
 #   relay_dies      lttng-relayd is killed during the run: the view ends with a one-line
 #                   message, the recording completes and analyses offline, no daemon is left
@@ -77,9 +79,28 @@ change_at)
 	;;
 clean)
 	"$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl -o trace -- \
-		$(sim --steps 700) >windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
+		$(sim --steps 700 --jitter 20) >windows.jsonl 2>rec.err ||
+		fail "profopt-record exited with $?"
 	/usr/bin/python3 "$here/check_live.py" clean --windows windows.jsonl \
 		--alerts alerts.jsonl --report trace-report || fail "the checks above"
+	;;
+leak)
+	# From step 300 every step leaks 1 MiB: host-memory-growth is raised after it.
+	"$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl -o trace -- \
+		$(sim --steps 700 --change-at 300 --after leak-bytes=1048576) \
+		>windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
+	/usr/bin/python3 "$here/check_live.py" leak --step 300 --trace trace \
+		--windows windows.jsonl --alerts alerts.jsonl || fail "the checks above"
+	;;
+discards)
+	# Buffers far too small for 300 kernels a step: the tracer discards, and says so live.
+	"$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl --subbuf-size 4k \
+		--num-subbuf 2 -o trace -- $(sim --steps 300 --kernels 300 --gpu-ms 1) \
+		>windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
+	grep -q '"alert":"events-discarded","state":"raised"' alerts.jsonl ||
+		fail "no events-discarded alert: $(cat alerts.jsonl)"
+	grep -q '"alert":"events-discarded","state":"cleared"' alerts.jsonl &&
+		fail "events-discarded was cleared"
 	;;
 killed_program)
 	kill_during 100000 4 profopt-sim
