@@ -184,7 +184,8 @@ static void finish_live(struct rec_live *live, bool trace_complete)
 {
 	int view = rec_live_finish(live, trace_complete);
 
-	if (view > 0)
+	/* With an incomplete trace the view said itself that it wrote no report. */
+	if (view > 0 && trace_complete)
 		fprintf(stderr,
 			"profopt-record: warning: the live view ended with status %d (its message "
 			"is above); the trace is complete: profopt-analyze TRACE_DIR writes its "

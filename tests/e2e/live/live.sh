@@ -14,6 +14,7 @@
 #   killed_program  the program is killed: program-ended (no-run-end), the report is written
 #   relay_dies      lttng-relayd is killed during the run: the view ends with a one-line
 #                   message, the recording completes and analyses offline, no daemon is left
+#   consumer_dies   the consumer daemon is killed: exit 1 with what is missing, no report
 #   session_destroyed  someone destroys the live session: the report still comes, whole
 #   attach          profopt-analyze --live on a session made with plain lttng commands
 #   hostile         an exception named in shell syntax reaches --on-alert only as data
@@ -121,6 +122,20 @@ relay_dies)
 		fail "the trace does not analyse offline: $(cat offline.err)"
 	/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["steps"]["count"] == 1500 and not s["trace"]["partial"] else 1)' \
 		offline/summary.json || fail "the offline analysis lost steps"
+	;;
+consumer_dies)
+	# The consumer daemon that writes both sessions is killed: the recording fails and
+	# says what is missing, the view says it wrote no report, no relay is left.
+	kill_during 1500 4 lttng-consumerd
+	[ "$status" -eq 1 ] || fail "profopt-record exited with $status, want 1"
+	grep -q "^profopt-analyze: .*the recording did not complete" rec.err ||
+		fail "the view did not say why it wrote no report"
+	[ -e trace-report ] && fail "a report was written for an incomplete recording"
+	relay_left && fail "an lttng-relayd was left running"
+	"$bin/profopt-analyze" --json-only -o offline trace >/dev/null 2>offline.err
+	status=$?
+	[ "$status" -eq 3 ] && [ "$(wc -l <offline.err)" -eq 1 ] ||
+		fail "the damaged trace: exit $status, $(cat offline.err)"
 	;;
 session_destroyed)
 	# Someone destroys the live session: the view waits for the recording to complete,
