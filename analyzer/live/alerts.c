@@ -327,6 +327,17 @@ static enum judgement judge_worker(const struct po_rules *rules,
 {
 	double threshold = rules->live_worker_silent_s;
 
+	/*
+	 * A loader that hands out batches in order (PyTorch's) stops the loop when one worker
+	 * stops: the loop then waits for its next batch, however long.
+	 */
+	if (window->loop_wait_s > window->silent_worker_s) {
+		set_reading(reading, window->loop_wait_s, threshold, "s",
+			    "the loop has waited %.1f s for its next batch (threshold %g s): a "
+			    "loader worker died or hangs",
+			    window->loop_wait_s, threshold);
+		return classify(rules, window->loop_wait_s, threshold);
+	}
 	if (window->silent_worker_pid < 0) {
 		if (window->window_steps <= 0)
 			return JUDGE_NONE;

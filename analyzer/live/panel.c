@@ -538,6 +538,7 @@ static void json_resources(struct po_json_writer *json, const struct po_live_win
 	po_json_write_kv_double(json, "workers_busy_pct", window->workers_busy_pct, 2);
 	po_json_write_kv_int_or_null(json, "silent_worker_pid", window->silent_worker_pid);
 	po_json_write_kv_double(json, "silent_worker_s", window->silent_worker_s, 3);
+	po_json_write_kv_double(json, "loop_wait_s", window->loop_wait_s, 3);
 	po_json_write_kv_bool(json, "has_gpu", window->has_gpu);
 	po_json_write_kv_double(json, "gpu_busy_pct", window->gpu_busy_pct, 2);
 	json_memory(json, &host_memory_keys, window->host_bytes, window->host_slope_bps,

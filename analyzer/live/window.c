@@ -319,6 +319,10 @@ enum po_status po_live_window_compute(const struct po_analysis *analysis,
 	gather(analysis, config->rules, window, baseline_from, baseline_end, skip, &g);
 	fill_steps(analysis, config->rules, &g, window, baseline_end);
 	fill_workers(analysis, window);
+	if (analysis->loop_at_end.step_open && analysis->loop_at_end.category == PO_CAT_DATA_WAIT &&
+	    window->now_ns > analysis->loop_at_end.since_ns)
+		window->loop_wait_s =
+		    (double)(window->now_ns - analysis->loop_at_end.since_ns) / 1e9;
 	window->has_gpu = analysis->gpu_count > 0;
 	window->gpu_busy_pct = window->has_gpu && g.wall_ns > 0
 				   ? 100.0 * (double)g.gpu_busy_ns / (double)g.wall_ns

@@ -49,6 +49,9 @@ struct po_live_window {
 	int32_t silent_worker_pid; /* the worker silent longest while a worker started before
 				      it went quiet had events long after (window.c); -1 */
 	double silent_worker_s;	   /* how long; 0 */
+	/* How long the loop has been waiting for its next batch now (an open step in data
+	 * wait since); 0 when it is not waiting */
+	double loop_wait_s;
 
 	/* GPU */
 	bool has_gpu;

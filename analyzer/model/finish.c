@@ -25,9 +25,15 @@ static int compare_i64(int64_t a, int64_t b)
  * process (a crash, a signal, workers terminated at shutdown in the middle of a load), not
  * lost by the tracer: discards are counted apart. The open step is dropped.
  */
-static void close_stream(struct po_model *model)
+static void close_stream(struct po_model *model, struct po_analysis *analysis)
 {
+	analysis->loop_at_end.step_open = model->loop.step_open;
+	analysis->loop_at_end.category = PO_CAT_OTHER;
+	analysis->loop_at_end.since_ns = model->loop.last_change_ns;
 	for (size_t i = 0; i < model->procs.thread_count; i++) {
+		if (model->loop.step_open && spans_is_training(model, &model->procs.threads[i]))
+			analysis->loop_at_end.category =
+			    spans_open_category(&model->procs.threads[i]);
 		model->quality.open_at_end += (int64_t)model->procs.threads[i].depth;
 		model->procs.threads[i].depth = 0;
 	}
@@ -737,7 +743,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	model->arena = NULL;
 	analysis->verdict = PO_VERDICT_UNKNOWN;
 	analysis->steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN};
-	close_stream(model);
+	close_stream(model, analysis);
 	status = gpu_tracker_flush(&model->gpu);
 	if (status == PO_STATUS_OK)
 		status = model->deferred;

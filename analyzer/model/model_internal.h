@@ -127,6 +127,8 @@ enum po_status spans_step_end(struct po_model *model, struct thread *thread,
 enum po_status spans_batch_ready(struct po_model *model, const struct po_event *event) PO_NODISCARD;
 int spans_innermost_stage(const struct thread *thread);
 bool spans_is_training(const struct po_model *model, const struct thread *thread);
+/* The open category of highest priority on a thread; OTHER when nothing is open. */
+enum po_category spans_open_category(const struct thread *thread);
 
 /* model_gpu.c: the model as the GPU tracker's host */
 void model_gpu_init(struct po_model *model);

@@ -762,6 +762,17 @@ struct po_analysis {
 	/* weak: in the arena; set by --baseline (analyzer/compare/compare.h), else NULL */
 	const struct po_comparison *comparison;
 
+	/*
+	 * The training loop when the events ended (for a live snapshot: now): whether a step
+	 * was open, and what its thread was doing since when, e.g. waiting for data since the
+	 * batch that never came. step_open false between steps and after a clean end.
+	 */
+	struct {
+		bool step_open;
+		enum po_category category;
+		int64_t since_ns;
+	} loop_at_end;
+
 	/* After profopt-analyze --live: its alerts, in order; live false offline. */
 	bool live;
 	struct po_live_alert_note *live_alerts; /* in the arena */

@@ -24,8 +24,7 @@ bool spans_is_training(const struct po_model *model, const struct thread *thread
 	return step_tracker_is_training(&model->loop, thread->pid, thread->tid);
 }
 
-/* The open category of highest priority on a thread; OTHER when nothing is open. */
-static enum po_category open_category(const struct thread *thread)
+enum po_category spans_open_category(const struct thread *thread)
 {
 	enum po_category best = PO_CAT_OTHER;
 
@@ -43,7 +42,7 @@ static enum po_category open_category(const struct thread *thread)
 /* The training thread's open category may change now: the time until now goes to it. */
 static void training_flush(struct po_model *model, const struct thread *thread, int64_t time_ns)
 {
-	step_tracker_advance(&model->loop, time_ns, open_category(thread));
+	step_tracker_advance(&model->loop, time_ns, spans_open_category(thread));
 }
 
 /* A producer made one more batch. */
@@ -254,8 +253,8 @@ static enum po_status close_step(struct po_model *model, const struct thread *th
 	process_tracker_expire_silent(&model->procs, time_ns);
 	sample.rss_bytes = process_tracker_rss_sum(&model->procs);
 	sample.main_rss_bytes = model->procs.processes[thread->process].rss_last_bytes;
-	step =
-	    step_tracker_close(&model->loop, time_ns, open_category(thread), batch_size, &sample);
+	step = step_tracker_close(&model->loop, time_ns, spans_open_category(thread), batch_size,
+				  &sample);
 	detail_tracker_push_span(&model->timeline, &(struct po_span){.kind = PO_SPAN_STEP,
 								     .pid = thread->pid,
 								     .tid = thread->tid,

@@ -31,7 +31,7 @@ WINDOW_KEYS = [
     "schema", "seq", "now_ns", "begin_ns", "elapsed_s", "steps", "window_steps", "step_rate",
     "step_rate_all", "p50_ms", "p50_all_ms", "baseline_p50_ms", "baseline_end_ns",
     "category_pct", "data_wait_pct", "waiting_steps_pct", "workers_seen", "workers_alive",
-    "workers_busy_pct", "silent_worker_pid", "silent_worker_s", "has_gpu", "gpu_busy_pct",
+    "workers_busy_pct", "silent_worker_pid", "silent_worker_s", "loop_wait_s", "has_gpu", "gpu_busy_pct",
     "host_bytes", "host_slope_bps", "host_limit_bytes", "host_oom_s", "gpu_bytes",
     "gpu_slope_bps", "gpu_limit_bytes", "gpu_oom_s", "events", "discarded_events",
     "discard_windows", "ended", "ending", "ending_detail", "verdict", "verdict_reason", "alerts"]

@@ -11,6 +11,7 @@
 #   clean           a run that stays the same raises nothing but program-ended
 #   leak            every step leaks from a known step on: host-memory-growth after it
 #   discards        the tracer discards events: events-discarded, never cleared
+#   worker_hangs    a worker is stopped: worker-stopped is raised, and cleared when it runs
 #   killed_program  the program is killed: program-ended (no-run-end), the report is written
 #   relay_dies      lttng-relayd is killed during the run: the view ends with a one-line
 #                   message, the recording completes and analyses offline, no daemon is left
@@ -102,6 +103,34 @@ discards)
 		fail "no events-discarded alert: $(cat alerts.jsonl)"
 	grep -q '"alert":"events-discarded","state":"cleared"' alerts.jsonl &&
 		fail "events-discarded was cleared"
+	;;
+worker_hangs)
+	# A worker is stopped (SIGSTOP): the in-order loader makes the loop wait for its
+	# batch, and worker-stopped is raised; once it runs again the alert clears.
+	"$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl \
+		--set live.worker_silent_s=2 -o trace -- $(sim --steps 1200) \
+		>windows.jsonl 2>rec.err &
+	record=$!
+	for _ in $(seq 100); do
+		[ "$(wc -l <windows.jsonl)" -ge 4 ] && break
+		sleep 0.2
+	done
+	main=$(pgrep -o -x profopt-sim) || fail "no profopt-sim"
+	worker=$(pgrep -P "$main" -x profopt-sim | head -n 1)
+	[ -n "$worker" ] || fail "no worker process"
+	kill -STOP "$worker"
+	for _ in $(seq 100); do
+		grep -q '"alert":"worker-stopped","state":"raised"' alerts.jsonl 2>/dev/null && break
+		sleep 0.2
+	done
+	kill -CONT "$worker"
+	wait "$record"
+	status=$?
+	[ "$status" -eq 0 ] || fail "profopt-record exited with $status"
+	grep '"alert":"worker-stopped","state":"raised"' alerts.jsonl | grep -q "waited" ||
+		fail "worker-stopped was not raised for the waiting loop: $(cat alerts.jsonl)"
+	grep -q '"alert":"worker-stopped","state":"cleared"' alerts.jsonl ||
+		fail "worker-stopped was not cleared once the worker ran again"
 	;;
 killed_program)
 	kill_during 100000 4 profopt-sim

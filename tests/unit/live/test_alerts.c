@@ -346,6 +346,19 @@ static void worker_bad(struct po_live_window *window)
 	window->silent_worker_s = 45;
 }
 
+/* An in-order loader with a hung worker: the loop waits, no step ends, no worker speaks. */
+static void loop_waits_clean(struct po_live_window *window)
+{
+	window->window_steps = 0;
+	window->loop_wait_s = 0.5;
+}
+
+static void loop_waits_bad(struct po_live_window *window)
+{
+	window->window_steps = 0;
+	window->loop_wait_s = 40;
+}
+
 static void discarded_bad(struct po_live_window *window)
 {
 	window->discarded_events = 1200;
@@ -371,6 +384,8 @@ static const struct kind_case kind_cases[] = {
      "14.50 ms over the last 10 s, 45.0% over the 10.00 ms"},
     {PO_LIVE_ALERT_WORKER_STOPPED, worker_clean, worker_bad,
      "worker 4242 has sent no event for 45.0 s"},
+    {PO_LIVE_ALERT_WORKER_STOPPED, loop_waits_clean, loop_waits_bad,
+     "the loop has waited 40.0 s for its next batch"},
     {PO_LIVE_ALERT_EVENTS_DISCARDED, NULL, discarded_bad, "discarded 1200 events"},
     {PO_LIVE_ALERT_PROGRAM_ENDED, NULL, ended_bad, "ended (exception) after"},
 };

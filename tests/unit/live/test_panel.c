@@ -308,6 +308,7 @@ static void test_json_keys(void)
 	    "workers_busy_pct",
 	    "silent_worker_pid",
 	    "silent_worker_s",
+	    "loop_wait_s",
 	    "has_gpu",
 	    "gpu_busy_pct",
 	    "host_bytes",

@@ -231,9 +231,39 @@ static void label_folding(void)
 	po_analysis_destroy(analysis);
 }
 
+/* What the loop was doing when the events ended: waiting for data since 112 ms. */
+static void loop_at_end(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	step_begin(model, 0, MAIN, MAIN, 0);
+	stage_begin(model, 0, MAIN, MAIN, PO_STAGE_FORWARD, "fw", -1);
+	stage_end(model, 10 * MS, MAIN, MAIN, PO_STAGE_FORWARD, -1);
+	step_end(model, 100 * MS, MAIN, MAIN, 0);
+	step_begin(model, 110 * MS, MAIN, MAIN, 1);
+	stage_begin(model, 112 * MS, MAIN, MAIN, PO_STAGE_DATA_WAIT, "next", -1);
+	stage_begin(model, 150 * MS, W0, W0, PO_STAGE_LOAD, "read", 1); /* another thread */
+	analysis = model_done(model);
+	CHECK(analysis->loop_at_end.step_open);
+	CHECK_INT_EQ(analysis->loop_at_end.category, PO_CAT_DATA_WAIT);
+	CHECK_INT_EQ(analysis->loop_at_end.since_ns, 112 * MS);
+	CHECK_INT_EQ(analysis->step_count, 1); /* the open step is dropped, as before */
+	po_analysis_destroy(analysis);
+
+	/* between steps: nothing open */
+	model = model_new(NULL);
+	step_begin(model, 0, MAIN, MAIN, 0);
+	step_end(model, 100 * MS, MAIN, MAIN, 0);
+	analysis = model_done(model);
+	CHECK(!analysis->loop_at_end.step_open);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(breakdown_priority);
+	RUN(loop_at_end);
 	RUN(batches_from_two_workers);
 	RUN(worker_role_from_spans);
 	RUN(unmatched_spans);
