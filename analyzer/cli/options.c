@@ -328,6 +328,21 @@ static enum po_status apply_help(struct po_cli_options *options, const char *val
 	return PO_STATUS_OK;
 }
 
+/* --list-rules: RULE.KEY, default, unit and valid range, one rule a line (shell completion). */
+static enum po_status apply_list_rules(struct po_cli_options *options, const char *value,
+				       bool *exit_now, struct po_error *err)
+{
+	size_t count;
+	const struct po_rule_info *infos = po_rule_infos(&count);
+
+	for (size_t i = 0; i < count; i++)
+		printf("%s.%s\t%g\t%s\t%g..%g\t%s\n", infos[i].rule, infos[i].key,
+		       infos[i].default_value, infos[i].unit, infos[i].lowest, infos[i].highest,
+		       infos[i].doc);
+	*exit_now = true;
+	return PO_STATUS_OK;
+}
+
 static enum po_status apply_version(struct po_cli_options *options, const char *value,
 				    bool *exit_now, struct po_error *err)
 {
@@ -395,6 +410,10 @@ static const struct option_row option_table[] = {
      "(profopt-record, whose recording outlives the live session)",
      apply_trace_done_fd},
     {"quiet", 'q', NULL, "print nothing on success", apply_quiet},
+    {"list-rules", 0, NULL,
+     "list the rules --set takes: RULE.KEY, default, unit, valid\n"
+     "range and meaning, tab-separated",
+     apply_list_rules},
     {"help", 'h', NULL, "show this help", apply_help},
     {"version", 'V', NULL, "show the version", apply_version},
 };
