@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# completion.sh BIN_DIR SOURCE_DIR: sources analyzer/profopt-analyze.bash and
-# tracepoints/record/profopt-record.bash (without bash-completion) and checks what they
+# completion.sh BIN_DIR SOURCE_DIR: sources analyzer/profopt.bash (without
+# bash-completion) and checks what it
 # offer: every option of each program's --help, the rules of --set, directories for
 # TRACE_DIR, the values of --buffers, and the command after profopt-record's options.
 set -u
 bin=$1 src=$2
 export PATH=$bin:$PATH
 # shellcheck source=/dev/null
-source "$src/analyzer/profopt-analyze.bash"
-# shellcheck source=/dev/null
-source "$src/tracepoints/record/profopt-record.bash"
+source "$src/analyzer/profopt.bash"
 failed=0 passed=0
 work=$(mktemp -d /tmp/profopt-completion.XXXXXX)
 trap 'rm -rf "$work"' EXIT
