@@ -172,6 +172,25 @@ static enum po_status check_signals(enum po_status status, struct po_error *err)
 	return PO_STATUS_INTERRUPTED;
 }
 
+/*
+ * The progress line: on a terminal, not with -q, once the analysis has run for a second
+ * (PROFOPT_PROGRESS_AFTER_MS sets another delay, for tests).
+ */
+static void set_progress(const struct po_cli_options *options, struct po_isolate_limits *limits)
+{
+	const char *after = getenv("PROFOPT_PROGRESS_AFTER_MS");
+	char *end;
+	long ms;
+
+	limits->progress = !options->quiet && isatty(STDERR_FILENO);
+	limits->progress_after_ms = 1000;
+	if (after && *after) {
+		ms = strtol(after, &end, 10);
+		if (*end == '\0' && ms >= 0 && ms <= 3600000)
+			limits->progress_after_ms = (unsigned)ms;
+	}
+}
+
 /* Runs the analysis into the staging directory; ends the watches (the settle check). */
 static enum po_status analyze_isolated(const struct po_cli_options *options,
 				       const struct po_live_history *live, const char *staging,
@@ -187,6 +206,7 @@ static enum po_status analyze_isolated(const struct po_cli_options *options,
 	job.checked_skipped.note =
 	    po_ingest_watch_borrow_skipped(watch, &job.checked_skipped.count);
 	po_isolate_limits_init(&limits);
+	set_progress(options, &limits);
 	status = check_signals(PO_STATUS_OK, err);
 	if (status == PO_STATUS_OK)
 		status = po_isolate_run(po_pipeline_run, &job, &limits, text, err);

@@ -97,12 +97,21 @@ static enum po_status render_all(const struct po_analysis *analysis,
 
 struct feed {
 	struct po_model *model; /* weak */
+	int64_t events;
+	int64_t end_ns; /* the streams' end (the survey), for the progress line; -1 */
 };
+
+/* Events between two updates of the progress line's count. */
+#define PROGRESS_EVERY 65536
 
 static enum po_status feed_event(void *ctx, const struct po_event *event)
 {
 	struct feed *feed = ctx;
 
+	if (feed->events++ == 0)
+		po_isolate_time_range(event->time_ns, feed->end_ns);
+	if (feed->events % PROGRESS_EVERY == 0)
+		po_isolate_count(feed->events, event->time_ns);
 	return po_model_consume(feed->model, event);
 }
 
@@ -389,7 +398,7 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 	status = po_model_create(&config, &model, err);
 	if (status != PO_STATUS_OK)
 		return status;
-	feed.model = model;
+	feed = (struct feed){.model = model, .end_ns = files->survey.end_ns};
 	status = po_ingest_run(files->repair.shadow_root[0] ? files->repair.shadow_root : trace_dir,
 			       &ingest_options, feed_event, &feed, stats, err);
 	if (status == PO_STATUS_OK && note_missing(model, files) != PO_STATUS_OK) {

@@ -25,6 +25,11 @@
 struct po_isolate_shared {
 	char phase[64];
 	char file[1024];
+	/* the progress line's numbers; written by the child, read by the parent (atomics) */
+	int64_t events;
+	int64_t time_ns;
+	int64_t begin_ns;
+	int64_t end_ns;
 };
 
 /* weak: the mapping of the current po_isolate_run(), NULL outside of one */
@@ -179,6 +184,8 @@ void po_isolate_limits_init(struct po_isolate_limits *limits)
 	limits->cpu_seconds = 3600;
 	limits->memory_bytes = (size_t)8 * 1024 * PO_MIB;
 	limits->wall_seconds = 7200;
+	limits->progress = false;
+	limits->progress_after_ms = 1000;
 	if (spec)
 		limits_parse(limits, spec);
 }
@@ -193,6 +200,69 @@ void po_isolate_progress(const char *phase, const char *file)
 	snprintf(isolate_shared->phase, sizeof(isolate_shared->phase), "%s", phase ? phase : "");
 	snprintf(isolate_shared->file, sizeof(isolate_shared->file), "%s", file ? file : "");
 	pthread_mutex_unlock(&lock);
+}
+
+void po_isolate_time_range(int64_t begin_ns, int64_t end_ns)
+{
+	if (!isolate_shared)
+		return;
+	__atomic_store_n(&isolate_shared->begin_ns, begin_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&isolate_shared->end_ns, end_ns, __ATOMIC_RELAXED);
+}
+
+void po_isolate_count(int64_t events, int64_t time_ns)
+{
+	if (!isolate_shared)
+		return;
+	__atomic_store_n(&isolate_shared->events, events, __ATOMIC_RELAXED);
+	__atomic_store_n(&isolate_shared->time_ns, time_ns, __ATOMIC_RELAXED);
+}
+
+/* 1234567 -> "1.23M": the progress line's counts. */
+static void format_count(char *out, size_t size, double value)
+{
+	if (value >= 1e9)
+		snprintf(out, size, "%.2fG", value / 1e9);
+	else if (value >= 1e6)
+		snprintf(out, size, "%.2fM", value / 1e6);
+	else if (value >= 1e3)
+		snprintf(out, size, "%.1fk", value / 1e3);
+	else
+		snprintf(out, size, "%.0f", value);
+}
+
+/*
+ * One progress line on stderr, redrawn in place: phase, events, share of the trace's time,
+ * rate, time left. The share is by time because events are decoded in time order.
+ */
+static void draw_progress(int64_t elapsed_ns)
+{
+	int64_t events = __atomic_load_n(&isolate_shared->events, __ATOMIC_RELAXED);
+	int64_t time_ns = __atomic_load_n(&isolate_shared->time_ns, __ATOMIC_RELAXED);
+	int64_t begin_ns = __atomic_load_n(&isolate_shared->begin_ns, __ATOMIC_RELAXED);
+	int64_t end_ns = __atomic_load_n(&isolate_shared->end_ns, __ATOMIC_RELAXED);
+	char phase[64], count[32], rate[32], line[256];
+	double seconds = (double)elapsed_ns / 1e9, share = -1;
+	int used;
+
+	snprintf(phase, sizeof(phase), "%s",
+		 isolate_shared->phase[0] ? isolate_shared->phase : "starting");
+	format_count(count, sizeof(count), (double)events);
+	format_count(rate, sizeof(rate), seconds > 0 ? (double)events / seconds : 0);
+	if (end_ns > begin_ns && time_ns >= begin_ns)
+		share = (double)(time_ns - begin_ns) / (double)(end_ns - begin_ns);
+	used = snprintf(line, sizeof(line), "profopt-analyze: %s, %s events", phase, count);
+	if (strcmp(phase, "decoding") == 0 && share > 0.001 && share <= 1) {
+		char total[32];
+
+		format_count(total, sizeof(total), (double)events / share);
+		used += snprintf(line + used, sizeof(line) - (size_t)used,
+				 " of about %s (%.0f%%), %s/s, %.0f s left", total, 100 * share,
+				 rate, seconds * (1 - share) / share);
+	}
+	(void)used;
+	fprintf(stderr, "\r%s\033[K", line);
+	fflush(stderr);
 }
 
 static bool write_all(int fd, const void *buf, size_t len)
@@ -349,24 +419,47 @@ enum po_isolate_end { PO_END_EOF, PO_END_TIMEOUT, PO_END_INTERRUPTED, PO_END_NOM
  * Reads the child's pipe until EOF, the wall-clock limit or a terminating signal (one that
  * came since signals_before was taken).
  */
-static enum po_isolate_end parent_collect(int fd, unsigned wall_seconds, unsigned signals_before,
-					  struct po_isolate_buffer *buf)
+static enum po_isolate_end collect(int fd, const struct po_isolate_limits *limits,
+				   unsigned signals_before, struct po_isolate_buffer *buf,
+				   bool *drawn)
 {
-	int64_t deadline = wall_seconds ? now_ns() + (int64_t)wall_seconds * 1000000000 : 0;
+	int64_t started = now_ns();
+	int64_t deadline =
+	    limits->wall_seconds ? started + (int64_t)limits->wall_seconds * 1000000000 : 0;
 	bool eof = false;
 
 	while (!eof) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int64_t now = now_ns();
 
 		if (po_signals_count() != signals_before)
 			return PO_END_INTERRUPTED;
-		if (deadline && now_ns() >= deadline)
+		if (deadline && now >= deadline)
 			return PO_END_TIMEOUT;
+		if (limits->progress &&
+		    now - started >= (int64_t)limits->progress_after_ms * 1000000) {
+			draw_progress(now - started);
+			*drawn = true;
+		}
 		if (poll(&pfd, 1, 100) > 0 && !buffer_read(buf, fd, &eof))
 			return PO_END_NOMEM;
 	}
 	/* Ctrl-C reaches the whole process group: the child may die of it first. */
 	return po_signals_count() != signals_before ? PO_END_INTERRUPTED : PO_END_EOF;
+}
+
+/* Reads the child's pipe (collect()); the progress line, if drawn, is erased after. */
+static enum po_isolate_end parent_collect(int fd, const struct po_isolate_limits *limits,
+					  unsigned signals_before, struct po_isolate_buffer *buf)
+{
+	bool drawn = false;
+	enum po_isolate_end end = collect(fd, limits, signals_before, buf, &drawn);
+
+	if (drawn) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	return end;
 }
 
 static const char *where_text(char *out, size_t size)
@@ -565,7 +658,7 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 		child_main(fn, ctx, limits, fds[1], parent);
 	}
 	close(fds[1]);
-	end = parent_collect(fds[0], limits->wall_seconds, signals_before, &buf);
+	end = parent_collect(fds[0], limits, signals_before, &buf);
 	close(fds[0]);
 	status = parent_finish(child, end, &buf, limits, output_text, err);
 	free(buf.bytes);

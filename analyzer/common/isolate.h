@@ -16,7 +16,9 @@
 #ifndef PO_ISOLATE_H
 #define PO_ISOLATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "common/status.h"
@@ -51,6 +53,13 @@ struct po_isolate_limits {
 	unsigned cpu_seconds;  /* RLIMIT_CPU of the child; 0: none */
 	size_t memory_bytes;   /* RLIMIT_AS of the child; 0: none */
 	unsigned wall_seconds; /* the parent kills the child after this; 0: none */
+	/*
+	 * The parent draws one updating progress line on stderr (a terminal) once the child
+	 * has run for progress_after_ms: its phase, the events decoded, the share of the trace's
+	 * time they reach, their rate and an estimate of the time left (po_isolate_count()).
+	 */
+	bool progress;
+	unsigned progress_after_ms;
 };
 
 /* Defaults: generous enough for multi-GB traces, finite on a bad one. */
@@ -71,5 +80,12 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 
 /* In the child: what it is doing now ("decoding", "rendering") and on which file. */
 void po_isolate_progress(const char *phase, const char *file);
+/*
+ * In the child, for the progress line: the trace's time range (the first event, the end of
+ * its streams), then now and then the events decoded so far and the newest one's time.
+ * Events come in time order, so the share of the range they reach is the share done.
+ */
+void po_isolate_time_range(int64_t begin_ns, int64_t end_ns);
+void po_isolate_count(int64_t events, int64_t time_ns);
 
 #endif /* PO_ISOLATE_H */
