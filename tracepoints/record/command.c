@@ -75,7 +75,7 @@ static int check_executable(const char *path)
 }
 
 /* Looks NAME up in PATH as execvp would; the first error other than ENOENT is kept. */
-static int search_path(const char *name, char **resolved)
+int rec_search_path(const char *name, char **resolved)
 {
 	const char *search = getenv("PATH");
 	char candidate[PATH_MAX];
@@ -270,7 +270,7 @@ enum rec_status rec_command_resolve(struct rec_command *command, const struct re
 		if (!error && !(command->path = strdup(name)))
 			error = ENOMEM;
 	} else {
-		error = name[0] ? search_path(name, &command->path) : ENOENT;
+		error = name[0] ? rec_search_path(name, &command->path) : ENOENT;
 	}
 	if (error)
 		return resolve_failed(name, error, err);

@@ -276,6 +276,8 @@ int main(int argc, char **argv)
 		printf("profopt-record %s\n", PROFOPT_VERSION);
 		return 0;
 	}
+	if (options.check)
+		return rec_check(&options);
 	notes_create();
 	/*
 	 * lttng-ust's base-address state dump lists every loaded object (with its build id)

@@ -23,6 +23,7 @@ enum {
 	OPT_EVERY,
 	OPT_LIVE_TIMER,
 	OPT_SET,
+	OPT_CHECK,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -41,6 +42,7 @@ static const struct option long_options[] = {
     {"every", required_argument, NULL, OPT_EVERY},
     {"live-timer", required_argument, NULL, OPT_LIVE_TIMER},
     {"set", required_argument, NULL, OPT_SET},
+    {"check", no_argument, NULL, OPT_CHECK},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -49,6 +51,7 @@ static const struct option long_options[] = {
 void rec_options_print_help(void)
 {
 	printf("Usage: profopt-record [OPTIONS] [--] COMMAND [ARGS...]\n"
+	       "       profopt-record --check [OPTIONS]\n"
 	       "Records the profopt events of COMMAND and of the processes it forks with LTTng,\n"
 	       "for profopt-analyze. The trace path is printed on stdout as the last line.\n\n"
 	       "Options:\n"
@@ -80,6 +83,10 @@ void rec_options_print_help(void)
 	       "                      microseconds (default 100000: about 0.1 s of latency)\n"
 	       "      --set RULE.KEY=VALUE  with --live: a rule for the view and its report\n"
 	       "                      (docs/rules.md, live.* for the alerts); repeatable\n"
+	       "      --check         check what a recording needs (session daemon, lttng-ust\n"
+	       "                      and its wrappers, buffer memory, disk room, the Python\n"
+	       "                      module) with these options, say what to fix, and exit:\n"
+	       "                      0 when a recording would work, 1 otherwise\n"
 	       "      --help          print this help and exit\n"
 	       "      --version       print the version and exit\n\n"
 	       "A session daemon is started if none is running, and stopped at the end.\n"
@@ -214,6 +221,9 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 		}
 		options->live_sets[options->live_set_count++] = arg;
 		break;
+	case OPT_CHECK:
+		options->check = true;
+		break;
 	case OPT_HELP:
 		options->show_help = true;
 		break;
@@ -286,7 +296,7 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 		if (status != REC_STATUS_OK)
 			return status;
 	}
-	if (options->show_help || options->show_version)
+	if (options->show_help || options->show_version || options->check)
 		return REC_STATUS_OK;
 	if (optind >= argc) {
 		po_error_set(err, "no command to record (see --help)");

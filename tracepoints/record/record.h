@@ -32,6 +32,12 @@ enum rec_status {
 
 int rec_status_exit_code(enum rec_status status);
 
+/*
+ * Looks NAME up in PATH as execvp would (command.c): 0 with *resolved (owned) set, else
+ * the errno that stops it (the first other than ENOENT).
+ */
+int rec_search_path(const char *name, char **resolved);
+
 /* Sleeps ms milliseconds, through signals (sessiond.c). */
 void rec_sleep_ms(long ms);
 
@@ -65,9 +71,13 @@ struct rec_options {
 	int live_set_count;
 	double live_every_s;	/* --every: seconds between windows */
 	unsigned live_timer_us; /* --live-timer: the live session's flush period */
+	bool check;		/* --check: say whether a recording would work, record nothing */
 	bool show_help;
 	bool show_version;
 };
+
+/* --check (check.c): what a recording needs, one line each; 0 only when it would work. */
+int rec_check(const struct rec_options *options);
 
 /* Parses argv; on REC_STATUS_USAGE, err says what is wrong. */
 enum rec_status rec_options_parse(struct rec_options *options, int argc, char **argv,
