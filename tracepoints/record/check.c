@@ -157,8 +157,27 @@ static void check_rights(struct checker *checker)
 		report(checker, CHECK_OK, "rights", "member of the tracing group", NULL);
 		return;
 	}
-	report(checker, CHECK_OK, "rights",
-	       "a user's own session daemon (not root, not in the tracing group)", NULL);
+	/* A user's own daemon keeps its sockets and state in $LTTNG_HOME (else $HOME)/.lttng. */
+	{
+		const char *home = getenv("LTTNG_HOME");
+		char detail[PATH_MAX + 128];
+
+		if (!home || !*home)
+			home = getenv("HOME");
+		if (home && *home && access(home, W_OK | X_OK) == 0) {
+			snprintf(detail, sizeof(detail),
+				 "a session daemon of this user's own, in %s/.lttng", home);
+			report(checker, CHECK_OK, "rights", detail, NULL);
+			return;
+		}
+		snprintf(detail, sizeof(detail),
+			 "not root, not in the tracing group, and %s is not writable for a "
+			 "session daemon of this user's own",
+			 home && *home ? home : "no HOME");
+		report(checker, CHECK_FAIL, "rights", detail,
+		       "add the user to the tracing group (a root session daemon), or set "
+		       "LTTNG_HOME to a writable directory");
+	}
 }
 
 /* The ring buffers (per CPU, twice with --live) in /dev/shm, at most half its free room. */

@@ -2,7 +2,8 @@
 # check.sh BIN_DIR SOURCE_DIR: profopt-record --check finds each planted problem, in a
 # private mount namespace (as root) where the problem is made real: no session daemon and
 # none on PATH, the fork wrapper replaced by a device, a /dev/shm too small for the
-# buffers, a nearly full disk at -o, a Python module that cannot load libprofopt. With
+# buffers, a nearly full disk at -o, a Python module that cannot load libprofopt, a user
+# who is neither root nor in the tracing group and has no writable home. With
 # nothing planted it exits 0.
 set -u
 bin=$1 src=$2
@@ -53,6 +54,11 @@ run disk-full 1 "^FAIL +disk room +[0-9]+ MiB free" \
 run python-no-library 1 "^FAIL +python module +imported, but it cannot load libprofopt" \
 	"export PYTHONPATH=$work/module PROFOPT_LIBRARY=/nonexistent/libprofopt.so.0"
 run python-absent 0 "^warn +python module +not importable" "export PYTHONPATH=$work/pybin"
+# an unprivileged user whose home cannot hold a session daemon's state
+nobody=$(id -u nobody)
+run no-rights 1 "^FAIL +rights +not root, not in the tracing group" \
+	"cd /; exec setpriv --reuid=$nobody --regid=$nobody --clear-groups env HOME=/nonexistent LTTNG_HOME= \"$bin/profopt-record\" --check"
+
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
