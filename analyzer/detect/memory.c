@@ -313,16 +313,24 @@ static double run_steps(const struct po_analysis *analysis);
 
 /*
  * Fits the series and tells whether it grows steadily enough to report; a resident set must
- * also grow by a minimum over the run (allocators and caches settle by a few MiB).
+ * also grow by a minimum over the run, in bytes (allocators and caches settle by a few MiB)
+ * and as a share of its level (resident sets drift by a few percent without a leak).
  */
 static bool grows(const struct det_ctx *ctx, struct growth *growth)
 {
+	double run_growth, start_level;
+
 	if (!fit_growth(ctx, growth) ||
 	    growth->fit.slope < ctx->rules->memory_growth_min_slope_bytes ||
 	    growth->fit.r2 < ctx->rules->memory_growth_min_r2)
 		return false;
-	return growth->scope == SCOPE_ALL || growth->fit.slope * run_steps(ctx->analysis) >=
-						 ctx->rules->memory_growth_min_rss_mib * DET_MIB;
+	if (growth->scope == SCOPE_ALL)
+		return true;
+	run_growth = growth->fit.slope * run_steps(ctx->analysis);
+	start_level = growth->fit.intercept + growth->fit.slope * (double)growth->first_step;
+	return run_growth >= ctx->rules->memory_growth_min_rss_mib * DET_MIB &&
+	       (start_level <= 0 ||
+		run_growth >= ctx->rules->memory_growth_min_rss_growth_pct / 100 * start_level);
 }
 
 /* The finding's line, for the memory chart. */
