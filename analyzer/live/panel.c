@@ -39,35 +39,6 @@ static const char category_chars[PO_CATEGORY_COUNT] = {
     [PO_CAT_HANDOFF] = 'H',  [PO_CAT_OTHER] = '.',
 };
 
-/*
- * Writes at most max_chars characters of text (len bytes) for a terminal and returns how
- * many it wrote. Control characters, C1 controls included (a terminal may take U+009B
- * for the start of an escape), are shown as '?', so that text from the program cannot
- * move the cursor or end a line; bytes that are not UTF-8 show as U+FFFD.
- */
-static size_t put_text(FILE *out, const char *text, size_t len, size_t max_chars)
-{
-	const unsigned char *c = (const unsigned char *)text;
-	size_t chars = 0, seq;
-
-	while (len && chars < max_chars) {
-		seq = po_json_utf8_length(c, len);
-		if (seq == 1 && (*c < 0x20 || *c == 0x7f))
-			fputc('?', out);
-		else if (seq == 2 && c[0] == 0xc2 && c[1] < 0xa0)
-			fputc('?', out);
-		else if (seq)
-			fwrite(c, 1, seq, out);
-		else
-			fputs("\xef\xbf\xbd", out);
-		seq = seq ? seq : 1;
-		c += seq;
-		len -= seq;
-		chars++;
-	}
-	return chars;
-}
-
 /* The panel's lines are built as text first, then cut to the width as they are written. */
 struct line {
 	char text[LINE_BYTES];
@@ -180,7 +151,7 @@ static void panel_emit(struct panel_out *out, const struct line *line)
 	fputc('\r', out->tty);
 	if (out->style)
 		fputs(out->style, out->tty);
-	put_text(out->tty, line->text, line->len, out->width);
+	po_json_put_terminal_text(out->tty, line->text, line->len, out->width);
 	if (out->style)
 		fputs(ESC_RESET, out->tty);
 	fputs("\033[K\n", out->tty);
@@ -622,8 +593,9 @@ void po_live_alerts_section(FILE *out, const struct po_live_alert *history, size
 			fprintf(out, " after %.1f s",
 				(double)(alert->at_ns - alert->since_ns) / 1e9);
 		fputs(": ", out);
-		put_text(out, alert->evidence, strnlen(alert->evidence, sizeof(alert->evidence)),
-			 SIZE_MAX);
+		po_json_put_terminal_text(out, alert->evidence,
+					  strnlen(alert->evidence, sizeof(alert->evidence)),
+					  SIZE_MAX);
 		fputc('\n', out);
 	}
 }

@@ -199,6 +199,29 @@ void po_json_write_inline(struct po_json_writer *writer)
 }
 
 /* RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF. */
+size_t po_json_put_terminal_text(FILE *out, const char *text, size_t len, size_t max_chars)
+{
+	const unsigned char *c = (const unsigned char *)text;
+	size_t chars = 0, seq;
+
+	while (len && chars < max_chars) {
+		seq = po_json_utf8_length(c, len);
+		if ((seq == 1 && (*c < 0x20 || *c == 0x7f)) ||
+		    (seq == 2 && c[0] == 0xc2 && c[1] < 0xa0) ||
+		    (seq == 3 && c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9)))
+			fputc('?', out);
+		else if (seq)
+			fwrite(c, 1, seq, out);
+		else
+			fputs("\xef\xbf\xbd", out);
+		seq = seq ? seq : 1;
+		c += seq;
+		len -= seq;
+		chars++;
+	}
+	return chars;
+}
+
 size_t po_json_utf8_length(const unsigned char *text, size_t left)
 {
 	unsigned char lead = text[0];

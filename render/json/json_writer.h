@@ -95,6 +95,14 @@ void po_json_write_kv_ms_or_null(struct po_json_writer *writer, const char *key,
  */
 size_t po_json_utf8_length(const unsigned char *text, size_t left);
 
+/*
+ * Writes len bytes of text from a trace or a program to a terminal, at most max_chars
+ * characters: control characters (C0, DEL, C1) and the U+2028/U+2029 line separators are
+ * shown as '?', so that the text cannot move the cursor or end a line, and bytes that are
+ * not UTF-8 as U+FFFD. Returns the characters written.
+ */
+size_t po_json_put_terminal_text(FILE *out, const char *text, size_t len, size_t max_chars);
+
 /* Rounds nanoseconds to the nearest microsecond, halves away from zero. */
 int64_t po_json_ns_to_us(int64_t ns);
 /* Formats microseconds as "M.UUU" milliseconds into buf (at least 32 bytes). */

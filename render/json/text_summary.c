@@ -4,6 +4,7 @@
  * a step's time goes, and the top findings with every recommendation.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,27 +18,10 @@
  */
 static void put_text(FILE *out, const char *text)
 {
-	const unsigned char *c = (const unsigned char *)text;
-	size_t left = text ? strlen(text) : 0, seq;
-
-	if (!text) {
+	if (!text)
 		fputs("-", out);
-		return;
-	}
-	while (left) {
-		seq = po_json_utf8_length(c, left);
-		if (seq == 1 && (*c < 0x20 || *c == 0x7f))
-			fputc('?', out);
-		else if (seq == 3 && c[0] == 0xe2 && c[1] == 0x80 && (c[2] == 0xa8 || c[2] == 0xa9))
-			fputc('?', out);
-		else if (seq)
-			fwrite(c, 1, seq, out);
-		else
-			fputs("\xef\xbf\xbd", out);
-		seq = seq ? seq : 1;
-		c += seq;
-		left -= seq;
-	}
+	else
+		po_json_put_terminal_text(out, text, strlen(text), SIZE_MAX);
 }
 
 static void put_ms(FILE *out, int64_t us, int width)
