@@ -86,7 +86,8 @@ PO_EXPORT int profopt_tracing_enabled(void)
 {
 	return lttng_ust_tracepoint_enabled(profopt, step_begin) ||
 	       lttng_ust_tracepoint_enabled(profopt, stage_begin) ||
-	       lttng_ust_tracepoint_enabled(profopt, gpu_activity);
+	       lttng_ust_tracepoint_enabled(profopt, gpu_activity) ||
+	       lttng_ust_tracepoint_enabled(profopt, gpu_kernel);
 }
 
 PO_EXPORT int64_t profopt_now_ns(void)
@@ -241,6 +242,27 @@ PO_EXPORT void profopt_gpu_activity(const struct profopt_gpu_record *record)
 	lttng_ust_do_tracepoint(profopt, gpu_activity, record->device, record->stream,
 				(int)record->kind, nonnull(record->name), record->bytes,
 				record->start_ns, record->end_ns, record->correlation_id);
+}
+
+PO_EXPORT void profopt_gpu_kernel(const struct profopt_gpu_record *record,
+				  const struct profopt_gpu_kernel_shape *shape)
+{
+	static const struct profopt_gpu_kernel_shape unknown;
+
+	ANNOUNCE();
+	if (!record || !lttng_ust_tracepoint_enabled(profopt, gpu_kernel))
+		return;
+	lttng_ust_do_tracepoint(profopt, gpu_kernel, record, shape ? shape : &unknown);
+}
+
+PO_EXPORT void profopt_gpu_device(int32_t device, const char *name, uint64_t memory_bytes,
+				  int32_t multiprocessors, int32_t capability_major,
+				  int32_t capability_minor)
+{
+	ANNOUNCE();
+	if (lttng_ust_tracepoint_enabled(profopt, gpu_device))
+		lttng_ust_do_tracepoint(profopt, gpu_device, device, nonnull(name), memory_bytes,
+					multiprocessors, capability_major, capability_minor);
 }
 
 PO_EXPORT void profopt_gpu_sync_begin(int32_t device, int32_t stream)

@@ -15,6 +15,7 @@
 #define PROFOPT_TP_H
 
 #include <stdint.h>
+#include "profopt.h"
 #include <lttng/tracepoint.h>
 
 /* The LTTng-UST macro language is laid out by hand. */
@@ -45,6 +46,8 @@ LTTNG_UST_TRACEPOINT_ENUM(profopt, counter_kind,
 		lttng_ust_field_enum_value("gpu_mem_reserved", 4)
 		lttng_ust_field_enum_value("process_runq_wait", 5)
 		lttng_ust_field_enum_value("gpu_records_dropped", 6)
+		lttng_ust_field_enum_value("gpu_mem_peak", 7)
+		lttng_ust_field_enum_value("gpu_mem_free", 8)
 	)
 )
 
@@ -204,6 +207,42 @@ LTTNG_UST_TRACEPOINT_EVENT(profopt, gpu_activity,
 		lttng_ust_field_integer(int64_t, start_ns, start_ns)
 		lttng_ust_field_integer(int64_t, end_ns, end_ns)
 		lttng_ust_field_integer(uint64_t, correlation_id, correlation_id)
+	)
+)
+
+/* A kernel's gpu_activity with how it was launched (the CUPTI collector writes these). */
+LTTNG_UST_TRACEPOINT_EVENT(profopt, gpu_kernel,
+	LTTNG_UST_TP_ARGS(const struct profopt_gpu_record *, record,
+			  const struct profopt_gpu_kernel_shape *, shape),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, device, record->device)
+		lttng_ust_field_integer(int32_t, stream, record->stream)
+		lttng_ust_field_string(name, record->name ? record->name : "")
+		lttng_ust_field_integer(int64_t, start_ns, record->start_ns)
+		lttng_ust_field_integer(int64_t, end_ns, record->end_ns)
+		lttng_ust_field_integer(uint64_t, correlation_id, record->correlation_id)
+		lttng_ust_field_integer(uint32_t, grid_x, shape->grid_x)
+		lttng_ust_field_integer(uint32_t, grid_y, shape->grid_y)
+		lttng_ust_field_integer(uint32_t, grid_z, shape->grid_z)
+		lttng_ust_field_integer(uint32_t, block_x, shape->block_x)
+		lttng_ust_field_integer(uint32_t, block_y, shape->block_y)
+		lttng_ust_field_integer(uint32_t, block_z, shape->block_z)
+		lttng_ust_field_integer(uint32_t, registers_per_thread, shape->registers_per_thread)
+		lttng_ust_field_integer(uint32_t, shared_bytes, shape->shared_bytes)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, gpu_device,
+	LTTNG_UST_TP_ARGS(int32_t, device, const char *, name, uint64_t, memory_bytes,
+			  int32_t, multiprocessors, int32_t, capability_major,
+			  int32_t, capability_minor),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, device, device)
+		lttng_ust_field_string(name, name)
+		lttng_ust_field_integer(uint64_t, memory_bytes, memory_bytes)
+		lttng_ust_field_integer(int32_t, multiprocessors, multiprocessors)
+		lttng_ust_field_integer(int32_t, capability_major, capability_major)
+		lttng_ust_field_integer(int32_t, capability_minor, capability_minor)
 	)
 )
 

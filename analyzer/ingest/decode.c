@@ -38,6 +38,11 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
     [PO_EV_GPU_SYNC_BEGIN] = {"device", "stream"},
     [PO_EV_GPU_SYNC_END] = {"device", "stream"},
     [PO_EV_PROCESS] = {"recording", "parent_pid", "reason"},
+    [PO_EV_GPU_KERNEL] = {"device", "stream", "name", "start_ns", "end_ns", "correlation_id",
+			  "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+			  "registers_per_thread", "shared_bytes"},
+    [PO_EV_GPU_DEVICE] = {"device", "name", "memory_bytes", "multiprocessors",
+			  "capability_major", "capability_minor"},
     [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
     [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
     [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
@@ -381,6 +386,63 @@ static bool fill_gpu_activity(const bt_field *p, const struct po_member *m, stru
 	ev->u.gpu_activity.start_ns = member_int(p, &m[5]);
 	ev->u.gpu_activity.end_ns = member_int(p, &m[6]);
 	ev->u.gpu_activity.correlation_id = member_u64(p, &m[7]);
+	ev->u.gpu_activity.grid_blocks = 0;
+	ev->u.gpu_activity.block_threads = 0;
+	ev->u.gpu_activity.shared_bytes = 0;
+	ev->u.gpu_activity.registers_per_thread = 0;
+	return true;
+}
+
+/* A launch dimension: 0 (unknown) when out of range. */
+static uint64_t dimension(const bt_field *p, const struct po_member *m)
+{
+	uint64_t value = member_u64(p, m);
+
+	return value <= UINT32_MAX ? value : 0;
+}
+
+/* profopt:gpu_kernel, decoded as a kernel's GPU_ACTIVITY with its launch shape. */
+static bool fill_gpu_kernel(const bt_field *p, const struct po_member *m, struct po_event *ev)
+{
+	uint64_t grid = dimension(p, &m[6]) * dimension(p, &m[7]) * dimension(p, &m[8]);
+	uint64_t block = dimension(p, &m[9]) * dimension(p, &m[10]) * dimension(p, &m[11]);
+	uint64_t registers = member_u64(p, &m[12]), shared = member_u64(p, &m[13]);
+
+	ev->kind = PO_EV_GPU_ACTIVITY;
+	ev->u.gpu_activity.device = (int32_t)member_int(p, &m[0]);
+	ev->u.gpu_activity.stream = (int32_t)member_int(p, &m[1]);
+	ev->u.gpu_activity.kind = PO_GPU_KERNEL;
+	ev->u.gpu_activity.name = member_str(p, &m[2]);
+	ev->u.gpu_activity.bytes = 0;
+	ev->u.gpu_activity.start_ns = member_int(p, &m[3]);
+	ev->u.gpu_activity.end_ns = member_int(p, &m[4]);
+	ev->u.gpu_activity.correlation_id = member_u64(p, &m[5]);
+	ev->u.gpu_activity.grid_blocks = grid;
+	ev->u.gpu_activity.block_threads = block <= UINT32_MAX ? (uint32_t)block : 0;
+	ev->u.gpu_activity.shared_bytes = shared <= UINT32_MAX ? (uint32_t)shared : 0;
+	ev->u.gpu_activity.registers_per_thread =
+	    registers <= UINT16_MAX ? (uint16_t)registers : 0;
+	return true;
+}
+
+static int16_t small_int(const bt_field *p, const struct po_member *m)
+{
+	int64_t value = member_int(p, m);
+
+	return value >= 0 && value <= INT16_MAX ? (int16_t)value : -1;
+}
+
+static bool fill_gpu_device(const bt_field *p, const struct po_member *m, struct po_event *ev)
+{
+	int64_t multiprocessors = member_int(p, &m[3]);
+
+	ev->u.gpu_device.device = (int32_t)member_int(p, &m[0]);
+	ev->u.gpu_device.name = member_str(p, &m[1]);
+	ev->u.gpu_device.memory_bytes = member_u64(p, &m[2]);
+	ev->u.gpu_device.multiprocessors =
+	    multiprocessors > 0 && multiprocessors <= INT32_MAX ? (int32_t)multiprocessors : -1;
+	ev->u.gpu_device.capability_major = small_int(p, &m[4]);
+	ev->u.gpu_device.capability_minor = small_int(p, &m[5]);
 	return true;
 }
 
@@ -499,6 +561,10 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 		return true;
 	case PO_EV_GPU_ACTIVITY:
 		return fill_gpu_activity(p, m, ev);
+	case PO_EV_GPU_KERNEL:
+		return fill_gpu_kernel(p, m, ev);
+	case PO_EV_GPU_DEVICE:
+		return fill_gpu_device(p, m, ev);
 	case PO_EV_GPU_SYNC_BEGIN:
 	case PO_EV_GPU_SYNC_END:
 		ev->u.gpu_sync.device = (int32_t)member_int(p, &m[0]);

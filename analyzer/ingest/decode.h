@@ -14,7 +14,7 @@
 #include "pipe.h"
 
 /* Payload members a kind reads, in the order of the kind's row in decode.c's table. */
-#define PO_MEMBERS_MAX 8
+#define PO_MEMBERS_MAX 14
 
 enum po_member_type {
 	PO_MEMBER_ABSENT,

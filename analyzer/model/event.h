@@ -48,7 +48,9 @@ enum po_stage {
 	X(PROCESS_CPU, "process_cpu")                                                              \
 	X(GPU_MEM_RESERVED, "gpu_mem_reserved")                                                    \
 	X(PROCESS_RUNQ_WAIT, "process_runq_wait")                                                  \
-	X(GPU_RECORDS_DROPPED, "gpu_records_dropped")
+	X(GPU_RECORDS_DROPPED, "gpu_records_dropped")                                              \
+	X(GPU_MEM_PEAK, "gpu_mem_peak")                                                            \
+	X(GPU_MEM_FREE, "gpu_mem_free")
 
 enum po_counter {
 #define PO_X(name, json) PO_COUNTER_##name,
@@ -101,6 +103,8 @@ enum po_gpu_kind {
 	X(GPU_SYNC_BEGIN, "profopt:gpu_sync_begin")                                                \
 	X(GPU_SYNC_END, "profopt:gpu_sync_end")                                                    \
 	X(PROCESS, "profopt:process")                                                              \
+	X(GPU_KERNEL, "profopt:gpu_kernel")                                                        \
+	X(GPU_DEVICE, "profopt:gpu_device")                                                        \
 	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                                    \
 	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                                    \
 	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                                  \
@@ -207,7 +211,19 @@ struct po_event {
 			int64_t start_ns;
 			int64_t end_ns;
 			uint64_t correlation_id;
-		} gpu_activity;
+			/* Kernels recorded as profopt:gpu_kernel: the launch shape; else 0. */
+			uint64_t grid_blocks;
+			uint32_t block_threads;
+			uint32_t shared_bytes;
+			uint16_t registers_per_thread;
+		} gpu_activity; /* GPU_ACTIVITY; profopt:gpu_kernel is decoded as one too */
+		struct {
+			int32_t device;
+			struct po_str name;
+			uint64_t memory_bytes;		 /* 0 when unknown */
+			int32_t multiprocessors;	 /* -1 when unknown */
+			int16_t capability_major, capability_minor; /* -1 when unknown */
+		} gpu_device;
 		struct {
 			int32_t device;
 			int32_t stream;

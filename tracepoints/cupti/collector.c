@@ -16,6 +16,11 @@
  * also detaches CUPTI so that nothing keeps costing. Records CUPTI dropped are recorded as a
  * gpu_records_dropped counter, which the analysis reports as trace loss.
  *
+ * Each device the program can use is described once (profopt_gpu_device: name, memory,
+ * multiprocessors, compute capability), read from the driver by the flush thread once the
+ * program has initialised CUDA. PROFOPT_CUPTI_VERBOSE=1 has the collector say at exit what
+ * it recorded and which clock it used.
+ *
  * It never harms the program: when CUPTI cannot start (no driver, another tool holds the
  * callback subscription, a CUPTI of another major version) it says so once on stderr and
  * records nothing, or only what it can.
@@ -31,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cuda.h>
 #include <cupti.h>
 
 #include "cupti_convert.h"
@@ -60,6 +66,8 @@ struct collector {
 	bool stopping;
 	struct po_cupti_counts counts; /* written by CUPTI's buffer thread */
 	uint64_t dropped;
+	bool devices_described; /* profopt_gpu_device written for every device */
+	bool verbose;		/* PROFOPT_CUPTI_VERBOSE: a summary on stderr at stop */
 };
 
 static struct collector collector = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -180,6 +188,71 @@ static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_
 		profopt_gpu_sync_end(-1, -1);
 }
 
+/* The driver's device queries, looked up in libcuda (the collector does not link it). */
+struct driver_api {
+	CUresult (*get_count)(int *);
+	CUresult (*get)(CUdevice *, int);
+	CUresult (*get_name)(char *, int, CUdevice);
+	CUresult (*total_mem)(size_t *, CUdevice);
+	CUresult (*get_attribute)(int *, CUdevice_attribute, CUdevice);
+};
+
+static bool driver_api_load(struct driver_api *api)
+{
+	void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+
+	if (!driver)
+		return false;
+	*(void **)&api->get_count = dlsym(driver, "cuDeviceGetCount");
+	*(void **)&api->get = dlsym(driver, "cuDeviceGet");
+	*(void **)&api->get_name = dlsym(driver, "cuDeviceGetName");
+	*(void **)&api->total_mem = dlsym(driver, "cuDeviceTotalMem_v2");
+	*(void **)&api->get_attribute = dlsym(driver, "cuDeviceGetAttribute");
+	dlclose(driver); /* RTLD_NOLOAD: the program's own reference keeps it loaded */
+	return api->get_count && api->get && api->get_name && api->total_mem &&
+	       api->get_attribute;
+}
+
+static int device_attribute(const struct driver_api *api, CUdevice device,
+			    CUdevice_attribute attribute)
+{
+	int value = -1;
+
+	return api->get_attribute(&value, attribute, device) == CUDA_SUCCESS ? value : -1;
+}
+
+/*
+ * Describes every device once the program has initialised CUDA (until then the driver
+ * answers CUDA_ERROR_NOT_INITIALIZED and the next flush tries again).
+ */
+static void describe_devices(void)
+{
+	struct driver_api api;
+	int count = 0;
+
+	if (collector.devices_described || !driver_api_load(&api) ||
+	    api.get_count(&count) != CUDA_SUCCESS)
+		return;
+	for (int ordinal = 0; ordinal < count; ordinal++) {
+		CUdevice device;
+		char name[256] = "";
+		size_t memory = 0;
+
+		if (api.get(&device, ordinal) != CUDA_SUCCESS)
+			continue;
+		if (api.get_name(name, (int)sizeof(name), device) != CUDA_SUCCESS)
+			name[0] = '\0';
+		if (api.total_mem(&memory, device) != CUDA_SUCCESS)
+			memory = 0;
+		profopt_gpu_device(
+		    ordinal, name, memory,
+		    device_attribute(&api, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+		    device_attribute(&api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+		    device_attribute(&api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+	}
+	collector.devices_described = true;
+}
+
 static void flush_now(void)
 {
 	CUptiResult result = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -206,6 +279,7 @@ static void *flusher_main(void *unused)
 		if (collector.stopping)
 			break;
 		pthread_mutex_unlock(&collector.flush_lock);
+		describe_devices();
 		flush_now();
 		pthread_mutex_lock(&collector.flush_lock);
 	}
@@ -298,6 +372,24 @@ static void fork_child(void)
 	collector.flusher_running = false;
 }
 
+static void say_what_was_recorded(void)
+{
+	const struct po_cupti_counts *counts = &collector.counts;
+
+	fprintf(stderr,
+		"profopt-cupti: pid %ld recorded %llu kernels, %llu copies, %llu memsets, "
+		"%llu allocations, %llu releases; %llu records with impossible times, "
+		"%llu of other kinds, %llu dropped by CUPTI; clock: %s; launches and waits: %s\n",
+		(long)getpid(), (unsigned long long)counts->kernels,
+		(unsigned long long)counts->copies, (unsigned long long)counts->memsets,
+		(unsigned long long)counts->allocations, (unsigned long long)counts->releases,
+		(unsigned long long)counts->bad_times, (unsigned long long)counts->skipped,
+		(unsigned long long)collector.dropped,
+		collector.clock_is_trace ? "CUPTI stamps CLOCK_MONOTONIC (timestamp callback)"
+					 : "offset to CUPTI's clock measured at each flush",
+		collector.callbacks ? "recorded" : "not recorded");
+}
+
 static void stop(void)
 {
 	pthread_mutex_lock(&collector.lock);
@@ -314,6 +406,7 @@ static void stop(void)
 		collector.flusher_running = false;
 	}
 	if (collector.activities) {
+		describe_devices();
 		flush_now();
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 			cuptiActivityDisable(kinds[i]);
@@ -322,17 +415,32 @@ static void stop(void)
 		cuptiUnsubscribe(collector.subscriber);
 	if (collector.activities || collector.callbacks)
 		cuptiFinalize();
+	if (collector.verbose)
+		say_what_was_recorded();
 	collector.activities = collector.callbacks = false;
 	collector.started = false;
 	pthread_mutex_unlock(&collector.lock);
 }
 
-/* Starts the collector once per process; 0 when it records GPU activity, else -1. */
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+static void install_hooks(void)
+{
+	pthread_atfork(fork_prepare, NULL, fork_child);
+	atexit(stop);
+}
+
+/*
+ * Starts the collector once per process; 0 when it records GPU activity, else -1. Whoever
+ * starts it (the driver through InitializeInjection, or the Python module), the buffers
+ * are flushed before fork and at exit.
+ */
 PO_EXPORT int profopt_cupti_start(void)
 {
 	uint32_t version = 0;
 	int status = -1;
 
+	pthread_once(&hooks_once, install_hooks);
 	pthread_mutex_lock(&collector.lock);
 	if (collector.started) {
 		status = collector.activities ? 0 : -1;
@@ -342,6 +450,7 @@ PO_EXPORT int profopt_cupti_start(void)
 	collector.buffer_bytes =
 	    (size_t)env_unsigned("PROFOPT_CUPTI_BUFFER_KB", DEFAULT_BUFFER_KB, 64, 1u << 20) * 1024;
 	collector.flush_ms = env_unsigned("PROFOPT_CUPTI_FLUSH_MS", DEFAULT_FLUSH_MS, 10, 600000);
+	collector.verbose = env_unsigned("PROFOPT_CUPTI_VERBOSE", 0, 0, 1) == 1;
 	if (cuptiGetVersion(&version) != CUPTI_SUCCESS ||
 	    version / 10000 != CUPTI_API_VERSION / 10000) {
 		fprintf(stderr,
@@ -380,18 +489,9 @@ PO_EXPORT void profopt_cupti_counts(uint64_t *kernels, uint64_t *copies, uint64_
 	*dropped = collector.dropped;
 }
 
-static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
-
-static void install_hooks(void)
-{
-	pthread_atfork(fork_prepare, NULL, fork_child);
-	atexit(stop);
-}
-
 /* The CUDA driver calls this when CUDA_INJECTION64_PATH names this library. */
 PO_EXPORT int InitializeInjection(void)
 {
-	pthread_once(&hooks_once, install_hooks);
 	profopt_cupti_start();
 	return 1; /* the program goes on whatever happened here */
 }

@@ -16,6 +16,28 @@ static bool trace_time(uint64_t time, int64_t offset_ns, int64_t *out)
 	return true;
 }
 
+static uint32_t dimension(int32_t value)
+{
+	return value > 0 ? (uint32_t)value : 0;
+}
+
+/* A kernel's launch shape; its activity part is filled by activity(). */
+static void kernel_shape(const CUpti_ActivityKernel10 *kernel, struct profopt_gpu_kernel_shape *shape)
+{
+	uint64_t shared = (uint64_t)dimension(kernel->staticSharedMemory) +
+			  dimension(kernel->dynamicSharedMemory);
+
+	*shape = (struct profopt_gpu_kernel_shape){
+	    .grid_x = dimension(kernel->gridX),
+	    .grid_y = dimension(kernel->gridY),
+	    .grid_z = dimension(kernel->gridZ),
+	    .block_x = dimension(kernel->blockX),
+	    .block_y = dimension(kernel->blockY),
+	    .block_z = dimension(kernel->blockZ),
+	    .registers_per_thread = kernel->registersPerThread,
+	    .shared_bytes = shared > UINT32_MAX ? UINT32_MAX : (uint32_t)shared};
+}
+
 static enum po_cupti_out activity(struct po_cupti_event *event, enum profopt_gpu_kind kind,
 				  const char *name, uint32_t device, uint32_t stream,
 				  uint64_t bytes, uint64_t start, uint64_t end,
@@ -135,10 +157,15 @@ enum po_cupti_out po_cupti_convert(const CUpti_Activity *record, int64_t offset_
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 		const CUpti_ActivityKernel10 *kernel = (const CUpti_ActivityKernel10 *)record;
+		enum po_cupti_out out =
+		    activity(event, PROFOPT_GPU_KERNEL, kernel->name, kernel->deviceId,
+			     kernel->streamId, 0, kernel->start, kernel->end, kernel->correlationId,
+			     offset_ns, counts);
 
-		return activity(event, PROFOPT_GPU_KERNEL, kernel->name, kernel->deviceId,
-				kernel->streamId, 0, kernel->start, kernel->end,
-				kernel->correlationId, offset_ns, counts);
+		if (out != PO_CUPTI_ACTIVITY)
+			return out;
+		kernel_shape(kernel, &event->shape);
+		return PO_CUPTI_KERNEL;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *copy = (const CUpti_ActivityMemcpy6 *)record;

@@ -6,7 +6,8 @@
  * It also says which runtime and driver API calls launch kernels or wait for the device,
  * for the collector's callbacks.
  *
- * Kernels, copies and memsets become profopt_gpu_activity() records (times moved onto
+ * Kernels become profopt_gpu_kernel() records (with their grid, block, registers and
+ * shared memory), copies and memsets profopt_gpu_activity() records (times moved onto
  * the trace's clock by offset_ns, which is 0 when CUPTI stamps with CLOCK_MONOTONIC through
  * the timestamp callback); device memory allocations and releases become
  * profopt_mem_alloc()/profopt_mem_free() on the record's device. Records whose times are
@@ -27,7 +28,8 @@
 
 enum po_cupti_out {
 	PO_CUPTI_SKIP = 0, /* not a record profopt keeps */
-	PO_CUPTI_ACTIVITY, /* event.activity */
+	PO_CUPTI_ACTIVITY, /* event.activity: a copy or memset */
+	PO_CUPTI_KERNEL,   /* event.activity and event.shape */
 	PO_CUPTI_ALLOC,	   /* event.address, bytes, device */
 	PO_CUPTI_FREE,
 	PO_CUPTI_BAD_TIME, /* a kept kind with impossible times: counted */
@@ -35,6 +37,7 @@ enum po_cupti_out {
 
 struct po_cupti_event {
 	struct profopt_gpu_record activity;
+	struct profopt_gpu_kernel_shape shape; /* kernels only */
 	uint64_t address;
 	uint64_t bytes;
 	int32_t device;

@@ -7,6 +7,9 @@ void po_cupti_emit(enum po_cupti_out out, const struct po_cupti_event *event)
 	case PO_CUPTI_ACTIVITY:
 		profopt_gpu_activity(&event->activity);
 		break;
+	case PO_CUPTI_KERNEL:
+		profopt_gpu_kernel(&event->activity, &event->shape);
+		break;
 	case PO_CUPTI_ALLOC:
 		profopt_mem_alloc(event->address, event->bytes, event->device, event->label);
 		break;

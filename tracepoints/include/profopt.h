@@ -50,6 +50,10 @@ enum profopt_counter {
 						    for a CPU so far (run queue, schedstat) */
 	PROFOPT_COUNTER_GPU_RECORDS_DROPPED = 6, /* GPU activity records the collector lost
 						    since its last sample (CUPTI's count) */
+	PROFOPT_COUNTER_GPU_MEM_PEAK = 7,	 /* bytes: the most a caching allocator has had in
+						    use at once since the process started */
+	PROFOPT_COUNTER_GPU_MEM_FREE = 8,	 /* bytes the device has free, all processes
+						    counted (cudaMemGetInfo) */
 };
 
 /* Kinds of GPU activity records; values are part of the trace format. */
@@ -74,6 +78,17 @@ struct profopt_gpu_record {
 	int64_t start_ns;	 /* CLOCK_MONOTONIC */
 	int64_t end_ns;		 /* CLOCK_MONOTONIC */
 	uint64_t correlation_id; /* matches profopt_gpu_launch() on the host; 0 if none */
+};
+
+/*
+ * How a kernel was launched, where the activity API says it (CUPTI does): a grid of
+ * grid_x * grid_y * grid_z blocks of block_x * block_y * block_z threads. 0 where unknown.
+ */
+struct profopt_gpu_kernel_shape {
+	uint32_t grid_x, grid_y, grid_z;
+	uint32_t block_x, block_y, block_z;
+	uint32_t registers_per_thread;
+	uint32_t shared_bytes; /* static and dynamic shared memory per block */
 };
 
 /* Library version, "MAJOR.MINOR.PATCH". */
@@ -126,6 +141,16 @@ void profopt_mem_free(uint64_t addr, uint64_t bytes, int32_t device, const char 
 /* The host launches GPU work; correlation_id links it to its activity record. */
 void profopt_gpu_launch(int32_t device, int32_t stream, uint64_t correlation_id, const char *name);
 void profopt_gpu_activity(const struct profopt_gpu_record *record);
+/* A completed kernel (record->kind PROFOPT_GPU_KERNEL) with its launch shape. */
+void profopt_gpu_kernel(const struct profopt_gpu_record *record,
+			const struct profopt_gpu_kernel_shape *shape);
+/*
+ * What a device is: its name, memory in bytes, streaming multiprocessors and compute
+ * capability (9.0: major 9, minor 0). Recorded once per device and process; -1 or 0 where
+ * unknown.
+ */
+void profopt_gpu_device(int32_t device, const char *name, uint64_t memory_bytes,
+			int32_t multiprocessors, int32_t capability_major, int32_t capability_minor);
 
 /* The host blocks until the device (stream -1: all streams) has finished. */
 void profopt_gpu_sync_begin(int32_t device, int32_t stream);

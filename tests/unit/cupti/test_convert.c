@@ -27,8 +27,17 @@ static void test_kernel(void)
 	kernel.streamId = 7;
 	kernel.correlationId = 42;
 	kernel.name = "volta_sgemm_128x64_nn";
+	kernel.gridX = 132;
+	kernel.gridY = 2;
+	kernel.gridZ = 1;
+	kernel.blockX = 256;
+	kernel.blockY = 1;
+	kernel.blockZ = 1;
+	kernel.registersPerThread = 96;
+	kernel.staticSharedMemory = 16384;
+	kernel.dynamicSharedMemory = 32768;
 	CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, 0, &event, &counts) ==
-	      PO_CUPTI_ACTIVITY);
+	      PO_CUPTI_KERNEL);
 	CHECK(event.activity.kind == PROFOPT_GPU_KERNEL);
 	CHECK_INT_EQ(event.activity.device, 1);
 	CHECK_INT_EQ(event.activity.stream, 7);
@@ -37,9 +46,20 @@ static void test_kernel(void)
 	CHECK_INT_EQ(event.activity.correlation_id, 42);
 	CHECK_INT_EQ(event.activity.bytes, 0);
 	CHECK_STR_EQ(event.activity.name, "volta_sgemm_128x64_nn");
+	/* the launch shape: shared memory is the static and dynamic parts together */
+	CHECK_INT_EQ(event.shape.grid_x, 132);
+	CHECK_INT_EQ(event.shape.grid_y, 2);
+	CHECK_INT_EQ(event.shape.grid_z, 1);
+	CHECK_INT_EQ(event.shape.block_x, 256);
+	CHECK_INT_EQ(event.shape.block_y, 1);
+	CHECK_INT_EQ(event.shape.block_z, 1);
+	CHECK_INT_EQ(event.shape.registers_per_thread, 96);
+	CHECK_INT_EQ(event.shape.shared_bytes, 49152);
 	/* an offset between the clocks moves both ends */
+	kernel.gridY = -1; /* an impossible dimension is recorded as unknown */
 	CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, -4 * (int64_t)MS, &event,
-			       &counts) == PO_CUPTI_ACTIVITY);
+			       &counts) == PO_CUPTI_KERNEL);
+	CHECK_INT_EQ(event.shape.grid_y, 0);
 	CHECK_INT_EQ(event.activity.start_ns, 6 * MS);
 	CHECK_INT_EQ(event.activity.end_ns, 8 * MS);
 	CHECK_INT_EQ(counts.kernels, 2);

@@ -15,19 +15,21 @@ import os
 import sys
 
 from ._api import (DEVICE_HOST, UNKNOWN, Counter, GpuKind, Stage, batch_ready, counter,
-                   epoch_begin, epoch_end, gpu_activity, gpu_launch, gpu_sync_begin,
+                   epoch_begin, epoch_end, gpu_activity, gpu_device, gpu_kernel,
+                   gpu_launch, gpu_sync_begin,
                    gpu_sync_end, library_path, mem_alloc, mem_free, now_ns, run_begin,
                    run_config, run_end, sampler_start, sampler_stop, span, stage_begin,
                    stage_end, step, step_begin, step_end, tracing_enabled, version,
                    worker_begin, worker_end)
 from . import _api
-from ._lib import GpuRecord
+from ._lib import GpuKernelShape, GpuRecord
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Counter", "DEVICE_HOST", "GpuKind", "GpuRecord", "Stage", "UNKNOWN", "batch_ready",
-    "counter", "epoch_begin", "epoch_end", "gpu_activity", "gpu_launch", "gpu_sync_begin",
+    "Counter", "DEVICE_HOST", "GpuKernelShape", "GpuKind", "GpuRecord", "Stage", "UNKNOWN",
+    "batch_ready", "counter", "epoch_begin", "epoch_end", "gpu_activity", "gpu_device",
+    "gpu_kernel", "gpu_launch", "gpu_sync_begin",
     "gpu_sync_end", "instrument", "instrument_model", "instrument_optimizer",
     "library_path", "loader_config", "mem_alloc", "mem_free", "now_ns", "run", "run_begin",
     "run_config", "run_end", "sampler_start", "sampler_stop", "span", "stage_begin",
@@ -141,6 +143,7 @@ class run:
         else:
             from . import _gpu
             _gpu.start()
+            _api.describe_cuda_device()
         if self.model is not None:
             instrument_model(self.model)
         if self.optimizer is not None:

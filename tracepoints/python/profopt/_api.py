@@ -5,7 +5,7 @@ import functools
 import os
 import sys
 
-from ._lib import LIB, GpuRecord
+from ._lib import LIB, GpuKernelShape, GpuRecord
 
 UNKNOWN = -1
 DEVICE_HOST = -1
@@ -37,6 +37,8 @@ class Counter(enum.IntEnum):
     GPU_MEM_RESERVED = 4
     PROCESS_RUNQ_WAIT = 5
     GPU_RECORDS_DROPPED = 6
+    GPU_MEM_PEAK = 7
+    GPU_MEM_FREE = 8
 
 
 class GpuKind(enum.IntEnum):
@@ -170,6 +172,22 @@ def gpu_activity(device, stream, kind, name, nbytes, start_ns, end_ns, correlati
     LIB.profopt_gpu_activity(record)
 
 
+def gpu_kernel(device, stream, name, start_ns, end_ns, correlation_id=0, grid=(0, 0, 0),
+               block=(0, 0, 0), registers_per_thread=0, shared_bytes=0):
+    """A completed kernel with its launch shape (grid and block as (x, y, z))."""
+    record = GpuRecord(device, stream, int(GpuKind.KERNEL), encode(name), 0, start_ns, end_ns,
+                       correlation_id)
+    shape = GpuKernelShape(*grid, *block, registers_per_thread, shared_bytes)
+    LIB.profopt_gpu_kernel(record, shape)
+
+
+def gpu_device(device, name, memory_bytes, multiprocessors=UNKNOWN, capability=(UNKNOWN,
+                                                                                UNKNOWN)):
+    """What a device is: name, memory, multiprocessors, compute capability (major, minor)."""
+    LIB.profopt_gpu_device(device, encode(name), int(memory_bytes), int(multiprocessors),
+                           int(capability[0]), int(capability[1]))
+
+
 def gpu_sync_begin(device, stream=UNKNOWN):
     LIB.profopt_gpu_sync_begin(device, stream)
 
@@ -256,7 +274,9 @@ def after_step_end():
 
 
 def record_memory_counters():
-    """Device memory counters, when CUDA is in use."""
+    """Device memory counters, when CUDA is in use: what the caching allocator has in use,
+    holds, and has had in use at most (its peak since the start: profopt never resets the
+    program's peak statistics), and what the device has free."""
     if not STATE.cuda:
         return
     torch = sys.modules.get("torch")
@@ -266,8 +286,24 @@ def record_memory_counters():
                             torch.cuda.memory_allocated(device))
         LIB.profopt_counter(int(Counter.GPU_MEM_RESERVED), device,
                             torch.cuda.memory_reserved(device))
+        LIB.profopt_counter(int(Counter.GPU_MEM_PEAK), device,
+                            torch.cuda.max_memory_allocated(device))
+        LIB.profopt_counter(int(Counter.GPU_MEM_FREE), device,
+                            torch.cuda.mem_get_info(device)[0])
     except Exception:
         STATE.cuda = False
+
+
+def describe_cuda_device():
+    """The run's CUDA device (profopt_gpu_device), from torch's device properties."""
+    torch = sys.modules.get("torch")
+    try:
+        device = torch.cuda.current_device()
+        properties = torch.cuda.get_device_properties(device)
+        gpu_device(device, properties.name, properties.total_memory,
+                   properties.multi_processor_count, (properties.major, properties.minor))
+    except Exception:
+        pass
 
 
 class step(_Marker):

@@ -40,6 +40,14 @@ class GpuRecord(ctypes.Structure):
     ]
 
 
+class GpuKernelShape(ctypes.Structure):
+    """struct profopt_gpu_kernel_shape: how a kernel was launched."""
+
+    _fields_ = [(name, ctypes.c_uint32) for name in (
+        "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+        "registers_per_thread", "shared_bytes")]
+
+
 # name: (restype, argtypes). Every function of tracepoints/include/profopt.h.
 SIGNATURES = {
     "profopt_version": (_c_str, []),
@@ -61,6 +69,8 @@ SIGNATURES = {
     "profopt_mem_free": (None, [_c_uint64, _c_uint64, _c_int32, _c_str]),
     "profopt_gpu_launch": (None, [_c_int32, _c_int32, _c_uint64, _c_str]),
     "profopt_gpu_activity": (None, [ctypes.POINTER(GpuRecord)]),
+    "profopt_gpu_kernel": (None, [ctypes.POINTER(GpuRecord), ctypes.POINTER(GpuKernelShape)]),
+    "profopt_gpu_device": (None, [_c_int32, _c_str, _c_uint64, _c_int32, _c_int32, _c_int32]),
     "profopt_gpu_sync_begin": (None, [_c_int32, _c_int32]),
     "profopt_gpu_sync_end": (None, [_c_int32, _c_int32]),
     "profopt_sampler_start": (_c_int, [ctypes.c_uint]),
