@@ -92,9 +92,16 @@ say "CUPTI: torch's at ${cupti_dir:-(none found)}; libtorch_cuda: $(ldd "$torch_
 	"$PROFOPT_CUPTI_LIBRARY" | grep cupti)"
 
 # ---- 3. a session daemon of our own ----
-lttng-sessiond --daemonize --no-kernel --consumerd64-path="$lib/lttng/libexec/lttng-consumerd" \
-	--consumerd64-libdir="$lib" >"$work/runs/sessiond.log" 2>&1 ||
-	{ cat "$work/runs/sessiond.log"; say "lttng-sessiond did not start"; exit 1; }
+# In the foreground of a session of its own (--daemonize failed there once, saying only
+# that it could not remove its lock file): ready when "lttng list" answers.
+setsid lttng-sessiond --no-kernel --consumerd64-path="$lib/lttng/libexec/lttng-consumerd" \
+	--consumerd64-libdir="$lib" >"$work/runs/sessiond.log" 2>&1 </dev/null &
+for _ in $(seq 100); do
+	lttng list >/dev/null 2>&1 && break
+	sleep 0.1
+done
+lttng list >/dev/null 2>&1 ||
+	{ tail -n 20 "$work/runs/sessiond.log"; say "lttng-sessiond did not start"; exit 1; }
 say "lttng-sessiond $(cat /run/lttng/lttng-sessiond.pid 2>/dev/null) started"
 
 # ---- 4. the plan: NAME MODE ARGS... (tests/gpu/plan.txt) ----
