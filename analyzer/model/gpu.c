@@ -50,14 +50,20 @@ static void merge_one(struct po_gpu_tracker *t, struct gpu_union *merge, struct 
 	merge->current_end = record.end_ns;
 }
 
+/* The waiting records: buffer[head, head + count), sorted by begin. */
+static inline struct gpu_rec *waiting(const struct gpu_union *merge)
+{
+	return merge->buffer + merge->head;
+}
+
 static void flush_oldest(struct po_gpu_tracker *t, struct gpu_union *merge, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		merge_one(t, merge, merge->buffer[i]);
-	if (merge->count > count)
-		memmove(merge->buffer, merge->buffer + count,
-			(merge->count - count) * sizeof(struct gpu_rec));
+		merge_one(t, merge, waiting(merge)[i]);
+	merge->head += count;
 	merge->count -= count;
+	if (!merge->count)
+		merge->head = 0;
 }
 
 /*
@@ -72,19 +78,21 @@ static void merge_late(struct gpu_union *merge, struct gpu_rec record)
 }
 
 /*
- * Merges the records that begin PO_GPU_REORDER_NS before the newest one: records are not
- * that late, and merging them keeps gaps close to the training thread's recent segments.
+ * Merges the records that begin horizon_ns before the newest one: no record arrives that
+ * late, and merging them keeps gaps close to the training thread's recent segments.
  */
 static void flush_stale(struct po_gpu_tracker *t, struct gpu_union *merge, int64_t newest_ns)
 {
+	const struct gpu_rec *records = waiting(merge);
+	int64_t before_ns = newest_ns - t->horizon_ns;
 	size_t low = 0, high = merge->count;
 
-	if (merge->buffer[0].begin_ns >= newest_ns - PO_GPU_REORDER_NS)
+	if (records[0].begin_ns >= before_ns)
 		return;
 	while (low < high) { /* the first record recent enough to wait */
 		size_t mid = low + (high - low) / 2;
 
-		if (merge->buffer[mid].begin_ns < newest_ns - PO_GPU_REORDER_NS)
+		if (records[mid].begin_ns < before_ns)
 			low = mid + 1;
 		else
 			high = mid;
@@ -92,9 +100,22 @@ static void flush_stale(struct po_gpu_tracker *t, struct gpu_union *merge, int64
 	flush_oldest(t, merge, low);
 }
 
+/* Room for one more waiting record at the end: the merged part's room is reused first. */
+static enum po_status union_reserve(struct gpu_union *merge)
+{
+	if (merge->head && merge->head + merge->count == merge->capacity &&
+	    merge->head >= merge->count) {
+		memmove(merge->buffer, waiting(merge), merge->count * sizeof(struct gpu_rec));
+		merge->head = 0;
+	}
+	return po_array_reserve((void **)&merge->buffer, &merge->capacity,
+				merge->head + merge->count + 1, sizeof(struct gpu_rec));
+}
+
 static enum po_status union_add(struct po_gpu_tracker *t, struct gpu_union *merge,
 				struct gpu_rec record)
 {
+	struct gpu_rec *records;
 	size_t low = 0, high;
 
 	if (record.begin_ns < merge->flushed_begin) {
@@ -105,23 +126,22 @@ static enum po_status union_add(struct po_gpu_tracker *t, struct gpu_union *merg
 		flush_oldest(t, merge, PO_GPU_REORDER_CAP / 2);
 	else if (merge->count)
 		flush_stale(t, merge, record.begin_ns);
-	if (po_array_reserve((void **)&merge->buffer, &merge->capacity, merge->count + 1,
-			     sizeof(struct gpu_rec)) != PO_STATUS_OK)
+	if (union_reserve(merge) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
+	records = waiting(merge);
 	high = merge->count;
-	if (high && merge->buffer[high - 1].begin_ns <= record.begin_ns)
+	if (high && records[high - 1].begin_ns <= record.begin_ns)
 		low = high;  /* the usual case: records come almost in start order */
 	while (low < high) { /* after every record that begins no later */
 		size_t mid = low + (high - low) / 2;
 
-		if (merge->buffer[mid].begin_ns <= record.begin_ns)
+		if (records[mid].begin_ns <= record.begin_ns)
 			low = mid + 1;
 		else
 			high = mid;
 	}
-	memmove(merge->buffer + low + 1, merge->buffer + low,
-		(merge->count - low) * sizeof(struct gpu_rec));
-	merge->buffer[low] = record;
+	memmove(records + low + 1, records + low, (merge->count - low) * sizeof(struct gpu_rec));
+	records[low] = record;
 	merge->count++;
 	return PO_STATUS_OK;
 }
@@ -245,6 +265,15 @@ static void device_add(struct gpu_device_state *device, struct gpu_rec record)
 		device->out.last_ns = record.end_ns;
 }
 
+/* A record written lateness_ns after it began: records wait at least twice as long. */
+static void note_lateness(struct po_gpu_tracker *t, int64_t lateness_ns)
+{
+	if (lateness_ns > PO_GPU_REORDER_MAX_NS / 2)
+		lateness_ns = PO_GPU_REORDER_MAX_NS / 2;
+	if (2 * lateness_ns > t->horizon_ns)
+		t->horizon_ns = 2 * lateness_ns;
+}
+
 enum po_status gpu_tracker_consume(struct po_gpu_tracker *t, const struct po_event *event,
 				   bool *accepted)
 {
@@ -268,15 +297,19 @@ enum po_status gpu_tracker_consume(struct po_gpu_tracker *t, const struct po_eve
 	if (!device || !stream)
 		return PO_STATUS_NOMEM;
 	/*
-	 * A stream runs its work one item at a time: a record that overlaps the previous one
-	 * of its stream by more than clock rounding has a damaged time (records arriving out
-	 * of order do not overlap).
+	 * A stream runs its work in order. A record may begin before the previous one of its
+	 * stream ends (on Hopper, a kernel launched with programmatic dependent launch starts
+	 * early and waits on the device: seen for cuDNN's kernels on an H100), but one that
+	 * begins no later than the previous one and overlaps it by more than clock rounding
+	 * has a damaged time (records arriving out of order do not overlap).
 	 */
-	if (stream->last_begin_ns >= 0 && record.begin_ns < stream->last_end_ns - 1000 &&
+	if (stream->last_begin_ns >= 0 && record.begin_ns <= stream->last_begin_ns &&
+	    record.begin_ns < stream->last_end_ns - 1000 &&
 	    stream->last_begin_ns < record.end_ns - 1000) {
 		t->implausible_records++;
 		return PO_STATUS_OK;
 	}
+	note_lateness(t, event->time_ns - begin_ns);
 	stream->last_begin_ns = record.begin_ns;
 	stream->last_end_ns = record.end_ns;
 	stream_add(stream, event, record);
@@ -325,6 +358,7 @@ void gpu_tracker_init(struct po_gpu_tracker *t, const struct po_gpu_host *host, 
 	    .min_gap_ns = min_gap_ns,
 	    .max_gaps = max_gaps,
 	    .all_devices = {.sink = GPU_SINK_ALL, .flushed_begin = INT64_MIN},
+	    .horizon_ns = PO_GPU_REORDER_NS,
 	};
 }
 

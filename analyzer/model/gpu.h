@@ -22,8 +22,9 @@
 #include "event.h"
 #include "result.h"
 
-#define PO_GPU_REORDER_CAP 2048		       /* records waiting to be merged, per union */
+#define PO_GPU_REORDER_CAP (1u << 20)	       /* records waiting to be merged, per union */
 #define PO_GPU_REORDER_NS 10000000000LL	       /* records this much older than the newest merge */
+#define PO_GPU_REORDER_MAX_NS 600000000000LL   /* the longest wait, however late records come */
 #define PO_GPU_TAIL_CAP 512		       /* latest union intervals per device */
 #define PO_GPU_RECORD_LIMIT_NS 3600000000000LL /* longer records are damaged ones */
 
@@ -48,8 +49,9 @@ struct gpu_rec {
 struct gpu_union {
 	int sink;		/* GPU_SINK_* */
 	size_t owner;		/* index of the device or stream */
-	struct gpu_rec *buffer; /* owned; sorted by begin; at most PO_GPU_REORDER_CAP */
-	size_t count;
+	struct gpu_rec *buffer; /* owned; [head, head + count) sorted by begin */
+	size_t head;		/* records before it are merged; their room is reused */
+	size_t count;		/* at most PO_GPU_REORDER_CAP */
 	size_t capacity;
 	int64_t flushed_begin; /* largest begin merged so far; INT64_MIN */
 	bool has_current;
@@ -92,6 +94,12 @@ struct po_gpu_tracker {
 	size_t stream_capacity;
 	struct gpu_union all_devices; /* for the host's busy() */
 	int64_t implausible_records;  /* refused: damaged times or overlaps on a stream */
+	/*
+	 * How long a record waits to be merged: PO_GPU_REORDER_NS, or twice the latest any
+	 * record arrived after it began (an activity API delivers its records in batches, a
+	 * flush period late), up to PO_GPU_REORDER_MAX_NS.
+	 */
+	int64_t horizon_ns;
 	enum po_status deferred;      /* a failure inside a merge, returned by the next call */
 };
 

@@ -51,6 +51,7 @@ done
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$deps/usr/bin:$PATH
 export PKG_CONFIG_LIBDIR=$lib/pkgconfig:$deps/usr/share/pkgconfig
+export LTTNG_SESSION_CONFIG_XSD_PATH=$deps/usr/share/xml/lttng
 say "machine: $(uname -r); $(nvidia-smi --query-gpu=name,driver_version,memory.total \
 	--format=csv,noheader 2>&1 | head -1)"
 # Python and torch, where torch's own CUPTI is (the collector and torch.profiler then share

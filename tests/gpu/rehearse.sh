@@ -21,7 +21,8 @@ for file in /usr/bin/lttng /usr/bin/lttng-sessiond /usr/bin/lttng-relayd /usr/bi
 	[ -f "$file" ] && [ ! -L "$file" ] && hide_file "$file"
 done
 for dir in /usr/include/lttng /usr/include/x86_64-linux-gnu/lttng /usr/include/urcu \
-	"$multiarch"/pkgconfig /usr/share/pkgconfig "$multiarch"/lttng /run/lttng /dev/shm; do
+	"$multiarch"/pkgconfig /usr/share/pkgconfig "$multiarch"/lttng /usr/share/xml/lttng \
+	/run/lttng /dev/shm; do
 	[ -d "$dir" ] && mount -t tmpfs rehearsal "$dir"
 done
 # The GPU machine's python3 has torch; here Debian's does.

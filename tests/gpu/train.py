@@ -80,7 +80,7 @@ def deep_mlp(width, layers, classes):
 def build(args):
     """(dataset, model) of the chosen kind."""
     classes = 100
-    count = args.batch * 4
+    count = args.batch * args.epoch_batches
     if args.model == "cnn":
         import torchvision
         model = torchvision.models.resnet18(num_classes=classes)
@@ -148,6 +148,8 @@ def parse():
     parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--epoch-batches", type=int, default=4,
+                        help="batches per epoch (the dataset holds this many)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--delay-ms", type=float, default=0.0,
                         help="sleep per sample in __getitem__ (input-bound runs)")

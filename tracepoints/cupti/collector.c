@@ -139,7 +139,9 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
 				      size_t size, size_t valid)
 {
 	CUpti_Activity *record = NULL;
+	uint64_t incomplete_before = collector.counts.incomplete;
 	size_t dropped = 0;
+	uint64_t lost;
 
 	(void)size;
 	if (!collector.clock_is_trace)
@@ -152,11 +154,13 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
 					       &event, &collector.counts),
 			      &event);
 	}
-	if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS &&
-	    dropped) {
-		collector.dropped += dropped;
-		profopt_counter(PROFOPT_COUNTER_GPU_RECORDS_DROPPED, -1, (int64_t)dropped);
-	}
+	if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) != CUPTI_SUCCESS)
+		dropped = 0;
+	collector.dropped += dropped;
+	/* Records of unfinished work (a forced flush) are lost too: the trace says so. */
+	lost = dropped + (collector.counts.incomplete - incomplete_before);
+	if (lost)
+		profopt_counter(PROFOPT_COUNTER_GPU_RECORDS_DROPPED, -1, (int64_t)lost);
 	free(buffer);
 }
 
@@ -172,19 +176,19 @@ static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_
 {
 	const CUpti_CallbackData *info = info_pointer;
 	enum po_cupti_api api = po_cupti_api_of(domain, id);
-	bool launch = api == PO_CUPTI_API_LAUNCH, sync = api == PO_CUPTI_API_SYNC;
+	bool enter = info->callbackSite == CUPTI_API_ENTER;
 
 	(void)data;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		runtime_depth += info->callbackSite == CUPTI_API_ENTER ? 1 : -1;
+		runtime_depth += enter ? 1 : -1;
 	else if (runtime_depth > 0)
 		return;
-	if (info->callbackSite == CUPTI_API_ENTER && launch)
-		profopt_gpu_launch(-1, -1, info->correlationId,
-				   info->symbolName ? info->symbolName : info->functionName);
-	else if (sync && info->callbackSite == CUPTI_API_ENTER)
+	/* The kernel's name comes with its activity record: the launch carries none. */
+	if (api == PO_CUPTI_API_LAUNCH && enter)
+		profopt_gpu_launch(-1, -1, info->correlationId, NULL);
+	else if (api == PO_CUPTI_API_SYNC && enter)
 		profopt_gpu_sync_begin(-1, -1);
-	else if (sync)
+	else if (api == PO_CUPTI_API_SYNC)
 		profopt_gpu_sync_end(-1, -1);
 }
 
@@ -253,9 +257,14 @@ static void describe_devices(void)
 	collector.devices_described = true;
 }
 
-static void flush_now(void)
+/*
+ * A default flush returns the buffers whose records are all complete; a forced one also
+ * those holding work still running, whose records then have no end and are lost. Only
+ * the last flush (at stop) is forced, after a default one.
+ */
+static void flush_now(bool forced)
 {
-	CUptiResult result = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	CUptiResult result = cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 
 	if (result != CUPTI_SUCCESS && result != CUPTI_ERROR_NOT_INITIALIZED)
 		say("flushing the activity buffers failed", result);
@@ -280,7 +289,7 @@ static void *flusher_main(void *unused)
 			break;
 		pthread_mutex_unlock(&collector.flush_lock);
 		describe_devices();
-		flush_now();
+		flush_now(false);
 		pthread_mutex_lock(&collector.flush_lock);
 	}
 	pthread_mutex_unlock(&collector.flush_lock);
@@ -339,6 +348,8 @@ static bool enable_activities(void)
 static void enable_callbacks(void)
 {
 	CUptiResult result = cuptiSubscribe(&collector.subscriber, on_callback, NULL);
+	const struct po_cupti_api_call *calls;
+	size_t call_count, failures = 0;
 
 	if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		fprintf(stderr,
@@ -352,17 +363,21 @@ static void enable_callbacks(void)
 		return;
 	}
 	collector.callbacks = true;
-	if (cuptiEnableDomain(1, collector.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) !=
-		CUPTI_SUCCESS ||
-	    cuptiEnableDomain(1, collector.subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS)
+	calls = po_cupti_api_calls(&call_count);
+	for (size_t i = 0; i < call_count; i++)
+		if (cuptiEnableCallback(1, collector.subscriber, calls[i].domain, calls[i].id) !=
+		    CUPTI_SUCCESS)
+			failures++;
+	if (failures)
 		fprintf(stderr, "profopt-cupti: kernel launches and host waits are only partly "
-				"recorded\n");
+				"recorded (%zu of %zu callbacks could not be enabled)\n",
+			failures, call_count);
 }
 
 static void fork_prepare(void)
 {
 	if (collector.activities)
-		flush_now();
+		flush_now(false);
 }
 
 /* A forked child (a data-loader worker) has no CUPTI session and no flush thread. */
@@ -379,11 +394,13 @@ static void say_what_was_recorded(void)
 	fprintf(stderr,
 		"profopt-cupti: pid %ld recorded %llu kernels, %llu copies, %llu memsets, "
 		"%llu allocations, %llu releases; %llu records with impossible times, "
-		"%llu of other kinds, %llu dropped by CUPTI; clock: %s; launches and waits: %s\n",
+		"%llu of unfinished work (lost), %llu of other kinds, %llu dropped by CUPTI; "
+		"clock: %s; launches and waits: %s\n",
 		(long)getpid(), (unsigned long long)counts->kernels,
 		(unsigned long long)counts->copies, (unsigned long long)counts->memsets,
 		(unsigned long long)counts->allocations, (unsigned long long)counts->releases,
-		(unsigned long long)counts->bad_times, (unsigned long long)counts->skipped,
+		(unsigned long long)counts->bad_times, (unsigned long long)counts->incomplete,
+		(unsigned long long)counts->skipped,
 		(unsigned long long)collector.dropped,
 		collector.clock_is_trace ? "CUPTI stamps CLOCK_MONOTONIC (timestamp callback)"
 					 : "offset to CUPTI's clock measured at each flush",
@@ -407,7 +424,8 @@ static void stop(void)
 	}
 	if (collector.activities) {
 		describe_devices();
-		flush_now();
+		flush_now(false);
+		flush_now(true);
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 			cuptiActivityDisable(kinds[i]);
 	}

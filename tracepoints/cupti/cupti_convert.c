@@ -46,6 +46,10 @@ static enum po_cupti_out activity(struct po_cupti_event *event, enum profopt_gpu
 {
 	struct profopt_gpu_record *record = &event->activity;
 
+	if (start == 0 || end == 0) { /* a forced flush's record of work not finished */
+		counts->incomplete++;
+		return PO_CUPTI_INCOMPLETE;
+	}
 	*record = (struct profopt_gpu_record){.device = (int32_t)device,
 					      .stream = (int32_t)stream,
 					      .kind = kind,
@@ -194,41 +198,56 @@ enum po_cupti_out po_cupti_convert(const CUpti_Activity *record, int64_t offset_
 	}
 }
 
-static bool is_launch(CUpti_CallbackDomain domain, CUpti_CallbackId id)
-{
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		return id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
-	return id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
-}
+/* The API calls the collector's callbacks watch: kernel launches and host waits. */
+static const struct po_cupti_api_call api_calls[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+     PO_CUPTI_API_SYNC},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+     PO_CUPTI_API_SYNC},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+     PO_CUPTI_API_SYNC},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+     PO_CUPTI_API_SYNC},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, PO_CUPTI_API_SYNC},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, PO_CUPTI_API_SYNC},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, PO_CUPTI_API_SYNC},
+};
 
-static bool is_sync(CUpti_CallbackDomain domain, CUpti_CallbackId id)
+const struct po_cupti_api_call *po_cupti_api_calls(size_t *count)
 {
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-		return id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000 ||
-		       id == CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
-	return id == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize ||
-	       id == CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize;
+	*count = sizeof(api_calls) / sizeof(api_calls[0]);
+	return api_calls;
 }
 
 enum po_cupti_api po_cupti_api_of(CUpti_CallbackDomain domain, CUpti_CallbackId id)
 {
-	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
-		return PO_CUPTI_API_OTHER;
-	if (is_launch(domain, id))
-		return PO_CUPTI_API_LAUNCH;
-	return is_sync(domain, id) ? PO_CUPTI_API_SYNC : PO_CUPTI_API_OTHER;
+	for (size_t i = 0; i < sizeof(api_calls) / sizeof(api_calls[0]); i++)
+		if (api_calls[i].domain == domain && api_calls[i].id == id)
+			return api_calls[i].api;
+	return PO_CUPTI_API_OTHER;
 }

@@ -17,6 +17,7 @@
 #define PO_CUPTI_CONVERT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cupti_activity.h>
@@ -33,6 +34,8 @@ enum po_cupti_out {
 	PO_CUPTI_ALLOC,	   /* event.address, bytes, device */
 	PO_CUPTI_FREE,
 	PO_CUPTI_BAD_TIME, /* a kept kind with impossible times: counted */
+	PO_CUPTI_INCOMPLETE, /* work not finished when a forced flush returned it (a start or
+				end of 0): counted, and lost */
 };
 
 struct po_cupti_event {
@@ -51,6 +54,7 @@ struct po_cupti_counts {
 	uint64_t allocations;
 	uint64_t releases;
 	uint64_t bad_times;
+	uint64_t incomplete; /* returned unfinished by a forced flush */
 	uint64_t skipped; /* other kinds, or copies profopt has no kind for (host to host) */
 };
 
@@ -66,6 +70,18 @@ enum po_cupti_api {
 };
 
 enum po_cupti_api po_cupti_api_of(CUpti_CallbackDomain domain, CUpti_CallbackId id);
+
+/*
+ * The calls the collector subscribes to, one callback each: enabling whole domains would
+ * call back on every CUDA call a framework makes (several per kernel in PyTorch).
+ */
+struct po_cupti_api_call {
+	CUpti_CallbackDomain domain;
+	CUpti_CallbackId id;
+	enum po_cupti_api api;
+};
+
+const struct po_cupti_api_call *po_cupti_api_calls(size_t *count);
 
 /* Records a converted event with libprofopt (cupti_emit.c); SKIP and BAD_TIME do nothing. */
 void po_cupti_emit(enum po_cupti_out out, const struct po_cupti_event *event);

@@ -151,27 +151,75 @@ static void test_memset_and_memory(void)
 	CHECK(counts.memsets == 1 && counts.allocations == 2 && counts.releases == 1);
 }
 
-/* Times CUPTI leaves at 0, that run backwards or that the offset would make negative. */
+/* Times that run backwards or that the offset would make negative. */
 static void test_bad_times(void)
 {
 	CUpti_ActivityKernel10 kernel;
 	struct po_cupti_event event;
 	struct po_cupti_counts counts = {0};
-	const uint64_t starts[] = {0, 12 * MS, 1 * MS, UINT64_MAX};
-	const uint64_t ends[] = {5 * MS, 10 * MS, 2 * MS, UINT64_MAX};
-	const int64_t offsets[] = {0, 0, -2 * (int64_t)MS, 0};
+	const uint64_t starts[] = {12 * MS, 1 * MS, UINT64_MAX};
+	const uint64_t ends[] = {10 * MS, 2 * MS, UINT64_MAX};
+	const int64_t offsets[] = {0, -2 * (int64_t)MS, 0};
 
 	memset(&kernel, 0, sizeof(kernel));
 	kernel.kind = CUPTI_ACTIVITY_KIND_KERNEL;
 	kernel.name = "k";
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		kernel.start = starts[i];
 		kernel.end = ends[i];
 		CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, offsets[i], &event,
 				       &counts) == PO_CUPTI_BAD_TIME);
 	}
-	CHECK_INT_EQ(counts.bad_times, 4);
+	CHECK_INT_EQ(counts.bad_times, 3);
 	CHECK_INT_EQ(counts.kernels, 0);
+}
+
+/*
+ * A forced flush returns the records of work still running with a start or an end of 0
+ * (seen on an H100: about one 1 ms kernel in twelve at each flush): counted apart, lost.
+ */
+static void test_incomplete(void)
+{
+	CUpti_ActivityKernel10 kernel;
+	CUpti_ActivityMemset4 set;
+	struct po_cupti_event event;
+	struct po_cupti_counts counts = {0};
+
+	memset(&kernel, 0, sizeof(kernel));
+	kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	kernel.name = "k";
+	kernel.start = 5 * MS;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, 0, &event, &counts) ==
+	      PO_CUPTI_INCOMPLETE);
+	kernel.start = 0;
+	kernel.end = 0;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&kernel, 0, &event, &counts) ==
+	      PO_CUPTI_INCOMPLETE);
+	memset(&set, 0, sizeof(set));
+	set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	set.start = 7 * MS;
+	CHECK(po_cupti_convert((const CUpti_Activity *)&set, 0, &event, &counts) ==
+	      PO_CUPTI_INCOMPLETE);
+	CHECK_INT_EQ(counts.incomplete, 3);
+	CHECK_INT_EQ(counts.bad_times, 0);
+	CHECK_INT_EQ(counts.kernels + counts.memsets, 0);
+}
+
+/* The callbacks the collector enables are the launches and waits, nothing else. */
+static void test_enabled_calls(void)
+{
+	size_t count = 0, launches = 0, waits = 0;
+	const struct po_cupti_api_call *calls = po_cupti_api_calls(&count);
+
+	for (size_t i = 0; i < count; i++) {
+		CHECK(po_cupti_api_of(calls[i].domain, calls[i].id) == calls[i].api);
+		launches += calls[i].api == PO_CUPTI_API_LAUNCH;
+		waits += calls[i].api == PO_CUPTI_API_SYNC;
+	}
+	CHECK_INT_EQ(launches + waits, count);
+	CHECK(launches >= 10 && waits >= 6);
+	CHECK(po_cupti_api_of(CUPTI_CB_DOMAIN_RUNTIME_API,
+			      CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020) == PO_CUPTI_API_OTHER);
 }
 
 static void test_other_kinds(void)
@@ -218,6 +266,8 @@ int main(void)
 {
 	RUN(test_api_calls);
 	RUN(test_kernel);
+	RUN(test_incomplete);
+	RUN(test_enabled_calls);
 	RUN(test_copies);
 	RUN(test_memset_and_memory);
 	RUN(test_bad_times);

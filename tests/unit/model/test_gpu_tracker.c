@@ -185,9 +185,10 @@ static void test_implausible_and_late(void)
 	CHECK(!add(&tracker, 0, 0, 20 * MS, 10 * MS));		    /* ends first */
 	CHECK(!add(&tracker, 0, 0, 0, PO_GPU_RECORD_LIMIT_NS + 1)); /* too long */
 	CHECK(add(&tracker, 0, 0, 10 * MS, 20 * MS));
-	CHECK(!add(&tracker, 0, 0, 12 * MS, 25 * MS)); /* overlaps its stream's last */
+	CHECK(!add(&tracker, 0, 0, 9 * MS, 25 * MS)); /* begins first and overlaps its stream's */
+	CHECK(!add(&tracker, 0, 0, 10 * MS, 12 * MS)); /* the same begin */
 	CHECK(add(&tracker, 0, 1, 12 * MS, 25 * MS));  /* another stream may */
-	CHECK_INT_EQ(tracker.implausible_records, 3);
+	CHECK_INT_EQ(tracker.implausible_records, 4);
 	/*
 	 * A record at 13 s merges every record that begins 10 s before it (those of 10 and 12
 	 * ms); one that begins at 11 ms comes too late to be placed.
@@ -199,6 +200,58 @@ static void test_implausible_and_late(void)
 	CHECK(gpu_tracker_build(&tracker, false, 0, 0, &analysis) == PO_STATUS_OK);
 	CHECK_INT_EQ(analysis.gpus[0].late_records, 1);
 	CHECK_INT_EQ(analysis.gpus[0].activity_count, 5);
+	free_result(&analysis);
+	gpu_tracker_fini(&tracker);
+}
+
+/* A record written at time_ns (its batch's flush), for the lateness the tracker sees. */
+static bool add_written(struct po_gpu_tracker *tracker, int32_t stream, int64_t begin_ns,
+			int64_t end_ns, int64_t written_ns)
+{
+	struct po_event event = {.kind = PO_EV_GPU_ACTIVITY, .time_ns = written_ns};
+	bool accepted = false;
+
+	event.u.gpu_activity.device = 0;
+	event.u.gpu_activity.stream = stream;
+	event.u.gpu_activity.kind = PO_GPU_KERNEL;
+	event.u.gpu_activity.start_ns = begin_ns;
+	event.u.gpu_activity.end_ns = end_ns;
+	CHECK(gpu_tracker_consume(tracker, &event, &accepted) == PO_STATUS_OK);
+	return accepted;
+}
+
+/*
+ * As CUPTI delivers them: kernels in one buffer, the copies of the same time in another
+ * written after it, thousands of records a flush period (here 12 s) late; on Hopper a
+ * kernel of a stream may begin before the previous one ends. Nothing is late and nothing
+ * is refused, and the busy time is the union's.
+ */
+static void test_batches_from_an_activity_api(void)
+{
+	struct po_gpu_tracker tracker;
+	struct fake_host host;
+	struct po_analysis analysis = {0};
+	const int64_t kernels = 5000, flush_ns = 12000 * MS;
+
+	tracker_init(&tracker, &host, 100);
+	for (int64_t batch = 0; batch < 3; batch++) {
+		int64_t base = batch * flush_ns, written = base + flush_ns;
+
+		for (int64_t i = 0; i < kernels; i++) /* 2 ms apart, 1.5 ms long, 0.1 ms overlap */
+			CHECK(add_written(&tracker, 7, base + i * 2 * MS, base + i * 2 * MS + 2100000,
+					  written));
+		for (int64_t i = 0; i < kernels; i += 10) /* copies inside the kernels' time */
+			CHECK(add_written(&tracker, 8, base + i * 2 * MS + 100000,
+					  base + i * 2 * MS + 200000, written + MS));
+	}
+	CHECK(tracker.horizon_ns >= 2 * flush_ns);
+	CHECK(gpu_tracker_flush(&tracker) == PO_STATUS_OK);
+	CHECK(gpu_tracker_build(&tracker, false, 0, 0, &analysis) == PO_STATUS_OK);
+	CHECK_INT_EQ(analysis.gpus[0].late_records, 0);
+	CHECK_INT_EQ(tracker.implausible_records, 0);
+	CHECK_INT_EQ(analysis.gpus[0].activity_count, 3 * (kernels + kernels / 10));
+	/* each batch is one busy stretch of 5000 kernels laid end to end */
+	CHECK_INT_EQ(analysis.gpus[0].busy_ns, 3 * ((kernels - 1) * 2 * MS + 2100000));
 	free_result(&analysis);
 	gpu_tracker_fini(&tracker);
 }
@@ -332,6 +385,7 @@ int main(void)
 	RUN(test_edge_gaps);
 	RUN(test_implausible_and_late);
 	RUN(test_gap_cap);
+	RUN(test_batches_from_an_activity_api);
 	RUN(test_side_by_side);
 	RUN(test_property_union);
 	return CHECK_SUMMARY();

@@ -4,11 +4,13 @@ import enum
 import functools
 import os
 import sys
+import time
 
 from ._lib import LIB, GpuKernelShape, GpuRecord
 
 UNKNOWN = -1
 DEVICE_HOST = -1
+FREE_MEMORY_PERIOD_S = 1.0  # the device's free memory is read at most this often
 
 
 class Stage(enum.IntEnum):
@@ -259,6 +261,7 @@ class _State:
         self.next_step = 0         # auto-numbering of step() without an index
         self.sampler_started = False
         self.python_memory = False  # tracemalloc sites are sampled at step ends
+        self.free_sampled = float("-inf")  # when the device's free memory was last read
 
 
 STATE = _State()
@@ -288,8 +291,11 @@ def record_memory_counters():
                             torch.cuda.memory_reserved(device))
         LIB.profopt_counter(int(Counter.GPU_MEM_PEAK), device,
                             torch.cuda.max_memory_allocated(device))
-        LIB.profopt_counter(int(Counter.GPU_MEM_FREE), device,
-                            torch.cuda.mem_get_info(device)[0])
+        now = time.monotonic()
+        if now - STATE.free_sampled >= FREE_MEMORY_PERIOD_S:  # a driver call: once a second
+            STATE.free_sampled = now
+            LIB.profopt_counter(int(Counter.GPU_MEM_FREE), device,
+                                torch.cuda.mem_get_info(device)[0])
     except Exception:
         STATE.cuda = False
 
