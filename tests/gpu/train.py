@@ -236,7 +236,7 @@ def main():
         truth["profiler"]["first_step"] = window[0]
     with open(args.truth, "w") as file:
         json.dump(truth, file, indent=1)
-    walls = sorted(step["wall_s"] for step in steps[10:])
+    walls = sorted(step["wall_s"] for step in (steps[10:] or steps))
     print(f"train.py {args.model} {args.precision}: {len(steps)} steps, median "
           f"{1000 * walls[len(walls) // 2]:.2f} ms", file=sys.stderr)
 
