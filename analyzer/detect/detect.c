@@ -72,7 +72,8 @@ int64_t det_live_workers(const struct po_analysis *analysis)
 /*
  * Steps of an epoch's start-up: until every worker has delivered its first batch (the
  * first max(1, workers) steps of the epoch), workers start and caches fill. The same number
- * each epoch, however many epochs started new workers.
+ * each epoch, however many epochs started new workers; with persistent workers
+ * (persistent_workers=True) only the first epoch starts them (see first_epoch_only).
  */
 static size_t startup_steps(const struct po_analysis *analysis)
 {
@@ -109,16 +110,18 @@ static enum po_status collect_clean_steps(struct det_ctx *ctx)
 	}
 	size_t startup = startup_steps(analysis), in_epoch = 0;
 	int64_t previous_epoch = 0;
+	bool first_epoch_only = analysis->settings.persistent_workers == 1, first_epoch = true;
 
 	for (size_t i = 0; i < analysis->step_count; i++) {
 		const struct po_step step = po_analysis_step(analysis, i);
 
+		first_epoch = first_epoch && (!i || previous_epoch == step.epoch);
 		in_epoch = i && previous_epoch == step.epoch ? in_epoch + 1 : 0;
 		previous_epoch = step.epoch;
 		if (step.flags & PO_STEP_LOSSY)
 			continue;
 		ctx->all_clean[ctx->all_clean_count++] = i;
-		if (in_epoch >= startup)
+		if (in_epoch >= startup || (first_epoch_only && !first_epoch))
 			add_steady_step(ctx, i, &step, walls);
 	}
 	if (ctx->clean_count) {

@@ -427,6 +427,17 @@ enum po_status det_memory_growth(struct det_ctx *ctx)
 
 /* ---- unfreed-allocations ---- */
 
+/*
+ * Device memory and pinned host memory still allocated at the end are not counted:
+ * caching allocators (PyTorch's, JAX's, the pinned-memory pool of pin_memory) keep what
+ * they got from the driver until the program ends, and the driver takes it back with the
+ * context. Their growth during the run is the growth findings' to judge.
+ */
+static bool unfreed_counts(const struct po_mem_site *site)
+{
+	return site->live_bytes > 0 && site->device < 0 && !site->pinned;
+}
+
 static void add_unfreed_sites(struct det_ctx *ctx, struct po_finding *finding)
 {
 	const struct po_analysis *analysis = ctx->analysis;
@@ -435,7 +446,7 @@ static void add_unfreed_sites(struct det_ctx *ctx, struct po_finding *finding)
 	for (size_t i = 0; i < analysis->mem_site_count; i++) {
 		const struct po_mem_site *site = &analysis->mem_sites[i];
 
-		if (site->live_bytes <= 0 || (double)listed >= ctx->rules->unfreed_max_sites)
+		if (!unfreed_counts(site) || (double)listed >= ctx->rules->unfreed_max_sites)
 			continue;
 		listed++;
 		det_ev_text(ctx, finding, det_printf(ctx, "site%zu_where", listed),
@@ -447,6 +458,15 @@ static void add_unfreed_sites(struct det_ctx *ctx, struct po_finding *finding)
 	}
 }
 
+/* The site holding the most (sites are sorted by live bytes); one counts, or none would. */
+static const struct po_mem_site *largest_unfreed(const struct po_analysis *analysis)
+{
+	for (size_t i = 0; i < analysis->mem_site_count; i++)
+		if (unfreed_counts(&analysis->mem_sites[i]))
+			return &analysis->mem_sites[i];
+	return &analysis->mem_sites[0];
+}
+
 enum po_status det_unfreed(struct det_ctx *ctx)
 {
 	const struct po_analysis *analysis = ctx->analysis;
@@ -456,7 +476,7 @@ enum po_status det_unfreed(struct det_ctx *ctx)
 	struct po_finding *finding;
 
 	for (size_t i = 0; i < analysis->mem_site_count; i++) {
-		if (analysis->mem_sites[i].live_bytes <= 0)
+		if (!unfreed_counts(&analysis->mem_sites[i]))
 			continue;
 		live_bytes += analysis->mem_sites[i].live_bytes;
 		live_count += analysis->mem_sites[i].live_count;
@@ -473,7 +493,7 @@ enum po_status det_unfreed(struct det_ctx *ctx)
 		    "of the trace%s; the largest: %s.",
 		    (double)live_bytes / DET_MIB, (long long)live_count, (long long)sites,
 		    host || gpu ? ", and memory grew steadily: a leak" : "",
-		    site_where(ctx, &analysis->mem_sites[0]));
+		    site_where(ctx, largest_unfreed(analysis)));
 	det_ev_number(ctx, finding, "live_mib", (double)live_bytes / DET_MIB);
 	det_ev_int(ctx, finding, "live_allocations", live_count);
 	det_ev_int(ctx, finding, "sites", sites);

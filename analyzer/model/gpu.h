@@ -23,7 +23,7 @@
 #include "result.h"
 
 #define PO_GPU_REORDER_CAP (1u << 20)	       /* records waiting to be merged, per union */
-#define PO_GPU_REORDER_NS 10000000000LL	       /* records this much older than the newest merge */
+#define PO_GPU_REORDER_NS 100000000LL	       /* records this much older than the newest merge */
 #define PO_GPU_REORDER_MAX_NS 600000000000LL   /* the longest wait, however late records come */
 #define PO_GPU_TAIL_CAP 512		       /* latest union intervals per device */
 #define PO_GPU_RECORD_LIMIT_NS 3600000000000LL /* longer records are damaged ones */
@@ -97,7 +97,8 @@ struct po_gpu_tracker {
 	/*
 	 * How long a record waits to be merged: PO_GPU_REORDER_NS, or twice the latest any
 	 * record arrived after it began (an activity API delivers its records in batches, a
-	 * flush period late), up to PO_GPU_REORDER_MAX_NS.
+	 * flush period late: CUPTI's are up to half a second old), up to PO_GPU_REORDER_MAX_NS.
+	 * What waits is bounded by the record rate times this.
 	 */
 	int64_t horizon_ns;
 	enum po_status deferred;      /* a failure inside a merge, returned by the next call */

@@ -14,11 +14,13 @@
 
 #define SITE_FOLD_BIT 0x80u
 #define SITE_LABEL_BIT 0x2u
+#define SITE_PINNED_BIT 0x4u
 #define SOURCE_PROFOPT 0
 #define SOURCE_LIBC 1
 
 struct alloc_call {
 	int source; /* SOURCE_PROFOPT or SOURCE_LIBC */
+	bool pinned; /* host memory pinned for the devices (PROFOPT_DEVICE_PINNED) */
 	int64_t time_ns;
 	int32_t device;
 	uint64_t addr;
@@ -86,7 +88,8 @@ static size_t site_resolve(struct po_memory_tracker *t, int32_t pid, int stage,
 {
 	uint64_t a = call->label ? (uint64_t)(uintptr_t)call->label : call->ip;
 	uint64_t b = site_b(pid, call->device, stage,
-			    (call->label ? SITE_LABEL_BIT : 0) | (uint32_t)call->source);
+			    (call->label ? SITE_LABEL_BIT : 0) | (call->pinned ? SITE_PINNED_BIT : 0) |
+				(uint32_t)call->source);
 	struct po_map_entry *entry = po_map_find(&t->site_index, a, b);
 	struct po_mem_site *site;
 	bool created;
@@ -111,6 +114,7 @@ static size_t site_resolve(struct po_memory_tracker *t, int32_t pid, int stage,
 	site = &t->sites[t->site_count];
 	*site = (struct po_mem_site){.pid = pid,
 				     .device = call->device,
+				     .pinned = call->pinned,
 				     .stage = stage,
 				     .label = call->label,
 				     .ip = call->ip,
@@ -189,6 +193,7 @@ static enum po_status profopt_event(struct po_memory_tracker *t, const struct po
 
 	t->out.has_alloc_events = true;
 	if (call.device < 0) {
+		call.pinned = call.device == -2; /* PROFOPT_DEVICE_PINNED */
 		call.device = -1;
 		t->has_profopt_host = true;
 	} else {

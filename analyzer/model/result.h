@@ -281,6 +281,7 @@ struct po_mem_site {
 	const char *source_file; /* weak: in the analysis arena */
 	int64_t source_line;
 	const char *symbol_note; /* weak: static text */
+	bool pinned; /* host memory pinned for the devices (a pinned-memory pool's) */
 };
 
 struct po_memory {

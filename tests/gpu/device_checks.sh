@@ -123,6 +123,10 @@ run() {
 		PROFOPT_GPU=0 timeout 150 profopt-record -o "$work/traces/$name" -- \
 			python3 "$root/tests/gpu/train.py" --profopt --truth "$truth" "$@" >"$log" 2>&1
 		;;
+	profopt-nocb)
+		PROFOPT_CUPTI_CALLBACKS=0 timeout 150 profopt-record -o "$work/traces/$name" -- \
+			python3 "$root/tests/gpu/train.py" --profopt --truth "$truth" "$@" >"$log" 2>&1
+		;;
 	plain)
 		timeout 150 python3 "$root/tests/gpu/train.py" --truth "$truth" "$@" >"$log" 2>&1
 		;;

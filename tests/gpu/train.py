@@ -154,6 +154,10 @@ def parse():
     parser.add_argument("--delay-ms", type=float, default=0.0,
                         help="sleep per sample in __getitem__ (input-bound runs)")
     parser.add_argument("--leak-mb", type=int, default=0)
+    parser.add_argument("--channels-last", action="store_true",
+                        help="the model and its inputs in channels_last memory format")
+    parser.add_argument("--tf32", action="store_true",
+                        help="TF32 for float32 matrix multiplications (allow_tf32)")
     parser.add_argument("--graphs", action="store_true",
                         help="CUDA graphs: torch.cuda.make_graphed_callables on the model")
     parser.add_argument("--profile", choices=("none", "last", "window"), default="none",
@@ -169,8 +173,10 @@ def main():
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = False
     device = torch.device(args.device)
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
     dataset, model = build(args)
-    model = model.to(device)
+    model = model.to(device, memory_format=memory_format)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     loader = DataLoader(dataset, batch_size=args.batch, shuffle=True, drop_last=True,
                         num_workers=args.workers, pin_memory=device.type == "cuda",
@@ -204,7 +210,8 @@ def main():
             asked = time.perf_counter()
             for inputs, labels in loader:                                         # 3
                 got = time.perf_counter()
-                inputs = inputs.to(device, non_blocking=True)
+                inputs = inputs.to(device, non_blocking=True, memory_format=memory_format
+                                    if inputs.dim() == 4 else torch.preserve_format)
                 labels = labels.to(device, non_blocking=True)
                 with autocast:
                     loss = F.cross_entropy(model(inputs), labels)

@@ -16,7 +16,9 @@
  * also detaches CUPTI so that nothing keeps costing. Records CUPTI dropped are recorded as a
  * gpu_records_dropped counter, which the analysis reports as trace loss.
  *
- * Each device the program can use is described once (profopt_gpu_device: name, memory,
+ * PROFOPT_CUPTI_CALLBACKS=0 leaves the Callback API off: no launches and host waits are
+ * recorded (GPU time is not tied to the stages that launched it), for a lower cost per
+ * kernel launched. Each device the program can use is described once (profopt_gpu_device: name, memory,
  * multiprocessors, compute capability), read from the driver by the flush thread once the
  * program has initialised CUDA. PROFOPT_CUPTI_VERBOSE=1 has the collector say at exit what
  * it recorded and which clock it used.
@@ -480,7 +482,8 @@ PO_EXPORT int profopt_cupti_start(void)
 	collector.activities = have_driver() && enable_activities();
 	if (!collector.activities)
 		goto out;
-	enable_callbacks();
+	if (env_unsigned("PROFOPT_CUPTI_CALLBACKS", 1, 0, 1))
+		enable_callbacks();
 	collector.stopping = false;
 	collector.flusher_running =
 	    pthread_create(&collector.flusher, NULL, flusher_main, NULL) == 0;

@@ -138,12 +138,12 @@ static enum po_cupti_out memory(const CUpti_ActivityMemory4 *memory, struct po_c
 		counts->skipped++;
 		return PO_CUPTI_SKIP;
 	}
-	/* Pinned host memory is the host's: it is in the process's RSS, not on a device. */
+	/* Pinned host memory is the host's (in the process's RSS), marked as pinned. */
 	*event = (struct po_cupti_event){
 	    .address = memory->address,
 	    .bytes = memory->bytes,
 	    .device = memory->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PINNED
-			  ? PROFOPT_DEVICE_HOST
+			  ? PROFOPT_DEVICE_PINNED
 			  : (int32_t)(memory->deviceId > INT32_MAX ? INT32_MAX : memory->deviceId),
 	    .label = memory_label(memory->memoryKind)};
 	if (allocation) {

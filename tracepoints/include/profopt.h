@@ -67,6 +67,11 @@ enum profopt_gpu_kind {
 
 /* Device number of host memory in profopt_mem_alloc()/profopt_mem_free(). */
 #define PROFOPT_DEVICE_HOST (-1)
+/*
+ * Host memory pinned for the devices (cudaHostAlloc): the host's memory, which pinned-memory
+ * pools (PyTorch's pin_memory) keep for the whole run, so none of it is a leak at the end.
+ */
+#define PROFOPT_DEVICE_PINNED (-2)
 
 /* One completed piece of GPU work, as a device-side activity API reports it. */
 struct profopt_gpu_record {

@@ -147,7 +147,7 @@ static void test_memset_and_memory(void)
 	memory.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 	CHECK(po_cupti_convert((const CUpti_Activity *)&memory, 0, &event, &counts) ==
 	      PO_CUPTI_ALLOC);
-	CHECK_INT_EQ(event.device, PROFOPT_DEVICE_HOST);
+	CHECK_INT_EQ(event.device, PROFOPT_DEVICE_PINNED);
 	CHECK(counts.memsets == 1 && counts.allocations == 2 && counts.releases == 1);
 }
 

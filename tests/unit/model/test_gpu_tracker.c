@@ -190,8 +190,9 @@ static void test_implausible_and_late(void)
 	CHECK(add(&tracker, 0, 1, 12 * MS, 25 * MS));  /* another stream may */
 	CHECK_INT_EQ(tracker.implausible_records, 4);
 	/*
-	 * A record at 13 s merges every record that begins 10 s before it (those of 10 and 12
-	 * ms); one that begins at 11 ms comes too late to be placed.
+	 * A record at 13 s merges every record that begins the horizon (100 ms, as no record
+	 * came late) before it (those of 10 and 12 ms); one that begins at 11 ms comes too late
+	 * to be placed.
 	 */
 	CHECK(add(&tracker, 0, 2, 11000 * MS, 11001 * MS));
 	CHECK(add(&tracker, 0, 3, 13000 * MS, 13001 * MS));

@@ -14,7 +14,7 @@ session the events cost a ctypes call each.
 import os
 import sys
 
-from ._api import (DEVICE_HOST, UNKNOWN, Counter, GpuKind, Stage, batch_ready, counter,
+from ._api import (DEVICE_HOST, DEVICE_PINNED, UNKNOWN, Counter, GpuKind, Stage, batch_ready, counter,
                    epoch_begin, epoch_end, gpu_activity, gpu_device, gpu_kernel,
                    gpu_launch, gpu_sync_begin,
                    gpu_sync_end, library_path, mem_alloc, mem_free, now_ns, run_begin,
@@ -27,7 +27,7 @@ from ._lib import GpuKernelShape, GpuRecord
 __version__ = "0.1.0"
 
 __all__ = [
-    "Counter", "DEVICE_HOST", "GpuKernelShape", "GpuKind", "GpuRecord", "Stage", "UNKNOWN",
+    "Counter", "DEVICE_HOST", "DEVICE_PINNED", "GpuKernelShape", "GpuKind", "GpuRecord", "Stage", "UNKNOWN",
     "batch_ready", "counter", "epoch_begin", "epoch_end", "gpu_activity", "gpu_device",
     "gpu_kernel", "gpu_launch", "gpu_sync_begin",
     "gpu_sync_end", "instrument", "instrument_model", "instrument_optimizer",

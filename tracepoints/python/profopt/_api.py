@@ -10,6 +10,7 @@ from ._lib import LIB, GpuKernelShape, GpuRecord
 
 UNKNOWN = -1
 DEVICE_HOST = -1
+DEVICE_PINNED = -2  # host memory pinned for the devices (PROFOPT_DEVICE_PINNED)
 FREE_MEMORY_PERIOD_S = 1.0  # the device's free memory is read at most this often
 
 
