@@ -340,6 +340,177 @@ void gpu_tracker_launched_by(struct po_gpu_tracker *t, int32_t device, int stage
 		out->unlaunched_ns += duration_ns;
 }
 
+/* ---- descriptions and memory counters ---- */
+
+static struct gpu_description *description_get(struct po_gpu_tracker *t, int32_t device)
+{
+	for (size_t i = 0; i < t->description_count; i++)
+		if (t->descriptions[i].device == device)
+			return &t->descriptions[i];
+	if (po_array_reserve((void **)&t->descriptions, &t->description_capacity,
+			     t->description_count + 1, sizeof(*t->descriptions)) != PO_STATUS_OK)
+		return NULL;
+	t->descriptions[t->description_count] = (struct gpu_description){
+	    .device = device,
+	    .multiprocessors = -1,
+	    .capability_major = -1,
+	    .capability_minor = -1,
+	    .peak_bytes = -1,
+	    .reserved_bytes = -1,
+	    .free_bytes = -1,
+	    .used_stride = 1};
+	return &t->descriptions[t->description_count++];
+}
+
+static const struct gpu_description *description_find(const struct po_gpu_tracker *t,
+						       int32_t device)
+{
+	for (size_t i = 0; i < t->description_count; i++)
+		if (t->descriptions[i].device == device)
+			return &t->descriptions[i];
+	return NULL;
+}
+
+enum po_status gpu_tracker_describe(struct po_gpu_tracker *t, const struct po_event *event,
+				    const char *name)
+{
+	struct gpu_description *description = description_get(t, event->u.gpu_device.device);
+
+	if (!description)
+		return PO_STATUS_NOMEM;
+	if (name)
+		description->name = name;
+	if (event->u.gpu_device.memory_bytes > 0 &&
+	    event->u.gpu_device.memory_bytes <= (uint64_t)INT64_MAX)
+		description->memory_bytes = (int64_t)event->u.gpu_device.memory_bytes;
+	description->multiprocessors = event->u.gpu_device.multiprocessors;
+	description->capability_major = event->u.gpu_device.capability_major;
+	description->capability_minor = event->u.gpu_device.capability_minor;
+	return PO_STATUS_OK;
+}
+
+int32_t gpu_tracker_multiprocessors(const struct po_gpu_tracker *t, int32_t device)
+{
+	const struct gpu_description *description = description_find(t, device);
+
+	return description ? description->multiprocessors : -1;
+}
+
+/* Keeps every used_stride-th sample; past the cap, every other one kept goes. */
+static enum po_status keep_used(struct gpu_description *description, int64_t value)
+{
+	if (description->used_seen++ % description->used_stride)
+		return PO_STATUS_OK;
+	if (description->used_count == PO_GPU_USED_CAP) {
+		for (size_t i = 0; i < PO_GPU_USED_CAP / 2; i++)
+			description->used[i] = description->used[2 * i];
+		description->used_count = PO_GPU_USED_CAP / 2;
+		description->used_stride *= 2;
+	}
+	if (po_array_reserve((void **)&description->used, &description->used_capacity,
+			     description->used_count + 1, sizeof(int64_t)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	description->used[description->used_count++] = value;
+	return PO_STATUS_OK;
+}
+
+enum po_status gpu_tracker_memory(struct po_gpu_tracker *t, const struct po_event *event)
+{
+	int64_t value = event->u.counter.value;
+	struct gpu_description *description;
+
+	if (event->u.counter.device < 0 || value < 0)
+		return PO_STATUS_OK;
+	description = description_get(t, event->u.counter.device);
+	if (!description)
+		return PO_STATUS_NOMEM;
+	switch (event->u.counter.kind) {
+	case PO_COUNTER_GPU_MEM_USED:
+		if (keep_used(description, value) != PO_STATUS_OK)
+			return PO_STATUS_NOMEM;
+		/* what is in use is a lower bound of the peak */
+		if (value > description->peak_bytes)
+			description->peak_bytes = value;
+		break;
+	case PO_COUNTER_GPU_MEM_PEAK:
+		if (value > description->peak_bytes)
+			description->peak_bytes = value;
+		break;
+	case PO_COUNTER_GPU_MEM_RESERVED:
+		if (value > description->reserved_bytes)
+			description->reserved_bytes = value;
+		break;
+	case PO_COUNTER_GPU_MEM_FREE:
+		if (description->free_bytes < 0 || value < description->free_bytes)
+			description->free_bytes = value;
+		break;
+	default:
+		break;
+	}
+	return PO_STATUS_OK;
+}
+
+static int compare_int64(const void *left, const void *right)
+{
+	int64_t a = *(const int64_t *)left, b = *(const int64_t *)right;
+
+	return (a > b) - (a < b);
+}
+
+/* The memory the program used of a device, and what one more step's worth would need. */
+static struct po_gpu_memory memory_of(struct gpu_description *description)
+{
+	struct po_gpu_memory memory = {.peak_allocated_bytes = description->peak_bytes,
+				       .resident_bytes = -1,
+				       .reserved_max_bytes = description->reserved_bytes,
+				       .free_min_bytes = description->free_bytes,
+				       .step_bytes = -1,
+				       .headroom_bytes = -1};
+
+	if (description->used_count) {
+		po_sort(description->used, description->used_count, sizeof(int64_t),
+			compare_int64);
+		memory.resident_bytes = description->used[description->used_count / 2];
+	}
+	if (memory.peak_allocated_bytes >= 0 && memory.resident_bytes >= 0)
+		memory.step_bytes = memory.peak_allocated_bytes > memory.resident_bytes
+					? memory.peak_allocated_bytes - memory.resident_bytes
+					: 0;
+	if (memory.peak_allocated_bytes < 0 || memory.reserved_max_bytes < 0)
+		return memory;
+	if (memory.free_min_bytes >= 0)
+		memory.headroom_bytes = memory.free_min_bytes + (memory.reserved_max_bytes >
+									 memory.peak_allocated_bytes
+								     ? memory.reserved_max_bytes -
+									   memory.peak_allocated_bytes
+								     : 0);
+	else if (description->memory_bytes > memory.reserved_max_bytes)
+		memory.headroom_bytes = description->memory_bytes - memory.reserved_max_bytes;
+	return memory;
+}
+
+/* A device with activity takes its description and memory, when there are some. */
+static void describe_out(struct po_gpu_tracker *t, struct po_gpu_device *out)
+{
+	struct gpu_description *description = NULL;
+
+	for (size_t i = 0; i < t->description_count; i++)
+		if (t->descriptions[i].device == out->device)
+			description = &t->descriptions[i];
+	out->name = NULL;
+	out->memory_bytes = -1;
+	out->multiprocessors = out->capability_major = out->capability_minor = -1;
+	out->memory = (struct po_gpu_memory){-1, -1, -1, -1, -1, -1};
+	if (!description)
+		return;
+	out->name = description->name;
+	out->memory_bytes = description->memory_bytes > 0 ? description->memory_bytes : -1;
+	out->multiprocessors = description->multiprocessors;
+	out->capability_major = description->capability_major;
+	out->capability_minor = description->capability_minor;
+	out->memory = memory_of(description);
+}
+
 enum po_status gpu_tracker_flush(struct po_gpu_tracker *t)
 {
 	union_flush(t, &t->all_devices);
@@ -370,6 +541,9 @@ void gpu_tracker_fini(struct po_gpu_tracker *t)
 	}
 	for (size_t i = 0; i < t->stream_count; i++)
 		free(t->streams[i].merge.buffer);
+	for (size_t i = 0; i < t->description_count; i++)
+		free(t->descriptions[i].used);
+	free(t->descriptions);
 	free(t->devices);
 	free(t->streams);
 	free(t->all_devices.buffer);
@@ -386,6 +560,9 @@ size_t gpu_tracker_bytes(const struct po_gpu_tracker *t)
 			 t->devices[i].merge.capacity * sizeof(struct gpu_rec);
 	for (size_t i = 0; i < t->stream_count; i++)
 		bytes += t->streams[i].merge.capacity * sizeof(struct gpu_rec);
+	bytes += t->description_capacity * sizeof(struct gpu_description);
+	for (size_t i = 0; i < t->description_count; i++)
+		bytes += t->descriptions[i].used_capacity * sizeof(int64_t);
 	return bytes;
 }
 
@@ -528,6 +705,7 @@ enum po_status gpu_tracker_build(struct po_gpu_tracker *t, bool has_window, int6
 			memcpy(analysis->gaps + analysis->gap_count, device->gaps,
 			       device->gap_count * sizeof(*device->gaps));
 		analysis->gap_count += device->gap_count;
+		describe_out(t, &device->out);
 		analysis->gpus[analysis->gpu_count++] = device->out;
 	}
 	for (size_t i = 0; i < t->stream_count; i++)

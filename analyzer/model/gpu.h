@@ -82,8 +82,33 @@ struct gpu_stream_state {
 	int64_t last_end_ns;
 };
 
+/*
+ * What a device is (profopt:gpu_device) and the memory counters of it, kept apart from the
+ * devices with activity: a program is told of every device of the machine and may use one.
+ */
+struct gpu_description {
+	int32_t device;
+	const char *name; /* weak: interned by the model; NULL */
+	int64_t memory_bytes;
+	int32_t multiprocessors;
+	int32_t capability_major, capability_minor;
+	int64_t peak_bytes;	/* the largest gpu_mem_peak or gpu_mem_used; -1 */
+	int64_t reserved_bytes; /* the largest gpu_mem_reserved; -1 */
+	int64_t free_bytes;	/* the smallest gpu_mem_free; -1 */
+	int64_t *used; /* owned: gpu_mem_used samples (step ends), every used_stride-th */
+	size_t used_count;
+	size_t used_capacity;
+	size_t used_stride; /* doubles each time PO_GPU_USED_CAP samples are kept */
+	size_t used_seen;
+};
+
+#define PO_GPU_USED_CAP 65536 /* gpu_mem_used samples kept per device for their median */
+
 struct po_gpu_tracker {
 	struct po_gpu_host host;
+	struct gpu_description *descriptions; /* owned */
+	size_t description_count;
+	size_t description_capacity;
 	int64_t min_gap_ns;		  /* shorter gaps are not kept */
 	size_t max_gaps;		  /* gaps kept per device */
 	struct gpu_device_state *devices; /* owned */
@@ -122,6 +147,17 @@ enum po_status gpu_tracker_consume(struct po_gpu_tracker *tracker, const struct 
  */
 void gpu_tracker_launched_by(struct po_gpu_tracker *tracker, int32_t device, int stage,
 			     int64_t duration_ns);
+
+/* A PO_EV_GPU_DEVICE event; name is its interned name (NULL when empty). */
+enum po_status gpu_tracker_describe(struct po_gpu_tracker *tracker, const struct po_event *event,
+				    const char *name) PO_NODISCARD;
+
+/* A device's streaming multiprocessors, -1 when it was not described. */
+int32_t gpu_tracker_multiprocessors(const struct po_gpu_tracker *tracker, int32_t device);
+
+/* A GPU memory counter sample (gpu_mem_used, _reserved, _peak, _free) of a device. */
+enum po_status gpu_tracker_memory(struct po_gpu_tracker *tracker, const struct po_event *event)
+    PO_NODISCARD;
 
 /* Merges every record still waiting: no record may come after. */
 enum po_status gpu_tracker_flush(struct po_gpu_tracker *tracker) PO_NODISCARD;

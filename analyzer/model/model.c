@@ -418,9 +418,11 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 		return spans_batch_ready(model, event);
 	case PO_EV_COUNTER:
 		on_counter(model, process, event);
-		return PO_STATUS_OK;
+		return model_gpu_memory(model, event);
 	case PO_EV_GPU_ACTIVITY:
 		return model_gpu_activity(model, event);
+	case PO_EV_GPU_DEVICE:
+		return model_gpu_device(model, event);
 	case PO_EV_GPU_LAUNCH:
 		return model_gpu_launch(model, thread, event);
 	case PO_EV_GPU_SYNC_BEGIN:

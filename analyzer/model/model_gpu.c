@@ -66,18 +66,21 @@ void model_gpu_init(struct po_model *model)
 					 .step_at = host_step_at};
 
 	gpu_tracker_init(&model->gpu, &host, model->config.min_gap_ns, model->config.max_gaps);
+	kernel_tracker_init(&model->kernels);
 }
 
 void model_gpu_fini(struct po_model *model)
 {
 	gpu_tracker_fini(&model->gpu);
+	kernel_tracker_fini(&model->kernels);
 	po_map_free(&model->launches);
 	free(model->launch_ring);
 }
 
 size_t model_gpu_bytes(const struct po_model *model)
 {
-	return gpu_tracker_bytes(&model->gpu) + po_map_bytes(&model->launches) +
+	return gpu_tracker_bytes(&model->gpu) + kernel_tracker_bytes(&model->kernels) +
+	       po_map_bytes(&model->launches) +
 	       (model->launch_ring ? PO_LAUNCH_CAP * sizeof(struct launch_key) : 0);
 }
 
@@ -122,6 +125,79 @@ static int launching_stage(const struct po_model *model, const struct po_event *
 	return entry ? (int)entry->value - 2 : -2;
 }
 
+/* The step the record began in: the last step to begin no later, if it had not ended. */
+static int64_t step_of_start(struct po_model *model, int64_t start_ns)
+{
+	size_t after = po_step_store_upper_bound(model->loop.steps, start_ns);
+
+	if (!after || po_step_store_borrow(model->loop.steps, after - 1)->end_ns <= start_ns)
+		return -1;
+	return (int64_t)(after - 1);
+}
+
+/* Whether a kernel launched fewer blocks than the device has multiprocessors. */
+static bool kernel_is_small(const struct po_model *model, const struct po_event *event)
+{
+	int32_t multiprocessors =
+	    gpu_tracker_multiprocessors(&model->gpu, event->u.gpu_activity.device);
+
+	return multiprocessors > 0 && event->u.gpu_activity.grid_blocks &&
+	       event->u.gpu_activity.grid_blocks < (uint64_t)multiprocessors;
+}
+
+/* Adds the record to its step's GPU work by class (result.h) and a kernel to its name's. */
+static enum po_status account_in_step(struct po_model *model, const struct po_event *event,
+				      const char *name)
+{
+	int64_t duration_ns = event->u.gpu_activity.end_ns - event->u.gpu_activity.start_ns;
+	int64_t index = step_of_start(model, event->u.gpu_activity.start_ns);
+	struct po_kernel_kind kind;
+	struct po_step *step;
+
+	if (index < 0)
+		return PO_STATUS_OK;
+	if (kernel_tracker_kind(&model->kernels, event, &kind) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	step = po_step_store_edit(model->loop.steps, (size_t)index);
+	step->gpu_class_ns[kind.cls] += duration_ns;
+	step->gpu_class_count[kind.cls]++;
+	if (po_kernel_class_is_matrix(kind.cls))
+		step->gpu_matrix_ns[kind.precision] += duration_ns;
+	if (event->u.gpu_activity.kind != PO_GPU_KERNEL)
+		return PO_STATUS_OK;
+	if (kernel_is_small(model, event))
+		step->gpu_small_kernel_ns += duration_ns;
+	if (duration_ns < PO_SHORT_KERNEL_NS)
+		step->gpu_short_kernels++;
+	return kernel_tracker_add(&model->kernels, name, kind, event);
+}
+
+enum po_status model_gpu_device(struct po_model *model, const struct po_event *event)
+{
+	const char *name = NULL;
+
+	if (event->u.gpu_device.name.len) {
+		name = model_intern_capped(model, NAME_SPACE_GPU, event->u.gpu_device.name,
+					   &model->gpu_name_count, PO_NAME_CAP, model->fold_name);
+		if (!name)
+			return PO_STATUS_NOMEM;
+	}
+	return gpu_tracker_describe(&model->gpu, event, name);
+}
+
+enum po_status model_gpu_memory(struct po_model *model, const struct po_event *event)
+{
+	switch (event->u.counter.kind) {
+	case PO_COUNTER_GPU_MEM_USED:
+	case PO_COUNTER_GPU_MEM_RESERVED:
+	case PO_COUNTER_GPU_MEM_PEAK:
+	case PO_COUNTER_GPU_MEM_FREE:
+		return gpu_tracker_memory(&model->gpu, event);
+	default:
+		return PO_STATUS_OK;
+	}
+}
+
 enum po_status model_gpu_activity(struct po_model *model, const struct po_event *event)
 {
 	enum po_status status;
@@ -142,6 +218,9 @@ enum po_status model_gpu_activity(struct po_model *model, const struct po_event 
 				   &model->gpu_name_count, PO_NAME_CAP, model->fold_name);
 	if (!name)
 		return PO_STATUS_NOMEM;
+	status = account_in_step(model, event, name);
+	if (status != PO_STATUS_OK)
+		return status;
 	detail_tracker_push_span(&model->timeline,
 				 &(struct po_span){.kind = PO_SPAN_GPU,
 						   .sub = event->u.gpu_activity.kind,
@@ -169,6 +248,8 @@ enum po_status model_gpu_build(struct po_model *model, struct po_analysis *analy
 		end_ns =
 		    po_step_store_borrow(model->loop.steps, model->loop.step_count - 1)->end_ns;
 	}
-	return gpu_tracker_build(&model->gpu, model->loop.step_count > 0, begin_ns, end_ns,
-				 analysis);
+	if (gpu_tracker_build(&model->gpu, model->loop.step_count > 0, begin_ns, end_ns,
+			      analysis) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	return kernel_tracker_build(&model->kernels, analysis);
 }

@@ -8,6 +8,7 @@
 #include "batches.h"
 #include "detail.h"
 #include "gpu.h"
+#include "kernel_tracker.h"
 #include "labels.h"
 #include "map.h"
 #include "processes.h"
@@ -88,6 +89,7 @@ struct po_model {
 
 	/* GPU activity: the tracker (gpu.h), whose host is the model (model_gpu.c) */
 	struct po_gpu_tracker gpu;
+	struct po_kernel_tracker kernels; /* the kernels by name (kernel_tracker.h) */
 
 	/* memory: the tracker (memory.h), told of the processes' sums by procs */
 	struct po_memory_tracker memory;
@@ -139,6 +141,9 @@ enum po_status model_gpu_launch(struct po_model *model, const struct thread *thr
 				const struct po_event *event) PO_NODISCARD;
 enum po_status model_gpu_activity(struct po_model *model,
 				  const struct po_event *event) PO_NODISCARD;
+/* A profopt:gpu_device event, and a GPU memory counter sample. */
+enum po_status model_gpu_device(struct po_model *model, const struct po_event *event) PO_NODISCARD;
+enum po_status model_gpu_memory(struct po_model *model, const struct po_event *event) PO_NODISCARD;
 enum po_status model_gpu_build(struct po_model *model, struct po_analysis *analysis) PO_NODISCARD;
 
 /* Index of the step with the largest overlap with [begin, end), or -1. */

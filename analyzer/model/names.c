@@ -2,6 +2,7 @@
  * destructor of the analysis result. */
 #include <stdlib.h>
 
+#include "kernels.h"
 #include "model.h"
 #include "profopt.h"
 #include "step_store.h"
@@ -49,6 +50,9 @@ PO_NAME_TABLE(po_severity_name, enum po_severity, PO_SEVERITY_COUNT, PO_SEVERITI
 PO_NAME_TABLE(po_verdict_name, enum po_verdict, PO_VERDICT_COUNT, PO_VERDICTS, PO_JSON)
 PO_NAME_TABLE(po_input_cause_name, enum po_input_cause, PO_INPUT_CAUSE_COUNT, PO_INPUT_CAUSES,
 	      PO_JSON)
+PO_NAME_TABLE(po_kernel_class_name, enum po_kernel_class, PO_KERNEL_CLASS_COUNT, PO_KERNEL_CLASSES,
+	      PO_JSON)
+PO_NAME_TABLE(po_precision_name, enum po_precision, PO_PRECISION_COUNT, PO_PRECISIONS, PO_JSON)
 PO_NAME_TABLE(po_run_ending_name, enum po_run_ending, PO_RUN_ENDING_COUNT, PO_RUN_ENDINGS, PO_JSON)
 
 static void destroy_details(struct po_step_detail *details, size_t count)
@@ -83,6 +87,7 @@ void po_analysis_destroy(struct po_analysis *analysis)
 	free(analysis->label_stats);
 	free(analysis->gpus);
 	free(analysis->streams);
+	free(analysis->kernels);
 	free(analysis->gaps);
 	free(analysis->mem_sites);
 	destroy_details(analysis->details, analysis->detail_count);

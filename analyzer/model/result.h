@@ -16,6 +16,7 @@
 #include "../common/arena.h"
 #include "common/status.h"
 #include "event.h"
+#include "kernels.h"
 #include "../stats/stats.h"
 
 /* Roles of processes. X(NAME, json name) */
@@ -151,7 +152,21 @@ struct po_step {
 	int64_t rss_bytes;	 /* sum of the latest RSS of every live process; -1 */
 	int64_t main_rss_bytes;	 /* the training loop's process alone; -1 */
 	uint32_t flags;
+	/*
+	 * The GPU work that began in the step (a record belongs to the step its start falls
+	 * in; records are summed, not merged: work overlapping on two streams counts twice):
+	 * time and count by class; the matrix classes' (matmul, convolution, attention) time
+	 * by precision; time in kernels of fewer blocks than the device has multiprocessors
+	 * (they leave part of it unused); kernels shorter than PO_SHORT_KERNEL_NS.
+	 */
+	int64_t gpu_class_ns[PO_KERNEL_CLASS_COUNT];
+	int32_t gpu_class_count[PO_KERNEL_CLASS_COUNT];
+	int64_t gpu_matrix_ns[PO_PRECISION_COUNT];
+	int64_t gpu_small_kernel_ns;
+	int32_t gpu_short_kernels;
 };
+
+#define PO_SHORT_KERNEL_NS 10000 /* kernels shorter than this cost less than their launch */
 
 #define PO_STEP_HISTOGRAM_BINS 60
 
@@ -223,6 +238,42 @@ struct po_gpu_gap {
 	int64_t cause_ns;	/* how long it did that within the gap */
 };
 
+/*
+ * A device's memory as the program used it, from the counters a caching allocator's
+ * program records (PyTorch through the profopt module: gpu_mem_used, gpu_mem_reserved,
+ * gpu_mem_peak at step ends, gpu_mem_free at most once a second), summed over the
+ * processes using the device; -1 when not recorded.
+ */
+struct po_gpu_memory {
+	int64_t peak_allocated_bytes; /* the most in use at once (peak, else the largest used) */
+	int64_t resident_bytes;	      /* in use at step ends: the median (weights, gradients, the
+					 optimizer's state: what stays between steps) */
+	int64_t reserved_max_bytes;   /* the most the allocator held */
+	int64_t free_min_bytes;	      /* the least the device had free, all processes counted */
+	/*
+	 * Memory one step needs beyond what stays between steps (activations, workspace):
+	 * peak_allocated - resident; and what the allocator could still get: what it holds
+	 * unused at the peak plus the device's free memory (without a free-memory sample,
+	 * the device's memory less what was reserved: an upper bound).
+	 */
+	int64_t step_bytes;
+	int64_t headroom_bytes;
+};
+
+/* One GPU kernel, by name, over the records that began in a step. */
+struct po_gpu_kernel {
+	const char *name;	/* weak: interned, as recorded (CUPTI's are mangled) */
+	const char *short_name; /* weak: in the arena, for people (po_kernel_short_name) */
+	enum po_kernel_class cls;
+	enum po_precision precision;
+	int64_t count;
+	int64_t total_ns;
+	int64_t grid_blocks;   /* of its latest record; 0 when unknown */
+	int64_t block_threads; /* likewise */
+};
+
+#define PO_TOP_KERNELS 20 /* the kernels the result lists, by total time */
+
 struct po_gpu_device {
 	int32_t device;
 	int64_t first_ns; /* first activity start, last activity end */
@@ -244,6 +295,12 @@ struct po_gpu_device {
 	int64_t launched_ns_by_stage[PO_STAGE_COUNT];
 	int64_t launched_outside_stages_ns;
 	int64_t unlaunched_ns;
+	/* What the device is (profopt:gpu_device); name NULL, the numbers -1 when unknown. */
+	const char *name;	 /* weak: in the analysis arena */
+	int64_t memory_bytes;	 /* the device's memory */
+	int32_t multiprocessors; /* streaming multiprocessors */
+	int32_t capability_major, capability_minor;
+	struct po_gpu_memory memory; /* what the program used of it */
 };
 
 /* Memory allocated at one site and what remained at the end. */
@@ -738,6 +795,8 @@ struct po_analysis {
 	struct po_gpu_device *gpus; /* sorted by device */
 	size_t gpu_count;
 	struct po_gpu_stream *streams; /* sorted by device, stream */
+	struct po_gpu_kernel *kernels; /* the PO_TOP_KERNELS longest, by total time */
+	size_t kernel_count;
 	size_t stream_count;
 	struct po_gpu_gap *gaps; /* grouped by device, each group by begin */
 	size_t gap_count;

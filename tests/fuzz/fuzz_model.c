@@ -90,6 +90,16 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 		event->u.gpu_activity.start_ns = event->time_ns - (int64_t)take(cursor, 3);
 		event->u.gpu_activity.end_ns =
 		    wrap_add(event->u.gpu_activity.start_ns, take_int(cursor));
+		event->u.gpu_activity.grid_blocks = take(cursor, 1);
+		event->u.gpu_activity.block_threads = (uint32_t)take(cursor, 1);
+		break;
+	case PO_EV_GPU_DEVICE:
+		event->u.gpu_device.device = (int32_t)(take(cursor, 1) % 4);
+		event->u.gpu_device.name = take_str(cursor);
+		event->u.gpu_device.memory_bytes = (uint64_t)take_int(cursor);
+		event->u.gpu_device.multiprocessors = (int32_t)take_int(cursor);
+		event->u.gpu_device.capability_major = (int16_t)take(cursor, 1);
+		event->u.gpu_device.capability_minor = (int16_t)take(cursor, 1);
 		break;
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:
