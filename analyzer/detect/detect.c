@@ -212,8 +212,9 @@ typedef enum po_status (*det_fn)(struct det_ctx *ctx);
 
 /* Memory growth runs before unfreed-allocations, which reads its severity. */
 static const det_fn detectors[] = {
-    det_trace_data_loss, det_input_bound,    det_gpu_idle,	 det_memory_growth,  det_unfreed,
-    det_step_outliers,	 det_cpu_contention, det_loader_handoff, det_worker_restart,
+    det_trace_data_loss, det_input_bound,   det_gpu_bound,	det_launch_bound,
+    det_gpu_idle,	 det_memory_growth, det_unfreed,	det_step_outliers,
+    det_cpu_contention,	 det_loader_handoff, det_worker_restart,
 };
 
 static struct po_recommendation *find_rec(const struct po_finding *finding, const char *knob)
@@ -316,6 +317,7 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 		status = collect_clean_steps(&ctx);
 	if (status == PO_STATUS_OK) {
 		fill_steady(&ctx);
+		det_fill_gpu_work(&ctx);
 		ctx.quality_factor = quality_factor(analysis, rules);
 		ctx.steps_factor = steps_factor(ctx.clean_count, rules);
 		status = run_detectors(&ctx);

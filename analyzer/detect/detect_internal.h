@@ -98,6 +98,10 @@ bool det_loader_batch(const struct det_ctx *ctx, struct det_loader_batch *batch)
 enum po_status det_trace_data_loss(struct det_ctx *ctx);
 enum po_status det_input_bound(struct det_ctx *ctx);
 enum po_status det_gpu_idle(struct det_ctx *ctx);
+enum po_status det_gpu_bound(struct det_ctx *ctx);
+enum po_status det_launch_bound(struct det_ctx *ctx);
+/* gpu_work.c: analysis->gpu_work from the steady steps (after the steady statistics). */
+void det_fill_gpu_work(struct det_ctx *ctx);
 enum po_status det_memory_growth(struct det_ctx *ctx);
 enum po_status det_unfreed(struct det_ctx *ctx);
 enum po_status det_step_outliers(struct det_ctx *ctx);

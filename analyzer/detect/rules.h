@@ -229,6 +229,60 @@
 	X(live_worker_silent_s, "live", "worker_silent_s", 30, "s",                                \
 	  "seconds without an event of a loader worker, while the loop runs, from which "          \
 	  "worker-stopped is raised",                                                              \
+	  "profopt")                                                                               \
+	X(gpu_bound_low_precision_pct, "gpu-bound", "low_precision_pct", 30, "%",                  \
+	  "share of the GPU's work in fp32 or tf32 matrix kernels (matmul, convolution, "          \
+	  "attention) from which mixed precision is recommended",                                  \
+	  "profopt")                                                                               \
+	X(gpu_bound_fp32_speedup, "gpu-bound", "fp32_speedup", 4, "ratio",                         \
+	  "how much faster an fp32 matrix kernel on CUDA cores runs in bf16 or fp16 on tensor "    \
+	  "cores",                                                                                 \
+	  "NVIDIA H100 datasheet: 67 TFLOPS fp32, 989 dense bf16 (15x); measured on an H100 "      \
+	  "(tests/gpu): a transformer's kernels 29.2 to 5.2 ms under autocast (5.6x)")             \
+	X(gpu_bound_tf32_speedup, "gpu-bound", "tf32_speedup", 1.6, "ratio",                       \
+	  "how much faster a tf32 matrix kernel runs in bf16 or fp16",                             \
+	  "NVIDIA H100 datasheet: 495 dense tf32, 989 dense bf16 TFLOPS (2x); measured on an H100 "\
+	  "(tests/gpu): the transformer's kernels 9.4 ms in tf32, 5.2 ms in bf16 (1.8x)")           \
+	X(gpu_bound_fp32_to_tf32_speedup, "gpu-bound", "fp32_to_tf32_speedup", 3, "ratio",         \
+	  "how much faster an fp32 matrix kernel runs in tf32 on tensor cores",                    \
+	  "NVIDIA H100 datasheet: 67 fp32, 495 dense tf32 TFLOPS (7x); measured on an H100 "       \
+	  "(tests/gpu): the transformer's kernels 29.2 to 9.4 ms with allow_tf32 (3.1x)")          \
+	X(gpu_bound_layout_host_pct, "gpu-bound", "layout_host_pct", 60, "%",                      \
+	  "share of the host time per kernel launched that each layout conversion removed by "     \
+	  "channels_last saves (they launch inside cuDNN's calls, not from Python)",               \
+	  "measured on an H100 (tests/gpu): 151 conversions fewer saved 3.0 ms of a ResNet-18's "  \
+	  "step, 66% of its 30 us per kernel")                                                     \
+	X(gpu_bound_layout_pct, "gpu-bound", "layout_pct", 5, "%",                                 \
+	  "share of the GPU's work (or of the kernels launched) in layout conversions (cuDNN's "   \
+	  "NCHW to NHWC and back) from which channels_last is recommended",                        \
+	  "profopt; measured on an H100 (tests/gpu): 151 of a ResNet-18's 373 kernels per step "   \
+	  "were conversions, channels_last ran 1.30x faster")                                      \
+	X(gpu_bound_small_kernel_pct, "gpu-bound", "small_kernel_pct", 50, "%",                    \
+	  "share of kernel time in kernels of fewer blocks than the device has multiprocessors "   \
+	  "from which a busy GPU counts as under-filled (a larger batch fills it)",                \
+	  "profopt")                                                                               \
+	X(launch_bound_host_pct, "launch-bound", "host_pct", 50, "%",                              \
+	  "share of the step the training thread spends in forward, backward and the optimizer "   \
+	  "from which, with the GPU mostly idle, it is the launches that hold the GPU back",       \
+	  "profopt")                                                                               \
+	X(launch_bound_min_kernels, "launch-bound", "min_kernels", 20, "kernels",                  \
+	  "kernels per step below which launches cannot be what holds the GPU back", "profopt")    \
+	X(launch_bound_ratio, "launch-bound", "ratio", 1.5, "ratio",                               \
+	  "host time per kernel launched over the mean kernel's time from which the host cannot "  \
+	  "keep the GPU busy",                                                                     \
+	  "profopt")                                                                               \
+	X(launch_bound_graph_residual_pct, "launch-bound", "graph_residual_pct", 30, "%",          \
+	  "share of forward and backward's host time left when they replay as CUDA graphs "        \
+	  "(torch.cuda.make_graphed_callables, torch.compile mode=\"reduce-overhead\")",           \
+	  "measured on an H100 (tests/gpu): a 12-layer MLP's forward and backward took 32% of "    \
+	  "their host time as graphs")                                                             \
+	X(batch_max_factor, "larger-batch", "max_factor", 8, "ratio",                              \
+	  "the largest multiple of the batch size the what-if considers (powers of two that fit "  \
+	  "the GPU's free memory)",                                                                \
+	  "profopt; measured on an H100 (tests/gpu): the MLP at 8x the batch ran 5.6x the samples "\
+	  "per second")                                                                            \
+	X(batch_min_gain_pct, "larger-batch", "min_gain_pct", 10, "%",                             \
+	  "predicted gain in samples per second below which no larger batch is recommended",      \
 	  "profopt")
 
 /*
@@ -247,6 +301,7 @@
 	X("bytes/step", 0, 1e12, false)                                                            \
 	X("epochs", 0, 1000000, true)                                                              \
 	X("gaps", 0, 10000, true)                                                                  \
+	X("kernels", 0, 1e9, true)                                                                 \
 	X("ms", 0, 3600000, false)                                                                 \
 	X("ratio", 0, 1000, false)                                                                 \
 	X("s", 0.1, 1e6, false)                                                                    \

@@ -42,11 +42,16 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 	const struct po_rules *rules = ctx->rules;
 	const struct po_finding *input = det_find(ctx, PO_FINDING_INPUT_BOUND);
 	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
+	const struct po_finding *launch = det_find(ctx, PO_FINDING_LAUNCH_BOUND);
 	double busy_pct, host_pct;
 
 	if (!ctx->clean_count || (double)ctx->clean_count < rules->verdict_min_steps ||
 	    ctx->mean_step_ns <= 0 || det_uncovered(ctx) || det_unmarked(ctx))
 		return PO_VERDICT_UNKNOWN;
+	/* launches take more of the step than the wait for input: the host holds it back */
+	if (launch && (!input || ctx->analysis->gpu_work.launch_host_ms * DET_NS_PER_MS >
+				     ctx->analysis->steady.input_wait_pct / 100 * ctx->mean_step_ns))
+		return PO_VERDICT_HOST_BOUND;
 	if (input && input->severity <= PO_SEVERITY_WARNING)
 		return PO_VERDICT_INPUT_BOUND;
 	busy_pct = ctx->analysis->gpu_count && !isnan(ctx->analysis->steady.gpu_busy_pct)
@@ -79,6 +84,12 @@ const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict)
 				  "what happens inside them; instrument the loader and the model "
 				  "(profopt.instrument, profopt.run(model=..., optimizer=...))",
 				  100 * ctx->category_mean_ns[PO_CAT_OTHER] / ctx->mean_step_ns);
+	if (verdict == PO_VERDICT_HOST_BOUND && det_find(ctx, PO_FINDING_LAUNCH_BOUND))
+		return det_printf(ctx,
+				  "the training thread launches %.0f kernels per step, %.1f us of "
+				  "its time each, more slowly than the GPU runs them",
+				  ctx->analysis->gpu_work.kernels,
+				  ctx->analysis->gpu_work.host_us_per_kernel);
 	if (verdict != PO_VERDICT_HOST_BOUND || !contention ||
 	    contention->severity > PO_SEVERITY_WARNING)
 		return NULL;

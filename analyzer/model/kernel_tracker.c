@@ -122,6 +122,7 @@ enum po_status kernel_tracker_build(const struct po_kernel_tracker *t,
 		    .precision = stat->kind.precision,
 		    .count = stat->count,
 		    .total_ns = stat->total_ns,
+		    .mean_ns = stat->count ? stat->total_ns / stat->count : 0,
 		    .grid_blocks = stat->grid_blocks,
 		    .block_threads = stat->block_threads};
 		if (!analysis->kernels[i].short_name) {

@@ -145,6 +145,25 @@ static bool kernel_is_small(const struct po_model *model, const struct po_event 
 	       event->u.gpu_activity.grid_blocks < (uint64_t)multiprocessors;
 }
 
+/*
+ * Kernels that share their launch's correlation id with others ran from one launch of
+ * several: a CUDA graph (CUPTI gives a graph's kernels the id of cudaGraphLaunch). The
+ * second kernel of a launch counts for the first too.
+ */
+static int graph_kernels(struct po_model *model, const struct po_event *event)
+{
+	struct po_map_entry *entry;
+
+	if (event->u.gpu_activity.correlation_id == 0)
+		return 0;
+	entry = po_map_find(&model->launches, (uint32_t)event->pid,
+			    event->u.gpu_activity.correlation_id);
+	if (!entry)
+		return 0;
+	entry->aux1++;
+	return entry->aux1 == 2 ? 2 : entry->aux1 > 2 ? 1 : 0;
+}
+
 /* Adds the record to its step's GPU work by class (result.h) and a kernel to its name's. */
 static enum po_status account_in_step(struct po_model *model, const struct po_event *event,
 				      const char *name)
@@ -167,6 +186,7 @@ static enum po_status account_in_step(struct po_model *model, const struct po_ev
 		return PO_STATUS_OK;
 	if (kernel_is_small(model, event))
 		step->gpu_small_kernel_ns += duration_ns;
+	step->gpu_graph_kernels += graph_kernels(model, event);
 	if (duration_ns < PO_SHORT_KERNEL_NS)
 		step->gpu_short_kernels++;
 	return kernel_tracker_add(&model->kernels, name, kind, event);

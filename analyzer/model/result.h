@@ -164,6 +164,7 @@ struct po_step {
 	int64_t gpu_matrix_ns[PO_PRECISION_COUNT];
 	int64_t gpu_small_kernel_ns;
 	int32_t gpu_short_kernels;
+	int32_t gpu_graph_kernels; /* kernels of a launch that started several: CUDA graphs */
 };
 
 #define PO_SHORT_KERNEL_NS 10000 /* kernels shorter than this cost less than their launch */
@@ -268,6 +269,7 @@ struct po_gpu_kernel {
 	enum po_precision precision;
 	int64_t count;
 	int64_t total_ns;
+	int64_t mean_ns;
 	int64_t grid_blocks;   /* of its latest record; 0 when unknown */
 	int64_t block_threads; /* likewise */
 };
@@ -443,6 +445,31 @@ struct po_missing_window {
  * epoch's start-up (its first max(1, workers) steps, while workers start and caches fill),
  * and the shares the report's headline shows, defined once here (detect.c fills them).
  */
+/*
+ * The GPU work of the steady steps, per step (detect.c fills it from the steps' GPU work
+ * by class, result.h's struct po_step): what the gpu-bound and launch-bound findings and
+ * every renderer read. present is false without GPU records in the steady steps.
+ */
+struct po_gpu_work {
+	bool present;
+	double work_ms;				/* every record, summed (not their union) */
+	double kernel_ms;			/* kernels alone */
+	double kernels;				/* kernels per step */
+	double class_ms[PO_KERNEL_CLASS_COUNT];	/* by class */
+	double class_count[PO_KERNEL_CLASS_COUNT];
+	double matrix_ms[PO_PRECISION_COUNT]; /* matmul, convolution and attention by precision */
+	double small_kernel_pct; /* of kernel time: kernels of fewer blocks than multiprocessors;
+				    NaN when no launch shape or device size is known */
+	double short_kernel_pct; /* of kernels: shorter than PO_SHORT_KERNEL_NS */
+	double graph_kernel_pct; /* of kernels: launched from CUDA graphs */
+	double mean_kernel_us;
+	double busy_ms;		   /* the union of GPU activity (steady.gpu_busy_pct's) */
+	double host_ms;		   /* the step less gpu_sync: the training thread not waiting */
+	double launch_host_ms;	   /* forward, backward and optimizer on the training thread */
+	double host_us_per_kernel; /* launch_host_ms over the kernels */
+	double input_ms;	   /* data_wait, load, preprocess, collate and handoff */
+};
+
 struct po_steady_stats {
 	int64_t count;
 	int64_t startup_steps;	 /* left out at the start of each epoch */
@@ -592,7 +619,9 @@ struct po_step_detail {
 	X(TRACE_DATA_LOSS, "trace-data-loss")                                                      \
 	X(CPU_CONTENTION, "cpu-contention")                                                        \
 	X(LOADER_HANDOFF, "loader-handoff")                                                        \
-	X(WORKER_RESTART, "worker-restart")
+	X(WORKER_RESTART, "worker-restart")                                                        \
+	X(GPU_BOUND, "gpu-bound")                                                                  \
+	X(LAUNCH_BOUND, "launch-bound")
 
 enum po_finding_id {
 #define PO_X(name, json) PO_FINDING_##name,
@@ -749,6 +778,7 @@ struct po_analysis {
 	size_t warning_count;
 
 	struct po_steady_stats steady; /* filled by the detectors (po_detect_run) */
+	struct po_gpu_work gpu_work;   /* likewise */
 	/*
 	 * The input-bound finding's cause and the category of the pipeline stage it names
 	 * as the bottleneck (the copy for slow-h2d, else the slowest loader stage), for the

@@ -19,5 +19,7 @@ const char *po_json_verdict_name(int verdict);
 const char *po_json_run_ending_name(int ending);
 const char *po_json_excluded_reason_name(int reason);
 const char *po_json_missing_kind_name(int kind);
+const char *po_json_kernel_class_name(int cls);
+const char *po_json_precision_name(int precision);
 
 #endif /* PO_JSON_NAMES_H */

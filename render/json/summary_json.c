@@ -342,6 +342,20 @@ static void write_gaps(struct summary *summary, const struct po_gpu_device *gpu)
 	po_json_write_end_array(writer);
 }
 
+/* What the program used of the device's memory (-1: not recorded, written as null). */
+static void write_gpu_memory(struct po_json_writer *writer, const struct po_gpu_memory *memory)
+{
+	po_json_write_key(writer, "memory");
+	po_json_write_begin_object(writer);
+	po_json_write_kv_int_or_null(writer, "free_min_bytes", memory->free_min_bytes);
+	po_json_write_kv_int_or_null(writer, "headroom_bytes", memory->headroom_bytes);
+	po_json_write_kv_int_or_null(writer, "peak_allocated_bytes", memory->peak_allocated_bytes);
+	po_json_write_kv_int_or_null(writer, "reserved_max_bytes", memory->reserved_max_bytes);
+	po_json_write_kv_int_or_null(writer, "resident_bytes", memory->resident_bytes);
+	po_json_write_kv_int_or_null(writer, "step_bytes", memory->step_bytes);
+	po_json_write_end_object(writer);
+}
+
 static void write_gpu_device(struct summary *summary, const struct po_gpu_device *gpu)
 {
 	struct po_json_writer *writer = summary->writer;
@@ -350,6 +364,15 @@ static void write_gpu_device(struct summary *summary, const struct po_gpu_device
 	po_json_write_kv_int(writer, "activity_count", gpu->activity_count);
 	po_json_write_kv_ms(writer, "busy_ms", gpu->busy_ns);
 	kv_pct(writer, "busy_pct", gpu->busy_ns, gpu->window_ns);
+	if (gpu->capability_major >= 0 && gpu->capability_minor >= 0) {
+		char capability[24];
+
+		snprintf(capability, sizeof(capability), "%d.%d", gpu->capability_major,
+			 gpu->capability_minor);
+		po_json_write_kv_string(writer, "capability", capability);
+	} else {
+		po_json_write_kv_string(writer, "capability", NULL);
+	}
 	po_json_write_kv_int(writer, "device", gpu->device);
 	po_json_write_kv_int(writer, "gap_count", (int64_t)gpu->gap_count);
 	po_json_write_key(writer, "gap_ms_by_cause");
@@ -359,6 +382,10 @@ static void write_gpu_device(struct summary *summary, const struct po_gpu_device
 	po_json_write_kv_ms(writer, "idle_ms", gpu->idle_ns);
 	po_json_write_kv_int(writer, "late_records", gpu->late_records);
 	write_launched(writer, gpu);
+	write_gpu_memory(writer, &gpu->memory);
+	po_json_write_kv_int_or_null(writer, "memory_bytes", gpu->memory_bytes);
+	po_json_write_kv_int_or_null(writer, "multiprocessors", gpu->multiprocessors);
+	po_json_write_kv_string(writer, "name", gpu->name);
 	write_streams(summary, gpu->device);
 	po_json_write_kv_ms(writer, "unlaunched_ms", gpu->unlaunched_ns);
 	po_json_write_kv_ms(writer, "window_ms", gpu->window_ns);
@@ -374,6 +401,75 @@ static void write_gpu(struct summary *summary)
 	for (i = 0; i < summary->analysis->gpu_count; i++)
 		write_gpu_device(summary, &summary->analysis->gpus[i]);
 	po_json_write_end_array(summary->writer);
+}
+
+/* The steady steps' GPU work per step (result.h, struct po_gpu_work). */
+static void write_gpu_work(struct summary *summary)
+{
+	const struct po_gpu_work *work = &summary->analysis->gpu_work;
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_key(writer, "gpu_work");
+	if (!work->present) {
+		po_json_write_null(writer);
+		return;
+	}
+	po_json_write_begin_object(writer);
+	po_json_write_kv_double(writer, "busy_ms", work->busy_ms, 3);
+	po_json_write_key(writer, "class_count");
+	po_json_write_begin_object(writer);
+	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
+		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_count[c], 2);
+	po_json_write_end_object(writer);
+	po_json_write_key(writer, "class_ms");
+	po_json_write_begin_object(writer);
+	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
+		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_ms[c], 3);
+	po_json_write_end_object(writer);
+	po_json_write_kv_double(writer, "graph_kernel_pct", work->graph_kernel_pct, 2);
+	po_json_write_kv_double(writer, "host_ms", work->host_ms, 3);
+	po_json_write_kv_double(writer, "host_us_per_kernel", work->host_us_per_kernel, 2);
+	po_json_write_kv_double(writer, "input_ms", work->input_ms, 3);
+	po_json_write_kv_double(writer, "kernel_ms", work->kernel_ms, 3);
+	po_json_write_kv_double(writer, "kernels", work->kernels, 2);
+	po_json_write_kv_double(writer, "launch_host_ms", work->launch_host_ms, 3);
+	po_json_write_key(writer, "matrix_ms_by_precision");
+	po_json_write_begin_object(writer);
+	for (int p = 0; p < PO_PRECISION_COUNT; p++)
+		po_json_write_kv_double(writer, po_json_precision_name(p), work->matrix_ms[p], 3);
+	po_json_write_end_object(writer);
+	po_json_write_kv_double(writer, "mean_kernel_us", work->mean_kernel_us, 2);
+	po_json_write_kv_double(writer, "short_kernel_pct", work->short_kernel_pct, 2);
+	po_json_write_kv_double(writer, "small_kernel_pct", work->small_kernel_pct, 2);
+	po_json_write_kv_double(writer, "work_ms", work->work_ms, 3);
+	po_json_write_end_object(writer);
+}
+
+/* The longest kernels by name (result.h, struct po_gpu_kernel). */
+static void write_kernels(struct summary *summary)
+{
+	const struct po_analysis *analysis = summary->analysis;
+	struct po_json_writer *writer = summary->writer;
+
+	po_json_write_key(writer, "kernels");
+	po_json_write_begin_array(writer);
+	for (size_t i = 0; i < analysis->kernel_count; i++) {
+		const struct po_gpu_kernel *kernel = &analysis->kernels[i];
+
+		po_json_write_begin_object(writer);
+		po_json_write_kv_int(writer, "block_threads", kernel->block_threads);
+		po_json_write_kv_string(writer, "class", po_json_kernel_class_name(kernel->cls));
+		po_json_write_kv_int(writer, "count", kernel->count);
+		po_json_write_kv_int(writer, "grid_blocks", kernel->grid_blocks);
+		po_json_write_kv_double(writer, "mean_us", (double)kernel->mean_ns / 1e3, 2);
+		po_json_write_kv_string(writer, "name", kernel->name);
+		po_json_write_kv_string(writer, "precision",
+					po_json_precision_name(kernel->precision));
+		po_json_write_kv_string(writer, "short_name", kernel->short_name);
+		po_json_write_kv_ms(writer, "total_ms", kernel->total_ns);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
 }
 
 /* ---- labels ---- */
@@ -891,6 +987,8 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	if (write_findings(summary, err) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	write_gpu(summary);
+	write_gpu_work(summary);
+	write_kernels(summary);
 	write_labels(summary);
 	write_memory(summary);
 	write_rules(summary);

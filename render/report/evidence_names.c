@@ -40,6 +40,30 @@
 	X(ANY, "label", "Label", "", "The program's label of the span concerned.")                 \
 	X(ANY, "threshold_ms", "Threshold", "ms", "The detection threshold applied to this run.")  \
 	X(ANY, "lost_share_pct", "Share lost", "%", "Share of the time lost to this cause.")       \
+	/* gpu-bound and launch-bound: the steady steps' GPU work (summary.json's gpu_work) */    \
+	X(ANY, "gpu_work_ms", "GPU work", "ms/step",                                               \
+	  "Time of the GPU records that began in a steady step, summed (overlaps count twice).")   \
+	X(ANY, "kernels_per_step", "Kernels", "per step", "Kernels launched per steady step.")    \
+	X(ANY, "mean_kernel_us", "Mean kernel", "us", "Mean time a kernel runs on the GPU.")       \
+	X(ANY, "largest_class", "Largest class of work", "",                                       \
+	  "The class of GPU work (docs/gpu.md, Kernel classes) that takes the most time.")         \
+	X(ANY, "largest_class_pct", "Share of the largest class", "%",                             \
+	  "Share of the GPU's work in its largest class.")                                         \
+	X(ANY, "matrix_pct", "Matrix work", "%",                                                   \
+	  "Share of the GPU's work in matrix multiplications, convolutions and attention.")        \
+	X(ANY, "matrix_precision", "Matrix precision", "",                                         \
+	  "The precision most of the matrix work runs in, as its kernels' names say.")             \
+	X(ANY, "low_precision_matrix_pct", "Matrix work in fp32 or tf32", "%",                     \
+	  "Share of the GPU's work in fp32 or tf32 matrix kernels: what mixed precision speeds "   \
+	  "up.")                                                                                   \
+	X(ANY, "layout_pct", "Layout conversions", "%",                                            \
+	  "Share of the GPU's work converting tensors between NCHW and NHWC around convolutions.") \
+	X(ANY, "small_kernel_pct", "Time in small kernels", "%",                                   \
+	  "Share of kernel time in kernels of fewer blocks than the GPU has multiprocessors.")     \
+	X(ANY, "host_us_per_kernel", "Host time per kernel", "us",                                 \
+	  "Time the training thread spends in forward, backward and the optimizer per kernel.")    \
+	X(ANY, "launch_host_pct", "Launching share", "%",                                          \
+	  "Share of the step the training thread spends in forward, backward and the optimizer.")  \
 	/* input-bound */                                                                          \
 	X(ANY, "wait_share_pct", "Input wait share", "%",                                          \
 	  "Share of each steady step the training thread waits for data or loads it itself.")      \
