@@ -17,6 +17,7 @@ struct device_op {
 	uint64_t bytes;
 	int64_t duration_ns;
 	uint64_t correlation_id;
+	int64_t grid_blocks; /* kernels: recorded with their launch shape when > 0 */
 };
 
 struct sim_device {
@@ -26,6 +27,7 @@ struct sim_device {
 	struct device_op queue[QUEUE_CAPACITY];
 	uint64_t launched;  /* ops queued so far */
 	uint64_t completed; /* ops finished so far */
+	uint64_t last_correlation_id;
 	int started;	    /* the thread runs: its start-up allocations are done */
 	int stopping;
 };
@@ -44,6 +46,18 @@ static void run_op(const struct device_op *op)
 	record.start_ns = profopt_now_ns();
 	sim_sleep(op->duration_ns);
 	record.end_ns = profopt_now_ns();
+	if (op->kind == PROFOPT_GPU_KERNEL && op->grid_blocks > 0) {
+		struct profopt_gpu_kernel_shape shape = {.grid_x = (uint32_t)op->grid_blocks,
+							 .grid_y = 1,
+							 .grid_z = 1,
+							 .block_x = 256,
+							 .block_y = 1,
+							 .block_z = 1,
+							 .registers_per_thread = 64};
+
+		profopt_gpu_kernel(&record, &shape);
+		return;
+	}
 	profopt_gpu_activity(&record);
 }
 
@@ -115,26 +129,34 @@ void sim_device_destroy(struct sim_device *device)
 	free(device);
 }
 
-static void enqueue(struct sim_device *device, struct device_op *op)
+static void enqueue(struct sim_device *device, struct device_op *op, int same_launch)
 {
 	pthread_mutex_lock(&device->lock);
 	/* A full queue blocks the host, as a full launch queue does on a real GPU. */
 	while (device->launched - device->completed >= QUEUE_CAPACITY)
 		pthread_cond_wait(&device->changed, &device->lock);
-	op->correlation_id = device->launched + 1;
-	profopt_gpu_launch(0, 0, op->correlation_id, op->name);
+	if (same_launch && device->launched) {
+		op->correlation_id = device->last_correlation_id;
+	} else {
+		op->correlation_id = device->launched + 1;
+		device->last_correlation_id = op->correlation_id;
+		profopt_gpu_launch(0, 0, op->correlation_id, op->name);
+	}
 	device->queue[device->launched % QUEUE_CAPACITY] = *op;
 	device->launched++;
 	pthread_cond_broadcast(&device->changed);
 	pthread_mutex_unlock(&device->lock);
 }
 
-void sim_device_launch_kernel(struct sim_device *device, const char *name, int64_t duration_ns)
+void sim_device_launch_kernel(struct sim_device *device, const char *name, int64_t duration_ns,
+			      int64_t grid_blocks, int same_launch)
 {
-	struct device_op op = {
-	    .kind = PROFOPT_GPU_KERNEL, .name = name, .duration_ns = duration_ns};
+	struct device_op op = {.kind = PROFOPT_GPU_KERNEL,
+			       .name = name,
+			       .duration_ns = duration_ns,
+			       .grid_blocks = grid_blocks};
 
-	enqueue(device, &op);
+	enqueue(device, &op, same_launch);
 }
 
 void sim_device_launch_copy(struct sim_device *device, uint64_t bytes, int64_t duration_ns)
@@ -146,7 +168,7 @@ void sim_device_launch_copy(struct sim_device *device, uint64_t bytes, int64_t d
 	    .duration_ns = duration_ns,
 	};
 
-	enqueue(device, &op);
+	enqueue(device, &op, 0);
 }
 
 void sim_device_synchronize(struct sim_device *device)

@@ -26,6 +26,7 @@ struct training {
 	struct sim_loader *loader;	/* owned */
 	struct sim_device *device;	/* owned */
 	struct sim_random rng;
+	struct sim_kernel_mix mix; /* --kernel-mix, parsed once */
 	int64_t device_leaked_bytes;
 	int64_t step_time_ns; /* sum over the steps run */
 	int64_t step_count;
@@ -36,28 +37,65 @@ static int64_t jittered(struct training *t, int64_t duration_ns)
 	return sim_jitter(&t->rng, duration_ns, t->opts->jitter_pct);
 }
 
-/* Host CPU work of span_ns with kernel_count kernels launched along the way. */
-static void compute_with_kernels(struct training *t, int64_t span_ns, int64_t kernel_count,
-				 const char *kernel_name)
+/*
+ * Host CPU work of span_ns with the step's kernels first_kernel .. + kernel_count launched
+ * along the way; with --graph-kernels N, every N kernels share one launch (its time
+ * burnt once), as a CUDA graph's replay does.
+ */
+static void compute_with_kernels(struct training *t, int64_t span_ns, int64_t first_kernel,
+				 int64_t kernel_count, const char *kernel_name)
 {
-	int64_t kernel_ns = t->opts->kernels ? t->opts->gpu_ns / t->opts->kernels : 0;
-	int64_t slice_ns = span_ns / (kernel_count > 0 ? kernel_count : 1);
+	const struct sim_options *opts = t->opts;
+	int64_t group = opts->graph_kernels > 1 ? opts->graph_kernels : 1;
+	int64_t launches = (kernel_count + group - 1) / group;
+	int64_t slice_ns = span_ns / (launches > 0 ? launches : 1);
 
 	for (int64_t i = 0; i < kernel_count; i++) {
-		sim_device_launch_kernel(t->device, kernel_name, jittered(t, kernel_ns));
-		sim_burn_cpu(slice_ns);
+		int64_t kernel_ns = opts->kernels ? opts->gpu_ns / opts->kernels : 0;
+		const char *name = kernel_name;
+
+		if (t->mix.count)
+			sim_kernel_mix_pick(&t->mix, first_kernel + i, opts->kernels, opts->gpu_ns,
+					    &name, &kernel_ns);
+		sim_device_launch_kernel(t->device, name, jittered(t, kernel_ns),
+					 opts->kernel_blocks, i % group != 0);
+		if (i % group == group - 1 || i + 1 == kernel_count)
+			sim_burn_cpu(slice_ns);
 	}
-	sim_burn_cpu(span_ns - slice_ns * kernel_count);
+	sim_burn_cpu(span_ns - slice_ns * launches);
 }
 
 static void stage(struct training *t, enum profopt_stage kind, const char *default_label,
-		  int64_t batch, int64_t span_ns, int64_t kernel_count, const char *kernel_name)
+		  int64_t batch, int64_t span_ns, int64_t first_kernel, int64_t kernel_count,
+		  const char *kernel_name)
 {
 	const char *label = sim_label(t->opts, default_label);
 
 	profopt_stage_begin(kind, label, batch, -1);
-	compute_with_kernels(t, jittered(t, span_ns), kernel_count, kernel_name);
+	compute_with_kernels(t, jittered(t, span_ns), first_kernel, kernel_count, kernel_name);
 	profopt_stage_end(kind, label, batch, -1);
+}
+
+/*
+ * The memory counters a caching allocator's program records at each step end, with
+ * --gpu-memory-mb: in use (what stays between steps), the peak (plus one step's
+ * activations), what the allocator holds, and what the device has free.
+ */
+static void record_device_memory(struct training *t)
+{
+	const struct sim_options *opts = t->opts;
+	int64_t mib = 1024 * 1024, context = 512 * mib;
+	int64_t used = opts->resident_memory_mb * mib + t->device_leaked_bytes;
+	int64_t peak = used + opts->step_memory_mb * mib;
+
+	if (opts->gpu_memory_mb <= 0)
+		return;
+	profopt_counter(PROFOPT_COUNTER_GPU_MEM_RESERVED, 0, peak);
+	profopt_counter(PROFOPT_COUNTER_GPU_MEM_PEAK, 0, peak);
+	profopt_counter(PROFOPT_COUNTER_GPU_MEM_FREE, 0,
+			opts->gpu_memory_mb * mib - context - peak > 0
+			    ? opts->gpu_memory_mb * mib - context - peak
+			    : 0);
 }
 
 /* A pageable host-to-device copy: the host waits until the device has done it. */
@@ -83,7 +121,9 @@ static void leak_memory(struct training *t)
 				  (uint64_t)opts->gpu_leak_bytes, 0, "leak");
 		t->device_leaked_bytes += opts->gpu_leak_bytes;
 	}
-	profopt_counter(PROFOPT_COUNTER_GPU_MEM_USED, 0, t->device_leaked_bytes);
+	profopt_counter(PROFOPT_COUNTER_GPU_MEM_USED, 0,
+			t->opts->resident_memory_mb * 1024 * 1024 + t->device_leaked_bytes);
+	record_device_memory(t);
 }
 
 /* Forward, backward and optimizer, with the activations alive from forward to optimizer. */
@@ -98,11 +138,11 @@ static void train_on_batch(struct training *t, int64_t batch)
 		profopt_mem_alloc((uint64_t)(uintptr_t)activations, act_bytes, PROFOPT_DEVICE_HOST,
 				  "activations");
 	}
-	stage(t, PROFOPT_STAGE_FORWARD, "model_forward", batch, t->opts->forward_ns,
+	stage(t, PROFOPT_STAGE_FORWARD, "model_forward", batch, t->opts->forward_ns, 0,
 	      forward_kernels, "conv2d_fwd");
 	stage(t, PROFOPT_STAGE_BACKWARD, "loss_backward", batch, t->opts->backward_ns,
-	      t->opts->kernels - forward_kernels, "conv2d_bwd");
-	stage(t, PROFOPT_STAGE_OPTIMIZER, "sgd_step", batch, t->opts->optimizer_ns, 0, NULL);
+	      forward_kernels, t->opts->kernels - forward_kernels, "conv2d_bwd");
+	stage(t, PROFOPT_STAGE_OPTIMIZER, "sgd_step", batch, t->opts->optimizer_ns, 0, 0, NULL);
 	if (activations) {
 		profopt_mem_free((uint64_t)(uintptr_t)activations, act_bytes, PROFOPT_DEVICE_HOST,
 				 "activations");
@@ -247,8 +287,16 @@ static PO_NODISCARD enum po_status run(const struct sim_options *opts, int *work
 	enum po_status status;
 
 	sim_random_seed(&t.rng, opts->seed, -1);
+	status = sim_kernel_mix_parse(&t.mix, opts->kernel_mix, err);
+	if (status != PO_STATUS_OK)
+		return status;
 	profopt_run_begin("profopt-sim");
 	sim_options_record(opts);
+	if (opts->gpu_multiprocessors > 0)
+		profopt_gpu_device(0, "profopt-sim device",
+				   (uint64_t)(opts->gpu_memory_mb > 0 ? opts->gpu_memory_mb : 0) *
+				       1024 * 1024,
+				   (int32_t)opts->gpu_multiprocessors, 9, 0);
 	status = sim_device_create(&t.device, err);
 	if (status == PO_STATUS_OK)
 		status = train(&t, worker_exit_status, err);

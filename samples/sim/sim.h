@@ -44,6 +44,23 @@
 	X("kernels", kernels, INT, 8, "kernels",                                                   \
 	  "simulated GPU kernels per step, launched in forward and backward")                      \
 	X("gpu-ms", gpu_ns, MS, 6, "ms", "per step: device time of all kernels together")          \
+	X("kernel-mix", kernel_mix, TEXT, "", "CLASS[-PRECISION]:PCT,...",                        \
+	  "what the kernels are, by share of the device time: matmul, conv, attention with "        \
+	  "-fp32, -tf32, -bf16 or -fp16; layout, normalization, elementwise, reduction (named "     \
+	  "as cuBLAS, cuDNN and PyTorch name theirs; empty: conv2d_fwd and conv2d_bwd)")            \
+	X("kernel-blocks", kernel_blocks, INT, 0, "blocks",                                        \
+	  "grid of every kernel, recorded with its launch shape (0: no shape recorded)")           \
+	X("graph-kernels", graph_kernels, INT, 1, "kernels",                                       \
+	  "kernels per launch: more than 1 replays them as CUDA graphs do, one launch each")       \
+	X("gpu-multiprocessors", gpu_multiprocessors, INT, 0, "SMs",                               \
+	  "describe the device (profopt_gpu_device) with this many multiprocessors (0: not)")      \
+	X("gpu-memory-mb", gpu_memory_mb, INT, 0, "MiB",                                           \
+	  "device memory; with it, each step end records the memory counters a caching "           \
+	  "allocator's program does (used, reserved, peak, free)")                                 \
+	X("resident-memory-mb", resident_memory_mb, INT, 0, "MiB",                                 \
+	  "device memory in use between steps (weights, gradients, optimizer state)")              \
+	X("step-memory-mb", step_memory_mb, INT, 0, "MiB",                                         \
+	  "device memory a step needs beyond that (activations)")                                  \
 	X("leak-bytes", leak_bytes, INT, 0, "bytes",                                               \
 	  "host memory allocated per step (or per batch in workers) and never freed")              \
 	X("leak-in", leak_in, TEXT, "main", "main|worker", "process that leaks --leak-bytes")      \
@@ -113,12 +130,34 @@ void sim_leak_host_memory(int64_t bytes);
 struct sim_device;
 PO_NODISCARD enum po_status sim_device_create(struct sim_device **device, struct po_error *err);
 void sim_device_destroy(struct sim_device *device);
-/* Queues a kernel of duration_ns; records profopt_gpu_launch with a fresh correlation id. */
-void sim_device_launch_kernel(struct sim_device *device, const char *name, int64_t duration_ns);
+/*
+ * Queues a kernel of duration_ns of grid_blocks blocks (0: no launch shape). It records
+ * profopt_gpu_launch with a fresh correlation id, unless same_launch: then the kernel is
+ * part of the previous launch (a CUDA graph's replay), with its correlation id.
+ */
+void sim_device_launch_kernel(struct sim_device *device, const char *name, int64_t duration_ns,
+			      int64_t grid_blocks, int same_launch);
 /* Queues a host-to-device copy of bytes lasting duration_ns. */
 void sim_device_launch_copy(struct sim_device *device, uint64_t bytes, int64_t duration_ns);
 /* Blocks until everything queued so far has run. */
 void sim_device_synchronize(struct sim_device *device);
+
+/* kernels.c: what the simulated kernels are (--kernel-mix). */
+#define SIM_MIX_MAX 8
+struct sim_kernel_mix {
+	size_t count;
+	const char *names[SIM_MIX_MAX]; /* weak: literals, named as the libraries name theirs */
+	int64_t percent[SIM_MIX_MAX];	/* of the device time; they sum to 100 */
+};
+/* Parses CLASS[-PRECISION]:PCT,...; an empty text is an empty mix. */
+PO_NODISCARD enum po_status sim_kernel_mix_parse(struct sim_kernel_mix *mix, const char *text,
+						 struct po_error *err);
+/*
+ * Kernel index of kernel_count in a step: its name and duration from the mix (kernels are
+ * given to each entry in proportion to its share; gpu_ns is the step's device time).
+ */
+void sim_kernel_mix_pick(const struct sim_kernel_mix *mix, int64_t index, int64_t kernel_count,
+			 int64_t gpu_ns, const char **name, int64_t *duration_ns);
 
 /* loader.c: the data loader, in worker processes or in the main process. */
 struct sim_loader;

@@ -257,7 +257,61 @@ def change_at(c):
     c.verdict("input-bound")
 
 
+def gpu_bound(c, recommended, absent):
+    """The gpu-bound finding, with the advice the kernels call for and none other."""
+    c.verdict("gpu-bound")
+    f = c.has("gpu-bound", "info")
+    for knob in recommended:
+        r = rec(f, knob)
+        c.check(r is not None and (r["predicted_speedup"] or 0) > 1.05,
+                f"gpu-bound recommends {knob} with a gain: {r}")
+    for knob in absent:
+        c.check(rec(f, knob) is None, f"gpu-bound does not recommend {knob}")
+    c.lacks("launch-bound", "info")
+    c.lacks("input-bound")
+
+
+def gpu_bound_fp32(c):
+    gpu_bound(c, ["precision", "tf32"], ["channels_last", "batch_size"])
+    f = c.finding("gpu-bound")
+    c.evidence(f, "matrix_precision", "fp32")
+    c.check(c.summary["gpu_work"]["matrix_ms_by_precision"]["fp32"] > 20,
+            f"gpu_work: fp32 matrix time per step {c.summary['gpu_work']['matrix_ms_by_precision']}")
+
+
+def gpu_bound_bf16(c):
+    gpu_bound(c, [], ["precision", "tf32", "channels_last", "batch_size"])
+    c.check(c.finding("gpu-bound") is not None and c.finding("gpu-bound")["severity"] == "info",
+            "with nothing to advise, gpu-bound is information")
+
+
+def launch_bound(c):
+    c.verdict("host-bound")
+    f = c.has("launch-bound")
+    c.check(rec(f, "cuda_graphs") is not None and
+            (rec(f, "cuda_graphs")["predicted_speedup"] or 0) > 1.2,
+            f"launch-bound recommends CUDA graphs with a gain: {rec(f, 'cuda_graphs')}")
+    c.check(rec(f, "batch_size") is not None, f"and a larger batch: {rec(f, 'batch_size')}")
+    c.check(rec(f, "precision") is None, "no mixed precision: the GPU waits for launches")
+    c.check("launches" in (c.summary.get("verdict_reason") or ""),
+            f"summary.json says why: {c.summary.get('verdict_reason')!r}")
+    c.lacks("gpu-bound", "info")
+
+
+def launch_bound_graphs(c):
+    c.lacks("launch-bound", "info")
+    c.check(c.summary["gpu_work"]["graph_kernel_pct"] > 90,
+            f"kernels from graphs: {c.summary['gpu_work']['graph_kernel_pct']}%")
+
+
 SCENARIOS = {
+    "gpu-bound-fp32": gpu_bound_fp32,
+    "gpu-bound-bf16": gpu_bound_bf16,
+    "gpu-bound-layout": lambda c: gpu_bound(c, ["channels_last"], ["precision", "batch_size"]),
+    "gpu-bound-small": lambda c: gpu_bound(c, ["batch_size"], ["precision", "channels_last"]),
+    "gpu-bound-small-nofit": lambda c: gpu_bound(c, [], ["batch_size"]),
+    "launch-bound": launch_bound,
+    "launch-bound-graphs": launch_bound_graphs,
     "change-at": change_at,
     "handoff": handoff,
     "respawning-workers": respawning_workers,

@@ -89,6 +89,34 @@ change-at)
 	args=(--workers 2 --steps 120 --load-ms 2 --preprocess-ms 1 --collate-ms 0.5
 	      --h2d-ms 0.3 --forward-ms 3 --backward-ms 3 --optimizer-ms 1 --gpu-ms 4
 	      --change-at 60 --after load-ms=60 --after leak-bytes=262144) ;;
+gpu-bound-fp32 | gpu-bound-bf16 | gpu-bound-layout | gpu-bound-small | gpu-bound-small-nofit)
+	# The device busy most of each step (40 kernels of 1 ms beside 5 ms of host work), its
+	# kernels named as cuBLAS, cuDNN and PyTorch name theirs (--kernel-mix): what the GPU
+	# works on decides the advice, and where nothing helps there is none.
+	args=(--workers 2 --steps 100 --load-ms 1 --preprocess-ms 0.5 --collate-ms 0.5
+	      --h2d-ms 0.2 --forward-ms 2 --backward-ms 2 --optimizer-ms 0.5 --gpu-ms 40
+	      --kernels 40 --gpu-multiprocessors 132 --gpu-memory-mb 81920
+	      --resident-memory-mb 2000 --step-memory-mb 3000)
+	case $name in
+	gpu-bound-fp32) args+=(--kernel-mix matmul-fp32:80,elementwise:20 --kernel-blocks 1024) ;;
+	gpu-bound-bf16) args+=(--kernel-mix matmul-bf16:80,elementwise:20 --kernel-blocks 1024) ;;
+	gpu-bound-layout)
+		args+=(--kernel-mix conv-bf16:60,layout:25,elementwise:15 --kernel-blocks 1024) ;;
+	gpu-bound-small) args+=(--kernel-mix matmul-bf16:80,elementwise:20 --kernel-blocks 32) ;;
+	gpu-bound-small-nofit)
+		args+=(--kernel-mix matmul-bf16:80,elementwise:20 --kernel-blocks 32
+		       --step-memory-mb 60000) ;;
+	esac ;;
+launch-bound | launch-bound-graphs)
+	# 100 kernels of 0.1 ms per step, launched 0.4 ms apart by the training thread: the
+	# device idles most of the step. As CUDA graphs (25 kernels a launch), the launches
+	# are not what the host's time goes to.
+	args=(--workers 2 --steps 100 --load-ms 1 --preprocess-ms 0.5 --collate-ms 0.5
+	      --h2d-ms 0.2 --forward-ms 20 --backward-ms 20 --optimizer-ms 0.5 --gpu-ms 10
+	      --kernels 100 --kernel-mix matmul-fp32:60,elementwise:40 --kernel-blocks 1024
+	      --gpu-multiprocessors 132 --gpu-memory-mb 81920 --resident-memory-mb 500
+	      --step-memory-mb 200)
+	[ "$name" = launch-bound-graphs ] && args+=(--graph-kernels 25) ;;
 killed-workers)
 	# At the end the workers are killed in the middle of loads past the last step, as a
 	# DataLoader terminates workers that do not stop in time: not tracer loss.

@@ -217,12 +217,30 @@ def test_model():
     check(True, "forward without gradients")
 
 
+def test_profiler_note():
+    """With the GPU collector recording, starting torch.profiler says once, on stderr, that
+    it gets no CUDA activity (CUPTI serves one tool), and the profiler still runs."""
+    import contextlib
+    import io
+    from profopt import _gpu
+    _gpu.watch_profiler()
+    _gpu.watch_profiler()  # watched once, however often
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        for _ in range(2):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+                torch.ones(2).sum()
+    check(stderr.getvalue().count(_gpu.PROFILER_NOTE) == 1,
+          f"one note when torch.profiler starts: {stderr.getvalue()!r}")
+
+
 def main():
     test_bindings()
     test_fallback()
     test_labels_and_markers()
     test_loaders()
     test_model()
+    test_profiler_note()
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
 
