@@ -48,7 +48,7 @@ static void fill_from_sums(struct det_ctx *ctx, const struct work_sums *sums)
 {
 	struct po_gpu_work *work = &ctx->analysis->gpu_work;
 	const double *mean = ctx->category_mean_ns, steps = (double)ctx->clean_count;
-	double kernel_ns = 0, kernels = 0;
+	double kernel_ns = 0, kernels = 0, matrix_ns = 0;
 
 	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++) {
 		work->class_ms[c] = sums->class_ns[c] / steps / DET_NS_PER_MS;
@@ -59,8 +59,14 @@ static void fill_from_sums(struct det_ctx *ctx, const struct work_sums *sums)
 			kernels += sums->class_count[c];
 		}
 	}
-	for (int p = 0; p < PO_PRECISION_COUNT; p++)
+	for (int p = 0; p < PO_PRECISION_COUNT; p++) {
 		work->matrix_ms[p] = sums->matrix_ns[p] / steps / DET_NS_PER_MS;
+		matrix_ns += sums->matrix_ns[p];
+	}
+	for (int p = 0; p < PO_PRECISION_COUNT; p++)
+		work->matrix_pct[p] = matrix_ns > 0 ? 100.0 * sums->matrix_ns[p] / matrix_ns : 0;
+	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
+		work->class_pct[c] = work->work_ms > 0 ? 100.0 * work->class_ms[c] / work->work_ms : 0;
 	work->kernel_ms = kernel_ns / steps / DET_NS_PER_MS;
 	work->kernels = kernels / steps;
 	work->small_kernel_pct =
@@ -161,7 +167,7 @@ static void advise_precision(struct det_ctx *ctx, struct po_finding *finding)
 	recommend_predicted(
 	    ctx, finding, "precision",
 	    "train in mixed precision: torch.autocast(\"cuda\", dtype=torch.bfloat16) around the "
-	    "forward pass and the loss (fp16 needs a torch.cuda.amp.GradScaler)",
+	    "forward pass and the loss (fp16 also needs torch.amp.GradScaler)",
 	    det_printf(ctx,
 		       "%.0f%% of the GPU's work is matrix kernels in fp32 or tf32 (%.2f ms per "
 		       "step), which tensor cores run %.3gx and %.3gx faster in bf16",
@@ -351,8 +357,12 @@ enum po_status det_gpu_bound(struct det_ctx *ctx)
 		    "work is %s%s%s, in %.0f kernels per step of %.1f us on average.",
 		    busy, work->busy_ms, ctx->mean_step_ns / DET_NS_PER_MS,
 		    100.0 * work->class_ms[largest] / work->work_ms, po_kernel_class_name(largest),
-		    po_kernel_class_is_matrix(largest) ? " in " : "",
-		    po_kernel_class_is_matrix(largest) ? po_precision_name(main_precision(work)) : "",
+		    po_kernel_class_is_matrix(largest) && main_precision(work) != PO_PRECISION_UNKNOWN
+			? " in "
+			: "",
+		    po_kernel_class_is_matrix(largest) && main_precision(work) != PO_PRECISION_UNKNOWN
+			? po_precision_name(main_precision(work))
+			: "",
 		    work->kernels, work->mean_kernel_us);
 	add_work_evidence(ctx, finding);
 	advise_precision(ctx, finding);

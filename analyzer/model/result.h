@@ -456,8 +456,10 @@ struct po_gpu_work {
 	double kernel_ms;			/* kernels alone */
 	double kernels;				/* kernels per step */
 	double class_ms[PO_KERNEL_CLASS_COUNT];	/* by class */
+	double class_pct[PO_KERNEL_CLASS_COUNT];	/* of work_ms */
 	double class_count[PO_KERNEL_CLASS_COUNT];
 	double matrix_ms[PO_PRECISION_COUNT]; /* matmul, convolution and attention by precision */
+	double matrix_pct[PO_PRECISION_COUNT];	/* of the matrix classes' time */
 	double small_kernel_pct; /* of kernel time: kernels of fewer blocks than multiprocessors;
 				    NaN when no launch shape or device size is known */
 	double short_kernel_pct; /* of kernels: shorter than PO_SHORT_KERNEL_NS */

@@ -426,6 +426,11 @@ static void write_gpu_work(struct summary *summary)
 	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
 		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_ms[c], 3);
 	po_json_write_end_object(writer);
+	po_json_write_key(writer, "class_pct");
+	po_json_write_begin_object(writer);
+	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
+		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_pct[c], 2);
+	po_json_write_end_object(writer);
 	po_json_write_kv_double(writer, "graph_kernel_pct", work->graph_kernel_pct, 2);
 	po_json_write_kv_double(writer, "host_ms", work->host_ms, 3);
 	po_json_write_kv_double(writer, "host_us_per_kernel", work->host_us_per_kernel, 2);
@@ -437,6 +442,11 @@ static void write_gpu_work(struct summary *summary)
 	po_json_write_begin_object(writer);
 	for (int p = 0; p < PO_PRECISION_COUNT; p++)
 		po_json_write_kv_double(writer, po_json_precision_name(p), work->matrix_ms[p], 3);
+	po_json_write_end_object(writer);
+	po_json_write_key(writer, "matrix_pct_by_precision");
+	po_json_write_begin_object(writer);
+	for (int p = 0; p < PO_PRECISION_COUNT; p++)
+		po_json_write_kv_double(writer, po_json_precision_name(p), work->matrix_pct[p], 2);
 	po_json_write_end_object(writer);
 	po_json_write_kv_double(writer, "mean_kernel_us", work->mean_kernel_us, 2);
 	po_json_write_kv_double(writer, "short_kernel_pct", work->short_kernel_pct, 2);

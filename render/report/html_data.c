@@ -199,6 +199,118 @@ static void gpu_table(struct po_html *html, xmlNodePtr parent)
 	}
 }
 
+/* Whether the trace says what a device is or how its memory was used. */
+static bool devices_described(const struct po_analysis *analysis)
+{
+	for (size_t i = 0; i < analysis->gpu_count; i++)
+		if (analysis->gpus[i].name || analysis->gpus[i].memory_bytes > 0 ||
+		    analysis->gpus[i].memory.peak_allocated_bytes > 0)
+			return true;
+	return false;
+}
+
+/* What each device is and what the program used of its memory. */
+static void device_table(struct po_html *html, xmlNodePtr parent)
+{
+	static const char *const headers[] = {"Device",	   "Name",	      "Memory",
+					      "Multiprocessors", "Peak in use", "Memory to spare"};
+	xmlNodePtr body;
+
+	po_html_el(html, parent, "h3", NULL, "Devices");
+	body = po_html_table(html, parent, "data", headers, 6, 0x3c);
+	for (size_t i = 0; i < html->analysis->gpu_count; i++) {
+		const struct po_gpu_device *gpu = &html->analysis->gpus[i];
+		char text[5][48], name[PO_REPORT_TEXT_MAX];
+		const char *cells[6] = {text[0], name, text[1], text[2], text[3], text[4]};
+
+		snprintf(text[0], sizeof(text[0]), "GPU %d", gpu->device);
+		po_report_clean(gpu->name ? gpu->name : "unknown", name, sizeof(name), 60);
+		po_report_fmt_bytes(gpu->memory_bytes, text[1], sizeof(text[1]));
+		if (gpu->multiprocessors > 0)
+			snprintf(text[2], sizeof(text[2]), "%d", gpu->multiprocessors);
+		else
+			snprintf(text[2], sizeof(text[2]), "unknown");
+		po_report_fmt_bytes(gpu->memory.peak_allocated_bytes, text[3], sizeof(text[3]));
+		po_report_fmt_bytes(gpu->memory.headroom_bytes, text[4], sizeof(text[4]));
+		po_html_row(html, body, cells, 6, 0x3c);
+	}
+}
+
+/* The steady steps' GPU work by class, and how the kernels are launched. */
+static void work_table(struct po_html *html, xmlNodePtr parent)
+{
+	static const char *const headers[] = {"Class of work", "Time per step", "Share",
+					      "Count per step"};
+	const struct po_gpu_work *work = &html->analysis->gpu_work;
+	xmlNodePtr body;
+	char line[512], precisions[256] = "";
+	size_t used = 0;
+
+	po_html_el(html, parent, "h3", NULL, "What the GPU works on (steady steps)");
+	body = po_html_table(html, parent, "data", headers, 4, 0xe);
+	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++) {
+		char text[3][32];
+		const char *cells[4] = {po_report_kernel_class_title(c), text[0], text[1], text[2]};
+
+		if (work->class_ms[c] <= 0)
+			continue;
+		po_report_fmt_ms(work->class_ms[c] * 1e6, text[0], sizeof(text[0]));
+		po_report_fmt_pct(work->class_pct[c] / 100, text[1], sizeof(text[1]));
+		snprintf(text[2], sizeof(text[2]), "%.1f", work->class_count[c]);
+		po_html_row(html, body, cells, 4, 0xe);
+	}
+	for (int p = 0; p < PO_PRECISION_COUNT && used < sizeof(precisions); p++)
+		if (work->matrix_pct[p] >= 0.5) /* what rounds to 0% is left out */
+			used += (size_t)snprintf(precisions + used, sizeof(precisions) - used,
+						 "%s%s %.0f%%", used ? ", " : "",
+						 po_report_precision_key(p), work->matrix_pct[p]);
+	snprintf(line, sizeof(line),
+		 "%.0f kernels per step, %.1f us each on average, %.0f%% shorter than 10 us; the "
+		 "training thread spends %.1f us per kernel in forward, backward and the "
+		 "optimizer.%s%s",
+		 work->kernels, work->mean_kernel_us, work->short_kernel_pct,
+		 work->host_us_per_kernel, used ? " Matrix work by precision: " : "", precisions);
+	po_html_el(html, parent, "p", "note", line);
+}
+
+/* The longest kernels, by their names for people. */
+static void kernels_table(struct po_html *html, xmlNodePtr parent)
+{
+	static const char *const headers[] = {"Kernel", "Class", "Precision", "Count",
+					      "Total",	"Mean",	 "Grid"};
+	const struct po_analysis *analysis = html->analysis;
+	xmlNodePtr body;
+
+	if (!analysis->kernel_count)
+		return;
+	po_html_el(html, parent, "h3", NULL, "Longest kernels");
+	body = po_html_table(html, parent, "data labels", headers, 7, 0x78);
+	for (size_t i = 0; i < analysis->kernel_count && i < PO_REPORT_TABLE_ROWS; i++) {
+		const struct po_gpu_kernel *kernel = &analysis->kernels[i];
+		char name[PO_REPORT_TEXT_MAX], text[4][32];
+		const char *cells[7] = {name,
+					po_report_kernel_class_title(kernel->cls),
+					po_kernel_class_is_matrix(kernel->cls)
+					    ? po_report_precision_key(kernel->precision)
+					    : "",
+					text[0],
+					text[1],
+					text[2],
+					text[3]};
+
+		po_report_clean(kernel->short_name, name, sizeof(name), PO_REPORT_LABEL_CHARS);
+		snprintf(text[0], sizeof(text[0]), "%lld", (long long)kernel->count);
+		po_report_fmt_ns(kernel->total_ns, text[1], sizeof(text[1]));
+		po_report_fmt_ns(kernel->mean_ns, text[2], sizeof(text[2]));
+		if (kernel->grid_blocks > 0)
+			snprintf(text[3], sizeof(text[3]), "%lld x %lld",
+				 (long long)kernel->grid_blocks, (long long)kernel->block_threads);
+		else
+			snprintf(text[3], sizeof(text[3]), "unknown");
+		po_html_row(html, body, cells, 7, 0x78);
+	}
+}
+
 static enum po_status fill_gpu(struct po_html *html, struct po_error *err)
 {
 	xmlNodePtr parent = po_html_find(html, "gpu");
@@ -207,8 +319,14 @@ static enum po_status fill_gpu(struct po_html *html, struct po_error *err)
 	if (!parent)
 		return PO_STATUS_OK;
 	status = embed_named(html, parent, "gpu.svg", err);
-	if (status == PO_STATUS_OK && html->analysis->gpu_count > 0)
-		gpu_table(html, parent);
+	if (status != PO_STATUS_OK || html->analysis->gpu_count == 0)
+		return status;
+	gpu_table(html, parent);
+	if (devices_described(html->analysis))
+		device_table(html, parent);
+	if (html->analysis->gpu_work.present)
+		work_table(html, parent);
+	kernels_table(html, parent);
 	return status;
 }
 

@@ -268,6 +268,51 @@ static void quality_section(struct po_page *page)
 	}
 }
 
+/* The steady steps' GPU work by class, the devices and the longest kernels. */
+static void gpu_work_section(struct po_page *page)
+{
+	const struct po_analysis *analysis = page->analysis;
+	const struct po_gpu_work *work = &analysis->gpu_work;
+	char text[PO_REPORT_TEXT_MAX * 2], value[3][32];
+
+	if (!work->present)
+		return;
+	po_page_heading(page, "What the GPU works on (steady steps)");
+	for (size_t i = 0; i < analysis->gpu_count; i++) {
+		const struct po_gpu_device *gpu = &analysis->gpus[i];
+		char name[PO_REPORT_TEXT_MAX];
+
+		po_report_clean(gpu->name ? gpu->name : "unknown", name, sizeof(name), 60);
+		po_report_fmt_bytes(gpu->memory_bytes, value[0], sizeof(value[0]));
+		po_report_fmt_bytes(gpu->memory.peak_allocated_bytes, value[1], sizeof(value[1]));
+		po_report_fmt_bytes(gpu->memory.headroom_bytes, value[2], sizeof(value[2]));
+		snprintf(text, sizeof(text), "%s, %s; at most %s in use, %s to spare", name,
+			 value[0], value[1], value[2]);
+		snprintf(value[0], sizeof(value[0]), "GPU %d", gpu->device);
+		po_page_row(page, value[0], text);
+	}
+	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++) {
+		if (work->class_ms[c] <= 0)
+			continue;
+		po_report_fmt_ms(work->class_ms[c] * 1e6, value[0], sizeof(value[0]));
+		snprintf(text, sizeof(text), "%s per step, %.0f%%, %.1f per step", value[0],
+			 work->class_pct[c], work->class_count[c]);
+		po_page_row(page, po_report_kernel_class_title(c), text);
+	}
+	snprintf(text, sizeof(text), "%.0f per step, %.1f us on average; %.1f us of host time each",
+		 work->kernels, work->mean_kernel_us, work->host_us_per_kernel);
+	po_page_row(page, "kernels", text);
+	for (size_t i = 0; i < analysis->kernel_count && i < 8; i++) {
+		char name[PO_REPORT_TEXT_MAX];
+
+		po_report_clean(analysis->kernels[i].short_name, name, sizeof(name), 70);
+		po_report_fmt_ns(analysis->kernels[i].total_ns, value[0], sizeof(value[0]));
+		snprintf(text, sizeof(text), "%s: %lld, %s", name,
+			 (long long)analysis->kernels[i].count, value[0]);
+		po_page_text(page, text, 9, false, PO_COLOR_INK, 0);
+	}
+}
+
 static void config_section(struct po_page *page)
 {
 	char key[PO_REPORT_TEXT_MAX], value[PO_REPORT_TEXT_MAX];
@@ -332,6 +377,7 @@ static enum po_status draw_pages(struct po_page *page, const struct po_chart_lis
 	if (page->analysis->comparison)
 		po_pdf_comparison(page, charts);
 	quality_section(page);
+	gpu_work_section(page);
 	po_page_break(page);
 	po_page_heading(page, "Charts");
 	for (size_t i = 0; i < charts->count; i++) {

@@ -41,6 +41,8 @@ const char *po_report_stage_title(enum po_stage stage);
 const char *po_report_finding_key(enum po_finding_id id);
 const char *po_report_finding_title(enum po_finding_id id);
 const char *po_report_run_ending_key(enum po_run_ending ending);
+const char *po_report_kernel_class_title(enum po_kernel_class cls);
+const char *po_report_precision_key(enum po_precision precision);
 const char *po_report_severity_key(enum po_severity severity);
 const char *po_report_verdict_key(enum po_verdict verdict);
 const char *po_report_verdict_title(enum po_verdict verdict);

@@ -191,6 +191,8 @@ static const char *const finding_titles[PO_FINDING_ID_COUNT] = {
     [PO_FINDING_CPU_CONTENTION] = "The training loop waits for CPU held by the loader workers",
     [PO_FINDING_LOADER_HANDOFF] = "Receiving ready batches from the workers costs the loop time",
     [PO_FINDING_WORKER_RESTART] = "The data-loader workers start again at every epoch",
+    [PO_FINDING_GPU_BOUND] = "The GPU is busy most of each step",
+    [PO_FINDING_LAUNCH_BOUND] = "The GPU waits for the training thread to launch its kernels",
 };
 
 const char *po_report_finding_key(enum po_finding_id id)
@@ -235,18 +237,37 @@ static const struct {
 			    "The trace does not hold enough clean steps to name a bottleneck."},
 };
 
-const char *po_report_run_ending_key(enum po_run_ending ending)
+const char *po_report_kernel_class_title(enum po_kernel_class cls)
 {
-	static const char *const keys[] = {
-#define PO_X(name, json) json,
-	    PO_RUN_ENDINGS(PO_X)
-#undef PO_X
+	static const char *const titles[PO_KERNEL_CLASS_COUNT] = {
+	    [PO_KERNEL_MATMUL] = "Matrix multiplication",
+	    [PO_KERNEL_CONVOLUTION] = "Convolution",
+	    [PO_KERNEL_ATTENTION] = "Attention",
+	    [PO_KERNEL_NORMALIZATION] = "Normalization",
+	    [PO_KERNEL_ELEMENTWISE] = "Elementwise",
+	    [PO_KERNEL_REDUCTION] = "Reduction",
+	    [PO_KERNEL_LAYOUT] = "Layout conversion",
+	    [PO_KERNEL_OTHER] = "Other kernels",
+	    [PO_KERNEL_COPY] = "Copies",
+	    [PO_KERNEL_MEMSET] = "Memsets",
 	};
-	_Static_assert(sizeof(keys) / sizeof(keys[0]) == PO_RUN_ENDING_COUNT,
-		       "PO_RUN_ENDINGS and its enum differ");
 
-	return (unsigned)ending < PO_RUN_ENDING_COUNT ? keys[ending] : "unknown";
+	return (unsigned)cls < PO_KERNEL_CLASS_COUNT ? titles[cls] : "?";
 }
+
+/* The JSON spelling of an enum value, from its X-macro table; "unknown" out of range. */
+#define PO_KEY_FN(fn, type, table_macro, count)                                                    \
+	const char *fn(type value)                                                                 \
+	{                                                                                          \
+		static const char *const keys[] = {table_macro(PO_KEY_X)};                         \
+		_Static_assert(sizeof(keys) / sizeof(keys[0]) == (count),                          \
+			       #table_macro " and its enum differ");                               \
+		return (unsigned)value < (unsigned)(count) ? keys[value] : "unknown";              \
+	}
+#define PO_KEY_X(name, json) json,
+PO_KEY_FN(po_report_precision_key, enum po_precision, PO_PRECISIONS, PO_PRECISION_COUNT)
+PO_KEY_FN(po_report_run_ending_key, enum po_run_ending, PO_RUN_ENDINGS, PO_RUN_ENDING_COUNT)
+#undef PO_KEY_X
 
 const char *po_report_verdict_key(enum po_verdict verdict)
 {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # golden.sh BIN_DIR: analyses every committed golden trace (tests/data/traces/NAME, small
-# real recordings made by record_golden.sh) and compares its summary.json byte for byte
-# with tests/data/expected/NAME.summary.json. The whole pipeline runs on fixed input, so
-# any change of a number shows, with no timing in the loop.
+# real recordings made by record_golden.sh; tests/data/gpu-traces/NAME.tar.xz, recordings
+# made on an H100 by tests/gpu/device_checks.sh, unpacked here) and compares its
+# summary.json byte for byte with tests/data/expected/NAME.summary.json. The whole
+# pipeline runs on fixed input, so any change of a number shows, with no timing in the loop.
 #
 # UPDATE_GOLDEN=1 rewrites the expected files from this build and then FAILS, so that it
 # can never make a run pass: review the diff (git diff tests/data/expected), commit it,
@@ -13,7 +14,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/profopt-golden-traces.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0 rewritten=0
-for trace in "$here"/traces/*/; do
+mkdir -p "$work/unpacked"
+for archive in "$here"/gpu-traces/*.tar.xz; do
+	tar -C "$work/unpacked" -xJf "$archive" || { echo "FAIL cannot unpack $archive"; exit 1; }
+done
+for trace in "$here"/traces/*/ "$work"/unpacked/*/; do
 	name=$(basename "$trace")
 	expected=$here/expected/$name.summary.json
 	if ! "$bin/profopt-analyze" --json-only -o "$work/$name" "$trace" >"$work/$name.out" 2>&1; then

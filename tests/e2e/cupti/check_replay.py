@@ -33,7 +33,17 @@ if gpus:
     check(abs(launched["forward"] - kernel_ms) < 0.01,
           f"{launched['forward']} ms of GPU work launched in forward, the kernels ran "
           f"{kernel_ms:.3f} ms")
+work = summary.get("gpu_work") or {}
+check(work.get("class_ms", {}).get("matmul", 0) > 0 and work["class_ms"]["elementwise"] > 0,
+      f"the kernels are matmul and elementwise by name: {work.get('class_ms')}")
+check(work.get("matrix_ms_by_precision", {}).get("fp32", 0) > 0,
+      "the sgemm kernels are fp32 matrix work")
+check(all(kernel["grid_blocks"] == 264 and kernel["block_threads"] == 256
+          for kernel in summary["kernels"]), "their launch shapes came through the collector")
 if mode == "gpu-bound":
+    bound = findings.get("gpu-bound")
+    advice = [rec["knob"] for rec in (bound or {}).get("recommendations", [])]
+    check("precision" in advice, f"gpu-bound advises mixed precision for fp32 work: {advice}")
     loss = findings.get("trace-data-loss")
     dropped = loss["evidence"].get("gpu_records_dropped") if loss else None
     check(dropped == 17, f"trace-data-loss says {dropped} GPU records dropped, the collector 17")

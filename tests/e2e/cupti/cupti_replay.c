@@ -53,6 +53,10 @@ static void kernel(int64_t start_ns, int64_t end_ns, uint32_t correlation)
 	record->streamId = 7;
 	record->correlationId = correlation;
 	record->name = correlation % 2 ? "ampere_sgemm_128x64_tn" : "vectorized_elementwise_kernel";
+	record->gridX = 264; /* two blocks per multiprocessor of an H100 */
+	record->gridY = record->gridZ = 1;
+	record->blockX = 256;
+	record->blockY = record->blockZ = 1;
 }
 
 /* A host-to-device copy on stream 13, beside the kernels of stream 7. */
