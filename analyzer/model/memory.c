@@ -331,11 +331,17 @@ int64_t memory_tracker_host_live(const struct po_memory_tracker *t)
 	return -1;
 }
 
+/*
+ * The device's live bytes: the gpu_mem_used counter when the program records one (what its
+ * tensors hold: a caching allocator's program, PyTorch's), else the allocation events
+ * (CUPTI's records of the allocator's own requests, which its cache makes grow by less
+ * than the program keeps: 14.6 MiB a step for 16 MiB kept, seen on an H100).
+ */
 int64_t memory_tracker_gpu_live(const struct po_memory_tracker *t)
 {
-	if (t->has_profopt_gpu)
-		return t->gpu_events.live_bytes;
-	return t->out.has_gpu_counter ? t->gpu_counter_sum_bytes : -1;
+	if (t->out.has_gpu_counter)
+		return t->gpu_counter_sum_bytes;
+	return t->has_profopt_gpu ? t->gpu_events.live_bytes : -1;
 }
 
 /* Adds the live allocations to the copies of their sites (sites[i] is t->sites[i]'s). */
@@ -398,10 +404,10 @@ static struct po_memory summarize(const struct po_memory_tracker *t)
 		memory.host_peak_bytes = t->host_libc.peak_bytes;
 	else
 		memory.host_peak_bytes = memory.rss_peak_bytes;
-	if (t->has_profopt_gpu)
-		memory.gpu_peak_bytes = t->gpu_events.peak_bytes;
-	else if (memory.has_gpu_counter)
+	if (memory.has_gpu_counter)
 		memory.gpu_peak_bytes = t->gpu_counter_peak_bytes;
+	else if (t->has_profopt_gpu)
+		memory.gpu_peak_bytes = t->gpu_events.peak_bytes;
 	return memory;
 }
 

@@ -87,7 +87,7 @@ def main():
     s = load(d, "h100-leak")
     growth = finding(s, "gpu-memory-growth")
     slope = growth["evidence"].get("slope_bytes_per_step") if growth else None
-    check(slope is not None and abs(slope - 16 * 2**20) < 0.1 * 16 * 2**20,
+    check(slope is not None and abs(slope - 16 * 2**20) < 0.02 * 16 * 2**20,
           f"device memory grows {slope} bytes per step; the program keeps 16 MiB a step")
     check(finding(s, "unfreed-allocations") is None or
           "cuda device memory" not in finding(s, "unfreed-allocations")["summary"],
