@@ -394,6 +394,7 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 		snprintf(config.recording_id, sizeof(config.recording_id), "%s",
 			 files->recording.id);
 		config.command_pid = files->recording.command_pid;
+		config.command_exit = files->recording.exit_status;
 	}
 	status = po_model_create(&config, &model, err);
 	if (status != PO_STATUS_OK)

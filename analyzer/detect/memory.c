@@ -475,6 +475,12 @@ enum po_status det_unfreed(struct det_ctx *ctx)
 	int64_t live_bytes = 0, live_count = 0, sites = 0;
 	struct po_finding *finding;
 
+	/*
+	 * A run cut short (a signal, an exception, a crash, a failed exit) ends with the memory
+	 * of the step it was in still held: no leak to blame on the program's frees.
+	 */
+	if (analysis->ending != PO_RUN_CLEAN && analysis->ending != PO_RUN_NO_RUN)
+		return PO_STATUS_OK;
 	for (size_t i = 0; i < analysis->mem_site_count; i++) {
 		if (!unfreed_counts(&analysis->mem_sites[i]))
 			continue;

@@ -55,7 +55,9 @@ static const char *config_value(const struct po_model *model, const char *key)
 
 /*
  * How the run ended: from run_begin/run_end, and the run_ending pair a program records before
- * run_end when it ends on an exception ("exception: TYPE") or a signal ("signal: NAME").
+ * run_end when it ends on an exception ("exception: TYPE") or a signal ("signal: NAME"). A
+ * run that ended its run but whose command then exited with a failure status (a worker
+ * killed, an error after the loop) failed: profopt-record's exit status says so.
  */
 static void build_ending(const struct po_model *model, struct po_analysis *analysis)
 {
@@ -70,8 +72,20 @@ static void build_ending(const struct po_model *model, struct po_analysis *analy
 		analysis->ending = PO_RUN_EXCEPTION;
 	else if (said && strncmp(said, "signal", 6) == 0)
 		analysis->ending = PO_RUN_SIGNAL;
+	else if (model->config.command_exit > 0)
+		analysis->ending = PO_RUN_FAILED_EXIT;
 	else
 		analysis->ending = PO_RUN_CLEAN;
+	if (analysis->ending == PO_RUN_FAILED_EXIT) {
+		int status = model->config.command_exit;
+
+		analysis->ending_detail =
+		    status > 128 ? po_arena_printf(analysis->arena,
+						   "the command was killed by signal %d", status - 128)
+				 : po_arena_printf(analysis->arena,
+						   "the command exited with status %d", status);
+		return;
+	}
 	if (said && analysis->ending != PO_RUN_CLEAN) {
 		const char *colon = strchr(said, ':');
 

@@ -50,6 +50,7 @@ void po_model_config_init(struct po_model_config *config)
 	    .timeline_first_step = -1,
 	    .timeline_last_step = -1,
 	    .command_pid = -1,
+	    .command_exit = -1,
 	};
 }
 

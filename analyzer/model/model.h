@@ -34,6 +34,7 @@ struct po_model_config {
 	 */
 	char recording_id[PO_RECORDING_ID_MAX + 1];
 	int32_t command_pid; /* -1 */
+	int command_exit;    /* the command's exit status, 128+N for signal N; -1 when not known */
 };
 
 /* Fills the defaults (from detect/rules.h where a rule sets them). */

@@ -92,7 +92,9 @@ static inline enum po_category po_category_of_stage(enum po_stage stage)
 	X(EXCEPTION, "exception")   /* run_end after an exception (run_ending config) */           \
 	X(SIGNAL, "signal")	    /* interrupted by a signal (run_ending config) */              \
 	X(NO_RUN_END, "no-run-end") /* run_begin without run_end: crashed or killed */             \
-	X(NO_RUN, "no-run")	    /* no run_begin: the program marks no run */
+	X(NO_RUN, "no-run")	    /* no run_begin: the program marks no run */               \
+	X(FAILED_EXIT, "failed-exit") /* run_end, but the recorded command exited with a failure \
+					 status (profopt-recording.txt) */
 
 enum po_run_ending {
 #define PO_X(name, json) PO_RUN_##name,

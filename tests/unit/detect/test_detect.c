@@ -253,6 +253,31 @@ static void test_leak_in_workers(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * Memory still held at the end of a run cut short is that of the step it was in: no
+ * unfreed-allocations then, and device and pinned memory (held by caching allocators) never.
+ */
+static void test_unfreed_only_after_a_clean_end(void)
+{
+	static const enum po_run_ending cut[] = {PO_RUN_SIGNAL, PO_RUN_EXCEPTION,
+						 PO_RUN_NO_RUN_END, PO_RUN_FAILED_EXIT};
+	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
+
+	synth_mem_site(analysis, 100, PO_ROLE_MAIN, PO_STAGE_FORWARD, "buffer", 8 * SYNTH_MIB, -1);
+	synth_mem_site(analysis, 100, PO_ROLE_MAIN, PO_STAGE_FORWARD, "cache", 64 * SYNTH_MIB, 0);
+	analysis->ending = PO_RUN_CLEAN;
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_UNFREED_ALLOCATIONS) != NULL);
+	CHECK_NEAR(synth_number(synth_finding(analysis, PO_FINDING_UNFREED_ALLOCATIONS), "live_mib"),
+		   8, 0.01);
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
+		analysis->ending = cut[i];
+		run_detect(analysis);
+		CHECK(synth_finding(analysis, PO_FINDING_UNFREED_ALLOCATIONS) == NULL);
+	}
+	synth_destroy(analysis);
+}
+
 static void test_leak_in_main(void)
 {
 	struct po_analysis *analysis = synth_create(200, &host_steps, 2);
@@ -704,6 +729,7 @@ int main(void)
 	RUN(test_cpu_saturated);
 	RUN(test_leak_in_workers);
 	RUN(test_leak_in_main);
+	RUN(test_unfreed_only_after_a_clean_end);
 	RUN(test_rss_growth_attributed);
 	RUN(test_rss_restarting_workers_no_growth);
 	RUN(test_rss_small_growth_silent);
