@@ -82,6 +82,12 @@ static void test_ranges(void)
 	CHECK(memcmp(&before, &rules, sizeof(rules)) == 0);
 	CHECK_INT_EQ(po_rules_set(&rules, "input-bound.max_workers=1024", &err), PO_STATUS_OK);
 	CHECK_INT_EQ(po_rules_set(&rules, "step-outliers.min_excess_pct=250", &err), PO_STATUS_OK);
+	/* the range the error states is exact: its maximum is accepted as printed */
+	CHECK_INT_EQ(po_rules_set(&rules, "unfreed-allocations.min_mib=2e6", &err),
+		     PO_STATUS_USAGE);
+	CHECK(strstr(err.message, "from 0 to 1048576 (MiB)") != NULL);
+	CHECK_INT_EQ(po_rules_set(&rules, "unfreed-allocations.min_mib=1048576", &err),
+		     PO_STATUS_OK);
 	for (size_t i = 0; i < count; i++) {
 		CHECK(infos[i].lowest <= infos[i].default_value &&
 		      infos[i].default_value <= infos[i].highest);
