@@ -224,6 +224,17 @@ static enum po_status analyze_isolated(const struct po_cli_options *options,
 	return check_signals(status, err);
 }
 
+/* Lines that do not stop the run (what po_outdir_open() left alone), one warning each. */
+static void print_warnings(const char *lines)
+{
+	while (lines && *lines) {
+		size_t len = strcspn(lines, "\n");
+
+		fprintf(stderr, "profopt-analyze: warning: %.*s\n", (int)len, lines);
+		lines += len + (lines[len] == '\n');
+	}
+}
+
 static enum po_status run(struct po_cli_options *options, const struct po_live_history *live,
 			  struct po_error *err)
 {
@@ -236,6 +247,8 @@ static enum po_status run(struct po_cli_options *options, const struct po_live_h
 	status = check_inputs(options, &watch, &baseline_watch, err);
 	if (status == PO_STATUS_OK)
 		status = po_outdir_open(options->out_dir, options->force, &outdir, err);
+	if (status == PO_STATUS_OK && !options->quiet)
+		print_warnings(po_outdir_borrow_notes(outdir));
 	if (status == PO_STATUS_OK)
 		status = check_signals(po_outdir_stage(outdir, err), err);
 	if (status == PO_STATUS_OK) {

@@ -6,6 +6,8 @@
 # the analyzer as nobody in a fresh PID namespace can meet a root-owned one of an earlier run.
 # valgrind_verdict (called at the end) fails the test on any memcheck error or definite
 # leak in those logs (leaks inside system libraries: tests/lib/valgrind.supp).
+# expect_exit, contains and holds check one thing each and report it through the ok and
+# fail functions that the test defines.
 analyzer_command=("$bin/profopt-analyze")
 if [ "${PROFOPT_VALGRIND:-0}" = 1 ]; then
 	mkdir -p "$work/valgrind"
@@ -33,4 +35,34 @@ valgrind_verdict() {
 		return 1
 	fi
 	echo "ok   valgrind: $(ls "$work"/valgrind/*.log | wc -l) processes, 0 errors"
+}
+
+# expect_exit STATUS DESCRIPTION ARGS...: profopt-analyze ARGS -q, its exit status and, when
+# it fails, one line on stderr ($work/err; stdout in $work/out).
+expect_exit() {
+	local want=$1 what=$2
+	shift 2
+	analyzer "$@" -q >"$work/out" 2>"$work/err"
+	local got=$?
+	if [ "$got" -eq "$want" ] && { [ "$want" -eq 0 ] || [ "$(wc -l <"$work/err")" -eq 1 ]; }; then
+		ok "$what ($got): $(cat "$work/err")"
+	else
+		fail "$what: status $got, want $want; stderr: $(cat "$work/err")"
+	fi
+}
+
+# contains FILE TEXT DESCRIPTION
+contains() { grep -qF -- "$2" "$1" && ok "$3" || fail "$3: $1 lacks \"$2\": $(head -c 300 "$1")"; }
+
+# holds TEXT DESCRIPTION FILE...: every FILE still holds exactly TEXT (nothing removed it).
+holds() {
+	local text=$1 what=$2 file
+	shift 2
+	for file in "$@"; do
+		if [ "$(cat "$file" 2>/dev/null)" != "$text" ]; then
+			fail "$what: $file was removed or changed: $(ls -la "$(dirname "$file")")"
+			return
+		fi
+	done
+	ok "$what: $* intact"
 }

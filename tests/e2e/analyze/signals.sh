@@ -97,7 +97,10 @@ dead_pid=$!
 wait "$dead_pid"
 mkdir -p "$work/.r-own.profopt-$$-$my_start-AAAAAA" "$work/.r-own.profopt-$dead_pid-1-BBBBBB" \
 	"$work/.r-own.profopt-$$-$((my_start + 1))-CCCCCC" "$work/.r-own.profopt-DDDDDD"
-for dir in "$work"/.r-own.profopt-*; do touch "$dir/.profopt-staging" "$dir/summary.json"; done
+for dir in "$work"/.r-own.profopt-*; do
+	chmod 755 "$dir" # a staging directory others can write is not recovered
+	touch "$dir/.profopt-staging" "$dir/summary.json"
+done
 analyzer "$work/trace" -o "$work/r-own" -q 2>"$work/stderr" || fail "run beside staging directories: $(cat "$work/stderr")"
 [ -d "$work/.r-own.profopt-$$-$my_start-AAAAAA" ] && ok "a live run's staging directory is kept" ||
 	fail "a live run's staging directory was removed"
