@@ -168,26 +168,72 @@ static uint64_t next_random(uint64_t *state)
 	return *state * 2685821657736338717ULL;
 }
 
+/*
+ * The value of rank k (0-based) of values, partly reordering them: Hoare's selection with a
+ * median-of-three pivot, linear on average where sorting is n log n.
+ */
+static double select_rank(double *values, size_t n, size_t k)
+{
+	size_t left = 0, right = n - 1;
+
+	while (left < right) {
+		size_t mid = left + (right - left) / 2, i = left, j = right;
+		double x = values[left], y = values[mid], z = values[right];
+		double pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+
+		while (i <= j) {
+			while (values[i] < pivot)
+				i++;
+			while (values[j] > pivot)
+				j--;
+			if (i <= j) {
+				double swap = values[i];
+
+				values[i++] = values[j];
+				values[j] = swap;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			right = j;
+		else if (k >= i)
+			left = i;
+		else
+			return values[k];
+	}
+	return values[k];
+}
+
 static double resampled_quantile(const double *values, size_t n, double q, double *scratch,
 				 uint64_t *state)
 {
 	for (size_t i = 0; i < n; i++)
 		scratch[i] = values[next_random(state) % n];
-	qsort(scratch, n, sizeof(*scratch), compare_doubles);
-	return sorted_quantile(scratch, n, q);
+	return select_rank(scratch, n, po_stats_rank(n, q));
 }
 
-void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b, double q,
-				 unsigned rounds, double *low, double *high)
+/* The quantile of a copy of values (values stay as they are); NaN when out of memory. */
+static double quantile_of_copy(const double *values, size_t n, double q)
+{
+	double *copy = malloc(n * sizeof(*copy)), value;
+
+	if (!copy)
+		return NAN;
+	memcpy(copy, values, n * sizeof(*copy));
+	value = select_rank(copy, n, po_stats_rank(n, q));
+	free(copy);
+	return value;
+}
+
+static void bootstrap_small(const double *a, size_t n_a, const double *b, size_t n_b, double q,
+			    unsigned rounds, double *low, double *high)
 {
 	uint64_t state = 0x9E3779B97F4A7C15ULL;
-	double *differences, *scratch;
+	double *differences = malloc(rounds * sizeof(*differences));
+	double *scratch = malloc((n_a > n_b ? n_a : n_b) * sizeof(*scratch));
 
-	*low = *high = NAN;
-	if (n_a == 0 || n_b == 0 || rounds == 0)
-		return;
-	differences = malloc(rounds * sizeof(*differences));
-	scratch = malloc((n_a > n_b ? n_a : n_b) * sizeof(*scratch));
 	if (differences && scratch) {
 		for (unsigned r = 0; r < rounds; r++)
 			differences[r] = resampled_quantile(b, n_b, q, scratch, &state) -
@@ -198,6 +244,45 @@ void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, s
 	}
 	free(differences);
 	free(scratch);
+}
+
+/* Every (n / m)-th value of values, m of them, in their order. */
+static double *every_nth(const double *values, size_t n, size_t m)
+{
+	double *out = malloc(m * sizeof(*out));
+
+	for (size_t i = 0; out && i < m; i++)
+		out[i] = values[(size_t)((double)i * (double)n / (double)m)];
+	return out;
+}
+
+void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b, double q,
+				 unsigned rounds, double *low, double *high)
+{
+	size_t m_a = n_a < PO_BOOTSTRAP_SAMPLE_MAX ? n_a : PO_BOOTSTRAP_SAMPLE_MAX;
+	size_t m_b = n_b < PO_BOOTSTRAP_SAMPLE_MAX ? n_b : PO_BOOTSTRAP_SAMPLE_MAX;
+	double *sub_a, *sub_b, sub_low = NAN, sub_high = NAN, center, sub_center, scale;
+
+	*low = *high = NAN;
+	if (n_a == 0 || n_b == 0 || rounds == 0)
+		return;
+	if (m_a == n_a && m_b == n_b) {
+		bootstrap_small(a, n_a, b, n_b, q, rounds, low, high);
+		return;
+	}
+	sub_a = every_nth(a, n_a, m_a);
+	sub_b = every_nth(b, n_b, m_b);
+	if (sub_a && sub_b) {
+		bootstrap_small(sub_a, m_a, sub_b, m_b, q, rounds, &sub_low, &sub_high);
+		sub_center = quantile_of_copy(sub_b, m_b, q) - quantile_of_copy(sub_a, m_a, q);
+		center = quantile_of_copy(b, n_b, q) - quantile_of_copy(a, n_a, q);
+		scale = sqrt((1.0 / (double)n_a + 1.0 / (double)n_b) /
+			     (1.0 / (double)m_a + 1.0 / (double)m_b));
+		*low = center + (sub_low - sub_center) * scale;
+		*high = center + (sub_high - sub_center) * scale;
+	}
+	free(sub_a);
+	free(sub_b);
 }
 
 double po_stats_slope(const double *values, size_t n)

@@ -47,8 +47,13 @@ double po_stats_mann_whitney_p(const double *a, size_t n_a, const double *b, siz
 
 /*
  * 95% bootstrap interval of quantile_q(b) - quantile_q(a), with a fixed-seed generator so
- * results are reproducible. NaN bounds when a sample is empty.
+ * results are reproducible. NaN bounds when a sample is empty. Past PO_BOOTSTRAP_SAMPLE_MAX
+ * values, a sample is resampled through every (n / max)-th of its values, and the interval
+ * is moved onto the whole samples' difference and narrowed by the square root of the sizes'
+ * ratio (a quantile's spread falls as one over the square root of n): the cost stays
+ * rounds x max, not rounds x n log n (a baseline of 100,000 steps took 9 s before).
  */
+#define PO_BOOTSTRAP_SAMPLE_MAX 2048
 void po_stats_bootstrap_interval(const double *a, size_t n_a, const double *b, size_t n_b, double q,
 				 unsigned rounds, double *low, double *high);
 

@@ -49,6 +49,36 @@ static void test_statistics(void)
 	CHECK_NEAR(po_stats_slope(a, 10), 1.0, 1e-9);
 }
 
+/*
+ * Samples larger than PO_BOOTSTRAP_SAMPLE_MAX (a baseline of 100,000 steps): the interval of
+ * the medians' difference holds the true shift, centred on the whole samples' difference,
+ * narrower than a small sample's, and the same for the same input. The cost is a benchmark
+ * (bench/), not timed here.
+ */
+static void test_bootstrap_large_samples(void)
+{
+	size_t n = 100000, small = 1000;
+	double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+	double lo, hi, again_lo, again_hi, small_lo, small_hi;
+	uint64_t state = 12345;
+
+	for (size_t i = 0; i < n; i++) { /* uniform noise of width 10, then b shifted by 2 */
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		a[i] = 100 + (double)(state >> 11) / 9007199254740992.0 * 10;
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		b[i] = 102 + (double)(state >> 11) / 9007199254740992.0 * 10;
+	}
+	po_stats_bootstrap_interval(a, n, b, n, 0.5, 1000, &lo, &hi);
+	CHECK(lo < 2 && hi > 2 && hi - lo < 0.2);
+	po_stats_bootstrap_interval(a, n, b, n, 0.5, 1000, &again_lo, &again_hi);
+	CHECK(lo == again_lo && hi == again_hi);
+	po_stats_bootstrap_interval(a, small, b, small, 0.5, 1000, &small_lo, &small_hi);
+	CHECK(small_hi - small_lo > 3 * (hi - lo));
+	CHECK(small_lo < 2 && small_hi > 2);
+	free(a);
+	free(b);
+}
+
 /* A summary.json with steps around mean_ms (a deterministic wobble) and some findings. */
 static void write_summary(const char *path, double mean_ms, size_t steps, const char *finding)
 {
@@ -224,6 +254,7 @@ int main(void)
 {
 	RUN(test_json_reader);
 	RUN(test_statistics);
+	RUN(test_bootstrap_large_samples);
 	RUN(test_ranks_and_fits);
 	RUN(test_histograms);
 	RUN(test_comparisons_and_gates);
