@@ -1,10 +1,10 @@
 /*
  * check.c: profopt-record --check. Looks at what a recording needs, without recording,
  * and says for each thing whether it is there and, when it is not, what to do: a session
- * daemon that answers or can be started, lttng-ust and the wrappers profopt-record
- * preloads, room for the ring buffers in /dev/shm, the rights to trace, room on the disk
- * where the trace would go, and the Python module with its library. Exit 0 only when a
- * recording would work; the Python module counts only when it is installed (a C program
+ * daemon that answers a question within the deadline (ctl.c) or can be started, lttng-ust and the
+ * wrappers profopt-record preloads, room for the ring buffers in /dev/shm, the rights to trace,
+ * room on the disk where the trace would go, and the Python module with its library. Exit 0 only
+ * when a recording would work; the Python module counts only when it is installed (a C program
  * records without it).
  */
 #define _GNU_SOURCE
@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <lttng/lttng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,13 +119,55 @@ static void check_library(struct checker *checker, const char *what, const char 
 	report(checker, needed ? CHECK_FAIL : CHECK_WARN, what, detail, advice);
 }
 
+/* The daemon's pid for a detail: "pid N", or what stands for it. */
+static void daemon_pid_text(char *text, size_t size)
+{
+	pid_t pid = rec_sessiond_pid();
+
+	if (pid > 0)
+		snprintf(text, size, "pid %ld", (long)pid);
+	else
+		snprintf(text, size, "no pid file");
+}
+
+static void report_no_answer(struct checker *checker)
+{
+	char pid[64], detail[256], advice[256];
+
+	daemon_pid_text(pid, sizeof(pid));
+	snprintf(detail, sizeof(detail),
+		 "running (%s), but it does not answer within %g s: "
+		 "stopped or hung",
+		 pid, rec_ctl_timeout_ms() / 1000.0);
+	snprintf(advice, sizeof(advice),
+		 "resume it (kill -CONT), or stop it (kill; profopt-record "
+		 "then starts one); %s sets the wait",
+		 REC_SESSIOND_TIMEOUT_ENV);
+	report(checker, CHECK_FAIL, "session daemon", detail, advice);
+}
+
+/* A daemon that answers a real question within the deadline, or lttng-sessiond to start. */
 static void check_sessiond(struct checker *checker)
 {
+	struct po_error err = {{0}};
 	char *path = NULL;
-	char detail[PATH_MAX + 64];
+	char detail[PATH_MAX + 64], pid[64];
+	int sessions = -1;
+	enum rec_status status = rec_sessiond_probe(&sessions, &err);
 
-	if (lttng_session_daemon_alive() == 1) {
-		report(checker, CHECK_OK, "session daemon", "running, and it answers", NULL);
+	if (status == REC_STATUS_SESSIOND_TIMEOUT) {
+		report_no_answer(checker);
+		return;
+	}
+	if (status != REC_STATUS_OK) {
+		report(checker, CHECK_FAIL, "session daemon", err.message, NULL);
+		return;
+	}
+	if (sessions >= 0) {
+		daemon_pid_text(pid, sizeof(pid));
+		snprintf(detail, sizeof(detail), "running (%s), and it answers (%d session(s))",
+			 pid, sessions);
+		report(checker, CHECK_OK, "session daemon", detail, NULL);
 		return;
 	}
 	if (rec_search_path("lttng-sessiond", &path) == 0) {

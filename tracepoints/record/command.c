@@ -22,11 +22,13 @@ extern char **environ;
 
 static volatile sig_atomic_t forward_pid;
 static volatile sig_atomic_t last_signal;
+static volatile sig_atomic_t signal_count; /* the handler is not nested: see sa_mask */
 
 static void on_signal(int signal_number, siginfo_t *info, void *context)
 {
 	(void)context;
 	last_signal = signal_number;
+	signal_count++;
 	/*
 	 * A signal from the terminal (Ctrl-C) already reached the command, which is in the
 	 * same foreground process group; sending it again could interrupt its own cleanup.
@@ -45,6 +47,8 @@ enum rec_status rec_signals_install(struct po_error *err)
 	action.sa_sigaction = on_signal;
 	action.sa_flags = SA_SIGINFO;
 	sigemptyset(&action.sa_mask);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&action.sa_mask, forwarded[i]);
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
 		if (sigaction(forwarded[i], &action, NULL) == -1) {
 			po_error_set(err, "Failed to install a signal handler: %s",
@@ -58,6 +62,11 @@ enum rec_status rec_signals_install(struct po_error *err)
 int rec_signals_received(void)
 {
 	return last_signal;
+}
+
+unsigned rec_signals_count(void)
+{
+	return (unsigned)signal_count;
 }
 
 /* errno of what stops NAME from running, 0 when it is an executable file. */

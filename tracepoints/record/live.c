@@ -157,19 +157,23 @@ static enum rec_status start_relay(struct rec_live *live, struct po_error *err)
 	return REC_STATUS_OK;
 }
 
-static enum rec_status create_session(struct rec_live *live, const struct rec_options *options,
-				      struct po_error *err)
+struct live_create_call {
+	const char *name; /* weak: the live session's */
+	unsigned timer_us;
+};
+
+/* In the call's child (ctl.c). */
+static enum rec_status live_create_run(void *context, struct po_error *err)
 {
+	const struct live_create_call *call = context;
 	struct lttng_session_descriptor *descriptor;
-	struct rec_options live_options = *options;
-	char control[64], data[64], host[HOST_NAME_MAX + 1] = "";
+	char control[64], data[64];
 	enum lttng_error_code code;
 
-	snprintf(live->session, sizeof(live->session), "profopt-live-%ld", (long)getpid());
 	snprintf(control, sizeof(control), "tcp://127.0.0.1:%d", RELAY_CONTROL_PORT);
 	snprintf(data, sizeof(data), "tcp://127.0.0.1:%d", RELAY_DATA_PORT);
-	descriptor = lttng_session_descriptor_live_network_create(live->session, control, data,
-								  options->live_timer_us);
+	descriptor =
+	    lttng_session_descriptor_live_network_create(call->name, control, data, call->timer_us);
 	if (!descriptor) {
 		po_error_set(err, "--live: out of memory");
 		return REC_STATUS_NOMEM;
@@ -182,20 +186,50 @@ static enum rec_status create_session(struct rec_live *live, const struct rec_op
 			     RELAY_CONTROL_PORT, lttng_strerror(-(int)code));
 		return REC_STATUS_TRACING;
 	}
-	live->session_created = true;
-	live_options.per_process_buffers = false;
-	{
-		enum rec_status status = rec_session_configure(live->session, &live_options, err);
+	return REC_STATUS_OK;
+}
 
-		if (status != REC_STATUS_OK) {
-			po_error_prepend(err, "--live");
-			return status;
-		}
-	}
-	if (lttng_start_tracing(live->session) < 0) {
+static enum rec_status live_start_run(void *context, struct po_error *err)
+{
+	if (lttng_start_tracing(context) < 0) {
 		po_error_set(err, "--live: cannot start the live session");
 		return REC_STATUS_TRACING;
 	}
+	return REC_STATUS_OK;
+}
+
+static enum rec_status create_session(struct rec_live *live, const struct rec_options *options,
+				      struct po_error *err)
+{
+	struct rec_options live_options = *options;
+	struct live_create_call create = {.name = live->session,
+					  .timer_us = options->live_timer_us};
+	const struct rec_ctl_call create_call = {.what = "create the live session",
+						 .run = live_create_run,
+						 .context = &create,
+						 .context_size = sizeof(create)};
+	const struct rec_ctl_call start_call = {.what = "start the live session",
+						.run = live_start_run,
+						.context = live->session,
+						.context_size = 0};
+	char host[HOST_NAME_MAX + 1] = "";
+	enum rec_status status;
+
+	snprintf(live->session, sizeof(live->session), "profopt-live-%ld", (long)getpid());
+	status = rec_ctl_call(&create_call, err);
+	/* A call abandoned midway may have created it: destroying it then is harmless. */
+	live->session_created = status != REC_STATUS_TRACING && status != REC_STATUS_NOMEM;
+	if (status != REC_STATUS_OK)
+		return status;
+	live_options.per_process_buffers = false;
+	status = rec_session_configure(live->session, &live_options, err);
+	if (status != REC_STATUS_OK) {
+		po_error_prepend(err, "--live");
+		return status;
+	}
+	status = rec_ctl_call(&start_call, err);
+	if (status != REC_STATUS_OK)
+		return status;
 	gethostname(host, sizeof(host) - 1);
 	snprintf(live->url, sizeof(live->url), "net://127.0.0.1:%d/host/%s/%s", RELAY_LIVE_PORT,
 		 host, live->session);
@@ -392,22 +426,33 @@ static void tell_trace_done(struct rec_live *live, bool complete)
 	sigaction(SIGPIPE, &previous, NULL);
 }
 
+/*
+ * Stopping flushes what is left to the relay; the view ends with the session. A failure is
+ * the recording's to report (it asked the same daemon), but a daemon that did not answer
+ * leaves the session, and the view waiting on it: the view is then told to stop.
+ */
+static void end_session(struct rec_live *live)
+{
+	struct po_error ignored = {{0}};
+	enum rec_status stopped = rec_stop_tracing(live->session, &ignored);
+	bool timed_out;
+	enum rec_status destroyed = rec_destroy_session(live->session, &timed_out, &ignored);
+
+	live->session_created = false;
+	if (live->viewer_pid <= 0)
+		return;
+	if (stopped == REC_STATUS_SESSIOND_TIMEOUT || stopped == REC_STATUS_INTERRUPTED ||
+	    destroyed == REC_STATUS_SESSIOND_TIMEOUT || destroyed == REC_STATUS_INTERRUPTED)
+		kill(live->viewer_pid, SIGTERM);
+}
+
 int rec_live_finish(struct rec_live *live, bool trace_complete)
 {
 	int wait_status = 0, exit_code = -1;
 
 	tell_trace_done(live, trace_complete);
-	if (live->session_created) {
-		struct lttng_destruction_handle *handle = NULL;
-
-		/* Stopping flushes what is left to the relay; the view ends with the session. */
-		lttng_stop_tracing(live->session);
-		if (lttng_destroy_session_ext(live->session, &handle) == LTTNG_OK)
-			lttng_destruction_handle_wait_for_completion(handle,
-								     REC_DESTROY_TIMEOUT_MS);
-		lttng_destruction_handle_destroy(handle);
-		live->session_created = false;
-	}
+	if (live->session_created)
+		end_session(live);
 	if (live->viewer_pid > 0) {
 		while (waitpid(live->viewer_pid, &wait_status, 0) == -1) {
 			if (errno != EINTR)

@@ -22,10 +22,24 @@ int rec_status_exit_code(enum rec_status status)
 	return (unsigned)status < REC_STATUS_COUNT ? status_exit_codes[status] : 1;
 }
 
+/* A signal ends profopt-record as it would have ended a shell's command: 128+N. */
+static int exit_code_of(enum rec_status status)
+{
+	if (status == REC_STATUS_INTERRUPTED && rec_signals_received() > 0)
+		return 128 + rec_signals_received();
+	return rec_status_exit_code(status);
+}
+
 static int fail(enum rec_status status, const struct po_error *err)
 {
 	fprintf(stderr, "profopt-record: %s\n", err->message);
-	return rec_status_exit_code(status);
+	return exit_code_of(status);
+}
+
+/* The daemon did not answer, or a signal ended the wait: its one line is said already. */
+static bool daemon_gone(enum rec_status status)
+{
+	return status == REC_STATUS_SESSIOND_TIMEOUT || status == REC_STATUS_INTERRUPTED;
 }
 
 /*
@@ -208,10 +222,17 @@ static int record(const struct rec_options *options, struct rec_command *command
 		status = rec_session_start(&session, &err);
 	if (status == REC_STATUS_OK && options->live)
 		status = rec_live_start(&live, options, recording->id, session.output_dir, &err);
+	if (status == REC_STATUS_OK && rec_signals_received()) {
+		po_error_set(&err, "interrupted by SIG%s before the command started",
+			     sigabbrev_np(rec_signals_received()));
+		status = REC_STATUS_INTERRUPTED;
+	}
 	if (status == REC_STATUS_OK)
 		status = rec_command_spawn(command, options, &err);
 	if (status != REC_STATUS_OK) {
-		if (finish_session(&session, false, &finish_err) != REC_STATUS_OK)
+		enum rec_status finish_status = finish_session(&session, false, &finish_err);
+
+		if (finish_status != REC_STATUS_OK && !daemon_gone(finish_status))
 			fprintf(stderr, "profopt-record: %s\n", finish_err.message);
 		if (options->live)
 			rec_live_finish(&live, false);
@@ -224,12 +245,17 @@ static int record(const struct rec_options *options, struct rec_command *command
 	if (rec_signals_received())
 		kill(command->pid, rec_signals_received());
 	rec_command_wait(command);
+	rec_ctl_signals_handled(); /* they were forwarded to the command */
 	exit_code = command->exit_status;
 	recording->end_ns = rec_monotonic_ns();
 	recording->exit_status = command->exit_status;
 	rec_recording_write(recording, session.output_dir);
 	status = finish_session(&session, true, &err);
-	if (status != REC_STATUS_OK) {
+	if (daemon_gone(status)) {
+		po_error_append(&err, "; the trace in %s may lack its end", session.output_dir);
+		exit_code = fail(status, &err);
+		notes_finish(session.output_dir);
+	} else if (status != REC_STATUS_OK) {
 		exit_code = fail(status, &err);
 		/* the daemon failed to finish the trace: say what of it is there */
 		notes_finish(session.output_dir);
@@ -255,6 +281,37 @@ static int record(const struct rec_options *options, struct rec_command *command
 	return exit_code;
 }
 
+/*
+ * A daemon started here is stopped unless a session lives in it (another recording found
+ * it running): then it is left running, in one line. One that did not answer in time was
+ * named in the error line already.
+ */
+static void stop_sessiond(struct rec_sessiond *sessiond)
+{
+	pid_t pid = sessiond->pid;
+	int sessions = 0;
+
+	switch (rec_sessiond_stop(sessiond, &sessions)) {
+	case REC_SESSIOND_SHARED:
+		fprintf(stderr,
+			"profopt-record: left the session daemon it started (pid %ld) running: %d "
+			"other session(s) live in it\n",
+			(long)pid, sessions);
+		break;
+	case REC_SESSIOND_UNANSWERED:
+		if (rec_ctl_given_up() == REC_STATUS_SESSIOND_TIMEOUT)
+			break;
+		fprintf(stderr,
+			"profopt-record: left the session daemon it started (pid %ld) running: it "
+			"did not say whether other sessions live in it\n",
+			(long)pid);
+		break;
+	case REC_SESSIOND_NOT_OURS:
+	case REC_SESSIOND_STOPPED:
+		break;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct rec_options options;
@@ -276,6 +333,7 @@ int main(int argc, char **argv)
 		printf("profopt-record %s\n", PROFOPT_VERSION);
 		return 0;
 	}
+	rec_ctl_init(options.sessiond_timeout_ms);
 	if (options.check)
 		return rec_check(&options);
 	notes_create();
@@ -301,7 +359,7 @@ int main(int argc, char **argv)
 	}
 	exit_code = record(&options, &command, &recording);
 	notes_finish(NULL); /* removes the notes file when record() did not */
-	rec_sessiond_stop(&sessiond);
+	stop_sessiond(&sessiond);
 	rec_command_fini(&command);
 	fflush(stdout);
 	return exit_code;

@@ -89,11 +89,15 @@ void rec_options_print_help(void)
 	       "                      0 when a recording would work, 1 otherwise\n"
 	       "      --help          print this help and exit\n"
 	       "      --version       print the version and exit\n\n"
-	       "A session daemon is started if none is running, and stopped at the end.\n"
-	       "SIGINT, SIGTERM and SIGHUP are forwarded to COMMAND; the trace is kept.\n\n"
+	       "A session daemon is started if none is running, and stopped at the end unless\n"
+	       "another session lives in it then. Each call to the daemon waits at most\n"
+	       "PROFOPT_SESSIOND_TIMEOUT seconds (default 30).\n"
+	       "SIGINT, SIGTERM and SIGHUP are forwarded to COMMAND; the trace is kept. Before\n"
+	       "COMMAND runs, or while waiting for the daemon, they end profopt-record.\n\n"
 	       "Exit status: COMMAND's exit status (128+N if it was killed by signal N),\n"
-	       "1 tracing error, 2 bad command line, 126 COMMAND not executable,\n"
-	       "127 COMMAND not found.\n");
+	       "1 tracing error, 2 bad command line, 3 the session daemon did not answer\n"
+	       "in time, 126 COMMAND not executable, 127 COMMAND not found, 128+N ended by\n"
+	       "signal N before COMMAND ran or while waiting for the daemon.\n");
 }
 
 /* Parses "4M", "512k", "65536": binary multiples. */
@@ -267,6 +271,30 @@ static enum rec_status check_buffer_room(const struct rec_options *options, stru
 	return REC_STATUS_USAGE;
 }
 
+/*
+ * PROFOPT_SESSIOND_TIMEOUT: seconds (a decimal number) each call to the session daemon may
+ * take; unset or empty, REC_DEFAULT_SESSIOND_TIMEOUT_MS.
+ */
+static enum rec_status parse_sessiond_timeout(struct rec_options *options, struct po_error *err)
+{
+	const char *text = getenv(REC_SESSIOND_TIMEOUT_ENV);
+	double seconds;
+	char *end;
+
+	options->sessiond_timeout_ms = REC_DEFAULT_SESSIOND_TIMEOUT_MS;
+	if (!text || !*text)
+		return REC_STATUS_OK;
+	errno = 0;
+	seconds = strtod(text, &end);
+	if (errno || end == text || *end || !(seconds >= 0.1) || seconds > 86400) {
+		po_error_set(err, "invalid %s='%s': seconds from 0.1 to 86400",
+			     REC_SESSIOND_TIMEOUT_ENV, text);
+		return REC_STATUS_USAGE;
+	}
+	options->sessiond_timeout_ms = (int)(seconds * 1000 + 0.5);
+	return REC_STATUS_OK;
+}
+
 enum rec_status rec_options_parse(struct rec_options *options, int argc, char **argv,
 				  struct po_error *err)
 {
@@ -296,8 +324,11 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 		if (status != REC_STATUS_OK)
 			return status;
 	}
-	if (options->show_help || options->show_version || options->check)
+	if (options->show_help || options->show_version)
 		return REC_STATUS_OK;
+	status = parse_sessiond_timeout(options, err);
+	if (status != REC_STATUS_OK || options->check)
+		return status;
 	if (optind >= argc) {
 		po_error_set(err, "no command to record (see --help)");
 		return REC_STATUS_USAGE;

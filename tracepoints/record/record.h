@@ -14,14 +14,17 @@
 /*
  * X(name, description, exit status). The exit statuses are documented in --help and in
  * profopt-record(1); a recording that worked exits with the command's own status instead.
+ * INTERRUPTED exits 128+N for signal N (main.c), 130 for SIGINT.
  */
 #define REC_STATUSES(X)                                                                            \
 	X(OK, "success", 0)                                                                        \
 	X(TRACING, "tracing error", 1)                                                             \
 	X(NOMEM, "out of memory", 1)                                                               \
 	X(USAGE, "bad command line", 2)                                                            \
+	X(SESSIOND_TIMEOUT, "the session daemon did not answer in time", 3)                        \
 	X(NOT_EXECUTABLE, "command found but not executable", 126)                                 \
-	X(NOT_FOUND, "command not found", 127)
+	X(NOT_FOUND, "command not found", 127)                                                     \
+	X(INTERRUPTED, "interrupted by a signal (exit status 128+N)", 130)
 
 enum rec_status {
 #define REC_X(name, text, exit_status) REC_STATUS_##name,
@@ -40,6 +43,50 @@ int rec_search_path(const char *name, char **resolved);
 
 /* Sleeps ms milliseconds, through signals (sessiond.c). */
 void rec_sleep_ms(long ms);
+
+/*
+ * Calls into liblttng-ctl with a deadline (ctl.c). Each call runs in a child process forked
+ * for it; profopt-record waits for its answer until the deadline (PROFOPT_SESSIOND_TIMEOUT
+ * seconds, REC_DEFAULT_SESSIOND_TIMEOUT_MS by default) or a signal, then kills it. After a
+ * call timed out, later calls fail at once with the same cause; a signal ends the wait it
+ * arrives in, and a second one also gives the daemon up.
+ */
+#define REC_DEFAULT_SESSIOND_TIMEOUT_MS 30000
+#define REC_SESSIOND_TIMEOUT_ENV "PROFOPT_SESSIOND_TIMEOUT"
+
+struct rec_ctl_call {
+	const char *what; /* what the daemon is asked, for messages: "create the session X" */
+	/* Runs in the child: liblttng-ctl calls only, no output; err says why it failed. */
+	enum rec_status (*run)(void *context, struct po_error *err);
+	void *context;	     /* weak: handed to run; its first context_size bytes (0: none) are */
+	size_t context_size; /* copied back from the child: plain values, no pointers */
+	/* >0: once run called rec_ctl_accepted(), wait this long more for the rest */
+	int accepted_wait_ms;
+};
+
+void rec_ctl_init(int timeout_ms);
+enum rec_status rec_ctl_call(const struct rec_ctl_call *call, struct po_error *err) PO_NODISCARD;
+/* In a call's run: the daemon accepted the request; what follows has its own wait. */
+void rec_ctl_accepted(void);
+/* Sleeps ms; REC_STATUS_INTERRUPTED (err set) when a signal arrives while waiting to what. */
+enum rec_status rec_ctl_pause(int ms, const char *what, struct po_error *err) PO_NODISCARD;
+/*
+ * Waits for child pid to exit, at most timeout_ms; REC_STATUS_SESSIOND_TIMEOUT when it
+ * did not (the child is then still running), REC_STATUS_INTERRUPTED on a signal.
+ */
+enum rec_status rec_ctl_wait_child(pid_t pid, int timeout_ms, int *wait_status,
+				   struct po_error *err) PO_NODISCARD;
+/* The signals received so far were for the command: only later ones end a wait. */
+void rec_ctl_signals_handled(void);
+/*
+ * Why the daemon is no longer asked: REC_STATUS_SESSIOND_TIMEOUT (a call timed out) or
+ * REC_STATUS_INTERRUPTED (a second signal); REC_STATUS_OK while it is.
+ */
+enum rec_status rec_ctl_given_up(void);
+/* "the session daemon (pid N)", or without the pid when its pid file is missing. */
+void rec_ctl_daemon_name(char *text, size_t size);
+/* The wait of one call, for messages. */
+int rec_ctl_timeout_ms(void);
 
 /*
  * Default ring buffer geometry: per CPU, shared by the traced processes of a user (per
@@ -69,9 +116,10 @@ struct rec_options {
 #define REC_LIVE_SETS_MAX 16
 	const char *live_sets[REC_LIVE_SETS_MAX]; /* weak: --set RULE.KEY=VALUE, for the view */
 	int live_set_count;
-	double live_every_s;	/* --every: seconds between windows */
-	unsigned live_timer_us; /* --live-timer: the live session's flush period */
-	bool check;		/* --check: say whether a recording would work, record nothing */
+	double live_every_s;	 /* --every: seconds between windows */
+	unsigned live_timer_us;	 /* --live-timer: the live session's flush period */
+	bool check;		 /* --check: say whether a recording would work, record nothing */
+	int sessiond_timeout_ms; /* PROFOPT_SESSIOND_TIMEOUT: the wait of each daemon call */
 	bool show_help;
 	bool show_version;
 };
@@ -84,15 +132,34 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 				  struct po_error *err) PO_NODISCARD;
 void rec_options_print_help(void);
 
-/* Session daemon: one found running is left alone, one started here is stopped by pid. */
+/*
+ * Session daemon (sessiond.c): one found running is left alone; one started here is
+ * stopped by its pid at the end, unless another session lives in it then.
+ */
 struct rec_sessiond {
 	bool started_here;
 	pid_t pid; /* the daemon started here; 0 if unknown or found running */
 };
 
+/* How the daemon was left at the end. */
+enum rec_sessiond_end {
+	REC_SESSIOND_NOT_OURS,	 /* found running: left alone */
+	REC_SESSIOND_STOPPED,	 /* started here, and stopped */
+	REC_SESSIOND_SHARED,	 /* started here, left running: other sessions live in it */
+	REC_SESSIOND_UNANSWERED, /* started here, left running: it did not say its sessions */
+};
+
+/* The pid in the daemon's pid file, 0 when there is none. */
+pid_t rec_sessiond_pid(void);
+/*
+ * Asks the daemon for its sessions, a round trip with the deadline: *session_count is
+ * their number, or -1 when no daemon is running.
+ */
+enum rec_status rec_sessiond_probe(int *session_count, struct po_error *err) PO_NODISCARD;
 enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond,
 				    struct po_error *err) PO_NODISCARD;
-void rec_sessiond_stop(struct rec_sessiond *sessiond);
+/* Stops a daemon started here when no session lives in it; *other_sessions: how many do. */
+enum rec_sessiond_end rec_sessiond_stop(struct rec_sessiond *sessiond, int *other_sessions);
 
 /* The tracing session, one UST channel with per-user (or per-process) buffers. */
 struct rec_session {
@@ -118,6 +185,17 @@ enum rec_status rec_session_start(struct rec_session *session, struct po_error *
 enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err) PO_NODISCARD;
 /* Destroys the session; the trace stays. */
 enum rec_status rec_session_destroy(struct rec_session *session, struct po_error *err) PO_NODISCARD;
+/*
+ * Stops tracing the session named name, then asks whether data is pending until it is
+ * written, each a call with the deadline (the recording's and the live session's).
+ */
+enum rec_status rec_stop_tracing(const char *name, struct po_error *err) PO_NODISCARD;
+/*
+ * Destroys the session named name (one that is not there counts as destroyed) and waits
+ * REC_DESTROY_TIMEOUT_MS for the daemon to confirm it: *timed_out when it did not.
+ */
+enum rec_status rec_destroy_session(const char *name, bool *timed_out,
+				    struct po_error *err) PO_NODISCARD;
 
 /*
  * Removes what the session wrote (when the command never ran): the directory, or only its
@@ -151,6 +229,8 @@ void rec_command_fini(struct rec_command *command);
 enum rec_status rec_signals_install(struct po_error *err) PO_NODISCARD;
 /* The last signal received, 0 if none. */
 int rec_signals_received(void);
+/* How many signals were received. */
+unsigned rec_signals_count(void);
 
 /*
  * The recording's identity (recording.c): a random id the command and every process it

@@ -9,6 +9,9 @@
  * and consumer daemons have created its buffers (about 0.25 s measured here per forked
  * DataLoader worker, against 7 ms per-user), which a loader with non-persistent workers
  * pays at every epoch.
+ *
+ * Every liblttng-ctl call runs through rec_ctl_call() (ctl.c): in a child process, with a
+ * deadline. What a call needs is in a small context struct, copied into the child by fork.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,6 +30,8 @@
 #include "record.h"
 
 #define CHANNEL_NAME "profopt"
+/* How often to ask whether the trace is written, after stopping (lttng's own period). */
+#define PENDING_POLL_MS 200
 
 static struct lttng_domain ust_domain_of(const struct rec_options *options)
 {
@@ -214,17 +219,35 @@ static enum rec_status configure(struct lttng_handle *handle, const struct rec_o
 	return status;
 }
 
+struct create_call {
+	const char *name; /* weak: the session's */
+	const char *url;  /* weak */
+};
+
+static enum rec_status create_run(void *context, struct po_error *err)
+{
+	const struct create_call *call = context;
+	int ret = lttng_create_session(call->name, call->url);
+
+	if (ret < 0) {
+		po_error_set(err, "Failed to create session %s writing to %s: %s", call->name,
+			     call->url + strlen("file://"), lttng_strerror(ret));
+		return REC_STATUS_TRACING;
+	}
+	return REC_STATUS_OK;
+}
+
 enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
 				   struct po_error *err)
 {
-	struct lttng_domain domain = ust_domain_of(options);
-	struct lttng_handle *handle;
 	enum rec_status status;
-	char url[PATH_MAX + 16];
+	char url[PATH_MAX + 16], what[200];
+	struct create_call create = {.name = session->name, .url = url};
+	const struct rec_ctl_call call = {
+	    .what = what, .run = create_run, .context = &create, .context_size = sizeof(create)};
 	char stamp[32];
 	time_t now = time(NULL);
 	struct tm local;
-	int ret;
 
 	*session = (struct rec_session){0};
 	status = make_output_path(session, options->output_dir, err);
@@ -238,19 +261,32 @@ enum rec_status rec_session_create(struct rec_session *session, const struct rec
 	snprintf(session->name, sizeof(session->name), "profopt-record-%ld-%s", (long)getpid(),
 		 stamp);
 	snprintf(url, sizeof(url), "file://%s", session->output_dir);
-	ret = lttng_create_session(session->name, url);
-	if (ret < 0) {
-		po_error_set(err, "Failed to create session %s writing to %s: %s", session->name,
-			     session->output_dir, lttng_strerror(ret));
-		return REC_STATUS_TRACING;
-	}
-	session->created = true;
-	handle = lttng_create_handle(session->name, &domain);
+	snprintf(what, sizeof(what), "create the session %s", session->name);
+	status = rec_ctl_call(&call, err);
+	/* A call abandoned midway may have created it: destroying it then is harmless. */
+	session->created = status != REC_STATUS_TRACING;
+	if (status != REC_STATUS_OK)
+		return status;
+	return rec_session_configure(session->name, options, err);
+}
+
+struct configure_call {
+	const char *name;		   /* weak */
+	const struct rec_options *options; /* weak */
+};
+
+static enum rec_status configure_run(void *context, struct po_error *err)
+{
+	const struct configure_call *call = context;
+	struct lttng_domain domain = ust_domain_of(call->options);
+	struct lttng_handle *handle = lttng_create_handle(call->name, &domain);
+	enum rec_status status;
+
 	if (!handle) {
-		po_error_set(err, "Failed to get a handle on session %s", session->name);
+		po_error_set(err, "Failed to get a handle on session %s", call->name);
 		return REC_STATUS_TRACING;
 	}
-	status = configure(handle, options, err);
+	status = configure(handle, call->options, err);
 	lttng_destroy_handle(handle);
 	return status;
 }
@@ -258,86 +294,184 @@ enum rec_status rec_session_create(struct rec_session *session, const struct rec
 enum rec_status rec_session_configure(const char *name, const struct rec_options *options,
 				      struct po_error *err)
 {
-	struct lttng_domain domain = ust_domain_of(options);
-	struct lttng_handle *handle = lttng_create_handle(name, &domain);
-	enum rec_status status;
+	struct configure_call configure_call = {.name = name, .options = options};
+	char what[200];
+	const struct rec_ctl_call call = {.what = what,
+					  .run = configure_run,
+					  .context = &configure_call,
+					  .context_size = sizeof(configure_call)};
 
-	if (!handle) {
-		po_error_set(err, "Failed to get a handle on session %s", name);
-		return REC_STATUS_TRACING;
-	}
-	status = configure(handle, options, err);
-	lttng_destroy_handle(handle);
-	return status;
+	snprintf(what, sizeof(what), "configure the session %s", name);
+	return rec_ctl_call(&call, err);
+}
+
+static enum rec_status start_run(void *context, struct po_error *err)
+{
+	int ret = lttng_start_tracing(context);
+
+	if (ret < 0)
+		return ctl_failed(err, ret, "Failed to start tracing");
+	return REC_STATUS_OK;
 }
 
 enum rec_status rec_session_start(struct rec_session *session, struct po_error *err)
 {
-	int ret = lttng_start_tracing(session->name);
+	const struct rec_ctl_call call = {
+	    .what = "start tracing", .run = start_run, .context = session->name, .context_size = 0};
+	enum rec_status status = rec_ctl_call(&call, err);
 
-	if (ret < 0)
-		return ctl_failed(err, ret, "Failed to start tracing");
-	session->started = true;
-	return REC_STATUS_OK;
+	/* Abandoned midway, tracing may have started: stopping it then is harmless. */
+	session->started = status != REC_STATUS_TRACING;
+	return status;
 }
 
 /*
  * The tracer's own counters; with per-process buffers they cover only the processes alive
  * now (the trace's packet indexes cover every one, see trace_loss.c).
  */
-static void read_loss_counters(struct rec_session *session)
+struct loss_counters {
+	char name[128];
+	uint64_t discarded_events;
+	uint64_t lost_packets;
+	bool known;
+};
+
+static enum rec_status loss_counters_run(void *context, struct po_error *err)
 {
+	struct loss_counters *counters = context;
 	struct lttng_domain domain = ust_domain;
-	struct lttng_handle *handle = lttng_create_handle(session->name, &domain);
+	struct lttng_handle *handle = lttng_create_handle(counters->name, &domain);
 	struct lttng_channel *channels = NULL;
 	int count, i;
 
+	(void)err;
 	if (!handle)
-		return;
+		return REC_STATUS_OK;
 	count = lttng_list_channels(handle, &channels);
 	for (i = 0; i < count; i++) {
 		if (strcmp(channels[i].name, CHANNEL_NAME))
 			continue;
 		if (lttng_channel_get_discarded_event_count(&channels[i],
-							    &session->discarded_events) == 0 &&
-		    lttng_channel_get_lost_packet_count(&channels[i], &session->lost_packets) == 0)
-			session->counts_known = true;
+							    &counters->discarded_events) == 0 &&
+		    lttng_channel_get_lost_packet_count(&channels[i], &counters->lost_packets) == 0)
+			counters->known = true;
 	}
 	free(channels);
 	lttng_destroy_handle(handle);
+	return REC_STATUS_OK;
 }
 
-enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err)
+/* The counters are a second opinion: only a daemon that does not answer is an error. */
+static enum rec_status read_loss_counters(struct rec_session *session, struct po_error *err)
 {
-	int ret;
+	struct loss_counters counters = {.known = false};
+	const struct rec_ctl_call call = {.what = "read the loss counters",
+					  .run = loss_counters_run,
+					  .context = &counters,
+					  .context_size = sizeof(counters)};
+	enum rec_status status;
 
-	if (!session->started)
-		return REC_STATUS_OK;
-	/* Waits until the consumer daemon has written every buffer. */
-	ret = lttng_stop_tracing(session->name);
+	snprintf(counters.name, sizeof(counters.name), "%s", session->name);
+	status = rec_ctl_call(&call, err);
+	if (status == REC_STATUS_SESSIOND_TIMEOUT || status == REC_STATUS_INTERRUPTED)
+		return status;
+	session->discarded_events = counters.discarded_events;
+	session->lost_packets = counters.lost_packets;
+	session->counts_known = status == REC_STATUS_OK && counters.known;
+	return REC_STATUS_OK;
+}
+
+static enum rec_status stop_run(void *context, struct po_error *err)
+{
+	int ret = lttng_stop_tracing_no_wait(context);
+
+	if (ret < 0 && ret != -LTTNG_ERR_TRACE_ALREADY_STOPPED)
+		return ctl_failed(err, ret, "Failed to stop tracing");
+	return REC_STATUS_OK;
+}
+
+struct pending_call {
+	char name[128];
+	bool pending;
+};
+
+static enum rec_status pending_run(void *context, struct po_error *err)
+{
+	struct pending_call *call = context;
+	int ret = lttng_data_pending(call->name);
+
 	if (ret < 0)
 		return ctl_failed(err, ret, "Failed to stop tracing");
-	session->started = false;
-	read_loss_counters(session);
+	call->pending = ret > 0;
 	return REC_STATUS_OK;
 }
 
 /*
- * Destroying waits until the consumer daemon released every buffer; a traced process that
- * hangs can hold that up forever, so the wait is bounded and reported.
+ * lttng_stop_tracing() asks whether data is pending in a loop of its own, which would put
+ * the whole flush (seconds for large buffers on a slow disk) under one deadline: here each
+ * question has the deadline, and the flush lasts as long as the daemon says it goes on.
  */
-static enum rec_status destroy_and_wait(struct rec_session *session, struct po_error *err)
+enum rec_status rec_stop_tracing(const char *name, struct po_error *err)
 {
+	struct pending_call pending = {.pending = true};
+	const struct rec_ctl_call stop = {
+	    .what = "stop tracing", .run = stop_run, .context = (void *)name, .context_size = 0};
+	const struct rec_ctl_call ask = {.what = "say whether the trace is written",
+					 .run = pending_run,
+					 .context = &pending,
+					 .context_size = sizeof(pending)};
+	enum rec_status status = rec_ctl_call(&stop, err);
+
+	snprintf(pending.name, sizeof(pending.name), "%s", name);
+	while (status == REC_STATUS_OK) {
+		status = rec_ctl_call(&ask, err);
+		if (status != REC_STATUS_OK || !pending.pending)
+			break;
+		status = rec_ctl_pause(PENDING_POLL_MS, "write the trace", err);
+	}
+	return status;
+}
+
+enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err)
+{
+	enum rec_status status;
+
+	if (!session->started)
+		return REC_STATUS_OK;
+	/* Waits until the consumer daemon has written every buffer. */
+	status = rec_stop_tracing(session->name, err);
+	if (status != REC_STATUS_OK)
+		return status;
+	session->started = false;
+	return read_loss_counters(session, err);
+}
+
+struct destroy_call {
+	char name[128];
+	bool timed_out;
+};
+
+/*
+ * Destroying waits until the consumer daemon released every buffer; a traced process that
+ * hangs can hold that up forever, so that wait is REC_DESTROY_TIMEOUT_MS, reported, and
+ * begins when the daemon accepted the request (rec_ctl_accepted()).
+ */
+static enum rec_status destroy_run(void *context, struct po_error *err)
+{
+	struct destroy_call *call = context;
 	struct lttng_destruction_handle *handle = NULL;
 	enum lttng_destruction_handle_status wait_status;
 	enum lttng_error_code result = LTTNG_OK;
-	enum lttng_error_code code = lttng_destroy_session_ext(session->name, &handle);
+	enum lttng_error_code code = lttng_destroy_session_ext(call->name, &handle);
 
+	if (code == LTTNG_ERR_SESS_NOT_FOUND)
+		return REC_STATUS_OK;
 	if (code != LTTNG_OK)
 		return ctl_failed(err, -(int)code, "Failed to destroy the session");
+	rec_ctl_accepted();
 	wait_status = lttng_destruction_handle_wait_for_completion(handle, REC_DESTROY_TIMEOUT_MS);
 	if (wait_status == LTTNG_DESTRUCTION_HANDLE_STATUS_TIMEOUT)
-		session->destroy_timed_out = true;
+		call->timed_out = true;
 	else if (wait_status != LTTNG_DESTRUCTION_HANDLE_STATUS_COMPLETED ||
 		 lttng_destruction_handle_get_result(handle, &result) !=
 		     LTTNG_DESTRUCTION_HANDLE_STATUS_OK)
@@ -348,12 +482,28 @@ static enum rec_status destroy_and_wait(struct rec_session *session, struct po_e
 	return REC_STATUS_OK;
 }
 
+enum rec_status rec_destroy_session(const char *name, bool *timed_out, struct po_error *err)
+{
+	struct destroy_call destroy = {.timed_out = false};
+	const struct rec_ctl_call call = {.what = "destroy the session",
+					  .run = destroy_run,
+					  .context = &destroy,
+					  .context_size = sizeof(destroy),
+					  .accepted_wait_ms = REC_DESTROY_TIMEOUT_MS};
+	enum rec_status status;
+
+	snprintf(destroy.name, sizeof(destroy.name), "%s", name);
+	status = rec_ctl_call(&call, err);
+	*timed_out = destroy.timed_out;
+	return status;
+}
+
 enum rec_status rec_session_destroy(struct rec_session *session, struct po_error *err)
 {
 	enum rec_status status = REC_STATUS_OK;
 
 	if (session->created) {
-		status = destroy_and_wait(session, err);
+		status = rec_destroy_session(session->name, &session->destroy_timed_out, err);
 		session->created = false;
 	}
 	return status;

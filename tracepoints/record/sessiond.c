@@ -1,6 +1,9 @@
 /*
  * sessiond.c: makes sure an LTTng session daemon answers, starting one when none does.
- * A daemon found running is left alone; one started here is stopped by its pid at the end.
+ * A daemon found running is left alone. One started here is stopped by its pid at the end,
+ * but only when no session lives in it: another profopt-record (or an lttng user) may have
+ * found it running and be recording in it. Every question to the daemon is a call with a
+ * deadline (ctl.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,7 +34,7 @@ void rec_sleep_ms(long ms)
 }
 
 /* Where lttng-sessiond writes its pid: /run/lttng as root, else $LTTNG_HOME/.lttng. */
-static pid_t read_daemon_pid(void)
+pid_t rec_sessiond_pid(void)
 {
 	char path[PATH_MAX];
 	const char *home = getenv("LTTNG_HOME");
@@ -73,13 +76,17 @@ static void last_line(int fd, char *line, size_t size)
 	memcpy(line, start, strlen(start) + 1);
 }
 
-/* Runs "lttng-sessiond --daemonize --no-kernel", which returns once the daemon is ready. */
+/*
+ * Runs "lttng-sessiond --daemonize --no-kernel", which returns once the daemon is ready;
+ * a launcher that does not return within the deadline is killed.
+ */
 static enum rec_status launch_daemon(struct po_error *err)
 {
 	char *const argv[] = {"lttng-sessiond", "--daemonize", "--no-kernel", NULL};
 	char cause[512];
+	enum rec_status status;
 	int output[2];
-	int wait_status;
+	int wait_status = 0;
 	pid_t pid;
 
 	if (pipe2(output, O_CLOEXEC) == -1) {
@@ -101,7 +108,15 @@ static enum rec_status launch_daemon(struct po_error *err)
 		_exit(127);
 	}
 	close(output[1]);
-	while (waitpid(pid, &wait_status, 0) == -1 && errno == EINTR) {
+	status = rec_ctl_wait_child(pid, rec_ctl_timeout_ms(), &wait_status, err);
+	if (status != REC_STATUS_OK) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR) {
+		}
+		close(output[0]);
+		if (status == REC_STATUS_SESSIOND_TIMEOUT)
+			po_error_prepend(err, "lttng-sessiond --daemonize");
+		return status;
 	}
 	fcntl(output[0], F_SETFL, O_NONBLOCK);
 	last_line(output[0], cause, sizeof(cause));
@@ -116,49 +131,132 @@ static enum rec_status launch_daemon(struct po_error *err)
 	return REC_STATUS_OK;
 }
 
+struct probe {
+	int session_count; /* -1: no daemon runs */
+};
+
+/* In the call's child: a round trip, so that a daemon that accepts but never answers
+ * (stopped, hung) is not taken for one that works. */
+static enum rec_status probe_run(void *context, struct po_error *err)
+{
+	struct probe *probe = context;
+	struct lttng_session *sessions = NULL;
+	int count;
+
+	probe->session_count = -1;
+	if (lttng_session_daemon_alive() != 1)
+		return REC_STATUS_OK;
+	count = lttng_list_sessions(&sessions);
+	free(sessions);
+	if (count == -LTTNG_ERR_NO_SESSIOND)
+		return REC_STATUS_OK;
+	if (count < 0) {
+		po_error_set(err, "Failed to list the daemon's sessions: %s",
+			     lttng_strerror(count));
+		return REC_STATUS_TRACING;
+	}
+	probe->session_count = count;
+	return REC_STATUS_OK;
+}
+
+enum rec_status rec_sessiond_probe(int *session_count, struct po_error *err)
+{
+	struct probe probe = {.session_count = -1};
+	const struct rec_ctl_call call = {
+	    .what = "list its sessions",
+	    .run = probe_run,
+	    .context = &probe,
+	    .context_size = sizeof(probe),
+	};
+	enum rec_status status = rec_ctl_call(&call, err);
+
+	*session_count = probe.session_count;
+	return status;
+}
+
+/* After the launcher returned: the daemon answers, or the wait gives up. */
+static enum rec_status wait_ready(struct po_error *err)
+{
+	enum rec_status status;
+	int waited_ms, sessions = -1;
+
+	for (waited_ms = 0;; waited_ms += POLL_INTERVAL_MS) {
+		status = rec_sessiond_probe(&sessions, err);
+		if (status != REC_STATUS_OK || sessions >= 0)
+			return status;
+		if (waited_ms >= SESSIOND_READY_TIMEOUT_MS) {
+			po_error_set(err, "no answer after %d s", SESSIOND_READY_TIMEOUT_MS / 1000);
+			return REC_STATUS_TRACING;
+		}
+		status = rec_ctl_pause(POLL_INTERVAL_MS, "start", err);
+		if (status != REC_STATUS_OK)
+			return status;
+	}
+}
+
 enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_error *err)
 {
 	enum rec_status status;
-	int waited_ms;
+	int sessions = -1;
 
 	*sessiond = (struct rec_sessiond){0};
-	if (lttng_session_daemon_alive() == 1)
-		return REC_STATUS_OK;
+	status = rec_sessiond_probe(&sessions, err);
+	if (status != REC_STATUS_OK || sessions >= 0)
+		return status;
 	fprintf(stderr, "profopt-record: no session daemon is running; starting lttng-sessiond\n");
 	status = launch_daemon(err);
-	if (status != REC_STATUS_OK) {
-		po_error_prepend(err, "Failed to start a session daemon");
-		return status;
+	if (status == REC_STATUS_OK) {
+		sessiond->started_here = true;
+		sessiond->pid = rec_sessiond_pid();
+		status = wait_ready(err);
 	}
-	sessiond->started_here = true;
-	sessiond->pid = read_daemon_pid();
-	for (waited_ms = 0; lttng_session_daemon_alive() != 1; waited_ms += POLL_INTERVAL_MS) {
-		if (waited_ms >= SESSIOND_READY_TIMEOUT_MS) {
-			po_error_set(err, "Failed to start a session daemon: no answer after %d s",
-				     SESSIOND_READY_TIMEOUT_MS / 1000);
-			return REC_STATUS_TRACING;
-		}
-		rec_sleep_ms(POLL_INTERVAL_MS);
+	if (status != REC_STATUS_OK) {
+		if (status != REC_STATUS_INTERRUPTED)
+			po_error_prepend(err, "Failed to start a session daemon");
+		return status;
 	}
 	fprintf(stderr, "profopt-record: session daemon started (pid %ld)\n", (long)sessiond->pid);
 	return REC_STATUS_OK;
 }
 
-void rec_sessiond_stop(struct rec_sessiond *sessiond)
+/* SIGTERM, then SIGKILL after SESSIOND_STOP_TIMEOUT_MS or at a signal. */
+static void terminate(pid_t pid)
 {
+	struct po_error ignored = {{0}};
 	int waited_ms;
 
-	if (!sessiond->started_here || sessiond->pid <= 0)
+	if (kill(pid, SIGTERM) == -1)
 		return;
-	if (kill(sessiond->pid, SIGTERM) == -1)
-		return;
-	for (waited_ms = 0; kill(sessiond->pid, 0) == 0; waited_ms += POLL_INTERVAL_MS) {
-		if (waited_ms >= SESSIOND_STOP_TIMEOUT_MS) {
-			kill(sessiond->pid, SIGKILL);
+	for (waited_ms = 0; kill(pid, 0) == 0; waited_ms += POLL_INTERVAL_MS) {
+		if (waited_ms >= SESSIOND_STOP_TIMEOUT_MS ||
+		    rec_ctl_pause(POLL_INTERVAL_MS, "stop", &ignored) != REC_STATUS_OK) {
+			kill(pid, SIGKILL);
 			break;
 		}
-		rec_sleep_ms(POLL_INTERVAL_MS);
 	}
+}
+
+enum rec_sessiond_end rec_sessiond_stop(struct rec_sessiond *sessiond, int *other_sessions)
+{
+	struct po_error err = {{0}};
+	int sessions = -1;
+
+	*other_sessions = 0;
+	if (!sessiond->started_here || sessiond->pid <= 0)
+		return REC_SESSIOND_NOT_OURS;
+	/*
+	 * This recording's session is destroyed by now: any session listed is someone else's.
+	 * One created between this question and SIGTERM is still cut; see docs/robustness.md.
+	 */
+	if (rec_sessiond_probe(&sessions, &err) != REC_STATUS_OK)
+		return REC_SESSIOND_UNANSWERED;
+	if (sessions > 0) {
+		*other_sessions = sessions;
+		return REC_SESSIOND_SHARED;
+	}
+	if (sessions == 0)
+		terminate(sessiond->pid);
 	sessiond->pid = 0;
 	sessiond->started_here = false;
+	return REC_SESSIOND_STOPPED;
 }

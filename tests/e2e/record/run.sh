@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# run.sh PROFOPT_RECORD RECORD_WORKLOAD CASE [PROFOPT_SIM]: one end-to-end case of
+# run.sh PROFOPT_RECORD RECORD_WORKLOAD CASE [PROFOPT_SIM [PROFOPT_ANALYZE]]: one end-to-end case of
 # profopt-record, run next to a private session daemon (tests/lib/with-sessiond.sh).
 # Prints one line per check and "N passed, N failed".
 set -u
-record=$1 workload=$2 case=$3 sim=${4:-}
+record=$1 workload=$2 case=$3 sim=${4:-} analyze=${5:-}
 # own_sessiond runs without with-sessiond.sh: as root, in a mount namespace of its own
-# where no session daemon is reachable.
+# where no session daemon is reachable. shared_sessiond too, in a PID namespace as well, so
+# that the daemon it leaves running dies with the test.
 if [ "$case" = own_sessiond ] && [ "$(id -u)" -eq 0 ] && [ -z "${PROFOPT_RECORD_NS:-}" ]; then
 	PROFOPT_RECORD_NS=1 exec unshare --mount --propagation private "$0" "$@"
+fi
+if [ "$case" = shared_sessiond ] && [ "$(id -u)" -eq 0 ] && [ -z "${PROFOPT_RECORD_NS:-}" ]; then
+	PROFOPT_RECORD_NS=1 exec unshare --mount --pid --fork --kill-child --mount-proc \
+		--propagation private "$0" "$@"
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/profopt-record-test.XXXXXX)
@@ -22,6 +27,14 @@ check() { # check DESCRIPTION COMMAND...
 	else
 		failed=$((failed + 1)); echo "FAIL $what"
 	fi
+}
+
+not() { ! "$@"; }
+
+# Whether process PID runs (a zombie does not: in a PID namespace of its own, this script
+# is the init that reaps the orphans, when it gets to it).
+running() {
+	[ -n "$1" ] && [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat"
 }
 
 # run_record ARGS...: runs profopt-record; status in $status, output in $work/out, $work/err.
@@ -88,13 +101,19 @@ daemon_pid_file() {
 	fi
 }
 
-case_own_sessiond() {
+# Where no session daemon is reachable: a private /run/lttng and /dev/shm as root (in the
+# mount namespace run.sh made), a private LTTNG_HOME.
+no_daemon_here() {
 	if [ "$(id -u)" -eq 0 ]; then
 		mkdir -p /run/lttng && mount -t tmpfs profopt-test /run/lttng &&
-			mount -t tmpfs profopt-test /dev/shm || { echo "FAIL private /run/lttng"; return; }
+			mount -t tmpfs profopt-test /dev/shm || { echo "FAIL private /run/lttng"; return 1; }
 	fi
 	export LTTNG_HOME=$work/home HOME=$work/home
 	mkdir -p "$LTTNG_HOME"
+}
+
+case_own_sessiond() {
+	no_daemon_here || return
 	run_record -o "$work/trace" -- "$workload" exit 5
 	check "recording without a daemon works and passes status 5 through (got $status)" \
 		[ "$status" -eq 5 ] && [ -d "$work/trace/ust" ]
@@ -104,6 +123,126 @@ case_own_sessiond() {
 	check "it names the daemon's pid ($pid)" [ -n "$pid" ] && [ "$pid" -gt 0 ]
 	check "the daemon it started is stopped at the end" [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null
 	check "no daemon pid file is left" [ ! -s "$(daemon_pid_file)" ]
+	cat "$work/err"
+}
+
+# Two recordings on a machine where no session daemon runs: A starts the daemon, B uses
+# it, and A ends while B still records. A must not stop the daemon under B (it did: B lost
+# its session, "Failed to stop tracing: Session name not found", exit 1, 47 of 300 steps).
+case_shared_sessiond() {
+	no_daemon_here || return
+	# A runs 50 steps once B has started; B runs 300 steps, then waits until A has ended.
+	"$record" -o "$work/ta" -- /bin/sh -c "until [ -e '$work/b-ready' ]; do sleep 0.1; done
+		exec '$sim' --workers 1 --steps 50" >"$work/a.out" 2>"$work/a.err" &
+	local a=$! b waited=0 pid
+	until grep -q "session daemon started" "$work/a.err" || [ $waited -ge 600 ]; do
+		sleep 0.1; waited=$((waited + 1))
+	done
+	"$record" -o "$work/tb" -- /bin/sh -c "touch '$work/b-ready'
+		'$sim' --workers 1 --steps 300 || exit 1
+		until [ -e '$work/a-done' ]; do sleep 0.1; done" >"$work/b.out" 2>"$work/b.err" &
+	b=$!
+	wait "$a"
+	status=$?
+	touch "$work/a-done"
+	check "A, which started the daemon, exits 0 (got $status)" [ "$status" -eq 0 ]
+	pid=$(sed -n 's/.*session daemon started (pid \([0-9]*\)).*/\1/p' "$work/a.err")
+	check "A says in one line that it leaves its daemon ($pid) running for another session" \
+		[ "$(grep -c "left .*running" "$work/a.err")" -eq 1 ] &&
+		grep -q "pid $pid" <(grep "left .*running" "$work/a.err")
+	check "the daemon still runs after A" running "$pid"
+	wait "$b"
+	status=$?
+	check "B, which found the daemon running, exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "B stopped tracing (no 'Failed to stop tracing')" \
+		not grep -q "Failed to stop tracing" "$work/b.err"
+	"$analyze" --json-only -o "$work/ra" "$work/ta" >/dev/null 2>"$work/ra.err"
+	"$analyze" --json-only -o "$work/rb" "$work/tb" >/dev/null 2>"$work/rb.err"
+	check "A holds its 50 steps and B its 300" /usr/bin/python3 - "$work" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1] + "/ra/summary.json"))["steps"]["count"]
+b = json.load(open(sys.argv[1] + "/rb/summary.json"))["steps"]["count"]
+print("     A: %d steps, B: %d steps" % (a, b))
+sys.exit(0 if (a, b) == (50, 300) else 1)
+PY
+	sed 's/^/     A: /' "$work/a.err"
+	sed 's/^/     B: /' "$work/b.err"
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+}
+
+# A session daemon that does not answer (stopped with SIGSTOP): profopt-record gives up
+# after PROFOPT_SESSIOND_TIMEOUT seconds with one line naming the daemon's pid and exit
+# status 3, ends at once on SIGINT or SIGTERM while it waits, and --check says the daemon
+# does not answer. Every run is guarded by timeout(1): the recorder used to hang forever.
+case_sessiond_stopped() {
+	local pid
+	pid=$(cat "$(daemon_pid_file)")
+	kill -STOP "$pid" || { echo "FAIL cannot stop the session daemon"; return; }
+	trap 'kill -CONT '"$pid"' 2>/dev/null; chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
+	PROFOPT_SESSIOND_TIMEOUT=2 run_record_guarded -o "$work/t1" -- /bin/sh -c "touch '$work/ran'"
+	check "a stopped daemon: exit status 3 (got $status)" [ "$status" -eq 3 ]
+	check "one error line names the daemon's pid ($pid) and says it did not answer" \
+		one_error_line "pid $pid.*did not answer"
+	check "the command did not run" [ ! -e "$work/ran" ]
+	check "no trace directory is left behind" [ ! -e "$work/t1" ]
+	cat "$work/err"
+	PROFOPT_SESSIOND_TIMEOUT=2 run_record_guarded --check
+	check "--check with a stopped daemon exits 1 (got $status)" [ "$status" -eq 1 ]
+	check "--check says the daemon ($pid) does not answer" \
+		grep -qE "^FAIL +session daemon +.*pid $pid.*not answer" "$work/out"
+	grep "session daemon" "$work/out"
+	stopped_signal_case TERM "$pid"
+	stopped_signal_case INT "$pid"
+	# The daemon stops answering while the command runs: stopping tracing times out. The
+	# calls before must succeed, hence a deadline a busy machine cannot miss.
+	kill -CONT "$pid"
+	PROFOPT_SESSIOND_TIMEOUT=10 run_record_guarded -o "$work/t2" -- \
+		/bin/sh -c "kill -STOP $pid; touch '$work/ran2'"
+	check "a daemon stopped during the command: exit status 3 (got $status)" [ "$status" -eq 3 ]
+	check "the command ran" [ -e "$work/ran2" ]
+	check "one error line names the daemon's pid ($pid) and says it did not answer" \
+		one_error_line "pid $pid.*did not answer"
+	cat "$work/err"
+	kill -CONT "$pid"
+}
+
+# run_record_guarded ARGS...: run_record, killed after 60 s (status 137).
+run_record_guarded() {
+	timeout -s KILL 60 "$record" "$@" >"$work/out" 2>"$work/err"
+	status=$?
+}
+
+# Whether PID, or a child of it, holds a socket: it is talking to the session daemon.
+talks_to_daemon() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -q 'socket:' && return 0
+	done
+	return 1
+}
+
+# SIGNAL sent to profopt-record while it waits for the stopped daemon ends it: 128+N.
+stopped_signal_case() {
+	local signal=$1 pid=$2 recorder waited=0 number
+	number=$(kill -l "$signal")
+	PROFOPT_SESSIOND_TIMEOUT=600 "$record" -o "$work/ts-$signal" -- \
+		/bin/sh -c "touch '$work/ran-$signal'" >"$work/out" 2>"$work/err" &
+	recorder=$!
+	until talks_to_daemon "$recorder" || [ $waited -ge 300 ]; do
+		sleep 0.1; waited=$((waited + 1))
+	done
+	kill -s "$signal" "$recorder"
+	waited=0
+	while kill -0 "$recorder" 2>/dev/null && [ $waited -lt 300 ]; do
+		sleep 0.1; waited=$((waited + 1))
+	done
+	kill -9 "$recorder" 2>/dev/null
+	wait "$recorder"
+	status=$?
+	check "SIG$signal while waiting for the daemon ends profopt-record: $((128 + number)) (got $status)" \
+		[ "$status" -eq $((128 + number)) ]
+	check "the command did not run, no trace directory is left" \
+		[ ! -e "$work/ran-$signal" ] && [ ! -e "$work/ts-$signal" ]
 	cat "$work/err"
 }
 

@@ -81,6 +81,29 @@ static void test_options_errors(void)
 	CHECK(options.show_help);
 }
 
+/* PROFOPT_SESSIOND_TIMEOUT: seconds each call to the session daemon may take. */
+static void test_options_sessiond_timeout(void)
+{
+	char *argv[] = {"profopt-record", "true", NULL};
+	char *check[] = {"profopt-record", "--check", NULL};
+	const char *const bad[] = {"0", "-1", "2s", "x", "0.01", "100000"};
+	struct rec_options options;
+
+	unsetenv(REC_SESSIOND_TIMEOUT_ENV);
+	CHECK_INT_EQ(parse(&options, argv, ARGC(argv)), REC_STATUS_OK);
+	CHECK_INT_EQ(options.sessiond_timeout_ms, REC_DEFAULT_SESSIOND_TIMEOUT_MS);
+	setenv(REC_SESSIOND_TIMEOUT_ENV, "2.5", 1);
+	CHECK_INT_EQ(parse(&options, argv, ARGC(argv)), REC_STATUS_OK);
+	CHECK_INT_EQ(options.sessiond_timeout_ms, 2500);
+	CHECK_INT_EQ(parse(&options, check, ARGC(check)), REC_STATUS_OK);
+	CHECK_INT_EQ(options.sessiond_timeout_ms, 2500);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv(REC_SESSIOND_TIMEOUT_ENV, bad[i], 1);
+		CHECK_INT_EQ(parse(&options, argv, ARGC(argv)), REC_STATUS_USAGE);
+	}
+	unsetenv(REC_SESSIOND_TIMEOUT_ENV);
+}
+
 static void put_be32(FILE *file, uint32_t value)
 {
 	value = htobe32(value);
@@ -163,6 +186,7 @@ int main(int argc, char **argv)
 		test_options_defaults();
 		test_options_values();
 		test_options_errors();
+		test_options_sessiond_timeout();
 	} else if (!strcmp(group, "trace_loss")) {
 		test_trace_loss();
 	} else {
