@@ -617,15 +617,19 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 				     "collector (its buffers filled faster than they were "
 				     "flushed): GPU busy time is a lower bound there",
 				     (long long)quality->gpu_records_dropped));
-	if (quality->implausible_values)
+	if (quality->implausible_values) {
+		/* a value that feeds a verdict was left out: the result says it is partial */
+		analysis->quality.partial = true;
 		warn(analysis, "implausible-values",
 		     po_arena_printf(
 			 arena,
 			 "%lld values could not be physical and were ignored (CPU time "
-			 "growing faster than the cores, cumulative counters going down, "
-			 "negative or absurd memory sizes, GPU work ending before it "
-			 "starts): the trace is damaged there",
+			 "growing faster than the cores, a span's CPU time longer than the "
+			 "span, cumulative counters going down, negative or absurd memory "
+			 "sizes, GPU work ending before it starts or after its record was "
+			 "written): the trace is damaged there, and the result is partial",
 			 (long long)quality->implausible_values));
+	}
 	if (quality->unmatched_mem_frees)
 		warn(analysis, "unmatched-frees",
 		     po_arena_printf(arena,

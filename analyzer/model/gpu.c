@@ -9,6 +9,7 @@
 #include "../common/arena.h"
 #include "gpu.h"
 #include "map.h"
+#include "saturate.h"
 
 #define GPU_SINK_ALL 0	  /* intervals go to the host's busy() */
 #define GPU_SINK_DEVICE 1 /* intervals make a device's busy time and gaps */
@@ -286,8 +287,13 @@ enum po_status gpu_tracker_consume(struct po_gpu_tracker *t, const struct po_eve
 	*accepted = false;
 	if (t->deferred != PO_STATUS_OK)
 		return t->deferred;
-	/* Work that ends before it starts, or runs for over an hour, is a damaged record. */
-	if (end_ns < begin_ns || end_ns - begin_ns > PO_GPU_RECORD_LIMIT_NS) {
+	/*
+	 * Work that ends before it starts, runs for over an hour, or ends after its record was
+	 * written is a damaged record (one flipped bit in an end time once made 918 good
+	 * records after it look like overlaps, and the device busy).
+	 */
+	if (end_ns < begin_ns || end_ns - begin_ns > PO_GPU_RECORD_LIMIT_NS ||
+	    end_ns > po_add_sat(event->time_ns, PO_GPU_FUTURE_SLACK_NS)) {
 		t->implausible_records++;
 		return PO_STATUS_OK;
 	}
@@ -350,20 +356,19 @@ static struct gpu_description *description_get(struct po_gpu_tracker *t, int32_t
 	if (po_array_reserve((void **)&t->descriptions, &t->description_capacity,
 			     t->description_count + 1, sizeof(*t->descriptions)) != PO_STATUS_OK)
 		return NULL;
-	t->descriptions[t->description_count] = (struct gpu_description){
-	    .device = device,
-	    .multiprocessors = -1,
-	    .capability_major = -1,
-	    .capability_minor = -1,
-	    .peak_bytes = -1,
-	    .reserved_bytes = -1,
-	    .free_bytes = -1,
-	    .used_stride = 1};
+	t->descriptions[t->description_count] = (struct gpu_description){.device = device,
+									 .multiprocessors = -1,
+									 .capability_major = -1,
+									 .capability_minor = -1,
+									 .peak_bytes = -1,
+									 .reserved_bytes = -1,
+									 .free_bytes = -1,
+									 .used_stride = 1};
 	return &t->descriptions[t->description_count++];
 }
 
 static const struct gpu_description *description_find(const struct po_gpu_tracker *t,
-						       int32_t device)
+						      int32_t device)
 {
 	for (size_t i = 0; i < t->description_count; i++)
 		if (t->descriptions[i].device == device)
@@ -468,8 +473,7 @@ static struct po_gpu_memory memory_of(struct gpu_description *description)
 				       .headroom_bytes = -1};
 
 	if (description->used_count) {
-		po_sort(description->used, description->used_count, sizeof(int64_t),
-			compare_int64);
+		po_sort(description->used, description->used_count, sizeof(int64_t), compare_int64);
 		memory.resident_bytes = description->used[description->used_count / 2];
 	}
 	if (memory.peak_allocated_bytes >= 0 && memory.resident_bytes >= 0)
@@ -479,11 +483,11 @@ static struct po_gpu_memory memory_of(struct gpu_description *description)
 	if (memory.peak_allocated_bytes < 0 || memory.reserved_max_bytes < 0)
 		return memory;
 	if (memory.free_min_bytes >= 0)
-		memory.headroom_bytes = memory.free_min_bytes + (memory.reserved_max_bytes >
-									 memory.peak_allocated_bytes
-								     ? memory.reserved_max_bytes -
-									   memory.peak_allocated_bytes
-								     : 0);
+		memory.headroom_bytes =
+		    memory.free_min_bytes +
+		    (memory.reserved_max_bytes > memory.peak_allocated_bytes
+			 ? memory.reserved_max_bytes - memory.peak_allocated_bytes
+			 : 0);
 	else if (description->memory_bytes > memory.reserved_max_bytes)
 		memory.headroom_bytes = description->memory_bytes - memory.reserved_max_bytes;
 	return memory;

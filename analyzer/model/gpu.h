@@ -27,6 +27,12 @@
 #define PO_GPU_REORDER_MAX_NS 600000000000LL   /* the longest wait, however late records come */
 #define PO_GPU_TAIL_CAP 512		       /* latest union intervals per device */
 #define PO_GPU_RECORD_LIMIT_NS 3600000000000LL /* longer records are damaged ones */
+/*
+ * A record describes finished work, written after it ended: one that ends more than this
+ * after the moment it was written has a damaged time (on an H100, CUPTI's records were
+ * written 1.5 ms or more after they ended; the slack covers the clock conversion).
+ */
+#define PO_GPU_FUTURE_SLACK_NS 100000000LL
 
 struct po_gpu_host {
 	void *ctx;
@@ -95,7 +101,7 @@ struct gpu_description {
 	int64_t peak_bytes;	/* the largest gpu_mem_peak or gpu_mem_used; -1 */
 	int64_t reserved_bytes; /* the largest gpu_mem_reserved; -1 */
 	int64_t free_bytes;	/* the smallest gpu_mem_free; -1 */
-	int64_t *used; /* owned: gpu_mem_used samples (step ends), every used_stride-th */
+	int64_t *used;		/* owned: gpu_mem_used samples (step ends), every used_stride-th */
 	size_t used_count;
 	size_t used_capacity;
 	size_t used_stride; /* doubles each time PO_GPU_USED_CAP samples are kept */
@@ -126,7 +132,7 @@ struct po_gpu_tracker {
 	 * What waits is bounded by the record rate times this.
 	 */
 	int64_t horizon_ns;
-	enum po_status deferred;      /* a failure inside a merge, returned by the next call */
+	enum po_status deferred; /* a failure inside a merge, returned by the next call */
 };
 
 void gpu_tracker_init(struct po_gpu_tracker *tracker, const struct po_gpu_host *host,
@@ -156,8 +162,8 @@ enum po_status gpu_tracker_describe(struct po_gpu_tracker *tracker, const struct
 int32_t gpu_tracker_multiprocessors(const struct po_gpu_tracker *tracker, int32_t device);
 
 /* A GPU memory counter sample (gpu_mem_used, _reserved, _peak, _free) of a device. */
-enum po_status gpu_tracker_memory(struct po_gpu_tracker *tracker, const struct po_event *event)
-    PO_NODISCARD;
+enum po_status gpu_tracker_memory(struct po_gpu_tracker *tracker,
+				  const struct po_event *event) PO_NODISCARD;
 
 /* Merges every record still waiting: no record may come after. */
 enum po_status gpu_tracker_flush(struct po_gpu_tracker *tracker) PO_NODISCARD;

@@ -62,7 +62,8 @@ static struct process *process_get(struct po_process_tracker *t, int32_t pid)
 				    .runq_first_ns = -1,
 				    .runq_last_ns = -1,
 				    .cpu_sample_ns = -1,
-				    .runq_sample_ns = -1};
+				    .runq_since_ns = -1,
+				    .main_last_ns = -1};
 	for (int i = 0; i < PO_DEVICE_SLOTS; i++)
 		process->gpu_used_bytes[i] = -1;
 	for (int i = 0; i < PO_STAGE_COUNT; i++)
@@ -136,6 +137,8 @@ static enum po_status note_process(struct po_process_tracker *t, const struct po
 		process->first_ns = event->time_ns;
 	if (event->time_ns > process->last_ns)
 		process->last_ns = event->time_ns;
+	if (event->tid == event->pid && event->time_ns > process->main_last_ns)
+		process->main_last_ns = event->time_ns;
 	if (process->silent && !process->ended)
 		process_rejoins(t, process);
 	process->event_count++;
@@ -218,7 +221,7 @@ static bool counter_plausible(const struct process *process, const struct po_eve
 					    process->cpu_sample_ns, cores);
 	case PO_COUNTER_PROCESS_RUNQ_WAIT:
 		return cumulative_plausible(value, event->time_ns, process->runq_last_ns,
-					    process->runq_sample_ns, 1);
+					    process->runq_since_ns, 1);
 	default:
 		return true;
 	}
@@ -248,7 +251,10 @@ bool process_tracker_counter(struct po_process_tracker *t, struct process *proce
 		if (process->runq_first_ns < 0)
 			process->runq_first_ns = value;
 		process->runq_last_ns = value;
-		process->runq_sample_ns = event->time_ns;
+		process->runq_since_ns = process->main_last_ns < 0 ? process->first_ns
+					 : process->main_last_ns < event->time_ns
+					     ? process->main_last_ns
+					     : event->time_ns;
 		break;
 	default:
 		break;

@@ -74,8 +74,16 @@ struct process {
 	int64_t cpu_last_ns;
 	int64_t runq_first_ns; /* PROCESS_RUNQ_WAIT counter, first and last; -1 */
 	int64_t runq_last_ns;
-	int64_t cpu_sample_ns;	/* when the last PROCESS_CPU sample was taken; -1 */
-	int64_t runq_sample_ns; /* when the last PROCESS_RUNQ_WAIT sample was taken; -1 */
+	int64_t cpu_sample_ns; /* when the last PROCESS_CPU sample was taken; -1 */
+	/*
+	 * The earliest moment a wait credited after the last PROCESS_RUNQ_WAIT sample can
+	 * have begun: the main thread's latest event before that sample (it was running then),
+	 * or the process's first event; -1 before the first sample. The kernel credits a wait
+	 * to schedstat only when it ends, so one sample can grow by more than the time since
+	 * the previous sample (by 18x on a crowded machine), never by more than this allows.
+	 */
+	int64_t runq_since_ns;
+	int64_t main_last_ns; /* the latest event of the thread whose tid is the pid; -1 */
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;
 	bool ended;  /* worker_end seen: the process no longer holds memory or cores */

@@ -8,6 +8,9 @@
 
 #include "model_internal.h"
 
+/* What a span's thread CPU time may exceed its wall time by (see plausible_cpu_ns). */
+#define PO_SPAN_CPU_SLACK_NS 1000000
+
 static bool is_loader_stage(enum po_stage stage)
 {
 	return stage == PO_STAGE_LOAD || stage == PO_STAGE_PREPROCESS || stage == PO_STAGE_COLLATE;
@@ -140,12 +143,28 @@ static void producer_stats(struct process *process, const struct open_span *span
 		process->busy_ns = po_add_sat(process->busy_ns, wall_ns);
 }
 
+/*
+ * A loader span's thread CPU time (read just before each of its two tracepoints), or -1
+ * where it is unknown or could not be physical: one thread cannot run longer than the
+ * span lasts. The slack covers the begin tracepoint's own cost inside the CPU window.
+ */
+static int64_t plausible_cpu_ns(struct po_model *model, int64_t cpu_ns, int64_t wall_ns)
+{
+	if (cpu_ns == -1)
+		return -1;
+	if (cpu_ns < 0 || cpu_ns > wall_ns + wall_ns / 8 + PO_SPAN_CPU_SLACK_NS) {
+		model->quality.implausible_values++;
+		return -1;
+	}
+	return cpu_ns;
+}
+
 static enum po_status complete_stage(struct po_model *model, struct thread *thread,
 				     const struct open_span *span, bool bottom,
 				     const struct po_event *event)
 {
 	int64_t wall_ns = event->time_ns > span->begin_ns ? event->time_ns - span->begin_ns : 0;
-	int64_t cpu_ns = event->u.stage.cpu_ns;
+	int64_t cpu_ns = plausible_cpu_ns(model, event->u.stage.cpu_ns, wall_ns);
 	int64_t batch = event->u.stage.batch >= 0 ? event->u.stage.batch : span->batch;
 	bool training = spans_is_training(model, thread);
 	enum po_status status = PO_STATUS_OK;

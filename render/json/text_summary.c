@@ -41,7 +41,7 @@ static void print_quality(const struct po_analysis *analysis, FILE *out)
 		return;
 	fputs("Trace quality:\n", out);
 	if (quality->partial)
-		fputs("  partial: only the readable part of the trace was analysed\n", out);
+		fputs("  partial: part of the trace was left out, unreadable or damaged\n", out);
 	for (i = 0; i < analysis->warning_count; i++) {
 		fputs("  ", out);
 		put_text(out, analysis->warnings[i].code);

@@ -249,17 +249,21 @@ static void fill_quality(struct po_html *html)
 	const struct po_quality *quality = &html->analysis->quality;
 	xmlNodePtr parent = po_html_find(html, "quality");
 	bool lossy = quality->discarded_events || quality->discarded_packets ||
-		     quality->unknown_discards || quality->partial;
+		     quality->unknown_discards;
 
 	if (!parent)
 		return;
-	po_html_el(html, parent, "p", lossy ? "note note-warn" : "note note-ok",
-		   lossy ? "The tracer lost data: steps that overlap a loss are excluded from the "
-			   "statistics, and verdicts on them carry less confidence."
-			 : "The trace is complete: the tracer reported no lost events or packets.");
+	if (lossy)
+		po_html_el(html, parent, "p", "note note-warn",
+			   "The tracer lost data: steps that overlap a loss are excluded from the "
+			   "statistics, and verdicts on them carry less confidence.");
+	else if (!quality->partial)
+		po_html_el(html, parent, "p", "note note-ok",
+			   "The trace is complete: the tracer reported no lost events or packets.");
 	if (quality->partial)
 		po_html_el(html, parent, "p", "note note-warn",
-			   "Only part of the trace was readable; this report covers that part.");
+			   "Part of the trace was left out, unreadable or damaged (see the "
+			   "warnings); this report covers the rest.");
 	if (quality->gpu_records_dropped)
 		po_html_el(html, parent, "p", "note note-warn",
 			   "The GPU collector dropped activity records (see the warnings): GPU "

@@ -185,7 +185,7 @@ static void test_implausible_and_late(void)
 	CHECK(!add(&tracker, 0, 0, 20 * MS, 10 * MS));		    /* ends first */
 	CHECK(!add(&tracker, 0, 0, 0, PO_GPU_RECORD_LIMIT_NS + 1)); /* too long */
 	CHECK(add(&tracker, 0, 0, 10 * MS, 20 * MS));
-	CHECK(!add(&tracker, 0, 0, 9 * MS, 25 * MS)); /* begins first and overlaps its stream's */
+	CHECK(!add(&tracker, 0, 0, 9 * MS, 25 * MS));  /* begins first and overlaps its stream's */
 	CHECK(!add(&tracker, 0, 0, 10 * MS, 12 * MS)); /* the same begin */
 	CHECK(add(&tracker, 0, 1, 12 * MS, 25 * MS));  /* another stream may */
 	CHECK_INT_EQ(tracker.implausible_records, 4);
@@ -239,8 +239,8 @@ static void test_batches_from_an_activity_api(void)
 		int64_t base = batch * flush_ns, written = base + flush_ns;
 
 		for (int64_t i = 0; i < kernels; i++) /* 2 ms apart, 1.5 ms long, 0.1 ms overlap */
-			CHECK(add_written(&tracker, 7, base + i * 2 * MS, base + i * 2 * MS + 2100000,
-					  written));
+			CHECK(add_written(&tracker, 7, base + i * 2 * MS,
+					  base + i * 2 * MS + 2100000, written));
 		for (int64_t i = 0; i < kernels; i += 10) /* copies inside the kernels' time */
 			CHECK(add_written(&tracker, 8, base + i * 2 * MS + 100000,
 					  base + i * 2 * MS + 200000, written + MS));
@@ -253,6 +253,36 @@ static void test_batches_from_an_activity_api(void)
 	CHECK_INT_EQ(analysis.gpus[0].activity_count, 3 * (kernels + kernels / 10));
 	/* each batch is one busy stretch of 5000 kernels laid end to end */
 	CHECK_INT_EQ(analysis.gpus[0].busy_ns, 3 * ((kernels - 1) * 2 * MS + 2100000));
+	free_result(&analysis);
+	gpu_tracker_fini(&tracker);
+}
+
+/*
+ * A record is written after its work ended: one whose end lies past the moment it was
+ * written (one flipped bit in an end time) is refused alone, and the records after it on
+ * its stream are kept; the device's busy time is the good records' (20 of 2 ms each).
+ */
+static void test_end_after_written(void)
+{
+	struct po_gpu_tracker tracker;
+	struct fake_host host;
+	struct po_analysis analysis = {0};
+
+	tracker_init(&tracker, &host, 100);
+	for (int64_t i = 0; i < 21; i++) {
+		int64_t begin = i * 10 * MS, end = begin + 2 * MS;
+
+		if (i == 5) /* bit 34 of the end: 17 s later */
+			CHECK(!add_written(&tracker, 7, begin, end | (INT64_C(1) << 34), end + MS));
+		else
+			CHECK(add_written(&tracker, 7, begin, end, end + MS));
+	}
+	CHECK(add_written(&tracker, 7, 300 * MS, 302 * MS, 302 * MS - 50 * MS)); /* clock slack */
+	CHECK_INT_EQ(tracker.implausible_records, 1);
+	CHECK(gpu_tracker_flush(&tracker) == PO_STATUS_OK);
+	CHECK(gpu_tracker_build(&tracker, false, 0, 0, &analysis) == PO_STATUS_OK);
+	CHECK_INT_EQ(analysis.gpus[0].activity_count, 21);
+	CHECK_INT_EQ(analysis.gpus[0].busy_ns, 21 * 2 * MS);
 	free_result(&analysis);
 	gpu_tracker_fini(&tracker);
 }
@@ -387,6 +417,7 @@ int main(void)
 	RUN(test_implausible_and_late);
 	RUN(test_gap_cap);
 	RUN(test_batches_from_an_activity_api);
+	RUN(test_end_after_written);
 	RUN(test_side_by_side);
 	RUN(test_property_union);
 	return CHECK_SUMMARY();

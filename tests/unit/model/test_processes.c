@@ -69,6 +69,20 @@ static bool sample(struct fixture *f, int32_t pid, enum po_counter kind, int32_t
 	return process_tracker_counter(&f->tracker, process, &event, 2);
 }
 
+/* A sample taken by the sampler's own thread (tid), as libprofopt's sampler does. */
+static bool sample_by(struct fixture *f, int32_t pid, int32_t tid, enum po_counter kind,
+		      int64_t value, int64_t time_ns)
+{
+	struct po_event event = event_at(pid, tid, time_ns);
+	struct process *process = note(f, pid, tid, time_ns);
+
+	event.kind = PO_EV_COUNTER;
+	event.u.counter.kind = kind;
+	event.u.counter.device = -1;
+	event.u.counter.value = value;
+	return process_tracker_counter(&f->tracker, process, &event, 2);
+}
+
 static void test_processes_and_threads(void)
 {
 	struct fixture f;
@@ -161,6 +175,38 @@ static void test_implausible_counters(void)
 	teardown(&f);
 }
 
+/*
+ * The kernel credits a run-queue wait to schedstat when it ends. A main thread last seen
+ * running at 12 ms waits for a core until 200 ms: the samples every 10 ms read nothing,
+ * then one reads 187.5 ms at once, 18.75 times the time since the previous sample and no
+ * more than the time since the thread last ran. A value beyond that is still refused.
+ * Without any event of the main thread, the bound is the time since the process's first.
+ */
+static void test_runq_credited_late(void)
+{
+	struct fixture f;
+	struct process *process;
+
+	setup(&f);
+	note(&f, 200, 200, 0);
+	CHECK(sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 10 * MS));
+	note(&f, 200, 200, 12 * MS);
+	for (int64_t t = 20; t <= 200; t += 10)
+		CHECK(sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, t * MS));
+	note(&f, 200, 200, 205 * MS);
+	CHECK(sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, 187 * MS + MS / 2, 210 * MS));
+	CHECK(!sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, INT64_C(1) << 40, 220 * MS));
+	CHECK(!sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, 250 * MS, 230 * MS));
+	process = process_tracker_find(&f.tracker, 200);
+	CHECK_INT_EQ(process->runq_last_ns, 187 * MS + MS / 2);
+
+	note(&f, 300, 301, 100 * MS);
+	CHECK(sample_by(&f, 300, 302, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 110 * MS));
+	CHECK(sample_by(&f, 300, 302, PO_COUNTER_PROCESS_RUNQ_WAIT, 120 * MS, 200 * MS));
+	CHECK(!sample_by(&f, 300, 302, PO_COUNTER_PROCESS_RUNQ_WAIT, 400 * MS, 300 * MS));
+	teardown(&f);
+}
+
 static void test_side_by_side(void)
 {
 	struct fixture one, two;
@@ -183,6 +229,7 @@ int main(void)
 	RUN(test_rss_sum);
 	RUN(test_gpu_memory);
 	RUN(test_implausible_counters);
+	RUN(test_runq_credited_late);
 	RUN(test_side_by_side);
 	return CHECK_SUMMARY();
 }
