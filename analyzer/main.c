@@ -205,9 +205,10 @@ static enum po_status analyze_isolated(const struct po_cli_options *options,
 
 	job.checked_skipped.note =
 	    po_ingest_watch_borrow_skipped(watch, &job.checked_skipped.count);
-	po_isolate_limits_init(&limits);
+	status = po_isolate_limits_init(&limits, err);
 	set_progress(options, &limits);
-	status = check_signals(PO_STATUS_OK, err);
+	if (status == PO_STATUS_OK)
+		status = check_signals(PO_STATUS_OK, err);
 	if (status == PO_STATUS_OK)
 		status = po_isolate_run(po_pipeline_run, &job, &limits, text, err);
 	if (status == PO_STATUS_INTERRUPTED) {
@@ -339,6 +340,11 @@ int main(int argc, char **argv)
 	enum po_status status;
 
 	status = po_cli_parse(argc, argv, &options, &exit_now, &err);
+	if (status == PO_STATUS_OK && !exit_now) {
+		struct po_isolate_limits limits; /* refused before anything is read or written */
+
+		status = po_isolate_limits_init(&limits, &err);
+	}
 	if (status == PO_STATUS_OK && !exit_now && options.live_url)
 		status = run_live(&options, &err);
 	else if (status == PO_STATUS_OK && !exit_now)

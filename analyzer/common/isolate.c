@@ -153,41 +153,75 @@ void po_signals_unblock(void)
 	sigprocmask(SIG_SETMASK, &signals_blocked_previous, NULL);
 }
 
-/* Parses "cpu=S,mem=MiB,wall=S" (any subset, any order); unknown keys are ignored. */
-static void limits_parse(struct po_isolate_limits *limits, const char *spec)
-{
-	char key[16];
-	unsigned long long value;
-	int used;
+/* The largest value each key of PROFOPT_DECODE_LIMITS takes: 30 days, 16 TiB. */
+#define LIMIT_MAX_SECONDS (30ULL * 24 * 3600)
+#define LIMIT_MAX_MIB (16ULL * 1024 * 1024)
 
-	while (*spec) {
-		if (sscanf(spec, "%15[a-z]=%llu%n", key, &value, &used) == 2) {
-			if (strcmp(key, "cpu") == 0)
-				limits->cpu_seconds = (unsigned)value;
-			else if (strcmp(key, "mem") == 0)
-				limits->memory_bytes = (size_t)(value * PO_MIB);
-			else if (strcmp(key, "wall") == 0)
-				limits->wall_seconds = (unsigned)value;
-			spec += used;
+/*
+ * Parses "cpu=S,mem=MiB,wall=S" (any subset, any order, each a whole number from 1 to its
+ * maximum). Anything else is refused, naming the part: a limit the user meant to raise and
+ * that was silently ignored would end an analysis with a misleading error hours later.
+ */
+static enum po_status limits_parse(struct po_isolate_limits *limits, const char *spec,
+				   struct po_error *err)
+{
+	const char *part = spec;
+
+	while (*part) {
+		size_t len = strcspn(part, ",");
+		const char *equals = memchr(part, '=', len);
+		size_t key_len = equals ? (size_t)(equals - part) : 0;
+		bool is_cpu = key_len == 3 && strncmp(part, "cpu", 3) == 0;
+		bool is_mem = key_len == 3 && strncmp(part, "mem", 3) == 0;
+		bool is_wall = key_len == 4 && strncmp(part, "wall", 4) == 0;
+		unsigned long long max = is_mem ? LIMIT_MAX_MIB : LIMIT_MAX_SECONDS;
+		unsigned long long value = 0;
+		const char *digit = equals ? equals + 1 : part;
+		const char *end = part + len;
+
+		for (; digit < end && *digit >= '0' && *digit <= '9' && value <= max; digit++)
+			value = value * 10 + (unsigned long long)(*digit - '0');
+		if (!(is_cpu || is_mem || is_wall) || digit != end || digit == equals + 1 ||
+		    value == 0 || value > max) {
+			po_error_set(err,
+				     "PROFOPT_DECODE_LIMITS=%s: \"%.*s\" is not KEY=N with KEY cpu "
+				     "(seconds, 1 to %llu), mem (MiB, 1 to %llu) or wall (seconds, "
+				     "1 to %llu), parts separated by commas",
+				     spec, (int)len, part, LIMIT_MAX_SECONDS, LIMIT_MAX_MIB,
+				     LIMIT_MAX_SECONDS);
+			return PO_STATUS_USAGE;
 		}
-		spec = strchr(spec, ',');
-		if (!spec)
-			break;
-		spec++;
+		if (is_cpu)
+			limits->cpu_seconds = (unsigned)value;
+		else if (is_mem)
+			limits->memory_bytes = (size_t)(value * PO_MIB);
+		else
+			limits->wall_seconds = (unsigned)value;
+		part += len;
+		if (*part == ',')
+			part++;
 	}
+	return PO_STATUS_OK;
 }
 
-void po_isolate_limits_init(struct po_isolate_limits *limits)
+enum po_status po_isolate_limits_init(struct po_isolate_limits *limits, struct po_error *err)
 {
 	const char *spec = getenv("PROFOPT_DECODE_LIMITS");
+	struct po_isolate_limits parsed;
+	enum po_status status;
 
 	limits->cpu_seconds = 3600;
 	limits->memory_bytes = (size_t)8 * 1024 * PO_MIB;
 	limits->wall_seconds = 7200;
 	limits->progress = false;
 	limits->progress_after_ms = 1000;
-	if (spec)
-		limits_parse(limits, spec);
+	if (!spec)
+		return PO_STATUS_OK;
+	parsed = *limits;
+	status = limits_parse(&parsed, spec, err);
+	if (status == PO_STATUS_OK)
+		*limits = parsed;
+	return status;
 }
 
 void po_isolate_progress(const char *phase, const char *file)

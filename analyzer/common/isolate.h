@@ -62,8 +62,13 @@ struct po_isolate_limits {
 	unsigned progress_after_ms;
 };
 
-/* Defaults: generous enough for multi-GB traces, finite on a bad one. */
-void po_isolate_limits_init(struct po_isolate_limits *limits);
+/*
+ * Defaults (generous enough for multi-GB traces, finite on a bad one), changed by the
+ * environment variable PROFOPT_DECODE_LIMITS=cpu=S,mem=MiB,wall=S. A malformed value is
+ * PO_STATUS_USAGE with a message naming it; the defaults are then set.
+ */
+enum po_status po_isolate_limits_init(struct po_isolate_limits *limits,
+				      struct po_error *err) PO_NODISCARD;
 
 typedef enum po_status (*po_isolated_fn)(void *ctx, FILE *output, struct po_error *err);
 

@@ -60,7 +60,10 @@ static bool run_case(const char *root, const char *name)
 	bool ok;
 
 	snprintf(path, sizeof(path), "%s/%s", root, name);
-	po_isolate_limits_init(&limits);
+	if (po_isolate_limits_init(&limits, &err) != PO_STATUS_OK) {
+		printf("FAIL %s: %s\n", name, err.message);
+		return false;
+	}
 	if (!getenv("PROFOPT_DECODE_LIMITS")) {
 		limits.cpu_seconds = 60;
 		limits.wall_seconds = 120;

@@ -39,6 +39,11 @@ expect 2 "bad --set" "$a" --set nonsense "$work/trace"
 expect 2 "--set outside the rule's range" "$a" --set input-bound.max_workers=1e12 "$work/trace"
 expect 2 "--set a fraction of a count" "$a" --set step-outliers.min_steps=2.5 "$work/trace"
 expect 2 "bad --timeline-steps" "$a" --timeline-steps 5:1 "$work/trace"
+PROFOPT_DECODE_LIMITS=mem=abc expect 2 "a malformed PROFOPT_DECODE_LIMITS" "$a" "$work/trace" \
+	-o "$work/r-limits"
+grep -q 'PROFOPT_DECODE_LIMITS=mem=abc: "mem=abc"' "$work/err" ||
+	{ failed=$((failed + 1)); echo "FAIL the malformed limit is not named"; }
+[ -e "$work/r-limits" ] && { failed=$((failed + 1)); echo "FAIL output left for a bad limit"; }
 expect 3 "missing trace" "$a" "$work/nope" -o "$work/r0"
 mkdir -p "$work/not-a-trace" && echo data >"$work/not-a-trace/file.bin"
 expect 3 "not a trace" "$a" "$work/not-a-trace" -o "$work/r1"

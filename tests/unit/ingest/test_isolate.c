@@ -251,21 +251,37 @@ static void test_interrupted(void)
 static void test_limits_from_environment(void)
 {
 	struct po_isolate_limits limits;
+	struct po_error err = {{0}};
+	/* each refused, naming itself: a limit meant to be raised is never silently ignored */
+	const char *bad[] = {"mem=abc",	      "mem=",	      "mem",
+			     "memory=100",    "cpu=0",	      "cpu=-5",
+			     "wall=1.5",      "cpu=5,,mem=1", "mem=99999999999999999999",
+			     "cpu=5,mem=abc", "wall=3 ",      "mem=16777217"};
 
 	unsetenv("PROFOPT_DECODE_LIMITS");
-	po_isolate_limits_init(&limits);
+	CHECK(po_isolate_limits_init(&limits, &err) == PO_STATUS_OK);
 	CHECK_INT_EQ(limits.cpu_seconds, 3600);
 	CHECK_INT_EQ(limits.wall_seconds, 7200);
 	CHECK_INT_EQ(limits.memory_bytes, (size_t)8 << 30);
 	setenv("PROFOPT_DECODE_LIMITS", "cpu=5,mem=100,wall=9", 1);
-	po_isolate_limits_init(&limits);
+	CHECK(po_isolate_limits_init(&limits, &err) == PO_STATUS_OK);
 	CHECK_INT_EQ(limits.cpu_seconds, 5);
 	CHECK_INT_EQ(limits.wall_seconds, 9);
 	CHECK_INT_EQ(limits.memory_bytes, (size_t)100 << 20);
 	setenv("PROFOPT_DECODE_LIMITS", "wall=3", 1);
-	po_isolate_limits_init(&limits);
+	CHECK(po_isolate_limits_init(&limits, &err) == PO_STATUS_OK);
 	CHECK_INT_EQ(limits.cpu_seconds, 3600);
 	CHECK_INT_EQ(limits.wall_seconds, 3);
+	setenv("PROFOPT_DECODE_LIMITS", "", 1);
+	CHECK(po_isolate_limits_init(&limits, &err) == PO_STATUS_OK);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		po_error_clear(&err);
+		setenv("PROFOPT_DECODE_LIMITS", bad[i], 1);
+		CHECK(po_isolate_limits_init(&limits, &err) == PO_STATUS_USAGE);
+		CHECK(strstr(err.message, "PROFOPT_DECODE_LIMITS=") != NULL);
+		CHECK_INT_EQ(limits.cpu_seconds, 3600); /* the defaults, not a part of it */
+		CHECK_INT_EQ(limits.memory_bytes, (size_t)8 << 30);
+	}
 	unsetenv("PROFOPT_DECODE_LIMITS");
 }
 
