@@ -19,7 +19,7 @@
 #define SOURCE_LIBC 1
 
 struct alloc_call {
-	int source; /* SOURCE_PROFOPT or SOURCE_LIBC */
+	int source;  /* SOURCE_PROFOPT or SOURCE_LIBC */
 	bool pinned; /* host memory pinned for the devices (PROFOPT_DEVICE_PINNED) */
 	int64_t time_ns;
 	int32_t device;
@@ -88,8 +88,8 @@ static size_t site_resolve(struct po_memory_tracker *t, int32_t pid, int stage,
 {
 	uint64_t a = call->label ? (uint64_t)(uintptr_t)call->label : call->ip;
 	uint64_t b = site_b(pid, call->device, stage,
-			    (call->label ? SITE_LABEL_BIT : 0) | (call->pinned ? SITE_PINNED_BIT : 0) |
-				(uint32_t)call->source);
+			    (call->label ? SITE_LABEL_BIT : 0) |
+				(call->pinned ? SITE_PINNED_BIT : 0) | (uint32_t)call->source);
 	struct po_map_entry *entry = po_map_find(&t->site_index, a, b);
 	struct po_mem_site *site;
 	bool created;
@@ -163,8 +163,13 @@ static enum po_status do_alloc(struct po_memory_tracker *t, const struct po_allo
 	uint64_t key = live_key(context->pid, call->device, call->source);
 	struct po_map_entry *entry = po_map_find(&t->live, call->addr, key);
 	struct alloc_totals *totals = totals_of(t, call->source, call->device);
+	uint64_t bytes = call->bytes;
 	size_t site;
 
+	if (bytes > PO_ALLOC_LIMIT_BYTES) { /* kept, so that its free matches, with no size */
+		t->implausible_sizes++;
+		bytes = 0;
+	}
 	if (entry) /* the address is live again: the old allocation ended unseen */
 		release(t, entry, call->source, call->device);
 	site = site_resolve(t, context->pid, context->stage, call);
@@ -173,10 +178,10 @@ static enum po_status do_alloc(struct po_memory_tracker *t, const struct po_allo
 	entry = po_map_upsert(&t->live, call->addr, key, NULL);
 	if (!entry)
 		return PO_STATUS_NOMEM;
-	live_set(entry, (struct live_alloc){call->bytes, site, context->step_number});
+	live_set(entry, (struct live_alloc){bytes, site, context->step_number});
 	t->sites[site].alloc_count++;
-	t->sites[site].alloc_bytes += (int64_t)call->bytes;
-	totals->live_bytes += (int64_t)call->bytes;
+	t->sites[site].alloc_bytes += (int64_t)bytes;
+	totals->live_bytes += (int64_t)bytes;
 	if (totals->live_bytes > totals->peak_bytes)
 		totals->peak_bytes = totals->live_bytes;
 	return PO_STATUS_OK;

@@ -27,6 +27,9 @@ struct alloc_totals {
 	int64_t peak_bytes;
 };
 
+/* One allocation larger than this (1 PiB) is a damaged size, not a program's. */
+#define PO_ALLOC_LIMIT_BYTES (UINT64_C(1) << 50)
+
 struct po_memory_tracker {
 	struct po_memory out;	   /* the result's memory section, peaks filled at build */
 	struct po_map live;	   /* (address, process/device/source) -> struct live_alloc */
@@ -46,6 +49,8 @@ struct po_memory_tracker {
 	int64_t gpu_counter_sum_bytes; /* the processes' latest GPU_MEM_USED, summed; -1 */
 	int64_t gpu_counter_peak_bytes;
 	int64_t unmatched_profopt_frees; /* profopt mem_free without its mem_alloc */
+	/* allocations claimed larger than PO_ALLOC_LIMIT_BYTES: kept, with no size */
+	int64_t implausible_sizes;
 };
 
 /* What the model knows of an allocation beyond its event. */

@@ -376,6 +376,7 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
 					   .stage = spans_innermost_stage(thread),
 					   .step_number = model->loop.current_step_number};
 	int64_t unmatched = model->memory.unmatched_profopt_frees;
+	int64_t implausible = model->memory.implausible_sizes;
 	enum po_status status;
 
 	if (event->kind == PO_EV_MEM_ALLOC) {
@@ -387,6 +388,7 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
 	}
 	status = memory_tracker_consume(&model->memory, event, &context);
 	model->quality.unmatched_mem_frees += model->memory.unmatched_profopt_frees - unmatched;
+	model->quality.implausible_values += model->memory.implausible_sizes - implausible;
 	return status;
 }
 
