@@ -218,12 +218,30 @@ enum po_status model_gpu_memory(struct po_model *model, const struct po_event *e
 	}
 }
 
-enum po_status model_gpu_activity(struct po_model *model, const struct po_event *event)
+/*
+ * A kernel's launch shape past what CUDA allows (1024 threads a block; a grid of at most
+ * 2^31 - 1 by 65535 by 65535 blocks) is a damaged one: the kernel is kept, its shape left
+ * unknown.
+ */
+#define PO_BLOCK_THREADS_MAX 1024u
+#define PO_GRID_BLOCKS_MAX (UINT64_C(2147483647) * 65535u * 65535u)
+
+enum po_status model_gpu_activity(struct po_model *model, const struct po_event *activity)
 {
+	struct po_event shaped;
+	const struct po_event *event = activity;
 	enum po_status status;
 	const char *name;
 	bool accepted;
 
+	if (activity->u.gpu_activity.block_threads > PO_BLOCK_THREADS_MAX ||
+	    activity->u.gpu_activity.grid_blocks > PO_GRID_BLOCKS_MAX) {
+		model->quality.implausible_values++;
+		shaped = *activity;
+		shaped.u.gpu_activity.grid_blocks = 0;
+		shaped.u.gpu_activity.block_threads = 0;
+		event = &shaped;
+	}
 	status = gpu_tracker_consume(&model->gpu, event, &accepted);
 	if (status != PO_STATUS_OK)
 		return status;

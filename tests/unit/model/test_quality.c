@@ -218,6 +218,35 @@ static void implausible_span_cpu(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * A kernel's launch shape past CUDA's limits (a flipped bit made 256 threads a block
+ * 65,792) is left unknown and counted; the kernel and its time are kept.
+ */
+static void implausible_launch_shape(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+	struct po_event event = event_at(PO_EV_GPU_ACTIVITY, 5 * MS, MAIN, MAIN);
+
+	event.u.gpu_activity.kind = PO_GPU_KERNEL;
+	event.u.gpu_activity.name = str_of("gemm");
+	event.u.gpu_activity.start_ns = 1 * MS;
+	event.u.gpu_activity.end_ns = 3 * MS;
+	event.u.gpu_activity.grid_blocks = 40;
+	event.u.gpu_activity.block_threads = 256 | (1u << 16);
+	step_begin(model, 0, MAIN, MAIN, 0);
+	feed(model, &event);
+	step_end(model, 20 * MS, MAIN, MAIN, 0);
+	analysis = model_done(model);
+	CHECK_INT_EQ(analysis->quality.implausible_values, 1);
+	CHECK_INT_EQ(analysis->kernel_count, 1);
+	CHECK_INT_EQ(analysis->kernels[0].count, 1);
+	CHECK_INT_EQ(analysis->kernels[0].block_threads, 0);
+	CHECK_INT_EQ(analysis->kernels[0].grid_blocks, 0);
+	CHECK_INT_EQ(analysis->gpus[0].busy_ns, 2 * MS);
+	po_analysis_destroy(analysis);
+}
+
 /* The collector's gpu_records_dropped counters add up to a loss the warnings state. */
 static void gpu_records_dropped(void)
 {
@@ -244,6 +273,7 @@ int main(void)
 	RUN(gpu_records_dropped);
 	RUN(implausible_values);
 	RUN(implausible_span_cpu);
+	RUN(implausible_launch_shape);
 	RUN(discards_flag_steps);
 	RUN(unknown_begin_window);
 	RUN(time_inversion);
