@@ -6,7 +6,11 @@
  * thread CPU clock (a system call), because their spans last milliseconds.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,13 +55,48 @@ static __thread int cpu_depth;
  */
 static int announce_reason; /* 0: at start, 1: after a fork */
 static volatile int announce_owed = 1;
+static volatile int unregistered_noted;
+
+/*
+ * An event while the tracepoints are off, under profopt-record (which enables them all
+ * before the command starts), means that the session daemon has not registered this
+ * process yet: lttng-ust waits LTTNG_UST_REGISTER_TIMEOUT ms for that, then runs the
+ * process untraced and drops its events without counting them. Said once per process in
+ * profopt-record's notes file (one line: code, pid, name), so the recording can name the
+ * process (docs/recording.md).
+ */
+static void note_unregistered(void)
+{
+	const char *path = getenv("PROFOPT_RECORD_NOTES");
+	char name[17] = "", line[64];
+	int length, fd;
+
+	unregistered_noted = 1;
+	if (!path || !*path || !getenv("PROFOPT_RECORDING"))
+		return;
+	prctl(PR_GET_NAME, name);
+	for (char *c = name; *c; c++)
+		if (*c == '\t' || *c == '\n')
+			*c = ' ';
+	length = snprintf(line, sizeof(line), "unregistered\t%d\t%s\n", (int)getpid(), name);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)length) != length) {
+		/* the recording then cannot name this process; nothing else to do */
+	}
+	close(fd);
+}
 
 static void announce(void)
 {
 	const char *recording;
 
-	if (!lttng_ust_tracepoint_enabled(profopt, process))
+	if (!lttng_ust_tracepoint_enabled(profopt, process)) {
+		if (!unregistered_noted)
+			note_unregistered();
 		return;
+	}
 	announce_owed = 0;
 	recording = getenv("PROFOPT_RECORDING");
 	lttng_ust_do_tracepoint(profopt, process, recording ? recording : "", (int32_t)getppid(),
@@ -75,6 +114,7 @@ void po_announce_after_fork(void)
 {
 	announce_reason = 1;
 	announce_owed = 1;
+	unregistered_noted = 0;
 }
 
 PO_EXPORT const char *profopt_version(void)

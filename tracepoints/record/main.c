@@ -113,63 +113,29 @@ static void notes_finish(const char *trace_dir)
 	notes_path[0] = '\0';
 }
 
-/* Tells the user, before analysis, whether the trace is complete. */
-static void report_loss(const struct rec_session *session)
-{
-	struct po_error err = {{0}};
-	uint64_t discarded = 0;
-	enum rec_status status = rec_trace_count_discarded(session->output_dir, &discarded, &err);
-
-	if (status != REC_STATUS_OK && !session->counts_known) {
-		fprintf(stderr,
-			"profopt-record: warning: cannot tell whether events were lost: %s\n",
-			err.message);
-		return;
-	}
-	if (session->counts_known && session->discarded_events > discarded)
-		discarded = session->discarded_events;
-	if (discarded == 0) {
-		fprintf(stderr, "profopt-record: no events were discarded\n");
-		return;
-	}
-	fprintf(stderr,
-		"profopt-record: warning: the tracer discarded %llu events (buffers full); the "
-		"trace is incomplete: record again with a larger --subbuf-size or --num-subbuf\n",
-		(unsigned long long)discarded);
-}
-
 /*
- * Says what the recording lacks, one line each (verify.c); true when it is incomplete.
- * The trace stays: what was written is still readable, and profopt-analyze says what is
- * missing from it.
+ * Says what the recording holds, one line each (verify.c); true when it lost data besides
+ * discarded events. The trace stays: what was written is still readable, and
+ * profopt-analyze says what is missing from it. Reads the notes, so call it before
+ * notes_finish().
  */
-static bool report_verification(const char *trace_dir)
+static bool report_recording(const struct rec_session *session,
+			     const struct rec_recording *recording)
 {
 	struct rec_verification result;
+	const struct rec_verify_input input = {
+	    .trace_dir = session->output_dir,
+	    .notes_path = notes_path[0] ? notes_path : NULL,
+	    .command_pid = recording->command_pid,
+	    .command_end_ns = recording->end_ns,
+	    .daemon_discarded = session->discarded_events,
+	    .daemon_discarded_known = session->counts_known,
+	};
 
-	rec_verify(trace_dir, &result);
-	for (int i = 0; i < result.problems && i < REC_VERIFY_SHOWN; i++)
-		fprintf(stderr, "profopt-record: error: %s%s\n", result.lines[i],
-			result.disk_full ? " (the disk is full)" : "");
-	if (result.problems > REC_VERIFY_SHOWN)
-		fprintf(stderr, "profopt-record: error: and %d more trace directories like these\n",
-			result.problems - REC_VERIFY_SHOWN);
-	if (!result.problems && !result.disk_full && result.recorded_dirs == 0)
-		fprintf(stderr,
-			"profopt-record: warning: no process recorded a profopt event: is the "
-			"program instrumented (the profopt Python module, or libprofopt)?\n");
-	if (result.disk_full)
-		fprintf(stderr,
-			"profopt-record: error: %s: the file system has %lld bytes left: the "
-			"consumer could not write everything, the end of the recording is missing; "
-			"record to a file system with room (-o DIR)\n",
-			trace_dir, (long long)result.free_bytes);
-	else if (result.problems)
-		fprintf(stderr,
-			"profopt-record: error: the recording is incomplete: record again; with "
-			"--buffers pid, processes that start while the machine is busy can miss "
-			"their registration (the default per-user buffers do not)\n");
-	return result.problems > 0 || result.disk_full;
+	rec_verify(&input, &result);
+	for (int i = 0; i < result.line_count; i++)
+		fprintf(stderr, "profopt-record: %s\n", result.lines[i]);
+	return result.incomplete;
 }
 
 /* Stops and destroys the session; the trace stays unless the command never ran. */
@@ -258,8 +224,8 @@ static int record(const struct rec_options *options, struct rec_command *command
 	} else if (status != REC_STATUS_OK) {
 		exit_code = fail(status, &err);
 		/* the daemon failed to finish the trace: say what of it is there */
+		report_recording(&session, recording);
 		notes_finish(session.output_dir);
-		report_verification(session.output_dir);
 	} else {
 		if (session.destroy_timed_out)
 			fprintf(stderr,
@@ -267,10 +233,9 @@ static int record(const struct rec_options *options, struct rec_command *command
 				"writing the trace within %d s (is a traced process hung?); the "
 				"last packets may be missing\n",
 				REC_DESTROY_TIMEOUT_MS / 1000);
-		notes_finish(session.output_dir);
-		report_loss(&session);
-		if (report_verification(session.output_dir) && exit_code == 0)
+		if (report_recording(&session, recording) && exit_code == 0)
 			exit_code = rec_status_exit_code(REC_STATUS_TRACING);
+		notes_finish(session.output_dir);
 		/* With --live, stdout is the live view's (JSON lines when not a terminal). */
 		fprintf(options->live ? stderr : stdout, "%s%s\n",
 			options->live ? "profopt-record: trace: " : "", session.output_dir);

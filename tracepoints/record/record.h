@@ -209,6 +209,18 @@ void rec_session_fini(struct rec_session *session);
 enum rec_status rec_trace_count_discarded(const char *trace_dir, uint64_t *discarded_events,
 					  struct po_error *err) PO_NODISCARD;
 
+/* The last entry of a packet index (index/NAME.idx, big-endian CTF index 1.x). */
+struct rec_index_last {
+	bool has_packet; /* false: the index lists no packet */
+	uint64_t packet_offset;
+	uint64_t packet_bits;
+	uint64_t end_ns; /* the packet's timestamp_end */
+	uint64_t discarded_events;
+};
+
+/* 0 with *last filled, -1 when path is not a readable index. */
+int rec_index_read_last(const char *path, struct rec_index_last *last);
+
 /* The traced command. */
 struct rec_command {
 	char *path;  /* owned: the resolved executable */
@@ -282,17 +294,38 @@ enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *
  */
 int rec_live_finish(struct rec_live *live, bool trace_complete);
 
-/* What the recording holds, checked after the session stopped (verify.c). */
-#define REC_VERIFY_SHOWN 4
-struct rec_verification {
-	int trace_dirs;	   /* trace directories found (processes, or users' buffers) */
-	int recorded_dirs; /* those that declare or hold events */
-	int problems;	   /* directories without readable metadata or without stream data */
-	char lines[REC_VERIFY_SHOWN][600]; /* the first problems, one line each */
-	int64_t free_bytes;		   /* room left on the trace's file system; -1 if unknown */
-	bool disk_full; /* less than 4 MiB left: the consumer may have failed to write */
+/*
+ * What the recording holds, checked after the session stopped (verify.c): the trace
+ * directories, their metadata and stream files, the trace's end against the command's, the
+ * processes that libprofopt noted as unregistered, and the events discarded.
+ */
+struct rec_verify_input {
+	const char *trace_dir;	   /* weak */
+	const char *notes_path;	   /* weak: the processes' notes file, NULL when none */
+	long command_pid;	   /* the command's process; 0 when unknown */
+	int64_t command_end_ns;	   /* CLOCK_MONOTONIC; 0 when unknown */
+	uint64_t daemon_discarded; /* the session daemon's own count of discarded events */
+	bool daemon_discarded_known;
 };
 
-void rec_verify(const char *trace_dir, struct rec_verification *result);
+#define REC_VERIFY_SHOWN 4
+#define REC_VERIFY_LINES 12
+struct rec_verification {
+	int trace_dirs;	      /* trace directories found (processes, or users' buffers) */
+	int recorded_dirs;    /* those that declare or hold events */
+	int problems;	      /* directories or stream files that lost data */
+	int unregistered;     /* processes that emitted events before they were registered */
+	int missing_dirs;     /* of those, with --buffers pid: no trace directory at all */
+	int64_t trace_end_ns; /* the end of the trace's last packet; -1 if none */
+	int64_t free_bytes;   /* room left on the trace's file system; -1 if unknown */
+	bool room_low;	      /* less than 4 MiB left: the named cause when something was cut */
+	bool incomplete;      /* something was lost besides discarded events */
+	uint64_t discarded_events;
+	/* What to say, in order, each without the "profopt-record: " prefix. */
+	int line_count;
+	char lines[REC_VERIFY_LINES][700];
+};
+
+void rec_verify(const struct rec_verify_input *input, struct rec_verification *result);
 
 #endif /* PO_RECORD_H */

@@ -3,7 +3,8 @@
  * writes next to each stream (the .idx files of index/). Each packet index records the
  * stream's running count of discarded events, so the last packet of a stream holds its
  * total. Unlike the session daemon's counters, these cover processes that exited before
- * the session stopped.
+ * the session stopped. verify.c reads the same last entry to compare a stream file with
+ * its index.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -17,6 +18,7 @@
 #define CTF_INDEX_MAGIC 0xC1F1DCC1u
 #define CTF_INDEX_HEADER_BYTES 16
 /* offset, packet_size, content_size, timestamp_begin, timestamp_end: 5 x 8 bytes. */
+#define CTF_INDEX_END_OFFSET 32
 #define CTF_INDEX_DISCARDED_OFFSET 40
 #define CTF_INDEX_MIN_ENTRY_BYTES 56
 
@@ -39,16 +41,16 @@ static uint32_t read_be32(const unsigned char *bytes)
 	return be32toh(value);
 }
 
-/* Adds the discarded count of the last packet of one index file; -1 if it is not one. */
-static int add_index_file(const char *path)
+int rec_index_read_last(const char *path, struct rec_index_last *last)
 {
 	unsigned char header[CTF_INDEX_HEADER_BYTES];
 	unsigned char entry[256];
 	uint32_t entry_bytes;
-	long size, last;
+	long size, offset;
 	FILE *file = fopen(path, "rb");
 	int ret = -1;
 
+	*last = (struct rec_index_last){.has_packet = false};
 	if (!file)
 		return -1;
 	if (fread(header, 1, sizeof(header), file) != sizeof(header) ||
@@ -62,16 +64,31 @@ static int add_index_file(const char *path)
 	ret = 0;
 	if (size < CTF_INDEX_HEADER_BYTES + (long)entry_bytes)
 		goto end; /* a stream without any packet */
-	last = CTF_INDEX_HEADER_BYTES +
-	       (size - CTF_INDEX_HEADER_BYTES) / entry_bytes * entry_bytes - entry_bytes;
-	if (fseek(file, last, SEEK_SET) || fread(entry, 1, entry_bytes, file) != entry_bytes) {
+	offset = CTF_INDEX_HEADER_BYTES +
+		 (size - CTF_INDEX_HEADER_BYTES) / entry_bytes * entry_bytes - entry_bytes;
+	if (fseek(file, offset, SEEK_SET) || fread(entry, 1, entry_bytes, file) != entry_bytes) {
 		ret = -1;
 		goto end;
 	}
-	walk_total += read_be64(entry + CTF_INDEX_DISCARDED_OFFSET);
+	last->has_packet = true;
+	last->packet_offset = read_be64(entry);
+	last->packet_bits = read_be64(entry + 8);
+	last->end_ns = read_be64(entry + CTF_INDEX_END_OFFSET);
+	last->discarded_events = read_be64(entry + CTF_INDEX_DISCARDED_OFFSET);
 end:
 	fclose(file);
 	return ret;
+}
+
+/* Adds the discarded count of the last packet of one index file; -1 if it is not one. */
+static int add_index_file(const char *path)
+{
+	struct rec_index_last last;
+
+	if (rec_index_read_last(path, &last) != 0)
+		return -1;
+	walk_total += last.discarded_events;
+	return 0;
 }
 
 static int visit(const char *path, const struct stat *info, int type, struct FTW *walk)

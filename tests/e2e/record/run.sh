@@ -411,6 +411,63 @@ case_disk_full() {
 	umount "$work/small"
 }
 
+# Whether this test runs as root in a private mount namespace (with-sessiond.sh's), where
+# it may mount file systems; says the case is not run otherwise.
+private_mounts() {
+	if [ "$(id -u)" -ne 0 ] || [ "${PROFOPT_SESSIOND_STAGE:-}" != ns ]; then
+		check "$1: not run (needs root in a private mount namespace)" true
+		return 1
+	fi
+}
+
+# A file system with little room left that did not fill: a 6 MiB tmpfs with 3 MiB taken
+# before the recording. The trace is whole: profopt-record used to say "the end of the
+# recording is missing" and exit 1 because less than 4 MiB was left.
+case_small_fs() {
+	private_mounts "small file system" || return
+	mkdir -p "$work/small" && mount -t tmpfs -o size=6m profopt-small "$work/small" || return
+	dd if=/dev/zero of="$work/small/filler" bs=1M count=3 status=none
+	run_record -o "$work/small/trace" -- "$workload" pipeline
+	check "a whole recording on a small file system exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "it says no events were discarded" grep -q "no events were discarded" "$work/err"
+	check "it does not say the recording is cut" not grep -q "error\|missing" "$work/err"
+	check "the file system had less than 4 MiB left" \
+		[ "$(df -B1 --output=avail "$work/small" | tail -n 1)" -lt $((4 << 20)) ]
+	check_trace pipeline "$work/small/trace"
+	cat "$work/err"
+	umount "$work/small"
+}
+
+# Processes that emit profopt events but are never registered with the session daemon
+# (here: started in a mount namespace whose /run/lttng holds no daemon, so lttng-ust runs
+# them untraced): with --buffers pid they have no trace directory. profopt-record must
+# name them, counted, and not say that nothing was lost (it said "no events were discarded"
+# and exited 0). With per-user buffers it names them too.
+case_unregistered() {
+	private_mounts "unregistered processes" || return
+	local buffers untraced="unshare --mount sh -c 'mount -t tmpfs none /run/lttng &&
+		LTTNG_UST_REGISTER_TIMEOUT=0 $workload pipeline; :'"
+	local named="pid [0-9]+ \(record_workload\), pid [0-9]+ \(record_workload\), pid [0-9]+ \(record_workload\)$"
+	for buffers in pid uid; do
+		run_record --buffers "$buffers" -o "$work/trace-$buffers" -- /bin/sh -c "
+			$workload exit 0 && $untraced"
+		check "--buffers $buffers: processes that were not registered: exit 1 (got $status)" \
+			[ "$status" -eq 1 ]
+		check "--buffers $buffers: it does not say that no events were discarded" \
+			not grep -q "no events were discarded" "$work/err"
+		cp "$work/err" "$work/err-$buffers"
+		cat "$work/err"
+	done
+	check "--buffers pid: it counts the 3 processes without a trace directory and names them" \
+		grep -Eq "^profopt-record: error: 3 of the command's processes have no trace directory: .*: $named" \
+		"$work/err-pid"
+	check "--buffers uid: it counts the 3 processes that were not registered and names them" \
+		grep -Eq "^profopt-record: error: 3 of the command's processes emitted profopt events before the session daemon had registered them, and those events were lost: $named" \
+		"$work/err-uid"
+	check "--buffers pid: the traced process has its directory" \
+		[ "$(ls "$work/trace-pid/ust/pid" | grep -c '^record_workload-')" -eq 1 ]
+}
+
 "case_$case"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

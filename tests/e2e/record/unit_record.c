@@ -1,8 +1,9 @@
 /*
  * unit_record.c: unit tests of profopt-record's parts that need no session daemon: the
- * command line and the count of discarded events read from packet indexes.
+ * command line, the count of discarded events read from packet indexes, and the check of
+ * what a recording holds (verify.c) on small trace directories written here.
  *
- *   unit_record options | trace_loss
+ *   unit_record options | trace_loss | verify
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -178,6 +179,182 @@ static void test_trace_loss(void)
 	CHECK_INT_EQ(system(path), 0);
 }
 
+/*
+ * A trace directory as lttng-ust writes it, small: packetized metadata that declares a
+ * stream and an event, one stream file of 4096-byte packets with events, and its index.
+ */
+#define PACKET_BYTES 4096
+
+static void put_le(unsigned char *at, uint64_t value, int size)
+{
+	for (int i = 0; i < size; i++)
+		at[i] = (unsigned char)(value >> (8 * i));
+}
+
+static void write_metadata(const char *path)
+{
+	unsigned char packet[PACKET_BYTES] = {0};
+	static const char text[] = "/* CTF 1.8 */ stream { id = 0; }; event { name = \"x\"; };";
+	FILE *file = fopen(path, "wb");
+
+	put_le(packet, 0x75D11D57u, 4);
+	put_le(packet + 24, (37 + sizeof(text)) * 8, 4);
+	put_le(packet + 28, PACKET_BYTES * 8, 4);
+	memcpy(packet + 37, text, sizeof(text));
+	if (file) {
+		fwrite(packet, 1, sizeof(packet), file);
+		fclose(file);
+	}
+}
+
+/* Packets ending at end_ns - (packet_count - 1 - i) ms; the index lists them all. */
+static void write_stream(const char *dir, int packet_count, int64_t end_ns)
+{
+	char path[512];
+	FILE *stream, *index;
+
+	snprintf(path, sizeof(path), "%s/profopt_0", dir);
+	stream = fopen(path, "wb");
+	snprintf(path, sizeof(path), "%s/index/profopt_0.idx", dir);
+	index = fopen(path, "wb");
+	if (!stream || !index) {
+		CHECK(!"cannot write a stream");
+		return;
+	}
+	put_be32(index, 0xC1F1DCC1u);
+	put_be32(index, 1);
+	put_be32(index, 1);
+	put_be32(index, 64);
+	for (int i = 0; i < packet_count; i++) {
+		unsigned char packet[PACKET_BYTES] = {0};
+		int64_t packet_end_ns = end_ns - (packet_count - 1 - i) * 1000000;
+		uint64_t fields[8] = {(uint64_t)i * PACKET_BYTES,
+				      PACKET_BYTES * 8,
+				      200 * 8,
+				      (uint64_t)packet_end_ns - 500000,
+				      (uint64_t)packet_end_ns,
+				      0,
+				      0,
+				      0};
+
+		put_le(packet, 0xC1FC1FC1u, 4);
+		put_le(packet + 40, (uint64_t)packet_end_ns, 8);
+		put_le(packet + 48, 200 * 8, 8); /* content beyond the 96-byte header: events */
+		put_le(packet + 56, PACKET_BYTES * 8, 8);
+		fwrite(packet, 1, sizeof(packet), stream);
+		for (int field = 0; field < 8; field++)
+			put_be64(index, fields[field]);
+	}
+	fclose(stream);
+	fclose(index);
+}
+
+/* TRACE/ust/pid/prog-PID-20260101-120000 with a whole metadata and stream. */
+static void make_process_dir(const char *root, long pid, char *dir, size_t size, int64_t end_ns)
+{
+	char path[512];
+
+	snprintf(dir, size, "%s/ust/pid/prog-%ld-20260101-120000", root, pid);
+	snprintf(path, sizeof(path), "mkdir -p '%s/index'", dir);
+	CHECK_INT_EQ(system(path), 0);
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	write_metadata(path);
+	write_stream(dir, 3, end_ns);
+}
+
+static bool said(const struct rec_verification *result, const char *text)
+{
+	for (int i = 0; i < result->line_count; i++)
+		if (strstr(result->lines[i], text))
+			return true;
+	return false;
+}
+
+static void verify_dir(const char *root, const char *notes, long command_pid, int64_t end_ns,
+		       struct rec_verification *result)
+{
+	const struct rec_verify_input input = {.trace_dir = root,
+					       .notes_path = notes,
+					       .command_pid = command_pid,
+					       .command_end_ns = end_ns};
+
+	rec_verify(&input, result);
+}
+
+static void test_verify(void)
+{
+	char root[] = "/tmp/profopt-unit-verify.XXXXXX";
+	char dir[600], path[700], notes[700];
+	const int64_t end_ns = 50000000000LL;
+	struct rec_verification result;
+	FILE *file;
+
+	if (!mkdtemp(root)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	make_process_dir(root, 10, dir, sizeof(dir), end_ns);
+	make_process_dir(root, 12, path, sizeof(path), end_ns - 5000000000LL); /* a child */
+	verify_dir(root, NULL, 10, end_ns - 100000000, &result);
+	CHECK(!result.incomplete);
+	CHECK_INT_EQ(result.problems, 0);
+	CHECK_INT_EQ(result.trace_dirs, 2);
+	CHECK_INT_EQ(result.trace_end_ns, end_ns); /* the command's process's own end */
+	CHECK(said(&result, "no events were discarded"));
+
+	/* The command's process ended 3 s after its trace: its last packets are missing. */
+	verify_dir(root, NULL, 10, end_ns + 3000000000LL, &result);
+	CHECK(result.incomplete);
+	CHECK(said(&result, "the trace ends 3.0 s before the command did"));
+	CHECK(!said(&result, "no events were discarded"));
+
+	/* Half a packet more: cut inside a packet. */
+	snprintf(path, sizeof(path), "%s/profopt_0", dir);
+	CHECK_INT_EQ(truncate(path, 3 * PACKET_BYTES + 100), 0);
+	verify_dir(root, NULL, 10, end_ns, &result);
+	CHECK(said(&result, "profopt_0: cut inside a packet at byte 12288 of 12388"));
+	/* Shorter than its index: the last packets are missing. */
+	CHECK_INT_EQ(truncate(path, 2 * PACKET_BYTES), 0);
+	verify_dir(root, NULL, 10, 0, &result);
+	CHECK(said(&result, "profopt_0: holds 8192 bytes, and its index lists 12288"));
+	CHECK_INT_EQ(result.problems, 1);
+	write_stream(dir, 3, end_ns);
+
+	/* Metadata cut inside its packet. */
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	CHECK_INT_EQ(truncate(path, 1000), 0);
+	verify_dir(root, NULL, 10, 0, &result);
+	CHECK(said(&result, "metadata (1000 bytes) ends inside a packet"));
+	write_metadata(path);
+
+	/*
+	 * Processes that libprofopt noted as unregistered: pid 12 has a directory (it lost its
+	 * first events), pids 13 and 14 have none (they lost everything); pid 13 twice.
+	 */
+	snprintf(notes, sizeof(notes), "%s/notes", root);
+	file = fopen(notes, "w");
+	if (file) {
+		fputs(
+		    "unregistered\t13\tworker\nlibprofopt-not-loaded\t9\tx\n"
+		    "unregistered\t12\tprog\nunregistered\t14\tworker\nunregistered\t13\tworker\n",
+		    file);
+		fclose(file);
+	}
+	verify_dir(root, notes, 10, end_ns, &result);
+	CHECK(result.incomplete);
+	CHECK_INT_EQ(result.unregistered, 3);
+	CHECK_INT_EQ(result.missing_dirs, 2);
+	CHECK(said(&result, "error: 2 of the command's processes have no trace directory"));
+	CHECK(said(&result, ": pid 13 (worker), pid 14 (worker)"));
+	CHECK(said(&result,
+		   "error: 1 of the command's processes emitted profopt events before "
+		   "the session daemon had registered them, and those events were lost: pid "
+		   "12 (prog)"));
+	CHECK(said(&result, "LTTNG_UST_REGISTER_TIMEOUT"));
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	CHECK_INT_EQ(system(path), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *group = argc > 1 ? argv[1] : "";
@@ -189,8 +366,10 @@ int main(int argc, char **argv)
 		test_options_sessiond_timeout();
 	} else if (!strcmp(group, "trace_loss")) {
 		test_trace_loss();
+	} else if (!strcmp(group, "verify")) {
+		test_verify();
 	} else {
-		fprintf(stderr, "usage: unit_record options | trace_loss\n");
+		fprintf(stderr, "usage: unit_record options | trace_loss | verify\n");
 		return 2;
 	}
 	printf("%d passed, %d failed\n", po_check_passes, po_check_failures);
