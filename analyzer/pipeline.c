@@ -303,13 +303,17 @@ static enum po_status note_missing(struct po_model *model, const struct trace_fi
 		status =
 		    po_model_note_missing(model, kinds[survey->cuts[i].kind], survey->cuts[i].path,
 					  survey->cuts[i].begin_ns, survey->cuts[i].end_ns);
-	for (size_t i = 0; i < files->repair.count && status == PO_STATUS_OK; i++)
+	for (size_t i = 0; i < files->repair.window_count && status == PO_STATUS_OK; i++) {
+		const struct po_repair_window *window = &files->repair.windows[i];
+		int64_t end_ns = window->end_ns; /* -1: to the trace's end */
+
+		if (end_ns < 0)
+			end_ns =
+			    survey->end_ns > window->begin_ns ? survey->end_ns : window->begin_ns;
 		status = po_model_note_missing(model, PO_MISSING_STREAM_DAMAGED,
-					       files->repair.streams[i].path,
-					       files->repair.streams[i].begin_ns,
-					       survey->end_ns > files->repair.streams[i].begin_ns
-						   ? survey->end_ns
-						   : files->repair.streams[i].begin_ns);
+					       files->repair.streams[window->stream].path,
+					       window->begin_ns, end_ns);
+	}
 	if (status == PO_STATUS_OK && files->recording.present && files->recording.end_ns > 0 &&
 	    survey->end_ns >= 0 && files->recording.end_ns - survey->end_ns > PO_CUT_TOLERANCE_NS)
 		status = po_model_note_missing(model, PO_MISSING_RECORDING_ENDS_EARLY, NULL,
@@ -353,14 +357,18 @@ static enum po_status add_file_warnings(struct po_analysis *analysis,
 	if (status == PO_STATUS_OK && files->repair.count) {
 		const struct po_repaired_stream *first = &files->repair.streams[0];
 
+		analysis->quality.partial = true;
 		status = po_analysis_add_warning(
 		    analysis, "salvaged-streams",
-		    po_arena_printf(analysis->arena,
-				    "--salvage kept the readable part of %zu damaged stream(s) "
-				    "instead of leaving their process out: %s keeps %zu of %zu "
-				    "packets; the rest is damaged and is a missing window",
-				    files->repair.count, first->path, first->kept_packets,
-				    first->packets));
+		    po_arena_printf(
+			analysis->arena,
+			"--salvage kept the readable packets of %zu damaged stream(s) "
+			"instead of leaving out the trace directory that holds them "
+			"(one process, or with per-user buffers every process): %s keeps "
+			"%zu of %zu packets (%lld of %lld bytes); the packets left out "
+			"are damaged and are missing windows",
+			files->repair.count, first->path, first->kept_packets, first->packets,
+			(long long)first->kept_bytes, (long long)first->bytes));
 	}
 	if (status == PO_STATUS_OK && files->recording_err.message[0])
 		status = po_analysis_add_warning(
@@ -395,6 +403,8 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 			 files->recording.id);
 		config.command_pid = files->recording.command_pid;
 		config.command_exit = files->recording.exit_status;
+		/* packets are missing: they may have held processes' announcements */
+		config.keep_unannounced = files->repair.count > 0 || files->survey.cut_count > 0;
 	}
 	status = po_model_create(&config, &model, err);
 	if (status != PO_STATUS_OK)
@@ -426,22 +436,45 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 }
 
 /*
- * --salvage left whole traces out: repairs them stream by stream and packet by packet, and
- * when that kept anything, analyses again from the repaired trace (*out replaced).
+ * --salvage, when the decoder left whole traces out (first: OK, with the analysis of the
+ * others in *out) or could decode none (first: DECODE, the per-user layout's one trace,
+ * with its error in err): repairs them stream by stream and packet by packet, and when
+ * that kept anything, analyses again from the repaired trace (*out replaced). When nothing
+ * could be repaired, or the repaired trace cannot be analysed either, the first outcome
+ * stays: its message names the trace, not the scratch copy.
  */
 static enum po_status salvage_streams(const struct po_cli_options *options, const char *trace_dir,
-				      struct trace_files *files, struct po_ingest_stats *stats,
-				      struct po_analysis **out, struct po_error *err)
+				      enum po_status first, struct trace_files *files,
+				      struct po_ingest_stats *stats, struct po_analysis **out,
+				      struct po_error *err)
 {
+	struct po_ingest_stats repaired_stats = {0};
+	struct po_analysis *repaired = NULL;
+	struct po_error repair_err = {{0}};
 	enum po_status status;
 
 	po_isolate_progress("decoding", trace_dir);
-	status = po_ingest_repair(trace_dir, files->skip, files->skip_count, &files->repair, err);
-	if (status != PO_STATUS_OK || !files->repair.count)
+	status = po_ingest_repair(trace_dir, files->skip, files->skip_count, &files->repair,
+				  &repair_err);
+	if (status != PO_STATUS_OK) {
+		*err = repair_err;
 		return status;
+	}
+	if (!files->repair.count)
+		return first;
+	status = model_trace(options, trace_dir, files, &repaired_stats, &repaired, &repair_err);
+	if (status == PO_STATUS_NOMEM) {
+		*err = repair_err;
+		return status;
+	}
+	if (status != PO_STATUS_OK) {
+		po_repair_fini(&files->repair);
+		return first;
+	}
 	po_analysis_destroy(*out);
-	*out = NULL;
-	return model_trace(options, trace_dir, files, stats, out, err);
+	*out = repaired;
+	*stats = repaired_stats;
+	return PO_STATUS_OK;
 }
 
 /*
@@ -460,8 +493,10 @@ static enum po_status analyze_trace(const struct po_cli_options *options, const 
 	status = read_trace_files(trace_dir, &files, err);
 	if (status == PO_STATUS_OK)
 		status = model_trace(options, trace_dir, &files, &stats, out, err);
-	if (status == PO_STATUS_OK && options->salvage && stats.skipped_traces > 0)
-		status = salvage_streams(options, trace_dir, &files, &stats, out, err);
+	/* A decoder failure with --salvage left nothing to analyse: one per-user trace. */
+	if (options->salvage &&
+	    ((status == PO_STATUS_OK && stats.skipped_traces > 0) || status == PO_STATUS_DECODE))
+		status = salvage_streams(options, trace_dir, status, &files, &stats, out, err);
 	if (status == PO_STATUS_OK) {
 		(*out)->quality.partial = (*out)->quality.partial || stats.partial;
 		status = add_ingest_warnings(*out, checked, &stats);

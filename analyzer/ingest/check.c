@@ -19,7 +19,7 @@
  * directory whose metadata is gone would be skipped without a word. Nothing here opens a
  * file that could block. With --salvage, such a trace directory is left out and named.
  */
-#define _DEFAULT_SOURCE
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -132,6 +132,139 @@ truncated:
 	return PO_STATUS_INPUT;
 }
 
+/* Metadata text larger than this is not searched for its stream classes. */
+#define PO_METADATA_SEARCHED_BYTES (64 * 1024 * 1024)
+
+static bool is_word_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Whether text holds word as a whole word, followed (after blanks) by `then` if not 0. */
+static bool has_word(const char *text, size_t length, const char *word, char then)
+{
+	size_t word_length = strlen(word);
+
+	for (const char *at = text;
+	     (at = memmem(at, length - (size_t)(at - text), word, word_length)); at++) {
+		const char *after = at + word_length;
+
+		if ((at > text && is_word_char((unsigned char)at[-1])) ||
+		    (after < text + length && is_word_char((unsigned char)*after)))
+			continue;
+		while (then && after < text + length && strchr(" \t\r\n", *after))
+			after++;
+		if (!then || (after < text + length && *after == then))
+			return true;
+	}
+	return false;
+}
+
+/* What metadata text declares (po_metadata_declarations()). */
+#define DECLARES_STREAM_CLASS 1
+#define DECLARES_EVENT_CLASS 2
+#define NAMES_STREAM_ID 4 /* its packet header names a stream class */
+
+/*
+ * What the metadata declares, from its text or the content of each of its packets
+ * (checked whole by check_metadata_packets() before); -1 for a file that cannot be read
+ * again, or is very large: the decoder judges it.
+ */
+static int metadata_declarations(FILE *file, bool packetized)
+{
+	struct stat st;
+	char *text;
+	size_t length = 0;
+	uint64_t offset = 0;
+	int declares = -1;
+
+	if (fstat(fileno(file), &st) != 0 || st.st_size > PO_METADATA_SEARCHED_BYTES ||
+	    !(text = malloc((size_t)st.st_size + 1)))
+		return -1;
+	while (offset < (uint64_t)st.st_size) {
+		size_t content = (size_t)st.st_size - offset, packet = content;
+
+		if (packetized) {
+			unsigned char header[PO_METADATA_HEADER_BYTES];
+			bool swap;
+
+			if (fseeko(file, (off_t)offset, SEEK_SET) != 0 ||
+			    fread(header, 1, sizeof(header), file) != sizeof(header))
+				break;
+			swap = read_u32_le(header) != PO_CTF_METADATA_MAGIC;
+			content = read_u32(header + PO_METADATA_CONTENT_SIZE_AT, swap) / 8 -
+				  sizeof(header);
+			packet = read_u32(header + PO_METADATA_PACKET_SIZE_AT, swap) / 8;
+		} else if (fseeko(file, 0, SEEK_SET) != 0) {
+			break;
+		}
+		if (fread(text + length, 1, content, file) != content)
+			break;
+		length += content;
+		offset += packet;
+	}
+	if (offset >= (uint64_t)st.st_size)
+		declares = (has_word(text, length, "stream", '{') ? DECLARES_STREAM_CLASS : 0) |
+			   (has_word(text, length, "event", '{') ? DECLARES_EVENT_CLASS : 0) |
+			   (has_word(text, length, "stream_id", 0) ? NAMES_STREAM_ID : 0);
+	free(text);
+	return declares;
+}
+
+/* lttng-ust's packet header and context end before this: more content is events. */
+#define PO_PACKET_CONTEXT_BYTES 96
+
+/* Whether a stream file of the trace holds a packet with events (lttng-ust's layout). */
+static bool streams_hold_events(const char *trace)
+{
+	struct dirent *entry;
+	DIR *handle = opendir(trace); /* owned */
+	bool found = false;
+
+	while (handle && !found && (entry = readdir(handle))) {
+		struct po_error ignored = {{0}};
+		unsigned char header[64];
+		char path[4096];
+		struct stat st;
+		off_t offset = 0;
+		bool swap = false;
+		int fd;
+
+		if (!po_trace_is_stream_name(entry->d_name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", trace, entry->d_name) >=
+			sizeof(path) ||
+		    (fd = po_trace_file_open(path, &ignored)) < 0)
+			continue;
+		while (!found && fstat(fd, &st) == 0 &&
+		       offset + (off_t)sizeof(header) <= st.st_size &&
+		       pread(fd, header, sizeof(header), offset) == (ssize_t)sizeof(header)) {
+			uint64_t content, packet;
+
+			if (offset == 0)
+				swap = read_u32_le(header) != PO_CTF_PACKET_MAGIC;
+			if (read_u32(header, swap) != PO_CTF_PACKET_MAGIC)
+				break;
+			content = (uint64_t)read_u32(header + 48, swap) |
+				  (uint64_t)read_u32(header + 52, swap) << 32;
+			packet = (uint64_t)read_u32(header + 56, swap) |
+				 (uint64_t)read_u32(header + 60, swap) << 32;
+			if (swap) { /* big-endian 64-bit fields: the halves swap too */
+				content = content << 32 | content >> 32;
+				packet = packet << 32 | packet >> 32;
+			}
+			found = content / 8 > PO_PACKET_CONTEXT_BYTES;
+			if (packet % 8 || packet / 8 < sizeof(header))
+				break;
+			offset += (off_t)(packet / 8);
+		}
+		close(fd);
+	}
+	if (handle)
+		closedir(handle);
+	return found;
+}
+
 /* Opens a file that po_trace_dir_check_files() accepted, without blocking; NULL with err. */
 static FILE *open_trace_file(const char *path, struct po_error *err)
 {
@@ -145,13 +278,24 @@ static FILE *open_trace_file(const char *path, struct po_error *err)
 	return file;
 }
 
-/* The metadata file is CTF: "/ * CTF" text or packetized metadata. */
-static enum po_status check_metadata(const char *trace, bool *needs_magic, struct po_error *err)
+/*
+ * The metadata file is CTF: "/ * CTF" text or packetized metadata, whole, and, when
+ * data_streams of its stream files hold data, it declares the stream class their packets
+ * name and, when they hold events, an event class (a process that registered with the
+ * tracer too late leaves metadata without them, which the decoder cannot read).
+ * *needs_magic: it declares a packet magic; NULL: not asked.
+ */
+static enum po_status check_metadata(const char *trace, size_t data_streams, bool *needs_magic,
+				     struct po_error *err)
 {
 	char path[4096];
 	unsigned char head[8];
 	size_t got;
 	FILE *file; /* owned */
+	bool packetized;
+	struct stat st;
+	long long size;
+	int declares;
 
 	snprintf(path, sizeof(path), "%s/metadata", trace);
 	file = open_trace_file(path, err);
@@ -164,22 +308,49 @@ static enum po_status check_metadata(const char *trace, bool *needs_magic, struc
 			     path);
 		return PO_STATUS_INPUT;
 	}
-	if (!(got >= 6 && memcmp(head, "/* CTF", 6) == 0) &&
-	    !(got >= 4 && is_magic(head, PO_CTF_METADATA_MAGIC))) {
+	packetized = got >= 4 && is_magic(head, PO_CTF_METADATA_MAGIC);
+	if (!(got >= 6 && memcmp(head, "/* CTF", 6) == 0) && !packetized) {
 		fclose(file);
 		po_error_set(err,
 			     "%s: not a CTF metadata file (no \"/* CTF\" header or packet magic)",
 			     path);
 		return PO_STATUS_INPUT;
 	}
-	if (got >= 4 && is_magic(head, PO_CTF_METADATA_MAGIC) &&
-	    check_metadata_packets(file, path, err) != PO_STATUS_OK) {
+	if (packetized && check_metadata_packets(file, path, err) != PO_STATUS_OK) {
 		fclose(file);
 		return PO_STATUS_INPUT;
 	}
-	*needs_magic = mentions_magic(file);
+	declares = data_streams > 0 ? metadata_declarations(file, packetized) : -1;
+	size = fstat(fileno(file), &st) == 0 ? (long long)st.st_size : -1;
+	if (declares >= 0 && (declares & NAMES_STREAM_ID) && !(declares & DECLARES_STREAM_CLASS)) {
+		po_error_set(err,
+			     "%s: declares no stream class (%lld bytes), so the %zu stream file(s) "
+			     "beside it cannot be read: the metadata is incomplete (a process that "
+			     "registered with the tracer too late to be recorded, or a file cut "
+			     "short)",
+			     path, size, data_streams);
+		fclose(file);
+		return PO_STATUS_INPUT;
+	}
+	if (declares >= 0 && !(declares & DECLARES_EVENT_CLASS) && streams_hold_events(trace)) {
+		po_error_set(
+		    err,
+		    "%s: declares no event class (%lld bytes), and the stream files beside "
+		    "it hold events, which cannot be read: the metadata is incomplete (a "
+		    "file cut short)",
+		    path, size);
+		fclose(file);
+		return PO_STATUS_INPUT;
+	}
+	if (needs_magic)
+		*needs_magic = mentions_magic(file);
 	fclose(file);
 	return PO_STATUS_OK;
+}
+
+enum po_status po_trace_metadata_check(const char *trace, size_t data_streams, struct po_error *err)
+{
+	return check_metadata(trace, data_streams, NULL, err);
 }
 
 /* One regular file of a trace directory other than "metadata". */
@@ -391,21 +562,6 @@ static enum po_status check_root(const char *trace_dir, struct po_error *err)
 	return PO_STATUS_OK;
 }
 
-/* path relative to root, as the report names traces. */
-static const char *relative_to(const char *path, const char *root)
-{
-	size_t root_len = strlen(root);
-
-	while (root_len > 1 && root[root_len - 1] == '/')
-		root_len--;
-	if (strncmp(path, root, root_len) != 0 || (path[root_len] && path[root_len] != '/'))
-		return path;
-	path += root_len;
-	while (*path == '/')
-		path++;
-	return *path ? path : ".";
-}
-
 /* Notes a trace directory left out by the salvage check, with its cause (relative paths). */
 static void note_skipped(struct po_ingest_watch *watch, const char *trace_dir, const char *trace,
 			 const char *cause)
@@ -417,14 +573,14 @@ static void note_skipped(struct po_ingest_watch *watch, const char *trace_dir, c
 	if (strncmp(cause, trace, trace_len) == 0 && cause[trace_len] == '/')
 		cause += trace_len + 1;
 	snprintf(watch->skipped_note + used, sizeof(watch->skipped_note) - used,
-		 "%sskipped trace path=%s: %s", used ? "; " : "", relative_to(trace, trace_dir),
-		 cause);
+		 "%sskipped trace path=%s: %s", used ? "; " : "",
+		 po_trace_relative_path(trace, trace_dir), cause);
 	watch->skipped_count++;
 }
 
 /*
- * Checks one trace directory; with salvage, one whose files cannot be opened is noted and
- * *kept set to false instead of failing.
+ * Checks one trace directory; with salvage, one whose files cannot be opened or whose
+ * metadata cannot be read is noted and *kept set to false instead of failing.
  */
 static enum po_status check_one_trace(struct po_ingest_watch *watch, const char *trace_dir,
 				      const char *trace, bool salvage, size_t *data_files,
@@ -443,7 +599,7 @@ static enum po_status check_one_trace(struct po_ingest_watch *watch, const char 
 		*err = files_err;
 		return status;
 	}
-	status = check_metadata(trace, &needs_magic, err);
+	status = check_metadata(trace, 0, &needs_magic, err);
 	if (status == PO_STATUS_OK)
 		status = check_trace_files(trace, needs_magic, data_files, err);
 	return status;

@@ -429,21 +429,6 @@ static void stats_add_counts(struct po_ingest_stats *to, const struct po_ingest_
 	to->discarded_messages += from->discarded_messages;
 }
 
-/* Where `path` lies below the trace directory: "." for the directory itself. */
-static const char *relative_to(const char *path, const char *root)
-{
-	size_t root_len = strlen(root);
-
-	while (root_len > 1 && root[root_len - 1] == '/')
-		root_len--;
-	if (strncmp(path, root, root_len) != 0 || (path[root_len] && path[root_len] != '/'))
-		return path;
-	path += root_len;
-	while (*path == '/')
-		path++;
-	return *path ? path : ".";
-}
-
 /* Copies text with every "ROOT/" in it removed: babeltrace2's causes name files by path. */
 static void strip_root(char *out, size_t size, const char *text, const char *root)
 {
@@ -474,7 +459,7 @@ static void note_skipped(struct po_run *run, size_t index, const char *cause)
 	strip_root(relative_cause, sizeof(relative_cause), cause, run->trace_dir);
 	snprintf(stats->skipped_note + used, sizeof(stats->skipped_note) - used,
 		 "%sskipped trace path=%s: %s", used ? "; " : "",
-		 relative_to(run->traces->paths[index], run->trace_dir), relative_cause);
+		 po_trace_relative_path(run->traces->paths[index], run->trace_dir), relative_cause);
 	stats->skipped_traces++;
 	stats->partial = true;
 }
@@ -717,10 +702,14 @@ static bool salvage_exclude(struct po_run *run, const struct po_bt_failure *fail
 	return remaining > 0;
 }
 
+/* The whole of what babeltrace2 says when its source cannot read a trace's metadata. */
+#define CANNOT_CREATE "Cannot create trace for `"
+
 static enum po_status run_all(struct po_run *run, struct po_error *err)
 {
 	struct po_bt_failure failure;
 	enum po_status status;
+	const char *path;
 
 	for (;;) {
 		status = run_attempt(run, &failure);
@@ -733,11 +722,18 @@ static enum po_status run_all(struct po_run *run, struct po_error *err)
 		if (!salvage_exclude(run, &failure))
 			break;
 	}
-	po_error_set(err, "Failed to decode trace: path=%s: %s",
-		     failure.trace_index >= 0 && (size_t)failure.trace_index < run->traces->count
-			 ? run->traces->paths[failure.trace_index]
-			 : run->trace_dir,
-		     failure.cause);
+	path = failure.trace_index >= 0 && (size_t)failure.trace_index < run->traces->count
+		   ? run->traces->paths[failure.trace_index]
+		   : run->trace_dir;
+	/* babeltrace2 2.0.4 says no more, and names the directory by its absolute path. */
+	if (strncmp(failure.cause, CANNOT_CREATE, sizeof(CANNOT_CREATE) - 1) == 0)
+		po_error_set(err,
+			     "Failed to decode trace: path=%s: %s/metadata cannot be parsed, or "
+			     "does not declare what the first packet of a stream file names: the "
+			     "metadata is damaged or incomplete",
+			     path, path);
+	else
+		po_error_set(err, "Failed to decode trace: path=%s: %s", path, failure.cause);
 	return PO_STATUS_DECODE;
 }
 

@@ -206,16 +206,29 @@ void po_stream_survey_fini(struct po_stream_survey *survey);
 /*
  * --salvage per stream and per packet (repair.c): every trace directory below trace_dir
  * (but those in skip, full paths) that does not decode whole is repaired: each stream that
- * fails alone is cut to the longest prefix of whole packets that decodes. When one was,
- * shadow_root is a directory (under TMPDIR) that mirrors trace_dir with the repaired
- * streams, to be analysed instead; streams lists them. Nothing repaired: shadow_root "".
- * Decoding every trace alone first costs one more decode of the trace; --salvage only.
+ * fails alone keeps the packets that decode with the ones kept before them (a binary
+ * search for each damaged packet, at most PO_REPAIR_BAD_PACKETS of them a stream; the
+ * rest of the stream goes after the last). When one was, shadow_root is a directory
+ * (under TMPDIR) that mirrors trace_dir with the repaired streams, to be analysed instead;
+ * streams lists them and windows the time each lost. Nothing repaired: shadow_root "".
+ * A trace whose metadata does not decode is mirrored as it is, for the decoder to leave
+ * out. Decoding every trace alone first costs one more decode of the trace; --salvage only.
  */
+#define PO_REPAIR_BAD_PACKETS 16
+
 struct po_repaired_stream {
 	char path[256];	     /* relative to the trace directory */
 	size_t kept_packets; /* of packets */
-	size_t packets;
-	int64_t begin_ns; /* where the packets left out begin; -1 when unknown */
+	size_t packets;	     /* whole packets found, and a damaged end that is none as one */
+	int64_t kept_bytes;  /* of bytes, the stream file's size */
+	int64_t bytes;
+};
+
+/* Packets left out of a repaired stream, as a window of time. */
+struct po_repair_window {
+	size_t stream;	  /* its index in streams */
+	int64_t begin_ns; /* -1: unknown (the stream's first packets, headers damaged) */
+	int64_t end_ns;	  /* -1: to the end of the trace */
 };
 
 struct po_repair {
@@ -224,6 +237,9 @@ struct po_repair {
 	struct po_repaired_stream *streams;
 	size_t count;
 	size_t capacity;
+	struct po_repair_window *windows;
+	size_t window_count;
+	size_t window_capacity;
 };
 
 enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, size_t skip_count,

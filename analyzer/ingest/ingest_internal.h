@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "common/status.h"
 
@@ -32,11 +34,21 @@ void po_trace_list_fini(struct po_trace_list *list);
 
 /*
  * Whether every file the decoder opens in trace directory `trace` is a regular file that
- * opens for reading: metadata, the stream files and the files of index/. Nothing that can
- * block is opened (a FIFO is refused from its type; files are opened with O_NONBLOCK).
- * PO_STATUS_INPUT with "PATH: cause" naming the first file that is not.
+ * opens for reading: metadata, the stream files and the files of index/; and then whether
+ * its metadata can be read (po_trace_metadata_check()). Nothing that can block is opened
+ * (a FIFO is refused from its type; files are opened with O_NONBLOCK). PO_STATUS_INPUT
+ * with "PATH: cause" naming the first file that is not.
  */
 enum po_status po_trace_dir_check_files(const char *trace, struct po_error *err) PO_NODISCARD;
+
+/*
+ * Whether the metadata of trace directory `trace` can be read: CTF text or packetized
+ * metadata whose last packet is whole, and, when data_streams of its stream files hold
+ * data, that declares the stream class they name and an event class if they hold events
+ * (check.c). PO_STATUS_INPUT with "PATH: cause".
+ */
+enum po_status po_trace_metadata_check(const char *trace, size_t data_streams,
+				       struct po_error *err) PO_NODISCARD;
 
 /*
  * Opens a trace file for reading without blocking (a FIFO, socket or device is refused
@@ -44,6 +56,28 @@ enum po_status po_trace_dir_check_files(const char *trace, struct po_error *err)
  * or -1 with "PATH: cause" in err.
  */
 int po_trace_file_open(const char *path, struct po_error *err);
+
+/* One packet that a stream's index lists (index/NAME.idx, CTF index 1.x). */
+struct po_index_packet {
+	off_t offset;
+	off_t bytes;
+	int64_t begin_ns;
+	int64_t end_ns;
+};
+
+/*
+ * The packets that trace/index/name.idx lists, up to its first entry that cannot be right
+ * (streams.c); *packets (owned by the caller) NULL and *count 0 without a readable index.
+ * Fails only for memory.
+ */
+enum po_status po_index_read(const char *trace, const char *name, struct po_index_packet **packets,
+			     size_t *count) PO_NODISCARD;
+
+/*
+ * Where path lies below root, as the report names traces and files: "." for root itself,
+ * path itself when it is not below root.
+ */
+const char *po_trace_relative_path(const char *path, const char *root);
 
 /* Whether a file name follows LTTng's naming of stream files, CHANNEL_N. */
 bool po_trace_is_stream_name(const char *name);

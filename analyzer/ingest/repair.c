@@ -1,10 +1,15 @@
 /*
  * repair.c: --salvage per stream and per packet. A trace directory that the decoder
- * cannot read whole used to be left out entirely, with the training loop in it, when only
- * its last packet was bad. Here each of its streams is decoded alone; a stream that fails
- * is cut to its longest prefix of whole packets that decodes (a binary search over packet
- * counts), and a shadow trace directory (under TMPDIR) holds the repaired trace: links to
- * the good files, and prefixes of the bad streams. The analysis then reads the shadow.
+ * cannot read whole used to be left out entirely: with per-process buffers the process
+ * with the training loop in it, with per-user buffers (one trace directory for every
+ * process) the whole recording, when only one packet was bad. Here each of its streams is
+ * decoded alone; a stream that fails keeps the packets that decode: the longest run of
+ * packets that decodes after those kept is found by a binary search, the packet after it
+ * is left out, and the search goes on after it (at most PO_REPAIR_BAD_PACKETS times). The
+ * packets come from their headers, or from the stream's index where a header is damaged.
+ * A shadow trace directory (under TMPDIR, made and removed here, never in the trace) holds
+ * the repaired trace: links to the good files, and copies of the bad streams without their
+ * bad packets. The analysis then reads the shadow.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,13 +29,34 @@
 
 #define HEADER_BYTES 64
 #define PACKET_MAGIC 0xC1FC1FC1u
+#define MAX_PACKETS 10000000 /* a bound on a damaged file's walk */
 
-/* Where each whole packet of a stream file ends, and when it begins (lttng-ust layout). */
+/* One packet of a stream file: where it lies, and its times (from its header or index). */
+struct packet {
+	off_t offset;
+	off_t bytes;
+	int64_t begin_ns;
+	int64_t end_ns;
+};
+
+/* The packets of a stream file, in file order; past listed_bytes, nothing is a packet. */
 struct packets {
-	off_t *ends;
-	int64_t *begins;
+	struct packet *items;
 	size_t count;
 	size_t capacity;
+	off_t listed_bytes;
+	off_t file_bytes;
+};
+
+/*
+ * The packets a probe decodes: those of `keep` before `start`, and every one from `start`
+ * to `end`. A NULL packets is the whole stream file, as it is.
+ */
+struct selection {
+	const struct packets *packets;
+	const bool *keep;
+	size_t start;
+	size_t end;
 };
 
 static uint64_t load(const unsigned char *bytes, int size, bool big_endian)
@@ -42,68 +68,161 @@ static uint64_t load(const unsigned char *bytes, int size, bool big_endian)
 	return value;
 }
 
-static enum po_status list_packets(const char *path, struct packets *packets)
-{
-	unsigned char header[HEADER_BYTES];
-	struct po_error ignored = {{0}};
-	struct stat st;
-	bool big_endian = false;
-	off_t offset = 0;
-	int fd = po_trace_file_open(path, &ignored);
-
-	if (fd < 0)
-		return PO_STATUS_INPUT;
-	if (fstat(fd, &st) != 0) {
-		close(fd);
-		return PO_STATUS_INPUT;
-	}
-	while (offset + HEADER_BYTES <= st.st_size &&
-	       pread(fd, header, sizeof(header), offset) == sizeof(header)) {
-		uint64_t bits;
-
-		if (offset == 0)
-			big_endian = load(header, 4, false) != PACKET_MAGIC;
-		if (load(header, 4, big_endian) != PACKET_MAGIC)
-			break;
-		bits = load(header + 56, 8, big_endian);
-		if (bits % 8 || bits / 8 < HEADER_BYTES ||
-		    bits / 8 > (uint64_t)(st.st_size - offset))
-			break;
-		if (po_array_reserve((void **)&packets->ends, &packets->capacity,
-				     packets->count + 1, sizeof(*packets->ends)) != PO_STATUS_OK ||
-		    !(packets->begins =
-			  realloc(packets->begins, packets->capacity * sizeof(*packets->begins)))) {
-			close(fd);
-			return PO_STATUS_NOMEM;
-		}
-		packets->begins[packets->count] = (int64_t)load(header + 32, 8, big_endian);
-		offset += (off_t)(bits / 8);
-		packets->ends[packets->count++] = offset;
-	}
-	close(fd);
-	return PO_STATUS_OK;
-}
-
 static bool join(char *out, size_t size, const char *a, const char *b)
 {
 	return (size_t)snprintf(out, size, "%s/%s", a, b) < size;
 }
 
-/* Copies the first `bytes` bytes of from into a new file to. */
-static bool copy_prefix(const char *from, const char *to, off_t bytes)
+/* The index's packet that starts at offset, from *next on (entries are in file order). */
+static const struct po_index_packet *index_at(const struct po_index_packet *index, size_t count,
+					      size_t *next, off_t offset)
 {
+	while (*next < count && index[*next].offset < offset)
+		(*next)++;
+	return *next < count && index[*next].offset == offset ? &index[*next] : NULL;
+}
+
+static enum po_status add_packet(struct packets *packets, struct packet packet)
+{
+	if (po_array_reserve((void **)&packets->items, &packets->capacity, packets->count + 1,
+			     sizeof(*packets->items)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	packets->items[packets->count++] = packet;
+	return PO_STATUS_OK;
+}
+
+/*
+ * Whether a packet of `bytes` at offset fits in the file and is followed by its end or
+ * by another packet's magic.
+ */
+static bool packet_fits(int fd, off_t size, off_t offset, uint64_t bytes, bool big_endian)
+{
+	unsigned char magic[4];
+
+	if (bytes < HEADER_BYTES || bytes > (uint64_t)(size - offset))
+		return false;
+	return offset + (off_t)bytes == size ||
+	       (pread(fd, magic, sizeof(magic), offset + (off_t)bytes) == sizeof(magic) &&
+		load(magic, 4, big_endian) == PACKET_MAGIC);
+}
+
+/*
+ * Lists the packets of trace/name (lttng-ust layout: magic, then the packet context's
+ * timestamp_begin at byte 32, timestamp_end at 40, packet_size in bits at 56). The size a
+ * packet's header gives is taken when the next packet starts there (or the file ends);
+ * else the size its index gives for that offset, on the same terms; else the header's
+ * when it fits in the file. A packet whose size neither gives ends the walk.
+ */
+static enum po_status list_packets(const char *trace, const char *name, struct packets *packets)
+{
+	unsigned char header[HEADER_BYTES];
+	struct po_index_packet *index = NULL;
 	struct po_error ignored = {{0}};
-	int in = po_trace_file_open(from, &ignored);
-	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	char path[PATH_MAX];
+	size_t index_count = 0, next = 0;
+	enum po_status status;
+	struct stat st;
+	bool big_endian = false;
+	off_t offset = 0;
+	int fd;
+
+	if (!join(path, sizeof(path), trace, name) || (fd = po_trace_file_open(path, &ignored)) < 0)
+		return PO_STATUS_INPUT;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return PO_STATUS_INPUT;
+	}
+	status = po_index_read(trace, name, &index, &index_count);
+	packets->file_bytes = st.st_size;
+	if (pread(fd, header, 4, 0) == 4)
+		big_endian =
+		    load(header, 4, false) != PACKET_MAGIC && load(header, 4, true) == PACKET_MAGIC;
+	while (status == PO_STATUS_OK && offset < st.st_size && packets->count < MAX_PACKETS) {
+		const struct po_index_packet *listed = index_at(index, index_count, &next, offset);
+		struct packet packet = {.offset = offset, .bytes = 0, .begin_ns = -1, .end_ns = -1};
+		uint64_t bits = 0;
+
+		bool from_header, from_index;
+
+		if (offset + HEADER_BYTES <= st.st_size &&
+		    pread(fd, header, sizeof(header), offset) == sizeof(header) &&
+		    load(header, 4, big_endian) == PACKET_MAGIC)
+			bits = load(header + 56, 8, big_endian);
+		from_header =
+		    bits % 8 == 0 && packet_fits(fd, st.st_size, offset, bits / 8, big_endian);
+		from_index =
+		    !from_header && listed &&
+		    packet_fits(fd, st.st_size, offset, (uint64_t)listed->bytes, big_endian);
+		if (!from_header && !from_index && bits % 8 == 0 && bits / 8 >= HEADER_BYTES &&
+		    bits / 8 <= (uint64_t)(st.st_size - offset))
+			from_header = true; /* the next packet is damaged too, or the file's end */
+		if (from_header) {
+			packet.bytes = (off_t)(bits / 8);
+			packet.begin_ns = (int64_t)(load(header + 32, 8, big_endian) & INT64_MAX);
+			packet.end_ns = (int64_t)(load(header + 40, 8, big_endian) & INT64_MAX);
+		} else if (from_index) {
+			packet.bytes = listed->bytes;
+			packet.begin_ns = listed->begin_ns;
+			packet.end_ns = listed->end_ns;
+		} else {
+			break;
+		}
+		status = add_packet(packets, packet);
+		offset += packet.bytes;
+	}
+	packets->listed_bytes = offset;
+	free(index);
+	close(fd);
+	return status;
+}
+
+/* Copies length bytes at offset of in to the end of out. */
+static bool copy_range(int in, int out, off_t offset, off_t length)
+{
 	char buffer[65536];
-	bool ok = in >= 0 && out >= 0;
 
-	while (ok && bytes > 0) {
-		ssize_t got = read(in, buffer,
-				   bytes < (off_t)sizeof(buffer) ? (size_t)bytes : sizeof(buffer));
+	while (length > 0) {
+		ssize_t got = copy_file_range(in, &offset, out, NULL, (size_t)length, 0);
 
-		ok = got > 0 && write(out, buffer, (size_t)got) == got;
-		bytes -= got > 0 ? got : 0;
+		if (got < 0 &&
+		    (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
+			got =
+			    pread(in, buffer,
+				  length < (off_t)sizeof(buffer) ? (size_t)length : sizeof(buffer),
+				  offset);
+			if (got > 0 && write(out, buffer, (size_t)got) != got)
+				return false;
+			offset += got > 0 ? got : 0;
+		}
+		if (got <= 0)
+			return false;
+		length -= got;
+	}
+	return true;
+}
+
+static bool selected(const struct selection *selection, size_t i)
+{
+	return (i < selection->start && selection->keep[i]) ||
+	       (i >= selection->start && i < selection->end);
+}
+
+/* Writes the selected packets of from into a new file to (from is opened only for some). */
+static bool write_selection(const char *from, const char *to, const struct selection *selection)
+{
+	const struct packets *packets = selection->packets;
+	struct po_error ignored = {{0}};
+	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int in = -1;
+	bool ok = out >= 0;
+
+	for (size_t i = 0; ok && i < packets->count; i++) {
+		if (!selected(selection, i))
+			continue;
+		if (in < 0 && (in = po_trace_file_open(from, &ignored)) < 0)
+			ok = false;
+		else
+			ok = copy_range(in, out, packets->items[i].offset, packets->items[i].bytes);
 	}
 	if (in >= 0)
 		close(in);
@@ -134,31 +253,7 @@ static enum po_status count_event(void *ctx, const struct po_event *event)
 	return PO_STATUS_OK;
 }
 
-/*
- * Whether a trace made of `trace`'s metadata and the first `bytes` of one stream (all of
- * it for -1) decodes; a scratch directory below work is made and removed.
- */
-static bool decodes(const char *work, const char *trace, const char *stream_name, off_t bytes)
-{
-	char dir[PATH_MAX], from[PATH_MAX], to[PATH_MAX];
-	struct po_ingest_options options = {.decode_threads = 1};
-	struct po_ingest_stats stats;
-	struct po_error err = {{0}};
-	int64_t events = 0;
-	bool ok;
-
-	if (!join(dir, sizeof(dir), work, "probe") || mkdir(dir, 0700) != 0)
-		return false;
-	ok = join(from, sizeof(from), trace, "metadata") && join(to, sizeof(to), dir, "metadata") &&
-	     symlink(from, to) == 0 && join(from, sizeof(from), trace, stream_name) &&
-	     join(to, sizeof(to), dir, stream_name) &&
-	     (bytes < 0 ? symlink(from, to) == 0 : copy_prefix(from, to, bytes));
-	ok = ok && po_ingest_run(dir, &options, count_event, &events, &stats, &err) == PO_STATUS_OK;
-	remove_tree(dir);
-	return ok;
-}
-
-/* Whether a whole trace directory decodes on its own. */
+/* Whether a directory decodes whole. */
 static bool decodes_whole(const char *trace)
 {
 	struct po_ingest_options options = {.decode_threads = 1};
@@ -169,25 +264,111 @@ static bool decodes_whole(const char *trace)
 	return po_ingest_run(trace, &options, count_event, &events, &stats, &err) == PO_STATUS_OK;
 }
 
-/* The number of leading packets of a stream that decode (0 to count - 1). */
-static size_t decodable_prefix(const char *work, const char *trace, const char *name,
-			       const struct packets *packets)
+/*
+ * Whether a trace made of `trace`'s metadata and the selected packets of its stream
+ * stream_name decodes; a scratch directory below work is made and removed.
+ */
+static bool decodes(const char *work, const char *trace, const char *stream_name,
+		    const struct selection *selection)
 {
-	size_t good = 0, bad = packets->count; /* decodes with `good`, not with `bad` */
+	char dir[PATH_MAX], from[PATH_MAX], to[PATH_MAX];
+	bool ok;
 
-	while (bad - good > 1) {
-		size_t middle = good + (bad - good) / 2;
+	if (!join(dir, sizeof(dir), work, "probe") || mkdir(dir, 0700) != 0)
+		return false;
+	ok = join(from, sizeof(from), trace, "metadata") && join(to, sizeof(to), dir, "metadata") &&
+	     symlink(from, to) == 0 && join(from, sizeof(from), trace, stream_name) &&
+	     join(to, sizeof(to), dir, stream_name) &&
+	     (selection->packets ? write_selection(from, to, selection) : symlink(from, to) == 0);
+	ok = ok && decodes_whole(dir);
+	remove_tree(dir);
+	return ok;
+}
 
-		if (decodes(work, trace, name, packets->ends[middle - 1]))
-			good = middle;
-		else
-			bad = middle;
+/*
+ * Marks in keep the packets of a stream that does not decode whole to keep: after those
+ * kept, the longest run that decodes with them (a binary search), then the packet after
+ * it is left out, and so on from the next one. After PO_REPAIR_BAD_PACKETS packets left
+ * out, the rest of the stream goes too.
+ */
+static void select_packets(const char *work, const char *trace, const char *name,
+			   const struct packets *packets, bool *keep)
+{
+	size_t start = 0, left_out = 0, count = packets->count;
+
+	while (start < count && left_out < PO_REPAIR_BAD_PACKETS) {
+		struct selection probe = {packets, keep, start, count};
+		size_t good = start, bad = count; /* decodes up to `good`, not up to `bad` */
+
+		/* The whole stream is known not to decode; with a damaged end, its packets may. */
+		if ((start > 0 || packets->listed_bytes < packets->file_bytes) &&
+		    decodes(work, trace, name, &probe)) {
+			good = count;
+		} else {
+			while (bad - good > 1) {
+				probe.end = good + (bad - good) / 2;
+				if (decodes(work, trace, name, &probe))
+					good = probe.end;
+				else
+					bad = probe.end;
+			}
+		}
+		for (size_t i = start; i < good; i++)
+			keep[i] = true;
+		start = good + 1; /* packet `good`, if any, is left out */
+		left_out += good < count;
 	}
-	return good;
+}
+
+static enum po_status add_window(struct po_repair *repair, int64_t begin_ns, int64_t end_ns)
+{
+	if (po_array_reserve((void **)&repair->windows, &repair->window_capacity,
+			     repair->window_count + 1, sizeof(*repair->windows)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	repair->windows[repair->window_count++] = (struct po_repair_window){
+	    .stream = repair->count - 1, .begin_ns = begin_ns, .end_ns = end_ns};
+	return PO_STATUS_OK;
+}
+
+/*
+ * The windows of time a repaired stream lost: each run of packets left out, from the end
+ * of the packet kept before it (its own begin for the first packets) to the begin of the
+ * next kept one (the trace's end after the last), and a damaged end of the file.
+ */
+static enum po_status note_windows(struct po_repair *repair, const struct packets *packets,
+				   const bool *keep)
+{
+	const struct packet *items = packets->items;
+	enum po_status status = PO_STATUS_OK;
+	size_t count = packets->count;
+
+	for (size_t i = 0; i < count && status == PO_STATUS_OK;) {
+		size_t end = i;
+		int64_t begin_ns;
+
+		if (keep[i]) {
+			i++;
+			continue;
+		}
+		while (end < count && !keep[end])
+			end++;
+		if (i > 0)
+			begin_ns = items[i - 1].end_ns;
+		else /* the first packet's own time, unless its header is plainly damaged */
+			begin_ns = end == count || items[0].begin_ns <= items[end].begin_ns
+				       ? items[0].begin_ns
+				       : -1;
+		status = add_window(repair, begin_ns, end < count ? items[end].begin_ns : -1);
+		i = end;
+	}
+	if (status == PO_STATUS_OK && packets->listed_bytes < packets->file_bytes &&
+	    (count == 0 || keep[count - 1]))
+		status = add_window(repair, count ? items[count - 1].end_ns : -1, -1);
+	return status;
 }
 
 static enum po_status note_repair(struct po_repair *repair, const char *root, const char *path,
-				  const struct packets *packets, size_t kept)
+				  const struct packets *packets, const bool *keep)
 {
 	struct po_repaired_stream *entry;
 	size_t root_length = strlen(root);
@@ -197,72 +378,18 @@ static enum po_status note_repair(struct po_repair *repair, const char *root, co
 		return PO_STATUS_NOMEM;
 	entry = &repair->streams[repair->count++];
 	*entry = (struct po_repaired_stream){
-	    .kept_packets = kept,
-	    .packets = packets->count,
-	    .begin_ns = kept < packets->count ? packets->begins[kept] : -1};
+	    .packets = packets->count + (packets->listed_bytes < packets->file_bytes),
+	    .bytes = packets->file_bytes};
+	for (size_t i = 0; i < packets->count; i++) {
+		entry->kept_packets += keep[i];
+		entry->kept_bytes += keep[i] ? packets->items[i].bytes : 0;
+	}
 	if (strncmp(path, root, root_length) == 0 && path[root_length] == '/')
 		path += root_length + 1;
 	/* A path longer than the warning keeps is shown cut, and says so. */
 	if (snprintf(entry->path, sizeof(entry->path), "%s", path) >= (int)sizeof(entry->path))
 		memcpy(entry->path + sizeof(entry->path) - 4, "...", 4);
-	return PO_STATUS_OK;
-}
-
-/*
- * Mirrors one trace directory into shadow: links to its metadata, streams and index files,
- * and for each stream that fails alone, the prefix of it that decodes (without its index,
- * which would list the packets cut off).
- */
-static enum po_status repair_trace(struct po_repair *repair, const char *root, const char *trace,
-				   const char *shadow, const char *work)
-{
-	struct dirent **entries = NULL;
-	int entry_count = scandir(trace, &entries, NULL, alphasort);
-	char from[PATH_MAX], to[PATH_MAX], index_dir[PATH_MAX];
-	enum po_status status = PO_STATUS_OK;
-
-	if (entry_count < 0 || !join(index_dir, sizeof(index_dir), shadow, "index") ||
-	    mkdir(index_dir, 0700) != 0)
-		status = PO_STATUS_INPUT;
-	for (int i = 0; i < entry_count; i++) {
-		const char *name = entries[i]->d_name;
-		struct packets packets = {0};
-		bool whole;
-
-		if (status != PO_STATUS_OK || name[0] == '.' || strcmp(name, "index") == 0 ||
-		    !join(from, sizeof(from), trace, name) || !join(to, sizeof(to), shadow, name))
-			goto next;
-		if (!po_trace_is_stream_name(name)) {
-			if (symlink(from, to) != 0)
-				status = PO_STATUS_INPUT;
-			goto next;
-		}
-		whole = decodes(work, trace, name, -1);
-		if (!whole && (status = list_packets(from, &packets)) == PO_STATUS_OK) {
-			size_t kept = decodable_prefix(work, trace, name, &packets);
-
-			if (!copy_prefix(from, to, kept ? packets.ends[kept - 1] : 0))
-				status = PO_STATUS_INPUT;
-			else
-				status = note_repair(repair, root, from, &packets, kept);
-		} else if (whole) {
-			char index_from[PATH_MAX], index_to[PATH_MAX], idx[300];
-
-			snprintf(idx, sizeof(idx), "index/%s.idx", name);
-			if (symlink(from, to) != 0)
-				status = PO_STATUS_INPUT;
-			else if (join(index_from, sizeof(index_from), trace, idx) &&
-				 access(index_from, F_OK) == 0 &&
-				 join(index_to, sizeof(index_to), shadow, idx))
-				(void)!symlink(index_from, index_to);
-		}
-		free(packets.ends);
-		free(packets.begins);
-	next:
-		free(entries[i]);
-	}
-	free(entries);
-	return status;
+	return note_windows(repair, packets, keep);
 }
 
 /* Mirrors a trace directory that needs no repair: its entries, linked. */
@@ -285,7 +412,86 @@ static enum po_status link_trace(const char *trace, const char *shadow)
 	return status;
 }
 
-/* mkdir -p of the shadow's copy of `path` (below root); the result in out. */
+/* Repairs one stream that does not decode alone into shadow/name, and notes it. */
+static enum po_status repair_stream(struct po_repair *repair, const char *root, const char *trace,
+				    const char *name, const char *shadow, const char *work)
+{
+	struct packets packets = {0};
+	char from[PATH_MAX], to[PATH_MAX];
+	enum po_status status = list_packets(trace, name, &packets);
+	bool *keep = NULL;
+
+	if (status == PO_STATUS_OK && !(keep = calloc(packets.count + 1, sizeof(*keep))))
+		status = PO_STATUS_NOMEM;
+	if (status == PO_STATUS_OK) {
+		struct selection kept = {&packets, keep, packets.count, packets.count};
+
+		select_packets(work, trace, name, &packets, keep);
+		if (!join(from, sizeof(from), trace, name) || !join(to, sizeof(to), shadow, name) ||
+		    !write_selection(from, to, &kept))
+			status = PO_STATUS_INPUT;
+	}
+	if (status == PO_STATUS_OK)
+		status = note_repair(repair, root, from, &packets, keep);
+	free(keep);
+	free(packets.items);
+	return status;
+}
+
+/*
+ * Mirrors one trace directory into shadow: links to its metadata, streams and index files,
+ * and for each stream that fails alone, a copy of the packets that decode (without its
+ * index, which would list the packets left out). A trace whose metadata does not decode
+ * with an empty stream has nothing to repair: it is mirrored as it is, for the analysis
+ * to leave out and name again.
+ */
+static enum po_status repair_trace(struct po_repair *repair, const char *root, const char *trace,
+				   const char *shadow, const char *work)
+{
+	static const struct packets no_packets = {0};
+	const struct selection empty = {&no_packets, NULL, 0, 0};
+	struct dirent **entries = NULL;
+	char from[PATH_MAX], to[PATH_MAX], index_dir[PATH_MAX];
+	enum po_status status = PO_STATUS_OK;
+	int entry_count;
+
+	if (!decodes(work, trace, "probe_0", &empty))
+		return link_trace(trace, shadow);
+	entry_count = scandir(trace, &entries, NULL, alphasort);
+	if (entry_count < 0 || !join(index_dir, sizeof(index_dir), shadow, "index") ||
+	    mkdir(index_dir, 0700) != 0)
+		status = PO_STATUS_INPUT;
+	for (int i = 0; i < entry_count; i++) {
+		const char *name = entries[i]->d_name;
+		const struct selection whole = {NULL, NULL, 0, 0};
+		char index_from[PATH_MAX], index_to[PATH_MAX], idx[300];
+
+		if (status != PO_STATUS_OK || name[0] == '.' || strcmp(name, "index") == 0 ||
+		    !join(from, sizeof(from), trace, name) || !join(to, sizeof(to), shadow, name)) {
+			free(entries[i]);
+			continue;
+		}
+		if (!po_trace_is_stream_name(name)) {
+			if (symlink(from, to) != 0)
+				status = PO_STATUS_INPUT;
+		} else if (!decodes(work, trace, name, &whole)) {
+			status = repair_stream(repair, root, trace, name, shadow, work);
+		} else if (symlink(from, to) != 0) {
+			status = PO_STATUS_INPUT;
+		} else {
+			snprintf(idx, sizeof(idx), "index/%s.idx", name);
+			if (join(index_from, sizeof(index_from), trace, idx) &&
+			    access(index_from, F_OK) == 0 &&
+			    join(index_to, sizeof(index_to), shadow, idx))
+				(void)!symlink(index_from, index_to);
+		}
+		free(entries[i]);
+	}
+	free(entries);
+	return status;
+}
+
+/* mkdir -p of the shadow's copy of `path` (below root, or root itself); the result in out. */
 static bool shadow_dir(const char *root, const char *path, const char *shadow_root, char *out,
 		       size_t size)
 {
@@ -295,7 +501,7 @@ static bool shadow_dir(const char *root, const char *path, const char *shadow_ro
 	if (strncmp(path, root, root_length) != 0 || (*relative && *relative != '/') ||
 	    (size_t)snprintf(out, size, "%s%s", shadow_root, relative) >= size)
 		return false;
-	for (char *slash = out + strlen(shadow_root) + 1; (slash = strchr(slash, '/')); slash++) {
+	for (char *slash = out + strlen(shadow_root); (slash = strchr(slash, '/')); slash++) {
 		*slash = '\0';
 		if (mkdir(out, 0700) != 0 && errno != EEXIST)
 			return false;
@@ -316,6 +522,19 @@ static void link_top_files(const char *trace_dir, const char *shadow_root)
 		    join(to, sizeof(to), shadow_root, names[i]))
 			(void)!symlink(from, to);
 	}
+}
+
+/* Whether trace (below absolute) is one of skip (below given, as the caller named it). */
+static bool is_skipped(const char *trace, const char *absolute, const char *given,
+		       const char *const *skip, size_t skip_count)
+{
+	const char *relative = po_trace_relative_path(trace, absolute);
+
+	for (size_t s = 0; s < skip_count; s++) {
+		if (strcmp(po_trace_relative_path(skip[s], given), relative) == 0)
+			return true;
+	}
+	return false;
 }
 
 enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, size_t skip_count,
@@ -347,28 +566,23 @@ enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, 
 		remove_tree(work);
 		return PO_STATUS_INPUT;
 	}
-	trace_dir = absolute;
-	status = po_trace_list_find(trace_dir, &traces, err);
+	status = po_trace_list_find(absolute, &traces, err);
 	if (status == PO_STATUS_OK && mkdir(repair->shadow_root, 0700) != 0)
 		status = PO_STATUS_INTERNAL;
 	for (size_t t = 0; t < traces.count && status == PO_STATUS_OK; t++) {
-		bool skipped = false;
-
-		for (size_t s = 0; s < skip_count; s++)
-			skipped = skipped || strcmp(skip[s], traces.paths[t]) == 0;
-		if (skipped)
+		if (is_skipped(traces.paths[t], absolute, trace_dir, skip, skip_count))
 			continue;
-		if (!shadow_dir(trace_dir, traces.paths[t], repair->shadow_root, shadow,
+		if (!shadow_dir(absolute, traces.paths[t], repair->shadow_root, shadow,
 				sizeof(shadow))) {
 			status = PO_STATUS_INTERNAL;
 			break;
 		}
 		status = decodes_whole(traces.paths[t])
 			     ? link_trace(traces.paths[t], shadow)
-			     : repair_trace(repair, trace_dir, traces.paths[t], shadow, work);
+			     : repair_trace(repair, absolute, traces.paths[t], shadow, work);
 	}
 	if (status == PO_STATUS_OK)
-		link_top_files(trace_dir, repair->shadow_root);
+		link_top_files(absolute, repair->shadow_root);
 	if (status == PO_STATUS_NOMEM)
 		po_error_set(err, "out of memory");
 	else if (status != PO_STATUS_OK && !err->message[0])
@@ -386,5 +600,6 @@ void po_repair_fini(struct po_repair *repair)
 	if (repair->work_dir[0])
 		remove_tree(repair->work_dir);
 	free(repair->streams);
+	free(repair->windows);
 	memset(repair, 0, sizeof(*repair));
 }

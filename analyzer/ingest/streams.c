@@ -40,7 +40,8 @@ struct stream_info {
 	int64_t first_ns; /* timestamp_begin of the first packet */
 	int64_t last_ns;  /* timestamp_end of the last whole packet */
 	uint64_t packets;
-	off_t walked_bytes;	/* where the last whole packet ends */
+	off_t walked_bytes; /* where the last whole packet ends */
+	off_t file_bytes;
 	int64_t index_first_ns; /* the index's first timestamp_begin; -1 without an index */
 	int64_t index_last_ns;	/* the index's last timestamp_end; -1 without an index */
 	off_t index_bytes;	/* where the index's last packet ends */
@@ -102,30 +103,32 @@ static void walk_stream(int fd, off_t size, struct stream_info *info)
 	info->walked_bytes = offset;
 }
 
-/* Reads index/NAME.idx next to the stream, when there is one that can be read. */
-static void read_index(const char *trace, const char *name, struct stream_info *info)
+enum po_status po_index_read(const char *trace, const char *name, struct po_index_packet **packets,
+			     size_t *count)
 {
 	char path[PATH_MAX];
 	unsigned char header[16], entry[INDEX_ENTRY_MIN];
 	struct po_error ignored = {{0}};
+	size_t capacity = 0;
 	uint32_t entry_size;
 	struct stat st;
 	off_t offset;
 	int fd;
 
-	info->index_first_ns = info->index_last_ns = -1;
+	*packets = NULL;
+	*count = 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/index/%s.idx", trace, name) >= sizeof(path))
-		return;
+		return PO_STATUS_OK;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return;
+		return PO_STATUS_OK;
 	fd = po_trace_file_open(path, &ignored);
 	if (fd < 0)
-		return;
+		return PO_STATUS_OK;
 	if (pread(fd, header, sizeof(header), 0) != sizeof(header) ||
 	    load_u32(header, true) != INDEX_MAGIC ||
 	    (entry_size = load_u32(header + 12, true)) < INDEX_ENTRY_MIN || entry_size > 4096) {
 		close(fd);
-		return;
+		return PO_STATUS_OK;
 	}
 	for (offset = sizeof(header); offset + entry_size <= st.st_size; offset += entry_size) {
 		uint64_t packet_offset, packet_bits, begin_ns, end_ns;
@@ -139,13 +142,40 @@ static void read_index(const char *trace, const char *name, struct stream_info *
 		if (packet_bits % 8 || packet_offset > INT64_MAX / 2 ||
 		    packet_bits / 8 > INT64_MAX / 2 || end_ns > INT64_MAX || begin_ns > end_ns)
 			break;
-		if (!info->index_packets)
-			info->index_first_ns = (int64_t)begin_ns;
-		info->index_packets++;
-		info->index_bytes = (off_t)(packet_offset + packet_bits / 8);
-		info->index_last_ns = (int64_t)end_ns;
+		if (po_array_reserve((void **)packets, &capacity, *count + 1, sizeof(**packets)) !=
+		    PO_STATUS_OK) {
+			close(fd);
+			free(*packets);
+			*packets = NULL;
+			*count = 0;
+			return PO_STATUS_NOMEM;
+		}
+		(*packets)[(*count)++] = (struct po_index_packet){.offset = (off_t)packet_offset,
+								  .bytes = (off_t)(packet_bits / 8),
+								  .begin_ns = (int64_t)begin_ns,
+								  .end_ns = (int64_t)end_ns};
 	}
 	close(fd);
+	return PO_STATUS_OK;
+}
+
+/* Reads index/NAME.idx next to the stream, when there is one that can be read. */
+static enum po_status read_index(const char *trace, const char *name, struct stream_info *info)
+{
+	struct po_index_packet *packets;
+	size_t count;
+
+	info->index_first_ns = info->index_last_ns = -1;
+	if (po_index_read(trace, name, &packets, &count) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	if (count) {
+		info->index_first_ns = packets[0].begin_ns;
+		info->index_last_ns = packets[count - 1].end_ns;
+		info->index_bytes = packets[count - 1].offset + packets[count - 1].bytes;
+		info->index_packets = count;
+	}
+	free(packets);
+	return PO_STATUS_OK;
 }
 
 static enum po_status add_cut(struct po_stream_survey *survey, enum po_cut_kind kind,
@@ -201,12 +231,13 @@ static enum po_status survey_trace(const char *trace, struct stream_info **strea
 		memset(info, 0, sizeof(*info));
 		snprintf(info->path, sizeof(info->path), "%s", path);
 		info->first_ns = info->last_ns = -1;
+		info->file_bytes = st.st_size;
 		fd = po_trace_file_open(path, &ignored);
 		if (fd >= 0) {
 			walk_stream(fd, st.st_size, info);
 			close(fd);
 		}
-		read_index(trace, name, info);
+		status = read_index(trace, name, info);
 	}
 	for (int i = 0; i < entry_count; i++)
 		free(entries[i]);
@@ -232,12 +263,16 @@ static enum po_status find_cuts(struct po_stream_survey *survey, const char *roo
 	for (size_t i = 0; i < count && status == PO_STATUS_OK; i++) {
 		const struct stream_info *info = &streams[i];
 
-		if (info->index_packets > info->packets && info->index_bytes > info->walked_bytes) {
-			/* the index lists packets the stream file no longer holds */
+		if (info->index_packets > info->packets && info->index_bytes > info->file_bytes) {
+			/*
+			 * the index lists packets the stream file no longer holds (a walk that
+			 * stops at a damaged header in a file long enough is the decoder's)
+			 */
 			status = add_cut(survey, PO_CUT_SHORTER_THAN_INDEX, info->path, root,
 					 info->packets ? info->last_ns : info->index_first_ns,
 					 info->index_last_ns);
 		} else if (info->surveyed && info->packets > 0 && count > 1 &&
+			   info->file_bytes - info->walked_bytes < HEADER_BYTES &&
 			   trace_end_ns - info->last_ns > PO_CUT_TOLERANCE_NS) {
 			/* every stream of a trace ends when the session stops or the process exits
 			 */

@@ -143,6 +143,7 @@ static enum po_status check_trace_entry(const char *path, const char *name, stru
 enum po_status po_trace_dir_check_files(const char *trace, struct po_error *err)
 {
 	enum po_status status = check_metadata_file(trace, err);
+	size_t data_streams = 0;
 	struct dirent *entry;
 	DIR *handle; /* owned */
 
@@ -155,14 +156,32 @@ enum po_status po_trace_dir_check_files(const char *trace, struct po_error *err)
 	}
 	while (status == PO_STATUS_OK && (entry = readdir(handle))) {
 		char path[4096];
+		struct stat st;
 
 		if (entry->d_name[0] == '.' || strcmp(entry->d_name, "metadata") == 0 ||
 		    !join(path, sizeof(path), trace, entry->d_name))
 			continue;
 		status = check_trace_entry(path, entry->d_name, err);
+		if (status == PO_STATUS_OK && po_trace_is_stream_name(entry->d_name) &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+			data_streams++;
 	}
 	closedir(handle);
-	return status;
+	return status == PO_STATUS_OK ? po_trace_metadata_check(trace, data_streams, err) : status;
+}
+
+const char *po_trace_relative_path(const char *path, const char *root)
+{
+	size_t root_len = strlen(root);
+
+	while (root_len > 1 && root[root_len - 1] == '/')
+		root_len--;
+	if (strncmp(path, root, root_len) != 0 || (path[root_len] && path[root_len] != '/'))
+		return path;
+	path += root_len;
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
 }
 
 static enum po_status list_add(struct po_trace_list *list, const char *path, struct po_error *err)

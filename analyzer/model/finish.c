@@ -587,6 +587,16 @@ static void membership_warnings(struct po_analysis *analysis)
 				     "%lld events came from processes of the command before they "
 				     "announced themselves and are not in the analysis",
 				     (long long)quality->late_announced_events));
+	if (quality->unannounced_kept)
+		warn(analysis, "unannounced-kept",
+		     po_arena_printf(
+			 analysis->arena,
+			 "%lld processes whose announcement was not found were kept as "
+			 "the command's: packets are missing from the trace (streams cut "
+			 "short, or damaged packets --salvage left out), which may have "
+			 "held it; processes of other programs that recorded at the same "
+			 "time cannot be told from them",
+			 (long long)quality->unannounced_kept));
 	if (quality->recording_unannounced)
 		warn(analysis, "processes-unannounced",
 		     "no process announced its recording (a libprofopt older than "

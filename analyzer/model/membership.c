@@ -9,12 +9,14 @@
  * with a cleared environment) and its parent belongs or is the command itself. Everything
  * else is left out and listed: another recording's processes, and processes outside any.
  *
- * A process that emits profopt events without having announced itself in this recording
- * is left out: it announced before the recording started (a program already running), or
- * its libprofopt predates the announcement (then every process is left out, and the
- * error says to use --all-processes). One that announces later is taken back; the events
- * it emitted before are lost to the analysis and counted. Non-profopt events (the libc
- * wrapper, lttng-ust's object state dumps) of a process not yet announced are kept: a
+ * A process that emits profopt events without having announced itself in this recording is
+ * left out: it announced before the recording started (a program already running), or its
+ * libprofopt predates the announcement (then every process is left out, and the error says
+ * to use --all-processes). When packets are missing from the trace (streams cut short,
+ * damaged packets --salvage left out: config.keep_unannounced), its announcement may have
+ * been in one of them: it is kept, and counted. One that announces later is taken back; the
+ * events it emitted before are lost to the analysis and counted. Non-profopt events (the
+ * libc wrapper, lttng-ust's object state dumps) of a process not yet announced are kept: a
  * process loads libprofopt after it started allocating. A trace without a recording id
  * (recorded with plain lttng, or by an older profopt-record) keeps every process.
  */
@@ -176,6 +178,12 @@ bool model_admits(struct po_model *model, const struct po_event *event)
 	/* Not announced: its non-profopt events are kept. */
 	if (event->kind >= PO_EV_LIBC_MALLOC)
 		return true;
+	if (model->config.keep_unannounced) { /* its announcement may be in a packet left out */
+		if (!set_state(model, event->pid, MEMBER_IN))
+			model->deferred = PO_STATUS_NOMEM;
+		model->quality.unannounced_kept++;
+		return true;
+	}
 	exclude(model, event, PO_EXCLUDED_NO_ANNOUNCEMENT);
 	count_excluded(model, event);
 	return false;

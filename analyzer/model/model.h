@@ -35,6 +35,12 @@ struct po_model_config {
 	char recording_id[PO_RECORDING_ID_MAX + 1];
 	int32_t command_pid; /* -1 */
 	int command_exit;    /* the command's exit status, 128+N for signal N; -1 when not known */
+	/*
+	 * Packets are missing from the trace (streams cut short, damaged packets --salvage
+	 * left out), which may have held processes' announcements: a process whose
+	 * announcement is not found is kept as the command's, not left out.
+	 */
+	bool keep_unannounced;
 };
 
 /* Fills the defaults (from detect/rules.h where a rule sets them). */

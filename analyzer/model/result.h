@@ -413,6 +413,7 @@ struct po_quality {
 	int64_t excluded_events;
 	int64_t missing_windows; /* noted; more than po_analysis.missing_window_count when capped */
 	int64_t late_announced_events; /* of processes that announced late: lost, not left out */
+	int64_t unannounced_kept;      /* processes kept without an announcement (packets lost) */
 	bool recording_known;	       /* the trace names its recording: processes were checked */
 	bool recording_unannounced;    /* ... but no process announced itself (old libprofopt) */
 };

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# faults.sh BIN_DIR: the faults of make_faults.py through profopt-analyze, each checked
-# for its exit status, its one-line message, trace.partial, trace.warnings,
-# trace.missing_windows, its step count against the undamaged trace, and no leftover
-# files (no staging directory, no report after an error).
+# faults.sh BIN_DIR [user|pid]: the faults of make_faults.py through profopt-analyze, in a
+# recording with per-user buffers (the default: one trace directory for every process) or
+# per-process ones (--buffers pid), each checked for its exit status, its one-line
+# message, trace.partial, trace.warnings, trace.missing_windows, its step count against
+# the undamaged trace, the packets --salvage kept, and no leftover files (no staging
+# directory, no report after an error, no scratch copy of --salvage) or change to the
+# trace itself.
 set -u
 bin=$1
+layout=${2:-user}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/profopt-faults.XXXXXX)
 trap 'chmod -R u+rwx "$work" 2>/dev/null; rm -rf "$work"' EXIT
 chmod 755 "$work"
-export PROFOPT_DECODE_LIMITS="cpu=10,mem=1024,wall=30"
+mkdir "$work/tmp" && chmod 1777 "$work/tmp"
+export PROFOPT_DECODE_LIMITS="cpu=10,mem=1024,wall=30" TMPDIR=$work/tmp
 passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+ok() { passed=$((passed + 1)); echo "ok   $layout $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL $layout $*"; }
+# What a trace directory holds: names, sizes, modes and times of its entries.
+digest() { find "$1" -printf '%P %s %m %T@\n' | sort | md5sum; }
 
-"$bin/profopt-record" --buffers pid -o "$work/trace" -- "$bin/profopt-sim" --workers 2 \
+buffers=()
+[ "$layout" = pid ] && buffers=(--buffers pid)
+"$bin/profopt-record" "${buffers[@]}" -o "$work/trace" -- "$bin/profopt-sim" --workers 2 \
 	--steps 400 --load-ms 1 --forward-ms 2 >"$work/record.log" 2>&1 ||
 	{ cat "$work/record.log"; exit 1; }
 "$bin/profopt-analyze" --json-only -o "$work/undamaged" "$work/trace" >/dev/null 2>&1 ||
@@ -45,6 +54,7 @@ PY
 			timeout 120 "$bin/profopt-analyze" --json-only -o "$out" "$dir" \
 			>"$work/stdout" 2>"$work/stderr"
 	else
+		before=$(digest "$dir")
 		timeout 120 "$bin/profopt-analyze" --json-only "${args[@]}" -o "$out" "$dir" \
 			>"$work/stdout" 2>"$work/stderr"
 	fi
@@ -55,6 +65,15 @@ PY
 	fi
 	if ls -a "$work/out" | grep -q '\.profopt-'; then
 		fail "$name: a staging directory was left behind"
+		continue
+	fi
+	if [ -n "$(ls -A "$work/tmp")" ]; then
+		fail "$name: scratch files were left behind: $(ls -A "$work/tmp")"
+		rm -rf "${work:?}/tmp/"*
+		continue
+	fi
+	if [ "$as_nobody" -eq 0 ] && [ "$(digest "$dir")" != "$before" ]; then
+		fail "$name: the trace directory changed"
 		continue
 	fi
 	if /usr/bin/python3 - "$work/faults/cases.json" "$i" "$out" "$work/stderr" \
@@ -87,6 +106,11 @@ else:
         problems.append("%d steps, not fewer than %d" % (steps, before))
     if case["steps"] == "most" and not before / 2 < steps <= before:
         problems.append("%d steps, want over half of %d" % (steps, before))
+    if case["kept_all_but"] is not None:
+        texts = [w["text"] for w in trace["warnings"] if w["code"] == "salvaged-streams"]
+        kept = re.search(r" keeps (\d+) of (\d+) packets", texts[0]) if texts else None
+        if not kept or int(kept.group(2)) - int(kept.group(1)) != case["kept_all_but"]:
+            problems.append("want all but %d packets kept: %s" % (case["kept_all_but"], texts))
 for p in problems:
     print("     " + p)
 sys.exit(1 if problems else 0)
@@ -97,5 +121,5 @@ PY
 	fi
 done
 
-echo "$passed passed, $failed failed"
+echo "$layout: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

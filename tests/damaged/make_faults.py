@@ -10,7 +10,11 @@ Writes OUT_DIR/<case>/ for each case and OUT_DIR/cases.json, a list of
 null), "partial" (true, false or null: not checked), "warnings" (codes that must be in
 trace.warnings), "missing" (kinds that must be in trace.missing_windows), "steps"
 ("same" as the undamaged trace, "fewer", "most": over half of them, or null),
-"as_nobody" (run as an unprivileged user), "args" (more profopt-analyze arguments)}.
+"as_nobody" (run as an unprivileged user), "args" (more profopt-analyze arguments),
+"kept_all_but" (null, or how many packets the salvaged-streams warning's first stream
+lost: it must keep the packets after a damaged one)}.
+The recording may use per-user buffers (the default: one trace directory for every
+process) or per-process buffers (--buffers pid); the expectations follow its layout.
 """
 import json
 import os
@@ -70,7 +74,56 @@ def process_dirs(trace):
     return sorted(os.path.dirname(m) for m in metadata_files(trace))
 
 
-def cases():
+def per_user(trace):
+    return os.path.isdir(os.path.join(trace, "ust", "uid"))
+
+
+def least_busy_dir(trace):
+    """The trace directory with the least stream data: a loader worker's with --buffers
+    pid, the only one with per-user buffers."""
+    return min(process_dirs(trace), key=lambda d: sum(
+        os.path.getsize(s) for s in stream_files(d)))
+
+
+def full_packets(stream):
+    """(offset, content bytes) of the stream's packets that hold at least 600 bytes of
+    events, from its index."""
+    with open(index_of(stream), "rb") as f:
+        data = f.read()
+    entry_size, = struct.unpack_from(">I", data, 12)
+    entries = [struct.unpack_from(">QQQ", data, at)
+               for at in range(INDEX_HEADER, len(data) - entry_size + 1, entry_size)]
+    return [(offset, content_bits // 8) for offset, _, content_bits in entries
+            if content_bits // 8 >= 600]
+
+
+def garble_packet(stream, offset, content):
+    """Overwrites a packet's events from 100 bytes in to the end of its content: the
+    decoder fails there whatever field the first overwritten byte falls in (a string then
+    has no end inside the packet, and an event header names no event class). 300 bytes
+    were not enough: one CI run decoded such a packet without an error."""
+    with open(stream, "r+b") as f:
+        f.seek(offset + 100)
+        f.write(b"\xff" * (content - 100))
+
+
+def metadata_without_declarations(path):
+    """Rewrites packetized metadata as what a process that registered with the tracer too
+    late leaves: one 4096-byte packet whose text ends before the first event declaration
+    (no event class, and with per-process buffers no stream class), beside stream files
+    that hold packets."""
+    with open(path, "rb") as f:
+        data = f.read()
+    content_bits, = struct.unpack_from("<I", data, 24)
+    text = data[37:content_bits // 8]
+    text = text[:text.index(b"\nevent {") + 1]
+    header = bytearray(data[:37])
+    struct.pack_into("<II", header, 24, (37 + len(text)) * 8, 4096 * 8)
+    with open(path, "wb") as f:
+        f.write(bytes(header + text).ljust(4096, b"\0"))
+
+
+def cases(user):
     def cut_index_intact(t):
         stream = busiest_stream(t)
         cut_stream(stream, len(index_entries(index_of(stream))[0]) // 2, False)
@@ -101,21 +154,27 @@ def cases():
         os.chmod(metadata_files(t)[0], 0)
 
     def garbled_last_packet(t):
-        """The events of the busiest stream's last packet that holds any, overwritten from
-        100 bytes in to the end of its content: the decoder fails there whatever field the
-        first overwritten byte falls in (a string then has no end inside the packet, and
-        an event header names no event class), and the earlier packets are readable. 300
-        bytes were not enough: one CI run decoded such a packet without an error."""
+        """The events of the busiest stream's last packet that holds any garbled; the
+        earlier packets are readable."""
         stream = busiest_stream(t)
-        with open(index_of(stream), "rb") as f:
-            data = f.read()
-        entry_size, = struct.unpack_from(">I", data, 12)
-        full = [struct.unpack_from(">QQQ", data, at)
-                for at in range(INDEX_HEADER, len(data) - entry_size + 1, entry_size)]
-        offset, _, content_bits = [e for e in full if e[2] // 8 >= 600][-1]
-        with open(stream, "r+b") as f:
-            f.seek(offset + 100)
-            f.write(b"\xff" * (content_bits // 8 - 100))
+        garble_packet(stream, *full_packets(stream)[-1])
+
+    def garbled_middle_packet(t):
+        """The same in a packet in the middle of the busiest stream: whole packets follow."""
+        stream = busiest_stream(t)
+        packets = full_packets(stream)
+        garble_packet(stream, *packets[len(packets) // 2])
+
+    def cut_mid_packet(t):
+        """The busiest stream cut in the middle of a packet three quarters in, its index
+        intact (a copy, or a disk that stopped in the middle of a write)."""
+        stream = busiest_stream(t)
+        entries, _ = index_entries(index_of(stream))
+        offset, size, _ = entries[len(entries) * 3 // 4]
+        os.truncate(stream, offset + size // 2)
+
+    def no_declarations(t):
+        metadata_without_declarations(os.path.join(least_busy_dir(t), "metadata"))
 
     def damaged_recording_file(t):
         with open(os.path.join(t, "profopt-recording.txt"), "a") as f:
@@ -151,6 +210,28 @@ def cases():
         ("garbled-last-packet-salvaged", garbled_last_packet,
          dict(status=0, args=["--salvage"], partial=True, warnings=["salvaged-streams"],
               missing=["stream-damaged"], steps="most")),
+        ("garbled-middle-packet-salvaged", garbled_middle_packet,
+         dict(status=0, args=["--salvage"], partial=True, warnings=["salvaged-streams"],
+              missing=["stream-damaged"], steps="most", kept_all_but=1)),
+        ("cut-mid-packet", cut_mid_packet,
+         dict(status=4, message=r"Failed to decode trace: path=\S+: Failed to index")),
+        ("cut-mid-packet-salvaged", cut_mid_packet,
+         dict(status=0, args=["--salvage"], partial=True,
+              warnings=["salvaged-streams", "truncated-streams"],
+              missing=["stream-damaged"], steps="most", kept_all_but=1)),
+        # per-process buffers: the stream class comes after the first events; per-user
+        # buffers: before them
+        ("metadata-without-declarations", no_declarations,
+         dict(status=3, message=r"/metadata: declares no event class \(4096 bytes\), and "
+              r"the stream files beside it hold events" if user else
+              r"/metadata: declares no stream class \(4096 bytes\), so the \d+ stream "
+              r"file\(s\) beside it cannot be read")),
+        ("metadata-without-declarations-salvaged", no_declarations,
+         dict(status=3, args=["--salvage"],
+              message=r"no trace can be decoded: skipped trace path=ust/uid/0/64-bit: "
+              r"metadata: declares no event class") if user else
+         dict(status=0, args=["--salvage"], partial=True, warnings=["skipped-traces"],
+              steps="most")),
         ("damaged-recording-file", damaged_recording_file,
          dict(status=0, warnings=["recording-file"], steps="same")),
     ]
@@ -159,14 +240,14 @@ def cases():
 def main(trace, out):
     os.makedirs(out, exist_ok=True)
     described = []
-    for name, damage, expect in cases():
+    for name, damage, expect in cases(per_user(trace)):
         target = os.path.join(out, name)
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(trace, target)
         damage(target)
         described.append(dict(dict(name=name, status=0, message=None, partial=None,
                                    warnings=[], missing=[], steps=None, as_nobody=False,
-                                   args=[]),
+                                   args=[], kept_all_but=None),
                               **expect))
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(described, f, indent=1)

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# Damaged real traces through profopt-analyze: each gives a clear one-line message and a
-# documented exit status within its time limit, never a signal, a hang or partial output.
-# Where only part of the trace is damaged, --salvage analyses the rest and marks the report
-# partial. Also: SIGINT during an analysis leaves no output behind.
+# run.sh BIN_DIR [user|pid]: damaged real traces through profopt-analyze, recorded with
+# per-user buffers (the default: one trace directory holds every process's streams) or
+# per-process ones (--buffers pid): each gives a clear one-line message and a documented
+# exit status within its time limit, never a signal, a hang or partial output. Where only
+# part of the trace is damaged, --salvage analyses the rest (in both layouts: it keeps the
+# good packets of a damaged stream, not only the traces that decode whole), marks the
+# report partial, leaves the trace as it was and no scratch copy behind. Also: SIGINT
+# during an analysis leaves no output behind.
 set -u
 bin=$1
+layout=${2:-user}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/profopt-damaged.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-export PROFOPT_DECODE_LIMITS="cpu=10,mem=1024,wall=30"
+mkdir "$work/tmp"
+export PROFOPT_DECODE_LIMITS="cpu=10,mem=1024,wall=30" TMPDIR=$work/tmp
 passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+ok() { passed=$((passed + 1)); echo "ok   $layout $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL $layout $*"; }
+# What a trace directory holds: names, sizes, modes and times of its entries.
+digest() { find "$1" -printf '%P %s %m %T@\n' | sort | md5sum; }
 
-# Per-process buffers: one trace per process, so that damage in a worker's trace leaves the
-# others for --salvage (it salvages whole traces; a per-user trace is one trace).
-"$bin/profopt-record" --buffers pid -o "$work/trace" -- "$bin/profopt-sim" --workers 2 --steps 60 \
-	--load-ms 1 --forward-ms 1 --kernels 4 --gpu-ms 1 >"$work/record.log" 2>&1 ||
+# Small sub-buffers, so that each stream holds several packets for --salvage to keep.
+buffers=(--subbuf-size 16k --num-subbuf 64)
+[ "$layout" = pid ] && buffers+=(--buffers pid)
+"$bin/profopt-record" "${buffers[@]}" -o "$work/trace" -- "$bin/profopt-sim" --workers 2 \
+	--steps 60 --load-ms 1 --forward-ms 1 --kernels 4 --gpu-ms 1 >"$work/record.log" 2>&1 ||
 	{ cat "$work/record.log"; exit 1; }
 /usr/bin/python3 "$here/make_damaged.py" "$work/trace" "$work/damaged" || exit 1
 
@@ -35,10 +44,11 @@ clean_failure() { # a documented failure status, one line, no output, no staging
 	[ "$lines" -eq 1 ] && [ ! -e "$1" ] && ! ls -a "$work" | grep -q '\.profopt-'
 }
 
-# A partial report: marked so, and naming the skipped trace relative to the trace directory
-# (a report says nothing of where the trace lay on the machine that analysed it).
+# A partial report with steps in it: marked so, and naming the skipped trace or stream
+# relative to the trace directory (a report says nothing of where the trace lay on the
+# machine that analysed it).
 partial_report() { # partial_report OUT TRACE_DIR
-	/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["trace"]["partial"] else 1)' "$1/summary.json" &&
+	/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["trace"]["partial"] and s["steps"]["count"] > 0 else 1)' "$1/summary.json" &&
 		! grep -q "$2" "$1/summary.json" "$1/index.html"
 }
 
@@ -59,11 +69,16 @@ while read -r name expectation; do
 			ok "$name: the decoder read it whole"
 		elif clean_failure "$out"; then
 			ok "$name: exit $status: $err"
+			before=$(digest "$dir")
 			analyze "$dir" "$out" --salvage
-			if [ "$status" -eq 0 ] && partial_report "$out" "$dir"; then
-				ok "$name --salvage: partial report"
+			if [ "$status" -ne 0 ] || ! partial_report "$out" "$dir"; then
+				fail "$name --salvage: want a partial report with steps; got $status: $err"
+			elif [ "$(digest "$dir")" != "$before" ]; then
+				fail "$name --salvage: the trace directory changed"
+			elif [ -n "$(ls -A "$work/tmp")" ]; then
+				fail "$name --salvage: scratch files left behind: $(ls -A "$work/tmp")"
 			else
-				fail "$name --salvage: want a partial report; got $status: $err"
+				ok "$name --salvage: partial report"
 			fi
 		else
 			fail "$name: got $status: $err"
@@ -99,5 +114,5 @@ interrupt INT 130
 interrupt TERM 130
 ls -a "$work" | grep -q '\.profopt-' && fail "a staging directory was left behind"
 
-echo "$passed passed, $failed failed"
+echo "$layout: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

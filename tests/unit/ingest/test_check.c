@@ -113,6 +113,105 @@ static void test_bad_metadata(void)
 		     "meta-cut/metadata");
 }
 
+/*
+ * Packetized metadata of the given text pieces, one packet each (37-byte headers, content
+ * and packet sizes in bits), into dir/metadata.
+ */
+static void write_packetized(const char *dir, const char *const *pieces, size_t count)
+{
+	unsigned char file[4096] = {0};
+	size_t at = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		size_t length = strlen(pieces[i]);
+		uint32_t bits = (uint32_t)(37 + length) * 8;
+
+		memcpy(file + at, metadata_packet_magic, 4);
+		memcpy(file + at + 24, &bits, 4); /* content: no padding */
+		memcpy(file + at + 28, &bits, 4);
+		memcpy(file + at + 37, pieces[i], length);
+		at += 37 + length;
+	}
+	write_file(dir, "metadata", file, at);
+}
+
+/*
+ * A stream file of one lttng-ust packet (magic, then content and packet sizes in bits at
+ * bytes 48 and 56) with `content` bytes of content, of which more than 96 are events.
+ */
+static void write_packet(const char *dir, const char *name, uint64_t content)
+{
+	unsigned char packet[256] = {0xC1, 0x1F, 0xFC, 0xC1}; /* little-endian */
+	uint64_t content_bits = content * 8, packet_bits = sizeof(packet) * 8;
+
+	memcpy(packet + 48, &content_bits, 8);
+	memcpy(packet + 56, &packet_bits, 8);
+	write_file(dir, name, packet, sizeof(packet));
+}
+
+/*
+ * Metadata that a process which registered with the tracer too late leaves (per-process
+ * buffers): its packet header names a stream class and it declares none, or it declares
+ * no event class while its streams hold events. The decoder cannot read such a trace and
+ * said so in babeltrace2's words; it is refused here, naming the file, and --salvage
+ * leaves that trace directory out. A declaration cut by a packet boundary still counts.
+ */
+static void test_metadata_without_classes(void)
+{
+	static const char header[] =
+	    "/* CTF 1.8 */\ntrace { packet.header := struct { uint32_t magic; "
+	    "uint32_t stream_id; }; };\n";
+	static const char *const cut[] = {"trace { packet.header := struct { uint32_t magic; "
+					  "uint32_t stream_id; }; };\nstre",
+					  "am\n{ id = 0; };\nevent { name = \"x\"; };\n"};
+	static const char *const no_event[] = {"trace { packet.header := struct { uint32_t "
+					       "stream_id; }; };\nstream { id = 0; };\n"};
+	struct po_ingest_watch *watch = NULL;
+	struct po_error err = {{0}};
+	const char *note;
+	char dir[512], top[512];
+	int64_t skipped;
+
+	make_dir("late", "ust/pid/app-9-20260101", dir, sizeof(dir));
+	write_file(dir, "metadata", header, sizeof(header) - 1);
+	write_file(dir, "channel0_0", packet_magic, sizeof(packet_magic));
+	snprintf(top, sizeof(top), "%s/late", root);
+	expect_input(top, "/metadata: declares no stream class (", "app-9-20260101/metadata");
+	/* the same with no data in its streams: nothing to read, nothing refused */
+	write_file(dir, "channel0_0", "", 0);
+	make_dir("late", "ust/pid/app-8-20260101", dir, sizeof(dir));
+	make_trace(dir);
+	CHECK_INT_EQ(check(top, &err), PO_STATUS_OK);
+
+	make_dir("split", "ust/pid/app-9-20260101", dir, sizeof(dir));
+	write_packetized(dir, cut, 2);
+	write_packet(dir, "channel0_0", 200);
+	snprintf(top, sizeof(top), "%s/split", root);
+	CHECK_INT_EQ(check(top, &err), PO_STATUS_OK);
+
+	make_dir("no-event", "ust/uid/0/64-bit", dir, sizeof(dir));
+	write_packetized(dir, no_event, 1);
+	write_packet(dir, "channel0_0", 84); /* an empty packet: accepted */
+	snprintf(top, sizeof(top), "%s/no-event", root);
+	CHECK_INT_EQ(check(top, &err), PO_STATUS_OK);
+	write_packet(dir, "channel0_1", 200);
+	expect_input(top, "/metadata: declares no event class (", "64-bit/metadata");
+
+	/* --salvage: the trace directory is left out and named, the others are kept */
+	make_dir("late-salvage", "ust/pid/app-1-20260101", dir, sizeof(dir));
+	make_trace(dir);
+	make_dir("late-salvage", "ust/pid/app-2-20260101", dir, sizeof(dir));
+	write_file(dir, "metadata", header, sizeof(header) - 1);
+	write_file(dir, "channel0_0", packet_magic, sizeof(packet_magic));
+	snprintf(top, sizeof(top), "%s/late-salvage", root);
+	CHECK_INT_EQ(po_ingest_check_start_salvage(top, &watch, &err), PO_STATUS_OK);
+	note = po_ingest_watch_borrow_skipped(watch, &skipped);
+	CHECK_INT_EQ(skipped, 1);
+	CHECK(strstr(note, "path=ust/pid/app-2-20260101: metadata: declares no stream class") !=
+	      NULL);
+	po_ingest_watch_destroy(watch);
+}
+
 static void test_metadata_only(void)
 {
 	char dir[512], top[512];
@@ -252,6 +351,7 @@ int main(void)
 	RUN(test_missing_and_not_directory);
 	RUN(test_not_a_trace);
 	RUN(test_bad_metadata);
+	RUN(test_metadata_without_classes);
 	RUN(test_metadata_only);
 	RUN(test_empty_streams);
 	RUN(test_foreign_file);
