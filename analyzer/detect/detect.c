@@ -212,8 +212,8 @@ typedef enum po_status (*det_fn)(struct det_ctx *ctx);
 
 /* Memory growth runs before unfreed-allocations, which reads its severity. */
 static const det_fn detectors[] = {
-    det_trace_data_loss, det_input_bound,   det_gpu_bound,	det_launch_bound,
-    det_gpu_idle,	 det_memory_growth, det_unfreed,	det_step_outliers,
+    det_trace_data_loss, det_input_bound,    det_gpu_bound,	 det_launch_bound,
+    det_gpu_idle,	 det_memory_growth,  det_unfreed,	 det_step_outliers,
     det_cpu_contention,	 det_loader_handoff, det_worker_restart,
 };
 

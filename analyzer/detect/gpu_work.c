@@ -66,7 +66,8 @@ static void fill_from_sums(struct det_ctx *ctx, const struct work_sums *sums)
 	for (int p = 0; p < PO_PRECISION_COUNT; p++)
 		work->matrix_pct[p] = matrix_ns > 0 ? 100.0 * sums->matrix_ns[p] / matrix_ns : 0;
 	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
-		work->class_pct[c] = work->work_ms > 0 ? 100.0 * work->class_ms[c] / work->work_ms : 0;
+		work->class_pct[c] =
+		    work->work_ms > 0 ? 100.0 * work->class_ms[c] / work->work_ms : 0;
 	work->kernel_ms = kernel_ns / steps / DET_NS_PER_MS;
 	work->kernels = kernels / steps;
 	work->small_kernel_pct =
@@ -200,7 +201,8 @@ static void advise_layout(struct det_ctx *ctx, struct po_finding *finding)
 	double host_us = isnan(work->host_us_per_kernel) ? 0 : work->host_us_per_kernel;
 
 	if (work->class_count[PO_KERNEL_CONVOLUTION] <= 0 ||
-	    (share < ctx->rules->gpu_bound_layout_pct && launches < ctx->rules->gpu_bound_layout_pct))
+	    (share < ctx->rules->gpu_bound_layout_pct &&
+	     launches < ctx->rules->gpu_bound_layout_pct))
 		return;
 	recommend_predicted(
 	    ctx, finding, "channels_last",
@@ -279,8 +281,9 @@ static void advise_batch(struct det_ctx *ctx, struct po_finding *finding, const 
 		       "%s; a step needs %.0f MiB beyond what stays between steps and the GPU has "
 		       "%.0f MiB to spare",
 		       why, (double)step_bytes / DET_MIB, (double)headroom_bytes / DET_MIB),
-	    det_printf(ctx, "%.3gx the samples per second: the time of today's batch %.2f ms -> "
-			    "%.2f ms",
+	    det_printf(ctx,
+		       "%.3gx the samples per second: the time of today's batch %.2f ms -> "
+		       "%.2f ms",
 		       gain, ctx->mean_step_ns / DET_NS_PER_MS, per_sample_ns / DET_NS_PER_MS),
 	    per_sample_ns / DET_NS_PER_MS, gain);
 }
@@ -329,10 +332,12 @@ static void add_work_evidence(struct det_ctx *ctx, struct po_finding *finding)
 		      100.0 * work->class_ms[largest_class(work)] / work->work_ms);
 	det_ev_number(ctx, finding, "matrix_pct", 100.0 * matrix_ms(work) / work->work_ms);
 	if (matrix_ms(work) > 0)
-		det_ev_text(ctx, finding, "matrix_precision", po_precision_name(main_precision(work)));
-	det_ev_number(ctx, finding, "low_precision_matrix_pct",
-		      100.0 * (work->matrix_ms[PO_PRECISION_FP32] + work->matrix_ms[PO_PRECISION_TF32]) /
-			  work->work_ms);
+		det_ev_text(ctx, finding, "matrix_precision",
+			    po_precision_name(main_precision(work)));
+	det_ev_number(
+	    ctx, finding, "low_precision_matrix_pct",
+	    100.0 * (work->matrix_ms[PO_PRECISION_FP32] + work->matrix_ms[PO_PRECISION_TF32]) /
+		work->work_ms);
 	det_ev_number(ctx, finding, "layout_pct",
 		      100.0 * work->class_ms[PO_KERNEL_LAYOUT] / work->work_ms);
 	if (!isnan(work->small_kernel_pct))
@@ -352,18 +357,19 @@ enum po_status det_gpu_bound(struct det_ctx *ctx)
 	finding = det_finding_add(ctx, PO_FINDING_GPU_BOUND, PO_SEVERITY_INFO, 0.9);
 	if (!finding)
 		return PO_STATUS_NOMEM;
-	det_summary(ctx, finding,
-		    "The GPU is busy %.1f%% of each steady step (%.2f ms of %.2f ms): %.0f%% of its "
-		    "work is %s%s%s, in %.0f kernels per step of %.1f us on average.",
-		    busy, work->busy_ms, ctx->mean_step_ns / DET_NS_PER_MS,
-		    100.0 * work->class_ms[largest] / work->work_ms, po_kernel_class_name(largest),
-		    po_kernel_class_is_matrix(largest) && main_precision(work) != PO_PRECISION_UNKNOWN
-			? " in "
-			: "",
-		    po_kernel_class_is_matrix(largest) && main_precision(work) != PO_PRECISION_UNKNOWN
-			? po_precision_name(main_precision(work))
-			: "",
-		    work->kernels, work->mean_kernel_us);
+	det_summary(
+	    ctx, finding,
+	    "The GPU is busy %.1f%% of each steady step (%.2f ms of %.2f ms): %.0f%% of its "
+	    "work is %s%s%s, in %.0f kernels per step of %.1f us on average.",
+	    busy, work->busy_ms, ctx->mean_step_ns / DET_NS_PER_MS,
+	    100.0 * work->class_ms[largest] / work->work_ms, po_kernel_class_name(largest),
+	    po_kernel_class_is_matrix(largest) && main_precision(work) != PO_PRECISION_UNKNOWN
+		? " in "
+		: "",
+	    po_kernel_class_is_matrix(largest) && main_precision(work) != PO_PRECISION_UNKNOWN
+		? po_precision_name(main_precision(work))
+		: "",
+	    work->kernels, work->mean_kernel_us);
 	add_work_evidence(ctx, finding);
 	advise_precision(ctx, finding);
 	advise_layout(ctx, finding);
@@ -391,10 +397,11 @@ static void advise_graphs(struct det_ctx *ctx, struct po_finding *finding)
 	    ctx, finding, "cuda_graphs",
 	    "replay the forward and backward passes as CUDA graphs: torch.compile(model, "
 	    "mode=\"reduce-overhead\"), or torch.cuda.make_graphed_callables for static shapes",
-	    det_printf(ctx,
-		       "a graph launches all its kernels at once: forward and backward take %.2f ms "
-		       "of the training thread per step, of which graphs leave about %.0f%%",
-		       graphed / DET_NS_PER_MS, ctx->rules->launch_bound_graph_residual_pct),
+	    det_printf(
+		ctx,
+		"a graph launches all its kernels at once: forward and backward take %.2f ms "
+		"of the training thread per step, of which graphs leave about %.0f%%",
+		graphed / DET_NS_PER_MS, ctx->rules->launch_bound_graph_residual_pct),
 	    predicted_step_ns(ctx, saved, 0));
 }
 
@@ -408,7 +415,8 @@ enum po_status det_launch_bound(struct det_ctx *ctx)
 
 	/* kernels mostly replayed from CUDA graphs: the host's time goes elsewhere */
 	if (!work->present || isnan(busy) || busy >= rules->verdict_host_gpu_pct ||
-	    host_pct < rules->launch_bound_host_pct || work->kernels < rules->launch_bound_min_kernels ||
+	    host_pct < rules->launch_bound_host_pct ||
+	    work->kernels < rules->launch_bound_min_kernels ||
 	    !(work->host_us_per_kernel >= rules->launch_bound_ratio * work->mean_kernel_us) ||
 	    work->graph_kernel_pct >= 50)
 		return PO_STATUS_OK;
@@ -418,12 +426,13 @@ enum po_status det_launch_bound(struct det_ctx *ctx)
 				  0.8);
 	if (!finding)
 		return PO_STATUS_NOMEM;
-	det_summary(ctx, finding,
-		    "The training thread launches %.0f kernels per step and spends %.1f us per "
-		    "kernel launching them (forward, backward and optimizer: %.0f%% of the step), "
-		    "while a kernel runs %.1f us on average: the GPU is busy only %.1f%% of the step, "
-		    "waiting for launches.",
-		    work->kernels, work->host_us_per_kernel, host_pct, work->mean_kernel_us, busy);
+	det_summary(
+	    ctx, finding,
+	    "The training thread launches %.0f kernels per step and spends %.1f us per "
+	    "kernel launching them (forward, backward and optimizer: %.0f%% of the step), "
+	    "while a kernel runs %.1f us on average: the GPU is busy only %.1f%% of the step, "
+	    "waiting for launches.",
+	    work->kernels, work->host_us_per_kernel, host_pct, work->mean_kernel_us, busy);
 	add_work_evidence(ctx, finding);
 	det_ev_number(ctx, finding, "host_us_per_kernel", work->host_us_per_kernel);
 	det_ev_number(ctx, finding, "launch_host_pct", host_pct);

@@ -129,7 +129,8 @@ enum po_status po_rules_set(struct po_rules *rules, const char *assignment, stru
 	if (!parse_number(equals + 1, &value) || value < info->lowest || value > info->highest ||
 	    (info->whole && value != floor(value))) {
 		po_error_set(
-		    err, "Invalid value: rule=%s.%s value=\"%s\" expected=%s from %.15g to %.15g (%s)",
+		    err,
+		    "Invalid value: rule=%s.%s value=\"%s\" expected=%s from %.15g to %.15g (%s)",
 		    info->rule, info->key, equals + 1, info->whole ? "a whole number" : "a number",
 		    info->lowest, info->highest, info->unit);
 		return PO_STATUS_USAGE;

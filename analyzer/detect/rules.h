@@ -241,8 +241,9 @@
 	  "(tests/gpu): a transformer's kernels 29.2 to 5.2 ms under autocast (5.6x)")             \
 	X(gpu_bound_tf32_speedup, "gpu-bound", "tf32_speedup", 1.6, "ratio",                       \
 	  "how much faster a tf32 matrix kernel runs in bf16 or fp16",                             \
-	  "NVIDIA H100 datasheet: 495 dense tf32, 989 dense bf16 TFLOPS (2x); measured on an H100 "\
-	  "(tests/gpu): the transformer's kernels 9.4 ms in tf32, 5.2 ms in bf16 (1.8x)")           \
+	  "NVIDIA H100 datasheet: 495 dense tf32, 989 dense bf16 TFLOPS (2x); measured on an "     \
+	  "H100 "                                                                                  \
+	  "(tests/gpu): the transformer's kernels 9.4 ms in tf32, 5.2 ms in bf16 (1.8x)")          \
 	X(gpu_bound_fp32_to_tf32_speedup, "gpu-bound", "fp32_to_tf32_speedup", 3, "ratio",         \
 	  "how much faster an fp32 matrix kernel runs in tf32 on tensor cores",                    \
 	  "NVIDIA H100 datasheet: 67 fp32, 495 dense tf32 TFLOPS (7x); measured on an H100 "       \
@@ -279,10 +280,11 @@
 	X(batch_max_factor, "larger-batch", "max_factor", 8, "ratio",                              \
 	  "the largest multiple of the batch size the what-if considers (powers of two that fit "  \
 	  "the GPU's free memory)",                                                                \
-	  "profopt; measured on an H100 (tests/gpu): the MLP at 8x the batch ran 5.6x the samples "\
+	  "profopt; measured on an H100 (tests/gpu): the MLP at 8x the batch ran 5.6x the "        \
+	  "samples "                                                                               \
 	  "per second")                                                                            \
 	X(batch_min_gain_pct, "larger-batch", "min_gain_pct", 10, "%",                             \
-	  "predicted gain in samples per second below which no larger batch is recommended",      \
+	  "predicted gain in samples per second below which no larger batch is recommended",       \
 	  "profopt")
 
 /*

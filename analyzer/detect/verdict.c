@@ -49,8 +49,9 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 	    ctx->mean_step_ns <= 0 || det_uncovered(ctx) || det_unmarked(ctx))
 		return PO_VERDICT_UNKNOWN;
 	/* launches take more of the step than the wait for input: the host holds it back */
-	if (launch && (!input || ctx->analysis->gpu_work.launch_host_ms * DET_NS_PER_MS >
-				     ctx->analysis->steady.input_wait_pct / 100 * ctx->mean_step_ns))
+	if (launch &&
+	    (!input || ctx->analysis->gpu_work.launch_host_ms * DET_NS_PER_MS >
+			   ctx->analysis->steady.input_wait_pct / 100 * ctx->mean_step_ns))
 		return PO_VERDICT_HOST_BOUND;
 	if (input && input->severity <= PO_SEVERITY_WARNING)
 		return PO_VERDICT_INPUT_BOUND;

@@ -41,8 +41,8 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
     [PO_EV_GPU_KERNEL] = {"device", "stream", "name", "start_ns", "end_ns", "correlation_id",
 			  "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
 			  "registers_per_thread", "shared_bytes"},
-    [PO_EV_GPU_DEVICE] = {"device", "name", "memory_bytes", "multiprocessors",
-			  "capability_major", "capability_minor"},
+    [PO_EV_GPU_DEVICE] = {"device", "name", "memory_bytes", "multiprocessors", "capability_major",
+			  "capability_minor"},
     [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
     [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
     [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
@@ -420,8 +420,7 @@ static bool fill_gpu_kernel(const bt_field *p, const struct po_member *m, struct
 	ev->u.gpu_activity.grid_blocks = grid;
 	ev->u.gpu_activity.block_threads = block <= UINT32_MAX ? (uint32_t)block : 0;
 	ev->u.gpu_activity.shared_bytes = shared <= UINT32_MAX ? (uint32_t)shared : 0;
-	ev->u.gpu_activity.registers_per_thread =
-	    registers <= UINT16_MAX ? (uint16_t)registers : 0;
+	ev->u.gpu_activity.registers_per_thread = registers <= UINT16_MAX ? (uint16_t)registers : 0;
 	return true;
 }
 

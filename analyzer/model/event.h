@@ -220,8 +220,8 @@ struct po_event {
 		struct {
 			int32_t device;
 			struct po_str name;
-			uint64_t memory_bytes;		 /* 0 when unknown */
-			int32_t multiprocessors;	 /* -1 when unknown */
+			uint64_t memory_bytes;			    /* 0 when unknown */
+			int32_t multiprocessors;		    /* -1 when unknown */
 			int16_t capability_major, capability_minor; /* -1 when unknown */
 		} gpu_device;
 		struct {

@@ -80,10 +80,11 @@ static void build_ending(const struct po_model *model, struct po_analysis *analy
 		int status = model->config.command_exit;
 
 		analysis->ending_detail =
-		    status > 128 ? po_arena_printf(analysis->arena,
-						   "the command was killed by signal %d", status - 128)
-				 : po_arena_printf(analysis->arena,
-						   "the command exited with status %d", status);
+		    status > 128
+			? po_arena_printf(analysis->arena, "the command was killed by signal %d",
+					  status - 128)
+			: po_arena_printf(analysis->arena, "the command exited with status %d",
+					  status);
 		return;
 	}
 	if (said && analysis->ending != PO_RUN_CLEAN) {

@@ -39,7 +39,8 @@ enum po_status kernel_tracker_kind(struct po_kernel_tracker *t, const struct po_
 		*kind = po_kernel_classify(event->u.gpu_activity.kind, name->len ? name->ptr : "",
 					   name->len);
 		if (t->kinds.count >= PO_KERNEL_KINDS_CACHED)
-			return PO_STATUS_OK; /* a program of that many names: classified each time */
+			return PO_STATUS_OK; /* a program of that many names: classified each time
+					      */
 		entry = po_map_upsert(&t->kinds, hash, key_b, NULL);
 		if (!entry)
 			return PO_STATUS_NOMEM;
@@ -91,8 +92,7 @@ static int compare_stats(const void *left, const void *right)
 	return strcmp(a->name, b->name);
 }
 
-enum po_status kernel_tracker_build(const struct po_kernel_tracker *t,
-				    struct po_analysis *analysis)
+enum po_status kernel_tracker_build(const struct po_kernel_tracker *t, struct po_analysis *analysis)
 {
 	const struct kernel_stat **order;
 	size_t count = t->stat_count < PO_TOP_KERNELS ? t->stat_count : PO_TOP_KERNELS;

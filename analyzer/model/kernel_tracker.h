@@ -30,8 +30,8 @@ struct kernel_stat {
 #define PO_KERNEL_KINDS_CACHED 8192 /* distinct names whose class is kept */
 
 struct po_kernel_tracker {
-	struct po_map kinds;	    /* (name hash, length) -> class | precision << 8, + 1 */
-	struct po_map by_name;	    /* interned name -> index into stats */
+	struct po_map kinds;	   /* (name hash, length) -> class | precision << 8, + 1 */
+	struct po_map by_name;	   /* interned name -> index into stats */
 	struct kernel_stat *stats; /* owned */
 	size_t stat_count;
 	size_t stat_capacity;
@@ -48,7 +48,8 @@ enum po_status kernel_tracker_kind(struct po_kernel_tracker *tracker, const stru
 /* A kernel record that began in a step, under its interned name (names past the model's
  * cap share one folded name). */
 enum po_status kernel_tracker_add(struct po_kernel_tracker *tracker, const char *name,
-				  struct po_kernel_kind kind, const struct po_event *event) PO_NODISCARD;
+				  struct po_kernel_kind kind,
+				  const struct po_event *event) PO_NODISCARD;
 
 /* The PO_TOP_KERNELS longest kernels into analysis->kernels, with their short names. */
 enum po_status kernel_tracker_build(const struct po_kernel_tracker *tracker,

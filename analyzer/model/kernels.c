@@ -19,30 +19,31 @@ struct rule {
 
 static const char *const attention_words[] = {"fmha", "flash", "sdpa", "attention", "attn", NULL};
 static const char *const convolution_words[] = {
-    "convolution", "convolve", "conv1d", "conv2d", "conv3d", "_conv", "conv_", "fprop",
+    "convolution", "convolve", "conv1d",	"conv2d",   "conv3d", "_conv",	"conv_", "fprop",
     "dgrad",	   "wgrad",    "implicit_gemm", "winograd", "im2col", "col2im", NULL};
-static const char *const matmul_words[] = {"gemm",	   "gemv",   "nvjet",	   "matmul",
-					   "wmma",	   "bmm",    "splitkreduce", "cublas",
-					   "triton_tem", NULL};
-static const char *const layout_words[] = {"nchwtonhwc", "nhwctonchw", "nchw2nhwc", "nhwc2nchw",
-					   "transpose", NULL};
+static const char *const matmul_words[] = {"gemm", "gemv",	   "nvjet",  "matmul",	   "wmma",
+					   "bmm",  "splitkreduce", "cublas", "triton_tem", NULL};
+static const char *const layout_words[] = {"nchwtonhwc", "nhwctonchw", "nchw2nhwc",
+					   "nhwc2nchw",	 "transpose",  NULL};
 static const char *const normalization_words[] = {
-    "batch_norm", "batchnorm", "bn_fw",	      "bn_bw",	   "layer_norm",    "layernorm",
-    "group_norm", "groupnorm", "rms_norm",    "rmsnorm",   "instance_norm", "gammabeta",
-    "welford",	  NULL};
-static const char *const reduction_words[] = {
-    "reduce", "softmax", "nll_loss", "cross_entropy", "argmax", "argmin", "topk",
-    "cumsum", "scan",	 "triton_red", "triton_per",  NULL};
+    "batch_norm", "batchnorm", "bn_fw",	  "bn_bw",	   "layer_norm", "layernorm", "group_norm",
+    "groupnorm",  "rms_norm",  "rmsnorm", "instance_norm", "gammabeta",	 "welford",   NULL};
+static const char *const reduction_words[] = {"reduce", "softmax",    "nll_loss",   "cross_entropy",
+					      "argmax", "argmin",     "topk",	    "cumsum",
+					      "scan",	"triton_red", "triton_per", NULL};
 static const char *const elementwise_words[] = {
-    "elementwise", "copy_kernel", "fillfunctor", "fill_kernel", "multi_tensor_apply",
-    "foreach",	   "pointwise",	  "triton_poi",	 "index_kernel", "gather",
-    "scatter",	   "catarray",	  "dropout",	 "where_kernel", "masked",
+    "elementwise", "copy_kernel",  "fillfunctor", "fill_kernel",  "multi_tensor_apply",
+    "foreach",	   "pointwise",	   "triton_poi",  "index_kernel", "gather",
+    "scatter",	   "catarray",	   "dropout",	  "where_kernel", "masked",
     "arange",	   "distribution", NULL};
 
 static const struct rule rules[] = {
-    {PO_KERNEL_ATTENTION, attention_words},	    {PO_KERNEL_CONVOLUTION, convolution_words},
-    {PO_KERNEL_MATMUL, matmul_words},		    {PO_KERNEL_LAYOUT, layout_words},
-    {PO_KERNEL_NORMALIZATION, normalization_words}, {PO_KERNEL_REDUCTION, reduction_words},
+    {PO_KERNEL_ATTENTION, attention_words},
+    {PO_KERNEL_CONVOLUTION, convolution_words},
+    {PO_KERNEL_MATMUL, matmul_words},
+    {PO_KERNEL_LAYOUT, layout_words},
+    {PO_KERNEL_NORMALIZATION, normalization_words},
+    {PO_KERNEL_REDUCTION, reduction_words},
     {PO_KERNEL_ELEMENTWISE, elementwise_words},
 };
 
@@ -59,11 +60,11 @@ static const char *const fp8_words[] = {"e4m3", "e5m2", "fp8", "f8f6f4", "qmma",
 static const char *const int8_words[] = {"imma", "int8", "i8i8", "s8s8", NULL};
 static const char *const tf32_words[] = {"tf32", NULL};
 static const char *const bf16_words[] = {"bf16", "bfloat16", NULL};
-static const char *const fp16_words[] = {"fp16",  "__half", "halfe", "f16f16", "hgemm",
-					 "h884",  "h1688",  "h16816", NULL};
+static const char *const fp16_words[] = {"fp16", "__half", "halfe",  "f16f16", "hgemm",
+					 "h884", "h1688",  "h16816", NULL};
 static const char *const half_words[] = {"f16", "_h_", NULL};
-static const char *const fp32_words[] = {"sgemm", "ffma", "f32f32_f32f32", "simt",
-					 "fp32",  "_f32_", NULL};
+static const char *const fp32_words[] = {"sgemm", "ffma", "f32f32_f32f32", "simt", "fp32",
+					 "_f32_", NULL};
 
 static const struct precision_rule precision_rules[] = {
     {PO_PRECISION_FP8, fp8_words},   {PO_PRECISION_INT8, int8_words},

@@ -88,12 +88,12 @@ static inline enum po_category po_category_of_stage(enum po_stage stage)
 /*
  * How the run ended. X(NAME, json name) */
 #define PO_RUN_ENDINGS(X)                                                                          \
-	X(CLEAN, "clean")	    /* run_end, no error reported */                               \
-	X(EXCEPTION, "exception")   /* run_end after an exception (run_ending config) */           \
-	X(SIGNAL, "signal")	    /* interrupted by a signal (run_ending config) */              \
-	X(NO_RUN_END, "no-run-end") /* run_begin without run_end: crashed or killed */             \
-	X(NO_RUN, "no-run")	    /* no run_begin: the program marks no run */               \
-	X(FAILED_EXIT, "failed-exit") /* run_end, but the recorded command exited with a failure \
+	X(CLEAN, "clean")	      /* run_end, no error reported */                             \
+	X(EXCEPTION, "exception")     /* run_end after an exception (run_ending config) */         \
+	X(SIGNAL, "signal")	      /* interrupted by a signal (run_ending config) */            \
+	X(NO_RUN_END, "no-run-end")   /* run_begin without run_end: crashed or killed */           \
+	X(NO_RUN, "no-run")	      /* no run_begin: the program marks no run */                 \
+	X(FAILED_EXIT, "failed-exit") /* run_end, but the recorded command exited with a failure   \
 					 status (profopt-recording.txt) */
 
 enum po_run_ending {
@@ -342,7 +342,7 @@ struct po_mem_site {
 	const char *source_file; /* weak: in the analysis arena */
 	int64_t source_line;
 	const char *symbol_note; /* weak: static text */
-	bool pinned; /* host memory pinned for the devices (a pinned-memory pool's) */
+	bool pinned;		 /* host memory pinned for the devices (a pinned-memory pool's) */
 };
 
 struct po_memory {
@@ -455,14 +455,14 @@ struct po_missing_window {
  */
 struct po_gpu_work {
 	bool present;
-	double work_ms;				/* every record, summed (not their union) */
-	double kernel_ms;			/* kernels alone */
-	double kernels;				/* kernels per step */
-	double class_ms[PO_KERNEL_CLASS_COUNT];	/* by class */
-	double class_pct[PO_KERNEL_CLASS_COUNT];	/* of work_ms */
+	double work_ms;				 /* every record, summed (not their union) */
+	double kernel_ms;			 /* kernels alone */
+	double kernels;				 /* kernels per step */
+	double class_ms[PO_KERNEL_CLASS_COUNT];	 /* by class */
+	double class_pct[PO_KERNEL_CLASS_COUNT]; /* of work_ms */
 	double class_count[PO_KERNEL_CLASS_COUNT];
-	double matrix_ms[PO_PRECISION_COUNT]; /* matmul, convolution and attention by precision */
-	double matrix_pct[PO_PRECISION_COUNT];	/* of the matrix classes' time */
+	double matrix_ms[PO_PRECISION_COUNT];  /* matmul, convolution and attention by precision */
+	double matrix_pct[PO_PRECISION_COUNT]; /* of the matrix classes' time */
 	double small_kernel_pct; /* of kernel time: kernels of fewer blocks than multiprocessors;
 				    NaN when no launch shape or device size is known */
 	double short_kernel_pct; /* of kernels: shorter than PO_SHORT_KERNEL_NS */

@@ -179,7 +179,8 @@ static double select_rank(double *values, size_t n, size_t k)
 	while (left < right) {
 		size_t mid = left + (right - left) / 2, i = left, j = right;
 		double x = values[left], y = values[mid], z = values[right];
-		double pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+		double pivot =
+		    x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
 
 		while (i <= j) {
 			while (values[i] < pivot)

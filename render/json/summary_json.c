@@ -419,7 +419,8 @@ static void write_gpu_work(struct summary *summary)
 	po_json_write_key(writer, "class_count");
 	po_json_write_begin_object(writer);
 	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
-		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_count[c], 2);
+		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_count[c],
+					2);
 	po_json_write_end_object(writer);
 	po_json_write_key(writer, "class_ms");
 	po_json_write_begin_object(writer);
@@ -429,7 +430,8 @@ static void write_gpu_work(struct summary *summary)
 	po_json_write_key(writer, "class_pct");
 	po_json_write_begin_object(writer);
 	for (int c = 0; c < PO_KERNEL_CLASS_COUNT; c++)
-		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_pct[c], 2);
+		po_json_write_kv_double(writer, po_json_kernel_class_name(c), work->class_pct[c],
+					2);
 	po_json_write_end_object(writer);
 	po_json_write_kv_double(writer, "graph_kernel_pct", work->graph_kernel_pct, 2);
 	po_json_write_kv_double(writer, "host_ms", work->host_ms, 3);

@@ -40,10 +40,10 @@
 	X(ANY, "label", "Label", "", "The program's label of the span concerned.")                 \
 	X(ANY, "threshold_ms", "Threshold", "ms", "The detection threshold applied to this run.")  \
 	X(ANY, "lost_share_pct", "Share lost", "%", "Share of the time lost to this cause.")       \
-	/* gpu-bound and launch-bound: the steady steps' GPU work (summary.json's gpu_work) */    \
+	/* gpu-bound and launch-bound: the steady steps' GPU work (summary.json's gpu_work) */     \
 	X(ANY, "gpu_work_ms", "GPU work", "ms/step",                                               \
 	  "Time of the GPU records that began in a steady step, summed (overlaps count twice).")   \
-	X(ANY, "kernels_per_step", "Kernels", "per step", "Kernels launched per steady step.")    \
+	X(ANY, "kernels_per_step", "Kernels", "per step", "Kernels launched per steady step.")     \
 	X(ANY, "mean_kernel_us", "Mean kernel", "us", "Mean time a kernel runs on the GPU.")       \
 	X(ANY, "largest_class", "Largest class of work", "",                                       \
 	  "The class of GPU work (docs/gpu.md, Kernel classes) that takes the most time.")         \

@@ -212,7 +212,7 @@ static bool devices_described(const struct po_analysis *analysis)
 /* What each device is and what the program used of its memory. */
 static void device_table(struct po_html *html, xmlNodePtr parent)
 {
-	static const char *const headers[] = {"Device",	   "Name",	      "Memory",
+	static const char *const headers[] = {"Device",		 "Name",	"Memory",
 					      "Multiprocessors", "Peak in use", "Memory to spare"};
 	xmlNodePtr body;
 

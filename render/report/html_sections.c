@@ -248,8 +248,8 @@ static void fill_quality(struct po_html *html)
 {
 	const struct po_quality *quality = &html->analysis->quality;
 	xmlNodePtr parent = po_html_find(html, "quality");
-	bool lossy = quality->discarded_events || quality->discarded_packets ||
-		     quality->unknown_discards;
+	bool lossy =
+	    quality->discarded_events || quality->discarded_packets || quality->unknown_discards;
 
 	if (!parent)
 		return;

@@ -28,7 +28,7 @@ struct sim_device {
 	uint64_t launched;  /* ops queued so far */
 	uint64_t completed; /* ops finished so far */
 	uint64_t last_correlation_id;
-	int started;	    /* the thread runs: its start-up allocations are done */
+	int started; /* the thread runs: its start-up allocations are done */
 	int stopping;
 };
 

@@ -31,9 +31,10 @@ static const struct mix_name names[] = {
     {"attention-fp32", "fmha_cutlassF_f32_aligned_64x64_rf_sm80"},
     {"attention-bf16", "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x"
 		       "64_4x1x1_cga1x1x1_kernel0_0"},
-    {"layout", "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
-	       "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, "
-	       "float const*, float*)"},
+    {"layout",
+     "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
+     "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, "
+     "float const*, float*)"},
     {"normalization", "void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnn::bn_"
 		      "fw_tr_1C11_args<float>)"},
     {"elementwise", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add"
@@ -63,9 +64,10 @@ static enum po_status parse_entry(struct sim_kernel_mix *mix, const char *text, 
 
 	if (!colon || mix->count == SIM_MIX_MAX ||
 	    !(mix->names[mix->count] = name_of(text, (size_t)(colon - text)))) {
-		po_error_set(err, "--kernel-mix: %.*s is not CLASS[-PRECISION]:PCT (classes: matmul, "
-				  "conv, attention with -fp32, -tf32, -bf16 or -fp16; layout, "
-				  "normalization, elementwise, reduction; at most %d)",
+		po_error_set(err,
+			     "--kernel-mix: %.*s is not CLASS[-PRECISION]:PCT (classes: matmul, "
+			     "conv, attention with -fp32, -tf32, -bf16 or -fp16; layout, "
+			     "normalization, elementwise, reduction; at most %d)",
 			     (int)(end - text), text, SIM_MIX_MAX);
 		return PO_STATUS_USAGE;
 	}

@@ -44,10 +44,10 @@
 	X("kernels", kernels, INT, 8, "kernels",                                                   \
 	  "simulated GPU kernels per step, launched in forward and backward")                      \
 	X("gpu-ms", gpu_ns, MS, 6, "ms", "per step: device time of all kernels together")          \
-	X("kernel-mix", kernel_mix, TEXT, "", "CLASS[-PRECISION]:PCT,...",                        \
-	  "what the kernels are, by share of the device time: matmul, conv, attention with "        \
-	  "-fp32, -tf32, -bf16 or -fp16; layout, normalization, elementwise, reduction (named "     \
-	  "as cuBLAS, cuDNN and PyTorch name theirs; empty: conv2d_fwd and conv2d_bwd)")            \
+	X("kernel-mix", kernel_mix, TEXT, "", "CLASS[-PRECISION]:PCT,...",                         \
+	  "what the kernels are, by share of the device time: matmul, conv, attention with "       \
+	  "-fp32, -tf32, -bf16 or -fp16; layout, normalization, elementwise, reduction (named "    \
+	  "as cuBLAS, cuDNN and PyTorch name theirs; empty: conv2d_fwd and conv2d_bwd)")           \
 	X("kernel-blocks", kernel_blocks, INT, 0, "blocks",                                        \
 	  "grid of every kernel, recorded with its launch shape (0: no shape recorded)")           \
 	X("graph-kernels", graph_kernels, INT, 1, "kernels",                                       \

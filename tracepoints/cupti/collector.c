@@ -18,8 +18,8 @@
  *
  * PROFOPT_CUPTI_CALLBACKS=0 leaves the Callback API off: no launches and host waits are
  * recorded (GPU time is not tied to the stages that launched it), for a lower cost per
- * kernel launched. Each device the program can use is described once (profopt_gpu_device: name, memory,
- * multiprocessors, compute capability), read from the driver by the flush thread once the
+ * kernel launched. Each device the program can use is described once (profopt_gpu_device: name,
+ * memory, multiprocessors, compute capability), read from the driver by the flush thread once the
  * program has initialised CUDA. PROFOPT_CUPTI_VERBOSE=1 has the collector say at exit what
  * it recorded and which clock it used.
  *
@@ -215,8 +215,7 @@ static bool driver_api_load(struct driver_api *api)
 	*(void **)&api->total_mem = dlsym(driver, "cuDeviceTotalMem_v2");
 	*(void **)&api->get_attribute = dlsym(driver, "cuDeviceGetAttribute");
 	dlclose(driver); /* RTLD_NOLOAD: the program's own reference keeps it loaded */
-	return api->get_count && api->get && api->get_name && api->total_mem &&
-	       api->get_attribute;
+	return api->get_count && api->get && api->get_name && api->total_mem && api->get_attribute;
 }
 
 static int device_attribute(const struct driver_api *api, CUdevice device,
@@ -371,8 +370,9 @@ static void enable_callbacks(void)
 		    CUPTI_SUCCESS)
 			failures++;
 	if (failures)
-		fprintf(stderr, "profopt-cupti: kernel launches and host waits are only partly "
-				"recorded (%zu of %zu callbacks could not be enabled)\n",
+		fprintf(stderr,
+			"profopt-cupti: kernel launches and host waits are only partly "
+			"recorded (%zu of %zu callbacks could not be enabled)\n",
 			failures, call_count);
 }
 
@@ -402,8 +402,7 @@ static void say_what_was_recorded(void)
 		(unsigned long long)counts->copies, (unsigned long long)counts->memsets,
 		(unsigned long long)counts->allocations, (unsigned long long)counts->releases,
 		(unsigned long long)counts->bad_times, (unsigned long long)counts->incomplete,
-		(unsigned long long)counts->skipped,
-		(unsigned long long)collector.dropped,
+		(unsigned long long)counts->skipped, (unsigned long long)collector.dropped,
 		collector.clock_is_trace ? "CUPTI stamps CLOCK_MONOTONIC (timestamp callback)"
 					 : "offset to CUPTI's clock measured at each flush",
 		collector.callbacks ? "recorded" : "not recorded");

@@ -22,7 +22,8 @@ static uint32_t dimension(int32_t value)
 }
 
 /* A kernel's launch shape; its activity part is filled by activity(). */
-static void kernel_shape(const CUpti_ActivityKernel10 *kernel, struct profopt_gpu_kernel_shape *shape)
+static void kernel_shape(const CUpti_ActivityKernel10 *kernel,
+			 struct profopt_gpu_kernel_shape *shape)
 {
 	uint64_t shared = (uint64_t)dimension(kernel->staticSharedMemory) +
 			  dimension(kernel->dynamicSharedMemory);
@@ -161,10 +162,9 @@ enum po_cupti_out po_cupti_convert(const CUpti_Activity *record, int64_t offset_
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 		const CUpti_ActivityKernel10 *kernel = (const CUpti_ActivityKernel10 *)record;
-		enum po_cupti_out out =
-		    activity(event, PROFOPT_GPU_KERNEL, kernel->name, kernel->deviceId,
-			     kernel->streamId, 0, kernel->start, kernel->end, kernel->correlationId,
-			     offset_ns, counts);
+		enum po_cupti_out out = activity(
+		    event, PROFOPT_GPU_KERNEL, kernel->name, kernel->deviceId, kernel->streamId, 0,
+		    kernel->start, kernel->end, kernel->correlationId, offset_ns, counts);
 
 		if (out != PO_CUPTI_ACTIVITY)
 			return out;
@@ -221,8 +221,7 @@ static const struct po_cupti_api_call api_calls[] = {
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
      PO_CUPTI_API_LAUNCH},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, PO_CUPTI_API_LAUNCH},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-     PO_CUPTI_API_LAUNCH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, PO_CUPTI_API_LAUNCH},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, PO_CUPTI_API_LAUNCH},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, PO_CUPTI_API_LAUNCH},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,

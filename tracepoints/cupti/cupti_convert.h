@@ -33,7 +33,7 @@ enum po_cupti_out {
 	PO_CUPTI_KERNEL,   /* event.activity and event.shape */
 	PO_CUPTI_ALLOC,	   /* event.address, bytes, device */
 	PO_CUPTI_FREE,
-	PO_CUPTI_BAD_TIME, /* a kept kind with impossible times: counted */
+	PO_CUPTI_BAD_TIME,   /* a kept kind with impossible times: counted */
 	PO_CUPTI_INCOMPLETE, /* work not finished when a forced flush returned it (a start or
 				end of 0): counted, and lost */
 };
@@ -55,7 +55,7 @@ struct po_cupti_counts {
 	uint64_t releases;
 	uint64_t bad_times;
 	uint64_t incomplete; /* returned unfinished by a forced flush */
-	uint64_t skipped; /* other kinds, or copies profopt has no kind for (host to host) */
+	uint64_t skipped;    /* other kinds, or copies profopt has no kind for (host to host) */
 };
 
 /* Converts one record; event is filled for ACTIVITY, ALLOC and FREE. */

@@ -155,7 +155,8 @@ void profopt_gpu_kernel(const struct profopt_gpu_record *record,
  * unknown.
  */
 void profopt_gpu_device(int32_t device, const char *name, uint64_t memory_bytes,
-			int32_t multiprocessors, int32_t capability_major, int32_t capability_minor);
+			int32_t multiprocessors, int32_t capability_major,
+			int32_t capability_minor);
 
 /* The host blocks until the device (stream -1: all streams) has finished. */
 void profopt_gpu_sync_begin(int32_t device, int32_t stream);

@@ -259,8 +259,8 @@ static void test_leak_in_workers(void)
  */
 static void test_unfreed_only_after_a_clean_end(void)
 {
-	static const enum po_run_ending cut[] = {PO_RUN_SIGNAL, PO_RUN_EXCEPTION,
-						 PO_RUN_NO_RUN_END, PO_RUN_FAILED_EXIT};
+	static const enum po_run_ending cut[] = {PO_RUN_SIGNAL, PO_RUN_EXCEPTION, PO_RUN_NO_RUN_END,
+						 PO_RUN_FAILED_EXIT};
 	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
 
 	synth_mem_site(analysis, 100, PO_ROLE_MAIN, PO_STAGE_FORWARD, "buffer", 8 * SYNTH_MIB, -1);
@@ -268,8 +268,9 @@ static void test_unfreed_only_after_a_clean_end(void)
 	analysis->ending = PO_RUN_CLEAN;
 	run_detect(analysis);
 	CHECK(synth_finding(analysis, PO_FINDING_UNFREED_ALLOCATIONS) != NULL);
-	CHECK_NEAR(synth_number(synth_finding(analysis, PO_FINDING_UNFREED_ALLOCATIONS), "live_mib"),
-		   8, 0.01);
+	CHECK_NEAR(
+	    synth_number(synth_finding(analysis, PO_FINDING_UNFREED_ALLOCATIONS), "live_mib"), 8,
+	    0.01);
 	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
 		analysis->ending = cut[i];
 		run_detect(analysis);

@@ -19,11 +19,12 @@ static size_t format_table(char *buffer, size_t size)
 				"| Rule.key | Default | Unit | Valid range | Meaning | Source |\n"
 				"|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < count && used < size; i++)
-		used += (size_t)snprintf(
-		    buffer + used, size - used, "| `%s.%s` | %g | %s | %.15g to %.15g%s | %s | %s |\n",
-		    infos[i].rule, infos[i].key, infos[i].default_value, infos[i].unit,
-		    infos[i].lowest, infos[i].highest, infos[i].whole ? ", whole" : "",
-		    infos[i].doc, infos[i].source);
+		used += (size_t)snprintf(buffer + used, size - used,
+					 "| `%s.%s` | %g | %s | %.15g to %.15g%s | %s | %s |\n",
+					 infos[i].rule, infos[i].key, infos[i].default_value,
+					 infos[i].unit, infos[i].lowest, infos[i].highest,
+					 infos[i].whole ? ", whole" : "", infos[i].doc,
+					 infos[i].source);
 	return used;
 }
 

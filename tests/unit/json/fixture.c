@@ -262,9 +262,9 @@ static void fill_memory(struct po_analysis *analysis)
 					-1,
 					NULL,
 					false};
-	sites[1] =
-	    (struct po_mem_site){100, PO_ROLE_MAIN, 0,	-1,   NULL, 0,	  4,	4096, 4,  4096, 0,
-				 0,   -1,	    -1, NULL, 0,    NULL, NULL, NULL, -1, NULL, false};
+	sites[1] = (struct po_mem_site){100,  PO_ROLE_MAIN, 0,	  -1, NULL, 0,	  4,	4096,
+					4,    4096,	    0,	  0,  -1,   -1,	  NULL, 0,
+					NULL, NULL,	    NULL, -1, NULL, false};
 	analysis->mem_sites = sites;
 	analysis->mem_site_count = 2;
 }

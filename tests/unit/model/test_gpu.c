@@ -131,7 +131,8 @@ static void late_records(void)
 	int64_t t = 0;
 
 	step_begin(model, 0, MAIN, MAIN, 0);
-	for (int i = 0; i < 3000; i++, t += 100000) /* 300 ms: more than the 100 ms a record waits */
+	for (int i = 0; i < 3000;
+	     i++, t += 100000) /* 300 ms: more than the 100 ms a record waits */
 		gpu_record(model, t + 9000, MAIN, 0, 0, t, t + 5000);
 	gpu_record(model, t, MAIN, 0, 0, 1000, 2000);
 	step_end(model, t, MAIN, MAIN, 0);
