@@ -89,15 +89,15 @@ static int stop_child(pid_t pid, int timeout_ms)
 static enum rec_status start_relay(struct rec_live *live, struct po_error *err)
 {
 	char control[64], data[64], viewer[64], log_path[PATH_MAX + 16];
-	const char *tmp = getenv("TMPDIR");
 	int log_fd, waited;
 	pid_t pid;
 
-	snprintf(live->relay_dir, sizeof(live->relay_dir), "%s/profopt-relayd-XXXXXX",
-		 tmp && *tmp && strlen(tmp) < 512 ? tmp : "/tmp");
-	if (!mkdtemp(live->relay_dir)) {
+	/* in the scratch directory, which the next recorder removes if this one is killed */
+	snprintf(live->relay_dir, sizeof(live->relay_dir), "%.600s/relayd",
+		 rec_scratch_dir() ? rec_scratch_dir() : "");
+	if (!rec_scratch_dir() || mkdir(live->relay_dir, 0700) != 0) {
 		po_error_set(err, "--live: cannot make a directory for lttng-relayd: %s",
-			     strerror(errno));
+			     rec_scratch_dir() ? strerror(errno) : "no scratch directory");
 		live->relay_dir[0] = '\0';
 		return REC_STATUS_TRACING;
 	}
@@ -215,7 +215,7 @@ static enum rec_status create_session(struct rec_live *live, const struct rec_op
 	char host[HOST_NAME_MAX + 1] = "";
 	enum rec_status status;
 
-	snprintf(live->session, sizeof(live->session), "profopt-live-%ld", (long)getpid());
+	snprintf(live->session, sizeof(live->session), "profopt-live-%s", rec_owner_tag());
 	status = rec_ctl_call(&create_call, err);
 	/* A call abandoned midway may have created it: destroying it then is harmless. */
 	live->session_created = status != REC_STATUS_TRACING && status != REC_STATUS_NOMEM;

@@ -3,6 +3,7 @@
  * processes it forks into one LTTng trace, for profopt-analyze. Only this file prints.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,22 +45,24 @@ static bool daemon_gone(enum rec_status status)
 
 /*
  * Notes: a file whose path the traced processes find in PROFOPT_RECORD_NOTES, where the
- * Python module writes what kept a process from recording (libprofopt not loaded), one
+ * Python module writes what kept a process from recording (libprofopt not loaded), and
+ * libprofopt which processes emitted events before they were registered (verify.c), one
  * tab-separated line per note: code, pid, text. After the command, each note is said once
- * and kept in the trace directory (profopt-record-notes.txt) for profopt-analyze.
+ * and kept in the trace directory (profopt-record-notes.txt) for profopt-analyze. It lives
+ * in the scratch directory, which the next recorder removes if this one is killed.
  */
 #define NOTES_NAME "profopt-record-notes.txt"
 
-static char notes_path[64];
+static char notes_path[700];
 
 static void notes_create(void)
 {
-	const char *dir = getenv("TMPDIR");
-	int fd;
+	int fd = -1;
 
-	snprintf(notes_path, sizeof(notes_path), "%s/profopt-record-XXXXXX",
-		 dir && *dir && strlen(dir) < 32 ? dir : "/tmp");
-	fd = mkstemp(notes_path);
+	if (rec_scratch_dir()) {
+		snprintf(notes_path, sizeof(notes_path), "%s/notes", rec_scratch_dir());
+		fd = open(notes_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
 	if (fd < 0 || setenv("PROFOPT_RECORD_NOTES", notes_path, 1) != 0) {
 		if (fd >= 0)
 			unlink(notes_path);
@@ -246,6 +249,17 @@ static int record(const struct rec_options *options, struct rec_command *command
 	return exit_code;
 }
 
+/* What recorders that were killed left (leftovers.c): one line for each. */
+static enum rec_status clean_leftovers(struct po_error *err)
+{
+	struct rec_leftovers leftovers;
+	enum rec_status status = rec_leftovers_clean(&leftovers, err);
+
+	for (int i = 0; i < leftovers.line_count; i++)
+		fprintf(stderr, "profopt-record: %s\n", leftovers.lines[i]);
+	return status;
+}
+
 /*
  * A daemon started here is stopped unless a session lives in it (another recording found
  * it running): then it is left running, in one line. One that did not answer in time was
@@ -301,6 +315,9 @@ int main(int argc, char **argv)
 	rec_ctl_init(options.sessiond_timeout_ms);
 	if (options.check)
 		return rec_check(&options);
+	if (rec_scratch_create(&err) != REC_STATUS_OK)
+		fprintf(stderr, "profopt-record: warning: %s; the processes cannot leave notes\n",
+			err.message);
 	notes_create();
 	/*
 	 * lttng-ust's base-address state dump lists every loaded object (with its build id)
@@ -317,13 +334,20 @@ int main(int argc, char **argv)
 		status = rec_signals_install(&err);
 	if (status == REC_STATUS_OK)
 		status = rec_sessiond_ensure(&sessiond, &err);
+	if (status == REC_STATUS_OK) {
+		status = clean_leftovers(&err);
+		if (status != REC_STATUS_OK)
+			stop_sessiond(&sessiond);
+	}
 	if (status != REC_STATUS_OK) {
 		notes_finish(NULL);
+		rec_scratch_remove();
 		rec_command_fini(&command);
 		return fail(status, &err);
 	}
 	exit_code = record(&options, &command, &recording);
 	notes_finish(NULL); /* removes the notes file when record() did not */
+	rec_scratch_remove();
 	stop_sessiond(&sessiond);
 	rec_command_fini(&command);
 	fflush(stdout);

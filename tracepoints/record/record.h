@@ -205,6 +205,37 @@ enum rec_status rec_destroy_session(const char *name, bool *timed_out,
 void rec_session_remove_output(struct rec_session *session);
 void rec_session_fini(struct rec_session *session);
 
+/*
+ * What a recorder that was killed leaves, and its cleanup by the next one (leftovers.c).
+ * Everything a recorder makes carries its owner tag, PID-START-PIDNS (its pid, its start
+ * time in clock ticks since boot, its PID namespace): its sessions (profopt-record-TAG-DATE,
+ * profopt-live-TAG, profopt-check-TAG), its scratch directory (TMPDIR/profopt-record-TAG-
+ * XXXXXX, with a mark) and the environment of a session daemon it starts.
+ */
+#define REC_SESSIOND_OWNER_ENV "PROFOPT_RECORD_SESSIOND_OWNER"
+const char *rec_owner_tag(void);
+/* Makes this recorder's scratch directory (mode 0700, marked); see rec_scratch_dir(). */
+enum rec_status rec_scratch_create(struct po_error *err) PO_NODISCARD;
+/* The scratch directory, NULL when there is none. */
+const char *rec_scratch_dir(void);
+/* Removes the mark, then the directory if it is empty (what must stay stays unmarked). */
+void rec_scratch_remove(void);
+/* The running session daemon's pid when a profopt-record that is gone started it, else 0. */
+pid_t rec_sessiond_orphaned(void);
+
+#define REC_LEFTOVER_LINES 8
+struct rec_leftovers {
+	int line_count; /* one line per recorder that is gone and left something */
+	char lines[REC_LEFTOVER_LINES][1400];
+};
+
+/*
+ * Destroys the sessions and removes the scratch directories of recorders of this PID
+ * namespace that are gone; says what it did. Fails only when the daemon does not answer.
+ */
+enum rec_status rec_leftovers_clean(struct rec_leftovers *result,
+				    struct po_error *err) PO_NODISCARD;
+
 /* Events the tracer discarded, read from the trace's packet indexes (all processes). */
 enum rec_status rec_trace_count_discarded(const char *trace_dir, uint64_t *discarded_events,
 					  struct po_error *err) PO_NODISCARD;

@@ -258,7 +258,8 @@ enum rec_status rec_session_create(struct rec_session *session, const struct rec
 		return status;
 	localtime_r(&now, &local);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
-	snprintf(session->name, sizeof(session->name), "profopt-record-%ld-%s", (long)getpid(),
+	/* The owner's tag lets the next recorder destroy it if this one is killed. */
+	snprintf(session->name, sizeof(session->name), "profopt-record-%s-%s", rec_owner_tag(),
 		 stamp);
 	snprintf(url, sizeof(url), "file://%s", session->output_dir);
 	snprintf(what, sizeof(what), "create the session %s", session->name);

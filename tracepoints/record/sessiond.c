@@ -1,9 +1,10 @@
 /*
  * sessiond.c: makes sure an LTTng session daemon answers, starting one when none does.
- * A daemon found running is left alone. One started here is stopped by its pid at the end,
- * but only when no session lives in it: another profopt-record (or an lttng user) may have
- * found it running and be recording in it. Every question to the daemon is a call with a
- * deadline (ctl.c).
+ * A daemon found running is left alone, unless a profopt-record that is gone started it
+ * (its environment says which, leftovers.c). One started here, or by a recorder that is
+ * gone, is stopped by its pid at the end, but only when no session lives in it: another
+ * profopt-record (or an lttng user) may have found it running and be recording in it.
+ * Every question to the daemon is a call with a deadline (ctl.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -103,6 +104,8 @@ static enum rec_status launch_daemon(struct po_error *err)
 	if (pid == 0) {
 		dup2(output[1], STDOUT_FILENO);
 		dup2(output[1], STDERR_FILENO);
+		/* the mark that lets a later recorder stop it if this one is killed */
+		setenv(REC_SESSIOND_OWNER_ENV, rec_owner_tag(), 1);
 		execvp(argv[0], argv);
 		fprintf(stderr, "cannot run lttng-sessiond: %s\n", strerror(errno));
 		_exit(127);
@@ -240,19 +243,25 @@ enum rec_sessiond_end rec_sessiond_stop(struct rec_sessiond *sessiond, int *othe
 {
 	struct po_error err = {{0}};
 	int sessions = -1;
+	bool orphan = false;
 
 	*other_sessions = 0;
-	if (!sessiond->started_here || sessiond->pid <= 0)
+	if (!sessiond->started_here) {
+		/* one that a recorder which is gone started is this one's to stop, when unused */
+		sessiond->pid = rec_sessiond_orphaned();
+		orphan = true;
+	}
+	if (sessiond->pid <= 0)
 		return REC_SESSIOND_NOT_OURS;
 	/*
 	 * This recording's session is destroyed by now: any session listed is someone else's.
 	 * One created between this question and SIGTERM is still cut; see docs/robustness.md.
 	 */
 	if (rec_sessiond_probe(&sessions, &err) != REC_STATUS_OK)
-		return REC_SESSIOND_UNANSWERED;
+		return orphan ? REC_SESSIOND_NOT_OURS : REC_SESSIOND_UNANSWERED;
 	if (sessions > 0) {
 		*other_sessions = sessions;
-		return REC_SESSIOND_SHARED;
+		return orphan ? REC_SESSIOND_NOT_OURS : REC_SESSIOND_SHARED;
 	}
 	if (sessions == 0)
 		terminate(sessiond->pid);

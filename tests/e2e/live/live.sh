@@ -176,7 +176,7 @@ session_destroyed)
 		[ "$(wc -l <windows.jsonl)" -ge 3 ] && break
 		sleep 0.2
 	done
-	lttng destroy "$(lttng list | grep -o 'profopt-live-[0-9]*' | head -n 1)" >/dev/null ||
+	lttng destroy "$(lttng list | grep -o 'profopt-live-[0-9-]*' | head -n 1)" >/dev/null ||
 		fail "no live session to destroy"
 	wait "$record"
 	status=$?

@@ -10,7 +10,8 @@ record=$1 workload=$2 case=$3 sim=${4:-} analyze=${5:-}
 if [ "$case" = own_sessiond ] && [ "$(id -u)" -eq 0 ] && [ -z "${PROFOPT_RECORD_NS:-}" ]; then
 	PROFOPT_RECORD_NS=1 exec unshare --mount --propagation private "$0" "$@"
 fi
-if [ "$case" = shared_sessiond ] && [ "$(id -u)" -eq 0 ] && [ -z "${PROFOPT_RECORD_NS:-}" ]; then
+if { [ "$case" = shared_sessiond ] || [ "$case" = killed ]; } && [ "$(id -u)" -eq 0 ] &&
+	[ -z "${PROFOPT_RECORD_NS:-}" ]; then
 	PROFOPT_RECORD_NS=1 exec unshare --mount --pid --fork --kill-child --mount-proc \
 		--propagation private "$0" "$@"
 fi
@@ -168,6 +169,86 @@ PY
 	sed 's/^/     A: /' "$work/a.err"
 	sed 's/^/     B: /' "$work/b.err"
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+}
+
+# The start time (clock ticks since boot) of process $1, as /proc/PID/stat says.
+start_time() {
+	sed 's/.*) //' "/proc/$1/stat" | cut -d ' ' -f 20
+}
+
+# The sessions the daemon lists, one name a line.
+sessions() {
+	lttng list 2>/dev/null | sed -n 's/^ *[0-9]*) \([^ ]*\) .*/\1/p'
+}
+
+# profopt-record --live killed by SIGKILL leaves the daemon it started, both sessions (still
+# tracing) and its scratch directory. The next profopt-record removes what it left, in one
+# line, and touches nothing else: the session of a recording that still runs, sessions named
+# otherwise, named as an earlier version did, or of another PID namespace, and directories
+# named like scratch directories that are not proved to be one. The last recorder to end
+# stops the daemon once no session lives in it. (Runs in PID and mount namespaces of its own.)
+case_killed() {
+	no_daemon_here || return
+	export TMPDIR=$work/tmp
+	mkdir -p "$TMPDIR"
+	local a b ns self=$$ gone=2147483 kept daemon name
+	"$record" --live -o "$work/ta" -- "$workload" wait "$work/a-ready" >"$work/a.out" 2>"$work/a.err" &
+	a=$!
+	for _ in $(seq 300); do [ -e "$work/a-ready" ] && break; sleep 0.1; done
+	# B records from before A is killed to after C cleaned up.
+	"$record" -o "$work/tb" -- "$workload" wait "$work/b-ready" >"$work/b.out" 2>"$work/b.err" &
+	b=$!
+	for _ in $(seq 300); do [ -e "$work/b-ready" ] && break; sleep 0.1; done
+	kill -9 "$a"
+	wait "$a" 2>/dev/null
+	kill "$(sed -n 's/^command_pid //p' "$work/ta/profopt-recording.txt")"
+	check "A (--live) and B recorded until A was killed" [ -e "$work/a-ready" ] && [ -e "$work/b-ready" ]
+	check "A left two sessions named with its pid, start time and PID namespace" \
+		[ "$(sessions | grep -c "^profopt-\(record\|live\)-$a-[0-9]*-[0-9]*")" -eq 2 ]
+	check "A left its scratch directory" ls -d "$TMPDIR/profopt-record-$a-"* >/dev/null
+	# What C must leave alone: sessions named otherwise, as an earlier version named them, of
+	# another PID namespace; directories named like scratch directories without the proof.
+	# And what it must remove: a session of a pid that another process uses now.
+	ns=$(stat -L -c %i /proc/self/ns/pid)
+	lttng create mine -o "$work/mine" >/dev/null
+	lttng create "profopt-record-$gone-20260101-120000" -o "$work/old" >/dev/null
+	lttng create "profopt-record-$gone-1-$((ns + 1))-20260101-120000" -o "$work/other-ns" >/dev/null
+	lttng create "profopt-check-$self-$(($(start_time "$self") + 1))-$ns" -o "$work/reused" >/dev/null
+	mkdir -p "$TMPDIR/profopt-record-$gone-1-$ns-nomark" "$TMPDIR/profopt-record-$gone-1-$ns-others"
+	echo "$gone-1-$ns" >"$TMPDIR/profopt-record-$gone-1-$ns-others/.profopt-record"
+	chown -R nobody "$TMPDIR/profopt-record-$gone-1-$ns-others"
+	ln -s "$work/mine" "$TMPDIR/profopt-record-$gone-1-$ns-linked"
+	run_record -o "$work/tc" -- "$workload" exit 0
+	check "C, after A was killed, exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "C says in one line what it cleaned up after A (pid $a)" \
+		[ "$(grep -c "pid $a," "$work/err")" -eq 1 ] &&
+		grep -q "^profopt-record: cleaned up after profopt-record pid $a, which ended without doing so: destroyed its 2 session(s) (its trace $work/ta is closed now); removed its scratch directory $TMPDIR/profopt-record-$a-[0-9]*-$ns-......; the session daemon it started (pid [0-9]*) stops when this recording ends, unless another session lives in it$" "$work/err"
+	check "C says it destroyed the session of pid $self, which another process uses now" \
+		grep -q "^profopt-record: cleaned up after profopt-record pid $self, .*destroyed its 1 session(s)$" "$work/err"
+	check "A's sessions and the reused pid's are gone" \
+		not grep -q "^profopt-[a-z]*-\($a\|$self\)-" <(sessions)
+	check "A's scratch directory is gone" not ls -d "$TMPDIR/profopt-record-$a-"* 2>/dev/null
+	kept=$(sessions | grep -c "^mine$\|^profopt-record-$gone-20260101-120000$\|^profopt-record-$gone-1-$((ns + 1))-\|^profopt-record-$b-")
+	check "B's session, and those named otherwise, as before or of another namespace, stay ($kept of 4)" \
+		[ "$kept" -eq 4 ]
+	check "directories not proved to be scratch directories stay" \
+		[ -d "$TMPDIR/profopt-record-$gone-1-$ns-nomark" ] &&
+		[ -e "$TMPDIR/profopt-record-$gone-1-$ns-others/.profopt-record" ] &&
+		[ -L "$TMPDIR/profopt-record-$gone-1-$ns-linked" ] && [ -d "$work/mine" ]
+	sed 's/^/     C: /' "$work/err"
+	for name in mine "profopt-record-$gone-20260101-120000" \
+		"profopt-record-$gone-1-$((ns + 1))-20260101-120000"; do
+		lttng destroy "$name" >/dev/null
+	done
+	daemon=$(cat "$(daemon_pid_file)")
+	kill -TERM "$b"
+	wait "$b"
+	status=$?
+	check "B ends with its command's status 42 (got $status)" [ "$status" -eq 42 ]
+	check "B says nothing of A" not grep -q "cleaned up" "$work/b.err"
+	check "B, the last to end, stopped the daemon that A started (pid $daemon), and its consumer" \
+		not running "$daemon" && ! pgrep -x lttng-consumerd >/dev/null
+	sed 's/^/     B: /' "$work/b.err"
 }
 
 # A session daemon that does not answer (stopped with SIGSTOP): profopt-record gives up
