@@ -99,17 +99,24 @@ static struct po_excluded_process *excluded_entry(struct po_model *model, int32_
 static void exclude(struct po_model *model, const struct po_event *event,
 		    enum po_excluded_reason reason)
 {
+	/*
+	 * A process already left out (its events came before its announcement, or it
+	 * announced twice) keeps its one entry, with the announcement's reason: it is one
+	 * process, listed and counted once.
+	 */
+	bool known = state_of(model, event->pid) == MEMBER_OUT;
 	struct po_excluded_process *entry;
 
 	if (!set_state(model, event->pid, MEMBER_OUT)) {
 		model->deferred = PO_STATUS_NOMEM;
 		return;
 	}
-	entry = excluded_entry(model, event->pid, true);
+	entry = excluded_entry(model, event->pid, !known);
 	if (!entry)
 		return;
 	entry->reason = reason;
-	entry->first_ns = event->time_ns;
+	if (!known)
+		entry->first_ns = event->time_ns;
 	if (event->procname.len)
 		entry->name =
 		    po_strtab_intern(model->strings, event->procname.ptr, event->procname.len);

@@ -119,6 +119,34 @@ static void late_announcement_and_pid_reuse(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * Another recording's process whose first events come before its announcement, and which
+ * announces twice (two threads can race to announce): one process, listed and counted
+ * once, with the announcement's reason and all its events.
+ */
+static void excluded_once(void)
+{
+	struct po_model *model = recording_model();
+	struct po_analysis *analysis;
+	const struct po_excluded_process *other;
+
+	announce(model, 1, MAIN, RECORDING, COMMAND);
+	step_begin(model, 2 * MS, OTHER, OTHER, 0);
+	announce(model, 3 * MS, OTHER, "ffffffffffffffffffffffffffffffff", 7);
+	announce(model, 4 * MS, OTHER, "ffffffffffffffffffffffffffffffff", 7);
+	step_end(model, 5 * MS, OTHER, OTHER, 0);
+	announce(model, 6 * MS, WORKER, RECORDING, MAIN);
+	run(model, 10 * MS, MAIN, WORKER);
+	analysis = model_done(model);
+	CHECK_INT_EQ(analysis->quality.excluded_processes, 1);
+	CHECK_INT_EQ(analysis->excluded_process_count, 1);
+	other = excluded(analysis, OTHER);
+	CHECK(other != NULL && other->reason == PO_EXCLUDED_OTHER_RECORDING);
+	CHECK(other != NULL && other->events == 4 && other->first_ns == 2 * MS);
+	CHECK_INT_EQ(analysis->step_count, 2);
+	po_analysis_destroy(analysis);
+}
+
 static void no_recording_keeps_everything(void)
 {
 	struct po_model *model = model_new(NULL);
@@ -149,6 +177,7 @@ int main(void)
 {
 	RUN(keeps_only_the_command);
 	RUN(late_announcement_and_pid_reuse);
+	RUN(excluded_once);
 	RUN(no_recording_keeps_everything);
 	RUN(nothing_announced);
 	return CHECK_SUMMARY();
