@@ -61,8 +61,10 @@ static struct process *process_get(struct po_process_tracker *t, int32_t pid)
 				    .cpu_last_ns = -1,
 				    .runq_first_ns = -1,
 				    .runq_last_ns = -1,
-				    .cpu_sample_ns = -1,
+				    .cpu_since_ns = -1,
+				    .cpu_prev_ns = -1,
 				    .runq_since_ns = -1,
+				    .runq_prev_ns = -1,
 				    .main_last_ns = -1};
 	for (int i = 0; i < PO_DEVICE_SLOTS; i++)
 		process->gpu_used_bytes[i] = -1;
@@ -218,7 +220,7 @@ static bool counter_plausible(const struct process *process, const struct po_eve
 		return value >= 0 && value <= PO_MEMORY_LIMIT_BYTES;
 	case PO_COUNTER_PROCESS_CPU:
 		return cumulative_plausible(value, event->time_ns, process->cpu_last_ns,
-					    process->cpu_sample_ns, cores);
+					    process->cpu_since_ns, cores);
 	case PO_COUNTER_PROCESS_RUNQ_WAIT:
 		return cumulative_plausible(value, event->time_ns, process->runq_last_ns,
 					    process->runq_since_ns, 1);
@@ -227,12 +229,42 @@ static bool counter_plausible(const struct process *process, const struct po_eve
 	}
 }
 
+/*
+ * Moves the bounds of a cumulative counter on at one of its samples (see struct process):
+ * an accepted value is bounded from the previous sample's stamp, and this sample's stamp
+ * (for the run-queue wait, the main thread's latest event before it) bounds the next.
+ */
+static void note_sample_stamp(struct process *process, const struct po_event *event, bool accepted)
+{
+	int64_t main_ran_ns;
+
+	switch (event->u.counter.kind) {
+	case PO_COUNTER_PROCESS_CPU:
+		if (accepted)
+			process->cpu_since_ns =
+			    process->cpu_prev_ns >= 0 ? process->cpu_prev_ns : process->first_ns;
+		process->cpu_prev_ns = event->time_ns;
+		break;
+	case PO_COUNTER_PROCESS_RUNQ_WAIT:
+		if (accepted)
+			process->runq_since_ns =
+			    process->runq_prev_ns >= 0 ? process->runq_prev_ns : process->first_ns;
+		main_ran_ns = process->main_last_ns < 0 ? process->first_ns : process->main_last_ns;
+		process->runq_prev_ns = main_ran_ns < event->time_ns ? main_ran_ns : event->time_ns;
+		break;
+	default:
+		break;
+	}
+}
+
 bool process_tracker_counter(struct po_process_tracker *t, struct process *process,
 			     const struct po_event *event, int32_t cpu_count)
 {
 	int64_t value = event->u.counter.value;
+	bool plausible = counter_plausible(process, event, cpu_count);
 
-	if (!counter_plausible(process, event, cpu_count))
+	note_sample_stamp(process, event, plausible);
+	if (!plausible)
 		return false;
 	switch (event->u.counter.kind) {
 	case PO_COUNTER_HOST_RSS:
@@ -245,16 +277,11 @@ bool process_tracker_counter(struct po_process_tracker *t, struct process *proce
 		if (process->cpu_first_ns < 0)
 			process->cpu_first_ns = value;
 		process->cpu_last_ns = value;
-		process->cpu_sample_ns = event->time_ns;
 		break;
 	case PO_COUNTER_PROCESS_RUNQ_WAIT:
 		if (process->runq_first_ns < 0)
 			process->runq_first_ns = value;
 		process->runq_last_ns = value;
-		process->runq_since_ns = process->main_last_ns < 0 ? process->first_ns
-					 : process->main_last_ns < event->time_ns
-					     ? process->main_last_ns
-					     : event->time_ns;
 		break;
 	default:
 		break;

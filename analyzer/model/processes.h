@@ -74,15 +74,28 @@ struct process {
 	int64_t cpu_last_ns;
 	int64_t runq_first_ns; /* PROCESS_RUNQ_WAIT counter, first and last; -1 */
 	int64_t runq_last_ns;
-	int64_t cpu_sample_ns; /* when the last PROCESS_CPU sample was taken; -1 */
 	/*
-	 * The earliest moment a wait credited after the last PROCESS_RUNQ_WAIT sample can
-	 * have begun: the main thread's latest event before that sample (it was running then),
-	 * or the process's first event; -1 before the first sample. The kernel credits a wait
-	 * to schedstat only when it ends, so one sample can grow by more than the time since
-	 * the previous sample (by 18x on a crowded machine), never by more than this allows.
+	 * A sample's value is read before its event is stamped, and on a crowded machine the
+	 * sampler can wait for a core in between: a stamp bounds when its own value was read
+	 * only from above. The sampler reads a value after it stamped the previous sample, so
+	 * the last accepted value was read after the stamp of the sample before it; growth
+	 * since that value is bounded from there. cpu_since_ns: that stamp, for the last
+	 * accepted PROCESS_CPU value (the process's first event for the first); cpu_prev_ns:
+	 * the stamp of the latest PROCESS_CPU sample, accepted or not; -1 before the first.
+	 */
+	int64_t cpu_since_ns;
+	int64_t cpu_prev_ns;
+	/*
+	 * The earliest moment a wait credited after the last accepted PROCESS_RUNQ_WAIT value
+	 * can have begun: the main thread's latest event before the stamp of the sample before
+	 * it (the thread was running then, and the value was read after that stamp), or the
+	 * process's first event; -1 before the first sample. The kernel credits a wait to
+	 * schedstat only when it ends, so one sample can grow by more than the time since the
+	 * previous sample (by 18x on a crowded machine), never by more than this allows.
+	 * runq_prev_ns: that moment as of the latest sample, accepted or not.
 	 */
 	int64_t runq_since_ns;
+	int64_t runq_prev_ns;
 	int64_t main_last_ns; /* the latest event of the thread whose tid is the pid; -1 */
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;

@@ -151,7 +151,11 @@ static void test_gpu_memory(void)
 	teardown(&f);
 }
 
-/* On 2 cores CPU time grows by at most 2 s per second; it never goes down. */
+/*
+ * On 2 cores CPU time grows by at most 2 s per second; it never goes down. A value is read
+ * before its stamp, after the previous sample's: the growth since the value of the sample
+ * at 1 s is bounded over the 2 s since the sample at 0.
+ */
 static void test_implausible_counters(void)
 {
 	struct fixture f;
@@ -160,12 +164,12 @@ static void test_implausible_counters(void)
 	setup(&f);
 	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 0, 0));
 	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 1500 * MS, 1000 * MS));
-	CHECK(!sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 4500 * MS, 2000 * MS)); /* 3 cores */
+	CHECK(!sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 6000 * MS, 2000 * MS)); /* 2.25 cores */
 	CHECK(!sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 1000 * MS, 2000 * MS)); /* went down */
-	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 3000 * MS, 2000 * MS));
+	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_CPU, -1, 4500 * MS, 2000 * MS));
 	process = process_tracker_find(&f.tracker, 100);
 	CHECK_INT_EQ(process->cpu_first_ns, 0);
-	CHECK_INT_EQ(process->cpu_last_ns, 3000 * MS);
+	CHECK_INT_EQ(process->cpu_last_ns, 4500 * MS);
 	/* one thread waits for a core at most as long as the time that passed */
 	CHECK(sample(&f, 100, PO_COUNTER_PROCESS_RUNQ_WAIT, -1, 0, 0));
 	CHECK(!sample(&f, 100, PO_COUNTER_PROCESS_RUNQ_WAIT, -1, 1500 * MS, 1000 * MS));
@@ -179,8 +183,10 @@ static void test_implausible_counters(void)
  * The kernel credits a run-queue wait to schedstat when it ends. A main thread last seen
  * running at 12 ms waits for a core until 200 ms: the samples every 10 ms read nothing,
  * then one reads 187.5 ms at once, 18.75 times the time since the previous sample and no
- * more than the time since the thread last ran. A value beyond that is still refused.
- * Without any event of the main thread, the bound is the time since the process's first.
+ * more than the time since the thread last ran. A value beyond that is still refused (the
+ * thread's event at 205 ms may have come after the value of 210 ms was read: the bound of
+ * the next is from 12 ms). Without any event of the main thread, the bound is the time
+ * since the process's first.
  */
 static void test_runq_credited_late(void)
 {
@@ -196,7 +202,7 @@ static void test_runq_credited_late(void)
 	note(&f, 200, 200, 205 * MS);
 	CHECK(sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, 187 * MS + MS / 2, 210 * MS));
 	CHECK(!sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, INT64_C(1) << 40, 220 * MS));
-	CHECK(!sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, 250 * MS, 230 * MS));
+	CHECK(!sample_by(&f, 200, 201, PO_COUNTER_PROCESS_RUNQ_WAIT, 450 * MS, 230 * MS));
 	process = process_tracker_find(&f.tracker, 200);
 	CHECK_INT_EQ(process->runq_last_ns, 187 * MS + MS / 2);
 
@@ -204,6 +210,41 @@ static void test_runq_credited_late(void)
 	CHECK(sample_by(&f, 300, 302, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 110 * MS));
 	CHECK(sample_by(&f, 300, 302, PO_COUNTER_PROCESS_RUNQ_WAIT, 120 * MS, 200 * MS));
 	CHECK(!sample_by(&f, 300, 302, PO_COUNTER_PROCESS_RUNQ_WAIT, 400 * MS, 300 * MS));
+	teardown(&f);
+}
+
+/*
+ * A sample is read before it is stamped, and on a crowded machine the sampler may wait for
+ * a core in between. Samples every 20 ms; the main thread last ran at 45 ms and waits for
+ * a core. The sampler reads 0 at 85 ms and waits; the main thread runs at 95 ms (its wait
+ * of 50 ms credited; its event at 96 ms); the sample is stamped at 100 ms. The next reads
+ * the 50 ms: more than the 24 ms since the event at 96 ms plus the slack, but within the
+ * time since the main thread's last event before the sample at 80 ms, which is all the
+ * stamps bound. Process CPU time likewise: the sampler reads 40 ms of CPU at 40 ms and is
+ * stamped at 75 ms; the next reads 90 ms more by 100 ms (1.5 cores since the read, 3.6
+ * since the stamp).
+ */
+static void test_sample_stamped_late(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	note(&f, 400, 400, 0);
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 20 * MS));
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 40 * MS));
+	note(&f, 400, 400, 45 * MS);
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 60 * MS));
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 80 * MS));
+	note(&f, 400, 400, 96 * MS);
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_RUNQ_WAIT, 0, 100 * MS));
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_RUNQ_WAIT, 50 * MS, 120 * MS));
+	CHECK(!sample_by(&f, 400, 401, PO_COUNTER_PROCESS_RUNQ_WAIT, 200 * MS, 140 * MS));
+	CHECK_INT_EQ(process_tracker_find(&f.tracker, 400)->runq_last_ns, 50 * MS);
+
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_CPU, 0, 20 * MS));
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_CPU, 40 * MS, 75 * MS));
+	CHECK(sample_by(&f, 400, 401, PO_COUNTER_PROCESS_CPU, 130 * MS, 100 * MS));
+	CHECK(!sample_by(&f, 400, 401, PO_COUNTER_PROCESS_CPU, 400 * MS, 120 * MS));
 	teardown(&f);
 }
 
@@ -230,6 +271,7 @@ int main(void)
 	RUN(test_gpu_memory);
 	RUN(test_implausible_counters);
 	RUN(test_runq_credited_late);
+	RUN(test_sample_stamped_late);
 	RUN(test_side_by_side);
 	return CHECK_SUMMARY();
 }
