@@ -13,6 +13,10 @@ it measured with its own clocks, independently of profopt:
   clock ticks from /proc/PID/stat;
 - ending: clean, exception or signal; epochs; when the training loop began and the
   whole wall time;
+- machine: at the loop's start and at its end, the CPU time of the whole machine and of
+  the process tree, the load average, and the main thread's CPU time and run-queue wait
+  (its schedstat), so the harness can tell what other programs used meanwhile
+  (tests/lib/machine.py) and how much longer the loop's CPU work took for it;
 - facts: what the workload knows about its own design (leak bytes per step, checkpoint
   period, ...).
 
@@ -22,6 +26,7 @@ The harness (run_workload.py) compares profopt-analyze's summary.json with this 
 import argparse
 import json
 import os
+import resource
 import signal
 import sys
 import time
@@ -34,6 +39,8 @@ import torch.nn.functional as F
 from torch.utils.data import Dataset
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import machine  # noqa: E402 (tests/lib)
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 FEATURES = 256
@@ -101,6 +108,39 @@ def _rss_and_ticks(pid):
         return None
 
 
+def _tree_cpu_s(root_pid):
+    """CPU seconds of this process, of the children it waited for, and of its live (or
+    not yet waited for) descendants."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    for pid in _descendants(root_pid):
+        try:
+            fields = _stat_fields(pid)
+            total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        except (OSError, ValueError, IndexError):
+            continue  # exited while we looked: its parent's children count has it
+    return total
+
+
+def _main_thread_schedstat():
+    """(CPU ns, run-queue wait ns) of this process's main thread, or (None, None)."""
+    try:
+        with open("/proc/self/schedstat") as schedstat:
+            cpu_ns, wait_ns = schedstat.read().split()[:2]
+        return int(cpu_ns), int(wait_ns)
+    except (OSError, ValueError):
+        return None, None
+
+
+def machine_snapshot(root_pid):
+    """What the machine, the process tree and the main thread had used until now."""
+    snapshot = machine.snapshot(_tree_cpu_s(root_pid))
+    snapshot["main_cpu_ns"], snapshot["main_wait_ns"] = _main_thread_schedstat()
+    return snapshot
+
+
 # --- the ground truth ------------------------------------------------------------------
 
 class Truth:
@@ -127,6 +167,7 @@ class Truth:
         self.asked = None      # perf_counter() when the current step asked for its batch
         self.received = None   # perf_counter() when that batch arrived
         self.loop_began = None  # perf_counter() when the training loop began
+        self.machine = {}  # machine_snapshot() at the loop's start ("begin") and end ("end")
         steps, slots = self.MAX_STEPS, self.MAX_STEPS * self.MAX_PIDS
         self._stamps = array("d", bytes(8 * 4 * steps))  # begin, ready, end, sampled
         self._epoch = array("q", bytes(8 * steps))
@@ -168,6 +209,7 @@ class Truth:
         """Marks the start of the training loop (the first epoch's iter(loader), before
         the workers start), once."""
         if self.loop_began is None:
+            self.machine["begin"] = machine_snapshot(self.main_pid)
             self.loop_began = time.perf_counter()
 
     def timed(self, iterable, epoch):
@@ -191,6 +233,8 @@ class Truth:
 
     def finish(self):
         self.trained_s = self.now_s()
+        if "begin" in self.machine:
+            self.machine["end"] = machine_snapshot(self.main_pid)
 
     def _steps(self):
         steps = []
@@ -233,6 +277,7 @@ class Truth:
             "loop_began_s": None if self.loop_began is None else
             round(self.loop_began - self.started, 6),
             "facts": self.facts,
+            "machine": self.machine,
             "steps": self._steps(),
             "rss": self._samples(),
         }
