@@ -22,6 +22,7 @@
 
 #include "detect.h"
 #include "ingest/ingest.h"
+#include "live/alerts_file.h"
 #include "live/panel.h"
 #include "live/window.h"
 #include "live_run.h"
@@ -39,8 +40,9 @@ struct live {
 	struct po_live_history *history;      /* weak */
 	struct po_live_panel panel;	      /* when stdout is a terminal */
 	bool terminal;
-	FILE *alerts_file; /* owned; NULL without --alerts */
-	int64_t events;	   /* events consumed */
+	struct po_live_alerts_file *alerts_file; /* owned; NULL: no --alerts, or it failed */
+	int64_t alerts_unwritten;		 /* alerts it did not get: it failed */
+	int64_t events;				 /* events consumed */
 	int64_t host_limit_bytes;
 	int64_t next_window_ns; /* CLOCK_MONOTONIC: no window before (live.snapshot_cpu_pct) */
 	pid_t on_alert[ON_ALERT_RUNNING_MAX];
@@ -154,18 +156,30 @@ static bool history_add(struct po_live_history *history, const struct po_live_al
 	return true;
 }
 
-/* --alerts FILE: one JSON line per alert, on disk before the next window (fsync). */
-static enum po_status append_alert(struct live *live, const struct po_live_alert *alert,
-				   struct po_error *err)
+/*
+ * --alerts FILE: one JSON line per alert, on disk before the next window. A file that
+ * fails (a full disk, a FIFO whose reader left) is said once and written no more; the
+ * windows, --on-alert and the report's alerts.json still get every alert.
+ */
+static void append_alert(struct live *live, const struct po_live_alert *alert)
 {
-	if (!live->alerts_file)
-		return PO_STATUS_OK;
-	if (!po_live_alert_write_json(live->alerts_file, alert) || fflush(live->alerts_file) != 0 ||
-	    fsync(fileno(live->alerts_file)) != 0) {
-		po_error_set(err, "--alerts %s: %s", live->options->alerts_path, strerror(errno));
-		return PO_STATUS_OUTPUT;
+	struct po_error err = {{0}};
+
+	if (!live->alerts_file) {
+		live->alerts_unwritten += live->options->alerts_path != NULL;
+		return;
 	}
-	return PO_STATUS_OK;
+	if (po_live_alerts_file_append(live->alerts_file, alert, &err) == PO_STATUS_OK)
+		return;
+	po_live_alerts_file_destroy(live->alerts_file);
+	live->alerts_file = NULL;
+	live->alerts_unwritten++;
+	fprintf(stderr,
+		"profopt-analyze: warning: %s: it gets no more alerts (the windows, --on-alert "
+		"and the report still do)\n",
+		err.message);
+	if (live->terminal)
+		po_live_panel_keep(&live->panel); /* the next panel goes below the warning */
 }
 
 static void reap_on_alert(struct live *live, bool block)
@@ -337,7 +351,7 @@ static enum po_status tick(void *ctx, bool ended, struct po_error *err)
 			po_error_set(err, "out of memory");
 			return PO_STATUS_NOMEM;
 		}
-		status = append_alert(live, &changes[i], err);
+		append_alert(live, &changes[i]);
 		run_on_alert(live, &changes[i]);
 	}
 	if (status == PO_STATUS_OK)
@@ -361,18 +375,11 @@ static enum po_status live_open(struct live *live, const struct po_cli_options *
 
 	*live = (struct live){.options = options, .history = history};
 	live->host_limit_bytes = host_memory_bytes();
+	/* Checked before the view attaches: a target it refuses is a bad command line. */
 	if (options->alerts_path) {
-		int fd =
-		    open(options->alerts_path,
-			 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
-
-		live->alerts_file = fd >= 0 ? fdopen(fd, "a") : NULL;
-		if (!live->alerts_file) {
-			po_error_set(err, "--alerts %s: %s", options->alerts_path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return PO_STATUS_OUTPUT;
-		}
+		status = po_live_alerts_file_create(options->alerts_path, &live->alerts_file, err);
+		if (status != PO_STATUS_OK)
+			return status;
 	}
 	po_model_config_init(&config);
 	config.min_gap_ns = options->rules.gpu_idle_min_gap_ms >= 9e12
@@ -391,8 +398,7 @@ static enum po_status live_open(struct live *live, const struct po_cli_options *
 static void live_close(struct live *live)
 {
 	end_on_alert(live);
-	if (live->alerts_file)
-		fclose(live->alerts_file);
+	po_live_alerts_file_destroy(live->alerts_file);
 	po_live_alerts_destroy(live->alerts);
 	po_model_destroy(live->model);
 }
@@ -424,6 +430,9 @@ enum po_status po_live_run(const struct po_cli_options *options, struct po_live_
 	live_close(&live);
 	if (live.terminal && live.any_window)
 		po_live_panel_keep(&live.panel);
+	if (live.alerts_unwritten)
+		fprintf(stderr, "profopt-analyze: warning: %lld alert(s) are not in --alerts %s\n",
+			(long long)live.alerts_unwritten, options->alerts_path);
 	if (live.on_alert_skipped)
 		fprintf(stderr,
 			"profopt-analyze: warning: %lld alerts did not run --on-alert (%d of its "

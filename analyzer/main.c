@@ -316,13 +316,34 @@ static enum po_status wait_trace_done(const struct po_cli_options *options, stru
 	return PO_STATUS_OK;
 }
 
+/*
+ * With TRACE_DIR, the report directory is checked before the live view attaches, as it is
+ * again before the report is written: a run that cannot leave its report is refused before
+ * it records (profopt-record then does not start the command).
+ */
+static enum po_status check_live_output(const struct po_cli_options *options, struct po_error *err)
+{
+	struct po_outdir *outdir = NULL; /* owned */
+	enum po_status status;
+
+	if (!options->trace_dir)
+		return PO_STATUS_OK;
+	status = check_output(options, err);
+	if (status == PO_STATUS_OK)
+		status = po_outdir_open(options->out_dir, options->force, &outdir, err);
+	po_outdir_destroy(outdir);
+	return status;
+}
+
 static enum po_status run_live(struct po_cli_options *options, struct po_error *err)
 {
-	struct po_live_history history;
+	struct po_live_history history = {0};
 	enum po_status status;
 
 	po_signals_catch();
-	status = check_signals(po_live_run(options, &history, err), err);
+	status = check_live_output(options, err);
+	if (status == PO_STATUS_OK)
+		status = check_signals(po_live_run(options, &history, err), err);
 	if (status == PO_STATUS_OK && options->trace_dir && options->trace_done_fd >= 0)
 		status = wait_trace_done(options, err);
 	po_signals_release();

@@ -75,7 +75,9 @@ static const char usage_tail[] =
     "       it not finite or out of range, or its trace could not be analysed\n"
     "  130  interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,\n"
     "       SIGUSR2); no output was left behind\n"
-    "With --live, 3 also when the relay has no such session (or it ended before a\n"
+    "With --live, 2 also for an --alerts FILE it refuses (a symbolic link, not a\n"
+    "regular file, FIFO with a reader or /dev/null, or a mode that forbids writing),\n"
+    "3 also when the relay has no such session (or it ended before a\n"
     "profopt event came), and 4 when the live stream failed (the relay could not be\n"
     "reached or went away); the windows shown until then stand.\n";
 

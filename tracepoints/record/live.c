@@ -44,6 +44,11 @@
 #define VIEWER_READY_TIMEOUT_MS 15000
 #define POLL_INTERVAL_MS 20
 
+static int64_t monotonic_ms(void)
+{
+	return rec_monotonic_ns() / 1000000;
+}
+
 /* Whether something accepts TCP connections on 127.0.0.1:port. */
 static bool port_listening(int port)
 {
@@ -257,10 +262,11 @@ static void analyzer_path(char *path, size_t size)
 }
 
 /*
- * The view ended or hangs before attaching. A view that refused its command line (a bad
- * --set) stops the recording before the command runs; otherwise recording goes on.
+ * The view closed its ready pipe without attaching: it ended, or is about to. A view that
+ * refused what it was given (a bad --set, its --alerts target, a TRACE-report it may not
+ * write: exit 2) stops the recording before the command runs; otherwise recording goes on.
  */
-static enum rec_status view_did_not_attach(struct rec_live *live, struct po_error *err)
+static enum rec_status view_ended_first(struct rec_live *live, struct po_error *err)
 {
 	int wait_status = 0;
 	pid_t done = 0;
@@ -270,20 +276,49 @@ static enum rec_status view_did_not_attach(struct rec_live *live, struct po_erro
 		if (done == 0)
 			rec_sleep_ms(POLL_INTERVAL_MS);
 	}
-	if (done == live->viewer_pid) {
-		live->viewer_pid = 0;
-		if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 2) {
-			po_error_set(err,
-				     "--live: profopt-analyze refused the options it was given "
-				     "(see above)");
-			return REC_STATUS_USAGE;
-		}
+	if (done != live->viewer_pid) {
+		fprintf(stderr, "profopt-record: warning: the live view did not attach (it says "
+				"why above); recording goes on\n");
+		return REC_STATUS_OK;
+	}
+	live->viewer_pid = 0;
+	if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 2) {
+		po_error_set(err, "--live: the live view refused to start (its message is above); "
+				  "the command was not run");
+		return REC_STATUS_USAGE;
 	}
 	fprintf(stderr,
-		"profopt-record: warning: the live view did not attach within %d s (it says why "
-		"above, if it ended); recording goes on\n",
-		VIEWER_READY_TIMEOUT_MS / 1000);
+		"profopt-record: warning: the live view ended with status %d before it attached "
+		"(its message is above); recording goes on without it\n",
+		WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status));
 	return REC_STATUS_OK;
+}
+
+/* Waits for the view's byte on the ready pipe (it attached), a deadline or a signal. */
+static enum rec_status wait_attached(struct rec_live *live, int ready_fd, struct po_error *err)
+{
+	int64_t deadline = monotonic_ms() + VIEWER_READY_TIMEOUT_MS;
+	struct pollfd waiting = {.fd = ready_fd, .events = POLLIN};
+	char byte;
+
+	for (;;) {
+		if (poll(&waiting, 1, 5 * POLL_INTERVAL_MS) > 0)
+			return read(ready_fd, &byte, 1) == 1 ? REC_STATUS_OK
+							     : view_ended_first(live, err);
+		if (rec_signals_received()) {
+			po_error_set(err, "interrupted by SIG%s while waiting for the live view",
+				     sigabbrev_np(rec_signals_received()));
+			return REC_STATUS_INTERRUPTED;
+		}
+		if (monotonic_ms() >= deadline) {
+			fprintf(
+			    stderr,
+			    "profopt-record: warning: the live view did not attach within %d s; "
+			    "recording goes on\n",
+			    VIEWER_READY_TIMEOUT_MS / 1000);
+			return REC_STATUS_OK;
+		}
+	}
 }
 
 static enum rec_status start_viewer(struct rec_live *live, const struct rec_options *options,
@@ -293,6 +328,7 @@ static enum rec_status start_viewer(struct rec_live *live, const struct rec_opti
 	char path[PATH_MAX], every[32], ready[16], done[16];
 	const char *argv[28 + 2 * REC_LIVE_SETS_MAX];
 	int ready_pipe[2], done_pipe[2], argc = 0;
+	enum rec_status status;
 	pid_t pid;
 
 	if (pipe2(ready_pipe, O_CLOEXEC) != 0) {
@@ -364,18 +400,9 @@ static enum rec_status start_viewer(struct rec_live *live, const struct rec_opti
 	close(done_pipe[0]);
 	live->done_fd = done_pipe[1];
 	live->viewer_pid = pid;
-	{
-		struct pollfd waiting = {.fd = ready_pipe[0], .events = POLLIN};
-		char byte;
-		int ready_now = poll(&waiting, 1, VIEWER_READY_TIMEOUT_MS);
-
-		if (ready_now <= 0 || read(ready_pipe[0], &byte, 1) != 1) {
-			close(ready_pipe[0]);
-			return view_did_not_attach(live, err);
-		}
-	}
+	status = wait_attached(live, ready_pipe[0], err);
 	close(ready_pipe[0]);
-	return REC_STATUS_OK;
+	return status;
 }
 
 enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *options,

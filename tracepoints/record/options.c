@@ -75,7 +75,9 @@ void rec_options_print_help(void)
 	       "                      --live through lttng-relayd, docs/live.md): a panel on\n"
 	       "                      a terminal, else one JSON line per window on stdout;\n"
 	       "                      TRACE_DIR-report is written when COMMAND ends\n"
-	       "      --alerts FILE   with --live: append each alert to FILE (JSON lines)\n"
+	       "      --alerts FILE   with --live: append each alert to FILE (JSON lines): a\n"
+	       "                      regular file, a FIFO that a process reads or /dev/null,\n"
+	       "                      never a symbolic link\n"
 	       "      --on-alert CMD  with --live: run CMD (/bin/sh -c) for each alert, with\n"
 	       "                      the alert on its stdin and in PROFOPT_ALERT_* variables\n"
 	       "      --every SECONDS  with --live: seconds between windows (default 2)\n"
@@ -95,7 +97,8 @@ void rec_options_print_help(void)
 	       "SIGINT, SIGTERM and SIGHUP are forwarded to COMMAND; the trace is kept. Before\n"
 	       "COMMAND runs, or while waiting for the daemon, they end profopt-record.\n\n"
 	       "Exit status: COMMAND's exit status (128+N if it was killed by signal N),\n"
-	       "1 tracing error, 2 bad command line, 3 the session daemon did not answer\n"
+	       "1 tracing error, 2 bad command line (with --live, also an --alerts FILE or a\n"
+	       "TRACE_DIR-report the view refuses), 3 the session daemon did not answer\n"
 	       "in time, 126 COMMAND not executable, 127 COMMAND not found, 128+N ended by\n"
 	       "signal N before COMMAND ran or while waiting for the daemon.\n");
 }

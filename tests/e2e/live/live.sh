@@ -25,6 +25,11 @@
 #   bad_set         a rule the view refuses: exit 2 before the command runs, nothing left
 #   no_session      --live on a session the relay does not have: exit 3, one line
 #   refused         --live on a port where nothing listens: exit 4, one line
+#   alerts_refused  --alerts targets refused before the view attaches (a link, a directory,
+#                   a missing directory, a FIFO nobody reads, a 0444 file, a device): exit 2
+#   alerts_fifo     --alerts to a FIFO with a reader, and to /dev/null: the report is written
+#   alerts_disk_full  --alerts on a full file system: a warning with its cause, the report
+#   report_taken    TRACE-report holds the user's files: exit 2 before the command runs
 set -u
 bin=$1
 case=$2
@@ -300,6 +305,111 @@ refused)
 	[ "$status" -eq 4 ] || fail "exit $status, want 4"
 	[ "$(wc -l <view.err)" -eq 1 ] && grep -q "^profopt-analyze: net://127.0.0.1:5399/.*: " view.err ||
 		fail "want one line naming the URL, got: $(cat view.err)"
+	;;
+alerts_refused)
+	# --alerts targets that are refused before the view attaches: exit 2 and one line
+	# naming it, before any relay is asked (5399: nothing listens there, which would be
+	# exit 4). A link is never followed, whatever it points to (as root, it wrote into a
+	# 0444 file, and created a dangling link's target).
+	echo keep >ro.txt
+	chmod 0444 ro.txt
+	ln -s ro.txt link
+	ln -s created.txt dangling
+	mkdir adir
+	mkfifo unread.fifo
+	url="net://127.0.0.1:5399/host/$(hostname)/s"
+	for target in adir missing/alerts.jsonl unread.fifo link dangling ro.txt /dev/zero; do
+		"$bin/profopt-analyze" --live "$url" --alerts "$target" >view.out 2>view.err
+		status=$?
+		[ "$status" -eq 2 ] || fail "--alerts $target: exit $status, want 2: $(cat view.err)"
+		[ "$(wc -l <view.err)" -eq 1 ] && grep -q "^profopt-analyze: --alerts $target: " view.err ||
+			fail "--alerts $target: want one line naming it, got: $(cat view.err)"
+	done
+	[ "$(cat ro.txt)" = keep ] || fail "the 0444 file was written"
+	[ -e created.txt ] && fail "the dangling link's target was created"
+	# Accepted, then the view goes on to the relay (exit 4): /dev/null, a FIFO that a
+	# process reads (this shell holds it open), a new file, a file of the user's.
+	mkfifo read.fifo
+	exec 3<>read.fifo
+	echo '{}' >mine.jsonl
+	for target in /dev/null read.fifo new.jsonl mine.jsonl; do
+		"$bin/profopt-analyze" --live "$url" --alerts "$target" >view.out 2>view.err
+		status=$?
+		[ "$status" -eq 4 ] || fail "--alerts $target: exit $status, want 4: $(cat view.err)"
+	done
+	exec 3<&-
+	# profopt-record stops before the command runs, and leaves nothing behind.
+	"$bin/profopt-record" --live --alerts link -o trace -- $(sim --steps 50) \
+		>windows.jsonl 2>rec.err
+	status=$?
+	[ "$status" -eq 2 ] || fail "profopt-record exited with $status, want 2"
+	grep -q "^profopt-analyze: --alerts link: a symbolic link" rec.err ||
+		fail "the link is not named: $(cat rec.err)"
+	grep -q "^profopt-record: --live: the live view refused to start" rec.err ||
+		fail "profopt-record did not say why it stopped: $(cat rec.err)"
+	[ -e trace ] && fail "a trace directory was left for a command that never ran"
+	[ "$(cat ro.txt)" = keep ] || fail "the 0444 file was written"
+	relay_left && fail "an lttng-relayd was left running"
+	;;
+alerts_fifo)
+	# --alerts to a FIFO that a process reads, and to /dev/null: neither can be synced to
+	# disk (fsync failed with "Invalid argument", the view exited 5 without a report); the
+	# alerts reach the reader and the report is written.
+	mkfifo alerts.fifo
+	exec 3<>alerts.fifo # a reader from the start; cat gets the end once the view closes it
+	cat alerts.fifo >alerts.got 3<&- &
+	reader=$!
+	"$bin/profopt-record" --live --every 0.5 --alerts alerts.fifo -o trace -- \
+		$(sim --steps 150) >windows.jsonl 2>rec.err 3<&- || fail "profopt-record exited with $?"
+	exec 3<&-
+	wait "$reader"
+	grep -q "live view ended" rec.err && fail "the view failed"
+	grep -q '"alert":"program-ended","state":"raised"' alerts.got ||
+		fail "the reader did not get the alerts: $(cat alerts.got)"
+	[ -f trace-report/summary.json ] || fail "no report"
+	"$bin/profopt-record" --live --every 0.5 --alerts /dev/null -o trace2 -- \
+		$(sim --steps 100) >windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
+	grep -q "live view ended" rec.err && fail "the view failed with --alerts /dev/null"
+	[ -f trace2-report/summary.json ] || fail "no report with --alerts /dev/null"
+	;;
+alerts_disk_full)
+	# The file system of --alerts FILE is full, with room for part of the first alert in
+	# the file's last page (a short write, then ENOSPC): one warning with the cause (it
+	# said "Success"), the alerts go on in the windows and the report, which is written.
+	if [ "$(id -u)" -ne 0 ] || [ "${PROFOPT_SESSIOND_STAGE:-}" != ns ]; then
+		echo "ok: $case (not run: needs root in a private mount namespace)"
+		exit 0
+	fi
+	mkdir full && mount -t tmpfs -o size=64k profopt-full full || fail "cannot mount a tmpfs"
+	printf '%04000d\n' 0 >full/alerts.jsonl # 4001 bytes of the user's: 95 left in the page
+	dd if=/dev/zero of=full/fill bs=4k 2>/dev/null
+	"$bin/profopt-record" --live --every 0.5 --alerts full/alerts.jsonl -o trace -- \
+		$(sim --steps 150) >windows.jsonl 2>rec.err
+	status=$?
+	kept=$(head -c 4001 full/alerts.jsonl | tr -d '0\n')
+	umount full
+	[ "$status" -eq 0 ] || fail "profopt-record exited with $status, want 0"
+	[ -z "$kept" ] || fail "the user's lines in the alerts file changed"
+	grep -q "^profopt-analyze: warning: --alerts full/alerts.jsonl: No space left on device" rec.err ||
+		fail "the warning does not give the cause: $(cat rec.err)"
+	grep -q "Success" rec.err && fail "a failure was called Success"
+	grep -q "live view ended" rec.err && fail "the view failed"
+	grep -q '"program-ended"' trace-report/alerts.json || fail "the report lacks the alerts"
+	;;
+report_taken)
+	# TRACE-report already holds the user's files: refused before the command runs (the
+	# whole run used to go through, and the view then exited 2 without a report).
+	mkdir trace-report
+	echo "my notes" >trace-report/notes.txt
+	"$bin/profopt-record" --live -o trace -- $(sim --steps 50) >windows.jsonl 2>rec.err
+	status=$?
+	[ "$status" -eq 2 ] || fail "profopt-record exited with $status, want 2"
+	grep -q "^profopt-analyze: .*trace-report is not empty and holds no profopt report" rec.err ||
+		fail "the report directory is not named: $(cat rec.err)"
+	[ -e trace ] && fail "a trace directory was left for a command that never ran"
+	[ "$(ls -A trace-report)" = notes.txt ] && [ "$(cat trace-report/notes.txt)" = "my notes" ] ||
+		fail "the user's files changed: $(ls -A trace-report)"
+	relay_left && fail "an lttng-relayd was left running"
 	;;
 *)
 	echo "unknown case $case"
