@@ -215,6 +215,8 @@ static int record(const struct rec_options *options, struct rec_command *command
 		kill(command->pid, rec_signals_received());
 	rec_command_wait(command);
 	rec_ctl_signals_handled(); /* they were forwarded to the command */
+	if (options->live)
+		rec_live_hold_messages(&live); /* until the panel's last frame */
 	exit_code = command->exit_status;
 	recording->end_ns = rec_monotonic_ns();
 	recording->exit_status = command->exit_status;

@@ -296,18 +296,23 @@ enum rec_status rec_recording_init(struct rec_recording *recording,
 void rec_recording_write(const struct rec_recording *recording, const char *trace_dir);
 
 /*
- * --live (live.c): a relay (found on 127.0.0.1, or started here), a live session with
- * per-user buffers, and profopt-analyze --live attached to it, which writes TRACE-report
- * when the session ends. Start it before the command: a viewer sees only what is recorded
- * after it attached.
+ * --live (live.c): a private relay started here on ports of 127.0.0.1 the kernel chose, a
+ * live session with per-user buffers, and profopt-analyze --live attached to it, which
+ * checks its --alerts target and TRACE-report before it attaches (refusing either stops
+ * the recording before the command runs) and writes TRACE-report when the session ends.
+ * Start it before the command: a viewer sees only what is recorded after it attached.
  */
 #define REC_DEFAULT_LIVE_TIMER_US 100000u
+#define REC_RELAY_PORTS 3 /* control, data, live */
 struct rec_live {
 	pid_t relay_pid;  /* started here; 0 otherwise */
 	pid_t viewer_pid; /* profopt-analyze --live; 0 when none runs */
 	int done_fd;	  /* the view's --trace-done-fd, our end; -1 */
+	int relay_ports[REC_RELAY_PORTS];
 	char relay_dir[640];
 	bool keep_relay_dir; /* it holds the log of a relay that failed */
+	int held_messages;   /* rec_live_hold_messages(): where stderr goes meanwhile; 0: none */
+	int saved_stderr;    /* the stderr it replaced */
 	char session[128];
 	bool session_created;
 	char url[512];
@@ -318,10 +323,17 @@ enum rec_status rec_live_start(struct rec_live *live, const struct rec_options *
 			       const char *recording_id, const char *trace_dir,
 			       struct po_error *err) PO_NODISCARD;
 /*
+ * The command ended: when the view draws its panel on the terminal, profopt-record's own
+ * messages are held until rec_live_finish() (the panel's last frame would be drawn over
+ * them), and written then, after the view's last line.
+ */
+void rec_live_hold_messages(struct rec_live *live);
+/*
  * After the recording session ended: tells the view whether the trace is complete (it
- * writes TRACE-report only then), ends the live session, waits for the view, stops a relay
- * started here and removes its scratch directory. Returns the view's exit status, -1 when
- * none ran. Safe to call after a failed rec_live_start() (zero-initialize live).
+ * writes TRACE-report only then), ends the live session, waits for the view (a view that
+ * has no report to write, or was sent a signal, gets a deadline), stops the relay, removes
+ * its scratch directory and writes the held messages. Returns the view's exit status, -1
+ * when none ran. Safe to call after a failed rec_live_start() (zero-initialize live).
  */
 int rec_live_finish(struct rec_live *live, bool trace_complete);
 

@@ -25,11 +25,14 @@
 #   bad_set         a rule the view refuses: exit 2 before the command runs, nothing left
 #   no_session      --live on a session the relay does not have: exit 3, one line
 #   refused         --live on a port where nothing listens: exit 4, one line
+#   private_relay   another program listens on 5342-5344: the recording uses a relay of its
+#                   own on other ports, and sends that program nothing
 #   alerts_refused  --alerts targets refused before the view attaches (a link, a directory,
 #                   a missing directory, a FIFO nobody reads, a 0444 file, a device): exit 2
 #   alerts_fifo     --alerts to a FIFO with a reader, and to /dev/null: the report is written
 #   alerts_disk_full  --alerts on a full file system: a warning with its cause, the report
 #   report_taken    TRACE-report holds the user's files: exit 2 before the command runs
+#   terminal        on a terminal the recorder's last lines come after the panel's last frame
 set -u
 bin=$1
 case=$2
@@ -306,6 +309,45 @@ refused)
 	[ "$(wc -l <view.err)" -eq 1 ] && grep -q "^profopt-analyze: net://127.0.0.1:5399/.*: " view.err ||
 		fail "want one line naming the URL, got: $(cat view.err)"
 	;;
+private_relay)
+	# Another program listens on the relay's standard ports, 5342-5344 (here one that
+	# accepts and never answers; on a shared host it could be another user's relay):
+	# profopt-record starts a relay of its own on ports the kernel chose, and nothing of
+	# the recording reaches the other program.
+	/usr/bin/python3 - <<'PY' &
+import select, socket
+servers = []
+for port in (5342, 5343, 5344):
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+    server.listen()
+    servers.append(server)
+open("listening", "w").close()
+held = []
+while True:
+    for server in select.select(servers, [], [])[0]:
+        held.append(server.accept()[0])
+        with open("accepted.txt", "a") as out:
+            out.write("%d\n" % server.getsockname()[1])
+PY
+	listener=$!
+	for _ in $(seq 100); do
+		[ -e listening ] && break
+		sleep 0.1
+	done
+	PROFOPT_SESSIOND_TIMEOUT=10 timeout 120 "$bin/profopt-record" --live --every 0.5 -o trace -- \
+		$(sim --steps 150) >windows.jsonl 2>rec.err
+	status=$?
+	kill "$listener"
+	[ "$status" -eq 0 ] || fail "profopt-record exited with $status, want 0"
+	[ -s accepted.txt ] && fail "the listener on ports 5342-5344 got connections: $(tr '\n' ' ' <accepted.txt)"
+	grep -q "^profopt-record: lttng-relayd started on 127.0.0.1:[0-9]*, [0-9]*, [0-9]* (pid" rec.err ||
+		fail "profopt-record did not start a relay of its own"
+	relay_left && fail "an lttng-relayd was left running"
+	/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(0 if s["steps"]["count"] == 150 else 1)' \
+		trace-report/summary.json || fail "the report does not hold the whole run"
+	;;
 alerts_refused)
 	# --alerts targets that are refused before the view attaches: exit 2 and one line
 	# naming it, before any relay is asked (5399: nothing listens there, which would be
@@ -410,6 +452,20 @@ report_taken)
 	[ "$(ls -A trace-report)" = notes.txt ] && [ "$(cat trace-report/notes.txt)" = "my notes" ] ||
 		fail "the user's files changed: $(ls -A trace-report)"
 	relay_left && fail "an lttng-relayd was left running"
+	;;
+terminal)
+	# On a terminal the panel's last frame is drawn when the live session ends: the
+	# recorder's own last lines (loss, the trace's path, a disk-full error) come after it,
+	# not under it.
+	/usr/bin/python3 "$here/terminal.py" screen.txt -- "$bin/profopt-record" --live \
+		--every 0.5 -o trace -- $(sim --steps 150) || fail "profopt-record exited with $?"
+	panel=$(grep -n '^profopt live ' screen.txt | tail -n 1 | cut -d: -f1)
+	loss=$(grep -n '^profopt-record: no events were discarded$' screen.txt | cut -d: -f1)
+	path=$(grep -n "^profopt-record: trace: $work/trace\$" screen.txt | cut -d: -f1)
+	report=$(grep -n '^Report: ' screen.txt | cut -d: -f1)
+	[ -n "$panel" ] && [ -n "$report" ] || fail "no panel or no report on the screen: $(cat screen.txt)"
+	[ -n "$loss" ] && [ -n "$path" ] && [ "$loss" -gt "$panel" ] && [ "$path" -gt "$loss" ] ||
+		fail "the recorder's last lines are not after the panel: $(cat screen.txt)"
 	;;
 *)
 	echo "unknown case $case"
