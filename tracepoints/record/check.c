@@ -1,20 +1,29 @@
 /*
- * check.c: profopt-record --check. Looks at what a recording needs, without recording,
- * and says for each thing whether it is there and, when it is not, what to do: a session
- * daemon that answers a question within the deadline (ctl.c) or can be started, lttng-ust and the
- * wrappers profopt-record preloads, room for the ring buffers in /dev/shm, the rights to trace,
- * room on the disk where the trace would go, and the Python module with its library. Exit 0 only
- * when a recording would work; the Python module counts only when it is installed (a C program
- * records without it).
+ * check.c: profopt-record --check. Looks at what a recording needs and says for each thing
+ * whether it is there and, when it is not, what to do: a session daemon that answers a
+ * question within the deadline (ctl.c) or can be started, lttng-ust and the wrappers
+ * profopt-record preloads, room for the ring buffers in a writable /dev/shm, the rights to
+ * trace, room on the disk where the trace would go, then a recording in miniature (a private
+ * session, a process that emits a few events, its trace read back), and the Python module
+ * with its library. Exit 0 only when a recording would work; the Python module counts only
+ * when it is installed (a C program records without it).
+ *
+ * Only the recording in miniature proves that the pieces work together: a read-only
+ * /dev/shm, a /run/lttng where no daemon can start, or a consumer daemon that cannot run
+ * each passed every other check.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -26,7 +35,7 @@
 #define ROOM_MIN_BYTES (64LL << 20)
 #define ROOM_LOW_BYTES (1LL << 30)
 
-enum verdict { CHECK_OK, CHECK_WARN, CHECK_FAIL };
+enum verdict { CHECK_OK, CHECK_WARN, CHECK_FAIL, CHECK_SKIP };
 
 struct checker {
 	int failed;
@@ -36,7 +45,7 @@ struct checker {
 static void report(struct checker *checker, enum verdict verdict, const char *what,
 		   const char *detail, const char *advice)
 {
-	static const char *const marks[] = {"ok  ", "warn", "FAIL"};
+	static const char *const marks[] = {"ok  ", "warn", "FAIL", "skip"};
 
 	printf("%s  %-22s %s\n", marks[verdict], what, detail);
 	if (verdict != CHECK_OK && advice && *advice)
@@ -236,6 +245,14 @@ static void check_shm(struct checker *checker, const struct rec_options *options
 		       "lttng-ust keeps its ring buffers in /dev/shm: mount a tmpfs there");
 		return;
 	}
+	if ((shm.f_flag & ST_RDONLY) || access("/dev/shm", W_OK | X_OK) != 0) {
+		report(checker, CHECK_FAIL, "buffer memory",
+		       shm.f_flag & ST_RDONLY ? "/dev/shm is mounted read-only"
+					      : "/dev/shm is not writable",
+		       "lttng-ust keeps its ring buffers in /dev/shm: nothing would be recorded; "
+		       "mount it read-write (mount -o remount,rw /dev/shm)");
+		return;
+	}
 	snprintf(detail, sizeof(detail), "the buffers need %.0f MiB, /dev/shm has %.0f MiB free",
 		 need / 1048576.0, (double)shm.f_bavail * (double)shm.f_frsize / 1048576.0);
 	if (need <= (double)shm.f_bavail * (double)shm.f_frsize / 2)
@@ -321,6 +338,287 @@ static void check_python(struct checker *checker)
 	}
 }
 
+/*
+ * The recording in miniature: a child of this process loads libprofopt, the library every
+ * instrumented program uses, and once the session daemon registered it emits its process
+ * announcement, run_begin with a token (the framework name) and run_end; the token must then
+ * be read back from the trace's streams. Each call to the daemon has the deadline (ctl.c),
+ * and so has the child's registration (LTTNG_UST_REGISTER_TIMEOUT).
+ */
+#define CHILD_NO_LIBRARY 2
+#define CHILD_UNREGISTERED 3
+/* The traced process may take the registration's deadline and this much more. */
+#define CHILD_EXTRA_MS 5000
+
+/* Where an instrumented program would find libprofopt, or beside this program. */
+static void *load_libprofopt(void)
+{
+	const char *named = getenv("PROFOPT_LIBRARY");
+	char self[PATH_MAX], beside[PATH_MAX + 32];
+	ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	void *library = named && *named ? dlopen(named, RTLD_NOW) : NULL;
+
+	if (!library && length > 0) {
+		self[length] = '\0';
+		*strrchr(self, '/') = '\0';
+		snprintf(beside, sizeof(beside), "%s/../lib/%s", self,
+			 strrchr(REC_PROFOPT_LIB, '/') + 1);
+		library = dlopen(beside, RTLD_NOW);
+	}
+	if (!library)
+		library = dlopen(REC_PROFOPT_LIB, RTLD_NOW);
+	if (!library)
+		library = dlopen(strrchr(REC_PROFOPT_LIB, '/') + 1, RTLD_NOW);
+	return library;
+}
+
+/* In the child: its exit status says how far it got. */
+static void emit_events(const char *token, int register_ms)
+{
+	char wait_ms[32];
+	void *library;
+	int (*enabled)(void);
+	void (*run_begin)(const char *);
+	void (*run_end)(void);
+
+	snprintf(wait_ms, sizeof(wait_ms), "%d", register_ms);
+	setenv("LTTNG_UST_REGISTER_TIMEOUT", wait_ms, 1);
+	setenv("PROFOPT_SAMPLE_MS", "0", 1);
+	unsetenv("PROFOPT_RECORD_NOTES");
+	library = load_libprofopt();
+	if (!library)
+		_exit(CHILD_NO_LIBRARY);
+	*(void **)&enabled = dlsym(library, "profopt_tracing_enabled");
+	*(void **)&run_begin = dlsym(library, "profopt_run_begin");
+	*(void **)&run_end = dlsym(library, "profopt_run_end");
+	if (!enabled || !run_begin || !run_end)
+		_exit(CHILD_NO_LIBRARY);
+	if (!enabled())
+		_exit(CHILD_UNREGISTERED);
+	run_begin(token);
+	run_end();
+	exit(0); /* lttng-ust's destructors run */
+}
+
+static enum rec_status child_failed(int wait_status, struct po_error *err)
+{
+	const char *signal_name;
+
+	if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == CHILD_NO_LIBRARY) {
+		po_error_set(err, "libprofopt could not be loaded to emit the check's events (set "
+				  "PROFOPT_LIBRARY to the path of libprofopt.so.0)");
+	} else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == CHILD_UNREGISTERED) {
+		po_error_set(err,
+			     "the session daemon did not register the check's process within %g s, "
+			     "so none of its events was recorded",
+			     rec_ctl_timeout_ms() / 1000.0);
+	} else if (WIFSIGNALED(wait_status)) {
+		signal_name = sigabbrev_np(WTERMSIG(wait_status));
+		po_error_set(err, "the check's traced process was killed by SIG%s",
+			     signal_name ? signal_name : "?");
+	} else {
+		po_error_set(err, "the check's traced process exited with status %d",
+			     WEXITSTATUS(wait_status));
+	}
+	return REC_STATUS_TRACING;
+}
+
+static enum rec_status run_traced_child(const char *token, struct po_error *err)
+{
+	int wait_status = 0;
+	enum rec_status status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		po_error_set(err, "fork: %s", strerror(errno));
+		return REC_STATUS_TRACING;
+	}
+	if (pid == 0)
+		emit_events(token, rec_ctl_timeout_ms());
+	status = rec_ctl_wait_child(pid, rec_ctl_timeout_ms() + CHILD_EXTRA_MS, &wait_status, err);
+	if (status != REC_STATUS_OK) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR) {
+		}
+		if (status == REC_STATUS_SESSIOND_TIMEOUT)
+			po_error_set(err, "the check's traced process did not end within %g s",
+				     (rec_ctl_timeout_ms() + CHILD_EXTRA_MS) / 1000.0);
+		return status;
+	}
+	if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0)
+		return REC_STATUS_OK;
+	return child_failed(wait_status, err);
+}
+
+static const char *wanted_token;
+
+/* nftw: whether a stream file (not metadata, not an index) holds the token. */
+static int holds_token(const char *path, const struct stat *st, int type, struct FTW *walk)
+{
+	const char *name = path + walk->base;
+	size_t length = strlen(name);
+	bool found = false;
+	void *bytes;
+	int fd;
+
+	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
+	    !strcmp(name, "metadata") || (length > 4 && !strcmp(name + length - 4, ".idx")))
+		return 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	bytes = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (bytes == MAP_FAILED)
+		return 0;
+	found = memmem(bytes, (size_t)st->st_size, wanted_token, strlen(wanted_token)) != NULL;
+	munmap(bytes, (size_t)st->st_size);
+	return found;
+}
+
+/* The trace is whole (verify.c), and its streams hold the token. */
+static enum rec_status read_back(const char *trace_dir, const char *token, struct po_error *err)
+{
+	const struct rec_verify_input input = {.trace_dir = trace_dir};
+	struct rec_verification result;
+
+	rec_verify(&input, &result);
+	if (result.problems) {
+		po_error_set(err, "the check's trace lost data: %s", result.lines[0]);
+		return REC_STATUS_TRACING;
+	}
+	wanted_token = token;
+	if (nftw(trace_dir, holds_token, 16, FTW_PHYS) != 1) {
+		po_error_set(err,
+			     "the check's process emitted its events, but its trace holds none "
+			     "of them: the consumer daemon did not write them");
+		return REC_STATUS_TRACING;
+	}
+	return REC_STATUS_OK;
+}
+
+enum recording_stage { STAGE_DAEMON, STAGE_SESSION, STAGE_PROCESS, STAGE_TRACE };
+
+/* What to do when a stage of the recording in miniature failed. */
+static const char *recording_advice(enum rec_status status, enum recording_stage stage)
+{
+	static const char *const advice[] = {
+	    "the session daemon could not start: is its directory (/run/lttng as root, "
+	    "$LTTNG_HOME/.lttng otherwise) writable, and held by no other daemon?",
+	    "the session daemon could not set up a session: is its consumer daemon "
+	    "(lttng-consumerd) installed and working? restart lttng-sessiond",
+	    "the process was not recorded: is /dev/shm writable? restart lttng-sessiond",
+	    "the consumer daemon did not write the trace: restart lttng-sessiond"};
+
+	if (status == REC_STATUS_SESSIOND_TIMEOUT && stage == STAGE_SESSION)
+		return "the session daemon waits for its consumer daemon (lttng-consumerd) to set "
+		       "up a session: is it installed and working? restart lttng-sessiond";
+	if (status == REC_STATUS_SESSIOND_TIMEOUT)
+		return "the session daemon is stopped or hung: resume or restart "
+		       "it; " REC_SESSIOND_TIMEOUT_ENV " sets the wait";
+	return advice[stage];
+}
+
+/* Stops and destroys the check's session; the first failure is the one said. */
+static enum rec_status end_session(struct rec_session *session, enum rec_status status,
+				   struct po_error *err)
+{
+	struct po_error end_err = {{0}};
+	enum rec_status stopped = rec_session_stop(session, &end_err);
+	enum rec_status destroyed = rec_session_destroy(session, &end_err);
+
+	if (status == REC_STATUS_OK && (stopped != REC_STATUS_OK || destroyed != REC_STATUS_OK)) {
+		*err = end_err;
+		return stopped != REC_STATUS_OK ? stopped : destroyed;
+	}
+	return status;
+}
+
+/* The check's session, named for its owner, writing into the scratch directory. */
+static enum rec_status start_session(struct rec_session *session, const struct rec_options *options,
+				     char *trace, size_t size, struct po_error *err)
+{
+	struct rec_options check_options = *options;
+	char name[128];
+	enum rec_status status = rec_scratch_create(err);
+
+	if (status != REC_STATUS_OK)
+		return status;
+	snprintf(name, sizeof(name), "profopt-check-%s", rec_owner_tag());
+	snprintf(trace, size, "%s/trace", rec_scratch_dir());
+	check_options.output_dir = trace;
+	status = rec_session_create_named(session, &check_options, name, err);
+	if (status == REC_STATUS_OK)
+		status = rec_session_start(session, err);
+	return status;
+}
+
+/* Records and reads back; the stage it got to, and the status there. */
+static enum rec_status record_in_miniature(const struct rec_options *options,
+					   enum recording_stage *stage, bool *daemon_started,
+					   struct po_error *err)
+{
+	struct rec_sessiond sessiond = {0};
+	struct rec_session session = {0};
+	char token[128], trace[700] = "";
+	enum rec_status status = rec_sessiond_ensure_quietly(&sessiond, err);
+	int others;
+
+	*stage = STAGE_DAEMON;
+	*daemon_started = sessiond.started_here;
+	snprintf(token, sizeof(token), "profopt-record --check %s", rec_owner_tag());
+	if (status == REC_STATUS_OK) {
+		*stage = STAGE_SESSION;
+		status = start_session(&session, options, trace, sizeof(trace), err);
+	}
+	if (status == REC_STATUS_OK) {
+		*stage = STAGE_PROCESS;
+		status = run_traced_child(token, err);
+	}
+	status = end_session(&session, status, err);
+	if (status == REC_STATUS_OK) {
+		*stage = STAGE_TRACE;
+		status = read_back(trace, token, err);
+	}
+	rec_session_fini(&session);
+	rec_scratch_remove_entry("trace");
+	rec_scratch_remove();
+	/* one started for the check that does not answer is this check's to end */
+	if (sessiond.started_here &&
+	    rec_sessiond_stop(&sessiond, &others) == REC_SESSIOND_UNANSWERED)
+		rec_sessiond_terminate(&sessiond);
+	return status;
+}
+
+static void check_recording(struct checker *checker, const struct rec_options *options)
+{
+	struct po_error err = {{0}};
+	char detail[PO_ERROR_MAX + 100];
+	int64_t start_ns = rec_monotonic_ns();
+	enum recording_stage stage;
+	bool daemon_started;
+	enum rec_status status;
+
+	if (checker->failed) {
+		report(checker, CHECK_SKIP, "recording", "not tried: a check above failed", NULL);
+		return;
+	}
+	status = record_in_miniature(options, &stage, &daemon_started, &err);
+	if (status != REC_STATUS_OK) {
+		report(checker, CHECK_FAIL, "recording", err.message,
+		       recording_advice(status, stage));
+		return;
+	}
+	snprintf(detail, sizeof(detail),
+		 "a private session recorded a process's events, read back from its trace "
+		 "(%.1f s%s)",
+		 (double)(rec_monotonic_ns() - start_ns) / 1e9,
+		 daemon_started ? ", with a session daemon started for it and stopped" : "");
+	report(checker, CHECK_OK, "recording", detail, NULL);
+}
+
 int rec_check(const struct rec_options *options)
 {
 	struct checker checker = {0};
@@ -343,6 +641,7 @@ int rec_check(const struct rec_options *options)
 		      "apt-get install liblttng-ust1 (only --heap needs it)");
 	check_shm(&checker, options);
 	check_disk(&checker, options);
+	check_recording(&checker, options);
 	check_python(&checker);
 	unsetenv("PROFOPT_CHECK_PROBE");
 	if (checker.failed)

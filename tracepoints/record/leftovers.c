@@ -84,6 +84,14 @@ static unsigned long long process_start(long pid, bool *gone)
 	return start;
 }
 
+bool rec_process_runs(pid_t pid)
+{
+	bool gone;
+
+	process_start(pid, &gone);
+	return !gone;
+}
+
 static unsigned long long pid_namespace(void)
 {
 	struct stat st;
@@ -170,6 +178,8 @@ static bool session_owner(const char *name, struct owner *owner)
 	return false;
 }
 
+static bool remove_entry_at(int parent_fd, const char *name, int depth);
+
 static const char *tmp_dir(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -207,6 +217,19 @@ enum rec_status rec_scratch_create(struct po_error *err)
 const char *rec_scratch_dir(void)
 {
 	return leftovers.scratch[0] ? leftovers.scratch : NULL;
+}
+
+void rec_scratch_remove_entry(const char *name)
+{
+	int fd;
+
+	if (!leftovers.scratch[0])
+		return;
+	fd = open(leftovers.scratch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		remove_entry_at(fd, name, 0);
+		close(fd);
+	}
 }
 
 /*

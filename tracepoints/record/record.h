@@ -158,8 +158,13 @@ pid_t rec_sessiond_pid(void);
 enum rec_status rec_sessiond_probe(int *session_count, struct po_error *err) PO_NODISCARD;
 enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond,
 				    struct po_error *err) PO_NODISCARD;
+/* The same, without saying on stderr that it starts one (--check says it its own way). */
+enum rec_status rec_sessiond_ensure_quietly(struct rec_sessiond *sessiond,
+					    struct po_error *err) PO_NODISCARD;
 /* Stops a daemon started here when no session lives in it; *other_sessions: how many do. */
 enum rec_sessiond_end rec_sessiond_stop(struct rec_sessiond *sessiond, int *other_sessions);
+/* Stops a daemon started here without asking it anything (one that did not answer). */
+void rec_sessiond_terminate(struct rec_sessiond *sessiond);
 
 /* The tracing session, one UST channel with per-user (or per-process) buffers. */
 struct rec_session {
@@ -177,6 +182,10 @@ struct rec_session {
 
 enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
 				   struct po_error *err) PO_NODISCARD;
+/* The same, named name (one that carries the owner's tag: see leftovers.c). */
+enum rec_status rec_session_create_named(struct rec_session *session,
+					 const struct rec_options *options, const char *name,
+					 struct po_error *err) PO_NODISCARD;
 /* The channel, events and contexts of a recording, on the session named name. */
 enum rec_status rec_session_configure(const char *name, const struct rec_options *options,
 				      struct po_error *err) PO_NODISCARD;
@@ -214,10 +223,14 @@ void rec_session_fini(struct rec_session *session);
  */
 #define REC_SESSIOND_OWNER_ENV "PROFOPT_RECORD_SESSIOND_OWNER"
 const char *rec_owner_tag(void);
+/* Whether process pid exists and is not a zombie. */
+bool rec_process_runs(pid_t pid);
 /* Makes this recorder's scratch directory (mode 0700, marked); see rec_scratch_dir(). */
 enum rec_status rec_scratch_create(struct po_error *err) PO_NODISCARD;
 /* The scratch directory, NULL when there is none. */
 const char *rec_scratch_dir(void);
+/* Removes the entry name of the scratch directory, all it holds, following no link. */
+void rec_scratch_remove_entry(const char *name);
 /* Removes the mark, then the directory if it is empty (what must stay stays unmarked). */
 void rec_scratch_remove(void);
 /* The running session daemon's pid when a profopt-record that is gone started it, else 0. */

@@ -240,14 +240,26 @@ static enum rec_status create_run(void *context, struct po_error *err)
 enum rec_status rec_session_create(struct rec_session *session, const struct rec_options *options,
 				   struct po_error *err)
 {
+	char name[sizeof(session->name)], stamp[32];
+	time_t now = time(NULL);
+	struct tm local;
+
+	localtime_r(&now, &local);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+	/* The owner's tag lets the next recorder destroy it if this one is killed. */
+	snprintf(name, sizeof(name), "profopt-record-%s-%s", rec_owner_tag(), stamp);
+	return rec_session_create_named(session, options, name, err);
+}
+
+enum rec_status rec_session_create_named(struct rec_session *session,
+					 const struct rec_options *options, const char *name,
+					 struct po_error *err)
+{
 	enum rec_status status;
 	char url[PATH_MAX + 16], what[200];
 	struct create_call create = {.name = session->name, .url = url};
 	const struct rec_ctl_call call = {
 	    .what = what, .run = create_run, .context = &create, .context_size = sizeof(create)};
-	char stamp[32];
-	time_t now = time(NULL);
-	struct tm local;
 
 	*session = (struct rec_session){0};
 	status = make_output_path(session, options->output_dir, err);
@@ -256,11 +268,7 @@ enum rec_status rec_session_create(struct rec_session *session, const struct rec
 		    session, options->output_dir ? options->output_dir : session->output_dir, err);
 	if (status != REC_STATUS_OK)
 		return status;
-	localtime_r(&now, &local);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
-	/* The owner's tag lets the next recorder destroy it if this one is killed. */
-	snprintf(session->name, sizeof(session->name), "profopt-record-%s-%s", rec_owner_tag(),
-		 stamp);
+	snprintf(session->name, sizeof(session->name), "%s", name);
 	snprintf(url, sizeof(url), "file://%s", session->output_dir);
 	snprintf(what, sizeof(what), "create the session %s", session->name);
 	status = rec_ctl_call(&call, err);

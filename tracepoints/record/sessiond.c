@@ -24,6 +24,8 @@
 
 #define SESSIOND_READY_TIMEOUT_MS 10000
 #define SESSIOND_STOP_TIMEOUT_MS 10000
+/* A daemon that did not answer gets this long to end on SIGTERM. */
+#define SESSIOND_KILL_TIMEOUT_MS 1000
 #define POLL_INTERVAL_MS 50
 
 void rec_sleep_ms(long ms)
@@ -197,7 +199,7 @@ static enum rec_status wait_ready(struct po_error *err)
 	}
 }
 
-enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_error *err)
+static enum rec_status ensure(struct rec_sessiond *sessiond, bool say, struct po_error *err)
 {
 	enum rec_status status;
 	int sessions = -1;
@@ -206,7 +208,9 @@ enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_err
 	status = rec_sessiond_probe(&sessions, err);
 	if (status != REC_STATUS_OK || sessions >= 0)
 		return status;
-	fprintf(stderr, "profopt-record: no session daemon is running; starting lttng-sessiond\n");
+	if (say)
+		fprintf(stderr,
+			"profopt-record: no session daemon is running; starting lttng-sessiond\n");
 	status = launch_daemon(err);
 	if (status == REC_STATUS_OK) {
 		sessiond->started_here = true;
@@ -218,20 +222,32 @@ enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_err
 			po_error_prepend(err, "Failed to start a session daemon");
 		return status;
 	}
-	fprintf(stderr, "profopt-record: session daemon started (pid %ld)\n", (long)sessiond->pid);
+	if (say)
+		fprintf(stderr, "profopt-record: session daemon started (pid %ld)\n",
+			(long)sessiond->pid);
 	return REC_STATUS_OK;
 }
 
-/* SIGTERM, then SIGKILL after SESSIOND_STOP_TIMEOUT_MS or at a signal. */
-static void terminate(pid_t pid)
+enum rec_status rec_sessiond_ensure(struct rec_sessiond *sessiond, struct po_error *err)
+{
+	return ensure(sessiond, true, err);
+}
+
+enum rec_status rec_sessiond_ensure_quietly(struct rec_sessiond *sessiond, struct po_error *err)
+{
+	return ensure(sessiond, false, err);
+}
+
+/* SIGTERM, then SIGKILL after timeout_ms or at a signal; a zombie has ended. */
+static void terminate(pid_t pid, int timeout_ms)
 {
 	struct po_error ignored = {{0}};
 	int waited_ms;
 
 	if (kill(pid, SIGTERM) == -1)
 		return;
-	for (waited_ms = 0; kill(pid, 0) == 0; waited_ms += POLL_INTERVAL_MS) {
-		if (waited_ms >= SESSIOND_STOP_TIMEOUT_MS ||
+	for (waited_ms = 0; rec_process_runs(pid); waited_ms += POLL_INTERVAL_MS) {
+		if (waited_ms >= timeout_ms ||
 		    rec_ctl_pause(POLL_INTERVAL_MS, "stop", &ignored) != REC_STATUS_OK) {
 			kill(pid, SIGKILL);
 			break;
@@ -264,8 +280,16 @@ enum rec_sessiond_end rec_sessiond_stop(struct rec_sessiond *sessiond, int *othe
 		return orphan ? REC_SESSIOND_NOT_OURS : REC_SESSIOND_SHARED;
 	}
 	if (sessions == 0)
-		terminate(sessiond->pid);
+		terminate(sessiond->pid, SESSIOND_STOP_TIMEOUT_MS);
 	sessiond->pid = 0;
 	sessiond->started_here = false;
 	return REC_SESSIOND_STOPPED;
+}
+
+void rec_sessiond_terminate(struct rec_sessiond *sessiond)
+{
+	if (sessiond->started_here && sessiond->pid > 0)
+		terminate(sessiond->pid, SESSIOND_KILL_TIMEOUT_MS);
+	sessiond->pid = 0;
+	sessiond->started_here = false;
 }

@@ -2,9 +2,11 @@
 # check.sh BIN_DIR SOURCE_DIR: profopt-record --check finds each planted problem, in a
 # private mount namespace (as root) where the problem is made real: no session daemon and
 # none on PATH, the fork wrapper replaced by a device, a /dev/shm too small for the
-# buffers, a nearly full disk at -o, a Python module that cannot load libprofopt, a user
-# who is neither root nor in the tracing group and has no writable home. With
-# nothing planted it exits 0.
+# buffers or read-only, a /run/lttng where no daemon can start, a consumer daemon that
+# cannot run, a nearly full disk at -o, a Python module that cannot load libprofopt, a user
+# who is neither root nor in the tracing group and has no writable home. With nothing
+# planted it exits 0, having recorded and read back a few events of its own (starting a
+# session daemon for that and stopping it).
 set -u
 bin=$1 src=$2
 if [ "$(id -u)" -ne 0 ] || ! unshare --mount --propagation private true 2>/dev/null; then
@@ -25,7 +27,9 @@ run() {
 	local name=$1 want=$2 text=$3 setup=$4 status
 	unshare --mount --propagation private bash -c "
 		mount -t tmpfs none /run/lttng 2>/dev/null || { mkdir -p /run/lttng && mount -t tmpfs none /run/lttng; }
+		mount -t tmpfs none /dev/shm
 		export LTTNG_HOME=$work/home HOME=$work/home PATH=$work/pybin:$bin:/usr/bin:/bin
+		export TMPDIR=$work/home/tmp && mkdir -p \$TMPDIR
 		export PYTHONPATH=$src/tracepoints/python PROFOPT_LIBRARY=$lib
 		$setup
 		exec \"$bin/profopt-record\" --check \${CHECK_ARGS:-}" >"$work/$name.out" 2>&1
@@ -41,6 +45,22 @@ run() {
 }
 
 run all-good 0 "a recording would work" ""
+check_ran() { # the recording in miniature ran, and left no daemon, session or directory
+	grep -qE "^ok +recording +a private session recorded a process's events, read back from its trace \(.*, with a session daemon started for it and stopped\)" "$work/all-good.out" &&
+		[ -z "$(ls "$work/home/tmp" 2>/dev/null)" ]
+}
+if check_ran; then
+	passed=$((passed + 1)) && echo "ok   all-good: the recording in miniature ran and left nothing"
+else
+	failed=$((failed + 1)) && echo "FAIL all-good: the recording in miniature did not run, or left something"
+fi
+run shm-read-only 1 "^FAIL +buffer memory +/dev/shm is mounted read-only" \
+	"mount -t tmpfs -o ro none /dev/shm"
+run run-read-only 1 "^FAIL +recording +Failed to start a session daemon: lttng-sessiond exited" \
+	"mount -t tmpfs -o ro none /run/lttng"
+consumerd=$(find /usr/lib /usr/local/lib -name lttng-consumerd -path '*libexec*' 2>/dev/null | head -n 1)
+run consumer-broken 1 "^FAIL +recording +.*session" \
+	"mount --bind /bin/false $consumerd; export PROFOPT_SESSIOND_TIMEOUT=3"
 run no-sessiond 1 "^FAIL +session daemon +none running, and no lttng-sessiond on PATH" \
 	"export PATH=$work/pybin:$bin"
 fork_lib=$(grep -o '/[^ ]*liblttng-ust-fork.so.1' "$work/all-good.out" | head -n 1)
