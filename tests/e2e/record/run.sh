@@ -181,6 +181,20 @@ sessions() {
 	lttng list 2>/dev/null | sed -n 's/^ *[0-9]*) \([^ ]*\) .*/\1/p'
 }
 
+# Whether no lttng-consumerd runs, within 10 s (it may end just after its daemon).
+consumer_ended() {
+	local p
+	for _ in $(seq 100); do
+		for p in $(pgrep -x lttng-consumerd); do
+			running "$p" && break
+			p=
+		done
+		[ -z "${p:-}" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # profopt-record --live killed by SIGKILL leaves the daemon it started, both sessions (still
 # tracing) and its scratch directory. The next profopt-record removes what it left, in one
 # line, and touches nothing else: the session of a recording that still runs, sessions named
@@ -247,7 +261,7 @@ case_killed() {
 	check "B ends with its command's status 42 (got $status)" [ "$status" -eq 42 ]
 	check "B says nothing of A" not grep -q "cleaned up" "$work/b.err"
 	check "B, the last to end, stopped the daemon that A started (pid $daemon), and its consumer" \
-		not running "$daemon" && ! pgrep -x lttng-consumerd >/dev/null
+		not running "$daemon" && consumer_ended
 	sed 's/^/     B: /' "$work/b.err"
 }
 
