@@ -314,6 +314,10 @@ enum po_status spans_step_end(struct po_model *model, struct thread *thread,
 	}
 	if (step_tracker_open_step(&model->loop)->index != event->u.step.step)
 		model->quality.step_mismatches++;
+	if (event->u.step.batch_size == 0) { /* it consumed no batch: no loop body ran */
+		step_tracker_drop_open(&model->loop);
+		return PO_STATUS_OK;
+	}
 	return close_step(model, thread, event->time_ns, event->u.step.batch_size);
 }
 

@@ -122,7 +122,11 @@ void step_tracker_consume(struct po_step_tracker *tracker, int64_t batch, int64_
 enum po_category step_tracker_cause(const struct po_step_tracker *tracker, int64_t begin_ns,
 				    int64_t end_ns, int64_t *cause_ns);
 
-/* The step open when the stream ended is dropped (cut off by the process's end). */
+/*
+ * Drops the open step: one open when the stream ended (cut off by the process's end), or
+ * one that ended with batch size 0 (it consumed no batch: the fetch at the end of the data,
+ * or the batch fetched before the loop was left).
+ */
 void step_tracker_drop_open(struct po_step_tracker *tracker);
 
 #endif /* PO_MODEL_STEPS_H */

@@ -179,6 +179,14 @@ EXPECTATIONS = {
         ("throughput", SAME_RUN_PCT),
         ("coverage", SHARE_POINTS),
     ],
+    "break_loader": [
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+    ],
+    "break_step_api": [
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+    ],
     "crash": [
         ("truth_ending", "exception"),
         ("record_status", 1),

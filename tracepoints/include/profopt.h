@@ -118,7 +118,11 @@ void profopt_worker_end(int64_t worker_id);
 void profopt_epoch_begin(int64_t epoch);
 void profopt_epoch_end(int64_t epoch);
 
-/* One training step; batch_size in samples (-1 if unknown). */
+/*
+ * One training step; batch_size in samples (-1 if unknown). A step that ends with
+ * batch_size 0 consumed no batch (the end of the data, or a loop left before it trained):
+ * profopt-analyze does not count it.
+ */
 void profopt_step_begin(int64_t step, int64_t epoch, int64_t batch_size);
 void profopt_step_end(int64_t step, int64_t epoch, int64_t batch_size);
 

@@ -11,19 +11,8 @@ import warnings
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.join(ROOT, "tracepoints", "python"))
-
-import profopt  # noqa: E402
-from profopt import _lib  # noqa: E402
-
-RESULTS = {"passed": 0, "failed": 0}
-
-
-def check(condition, text):
-    print(("ok   " if condition else "FAIL ") + text, flush=True)
-    RESULTS["passed" if condition else "failed"] += 1
+from calls import ROOT, check, finish, profopt
+from profopt import _lib
 
 
 def test_bindings():
@@ -241,8 +230,7 @@ def main():
     test_loaders()
     test_model()
     test_profiler_note()
-    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
-    return 1 if RESULTS["failed"] else 0
+    return finish()
 
 
 if __name__ == "__main__":

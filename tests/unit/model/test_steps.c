@@ -260,10 +260,38 @@ static void loop_at_end(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * A step that ends with batch size 0 consumed no batch (the end of the data, or the batch
+ * fetched before the loop was left): it is no step, and the next step may reuse its number.
+ */
+static void step_without_batch(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	step_begin(model, 0, MAIN, MAIN, 0);
+	stage_begin(model, 0, MAIN, MAIN, PO_STAGE_FORWARD, "fw", -1);
+	stage_end(model, 10 * MS, MAIN, MAIN, PO_STAGE_FORWARD, -1);
+	step_end_sized(model, 12 * MS, MAIN, MAIN, 0, 8);
+	step_begin(model, 12 * MS, MAIN, MAIN, 1);
+	stage_begin(model, 12 * MS, MAIN, MAIN, PO_STAGE_DATA_WAIT, "next", -1);
+	stage_end(model, 20 * MS, MAIN, MAIN, PO_STAGE_DATA_WAIT, 1);
+	step_end_sized(model, 20 * MS, MAIN, MAIN, 1, 0);
+	step_begin(model, 30 * MS, MAIN, MAIN, 1);
+	step_end_sized(model, 40 * MS, MAIN, MAIN, 1, 8);
+	analysis = model_done(model);
+	CHECK_INT_EQ(analysis->step_count, 2);
+	CHECK_INT_EQ(po_analysis_step(analysis, 1).begin_ns, 30 * MS);
+	CHECK_INT_EQ(analysis->quality.open_at_end, 0);
+	CHECK_INT_EQ(analysis->quality.step_mismatches, 0);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(breakdown_priority);
 	RUN(loop_at_end);
+	RUN(step_without_batch);
 	RUN(batches_from_two_workers);
 	RUN(worker_role_from_spans);
 	RUN(unmatched_spans);

@@ -12,6 +12,10 @@ UNKNOWN = -1
 DEVICE_HOST = -1
 DEVICE_PINNED = -2  # host memory pinned for the devices (PROFOPT_DEVICE_PINNED)
 FREE_MEMORY_PERIOD_S = 1.0  # the device's free memory is read at most this often
+# A loop body shorter than both of these did not train: it only left the loop (see
+# LoopBodies). A body that trains runs torch operators, tens of microseconds each.
+EMPTY_BODY_SHARE = 0.1  # of the shortest body before it
+EMPTY_BODY_MAX_S = 0.001
 
 
 class Stage(enum.IntEnum):
@@ -252,6 +256,30 @@ class span(_Marker):
         return False
 
 
+class LoopBodies:
+    """How long a loop's bodies take, to tell a body that trained from one that only left
+    the loop: with `if step == N: break` at the top of the body, the batch fetched last is
+    handed over and never trained on. Such a body takes microseconds, a tenth of the
+    shortest body before it or less; its step consumed no batch and ends with batch size 0,
+    which profopt-analyze does not count as a step (docs/model.md)."""
+
+    __slots__ = ("shortest_s",)
+
+    def __init__(self):
+        self.shortest_s = None  # the shortest body that trained; None before the first
+
+    def ran(self, seconds):
+        """A body that trained took seconds."""
+        if self.shortest_s is None or seconds < self.shortest_s:
+            self.shortest_s = seconds
+
+    def did_nothing(self, seconds):
+        """Whether a body that took seconds did nothing but leave (or skip) the loop."""
+        shortest = self.shortest_s
+        return shortest is not None and seconds < EMPTY_BODY_MAX_S and \
+            seconds < EMPTY_BODY_SHARE * shortest
+
+
 class _State:
     """What the markers of this process share: the open run and the loop's open step."""
 
@@ -262,6 +290,7 @@ class _State:
         self.next_step = 0         # auto-numbering of step() without an index
         self.sampler_started = False
         self.python_memory = False  # tracemalloc sites are sampled at step ends
+        self.step_bodies = LoopBodies()  # of the steps step() marks
         self.free_sampled = float("-inf")  # when the device's free memory was last read
 
 
@@ -326,6 +355,7 @@ class step(_Marker):
         self._epoch = epoch
         self._batch_size = batch_size
         self._open = None  # (index, epoch, batch size) recorded at enter
+        self._began = 0.0  # perf_counter() at enter
 
     def _copy(self):
         return step(self._index, self._epoch, self._batch_size)
@@ -340,14 +370,25 @@ class step(_Marker):
         size = STATE.batch_size if self._batch_size is None else self._batch_size
         self._open = (index, self._epoch, size)
         LIB.profopt_step_begin(*self._open)
+        self._began = time.perf_counter()
         return self
 
-    def __exit__(self, *exc):
-        if self._open is not None:
-            record_memory_counters()
-            LIB.profopt_step_end(*self._open)
-            self._open = None
-            after_step_end()
+    def __exit__(self, exc_type, exc, traceback):
+        if self._open is None:
+            return False
+        index, epoch, size = self._open
+        self._open = None
+        took = time.perf_counter() - self._began
+        if exc_type is None and STATE.step_bodies.did_nothing(took):
+            LIB.profopt_step_end(index, epoch, 0)  # not a step: its number is free
+            if self._index is None:
+                STATE.next_step = index
+            return False
+        if exc_type is None:
+            STATE.step_bodies.ran(took)
+        record_memory_counters()
+        LIB.profopt_step_end(index, epoch, size)
+        after_step_end()
         return False
 
 

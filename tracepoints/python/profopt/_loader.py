@@ -26,6 +26,7 @@ the main loop's data wait carries the exact index even when the order differs.
 """
 
 import multiprocessing.util
+import time
 import warnings
 import weakref
 
@@ -429,7 +430,8 @@ class _Recorder:
                           "factory; batches are recorded without their loading spans",
                           RuntimeWarning, stacklevel=4)
         self.next_label = 0  # the index after the highest one received
-        self.step_empty = False  # the open step received no batch (end of the data)
+        self.step_empty = False  # no loop body ran in the open step (see _end_step)
+        self.bodies = _api.LoopBodies()  # how long the loop bodies take
         self.front = None  # weak reference to the InstrumentedLoader handed out last
 
     def epoch_iterator(self, loader):
@@ -476,7 +478,13 @@ class _Recorder:
                 expected = batch + 1
                 self.next_label = max(self.next_label, expected)
                 consumed += 1
-                yield data
+                handed = time.perf_counter()
+                try:
+                    yield data
+                except GeneratorExit:  # the loop was left during this step
+                    self.step_empty = self.bodies.did_nothing(time.perf_counter() - handed)
+                    raise
+                self.bodies.ran(time.perf_counter() - handed)
                 self._end_step()
         finally:
             self._end_step()
@@ -492,11 +500,13 @@ class _Recorder:
         if STATE.loader_step is not self:
             return
         STATE.loader_step = None
+        if self.step_empty:  # no loop body ran: batch size 0 (not a step), its number free
+            self.step_empty = False
+            LIB.profopt_step_end(self.next_step, self.epoch, 0)
+            return
         _api.record_memory_counters()
-        size = 0 if self.step_empty else self.batch_size
-        LIB.profopt_step_end(self.next_step, self.epoch, size)
+        LIB.profopt_step_end(self.next_step, self.epoch, self.batch_size)
         _api.after_step_end()
-        self.step_empty = False
         self.next_step += 1
 
     def _next_marked(self, source, expected):
