@@ -3,11 +3,12 @@
  * while nothing records it (--mode idle), and while a session records (--mode recording)
  * a compute-stage span through libprofopt against the same two events emitted raw from a
  * provider compiled into this program, and a loader-stage span, which also reads the
- * thread CPU clock twice. Prints one table row per case; bench/tracepoint_cost.sh runs
- * both modes around a real session.
+ * thread CPU clock twice; and, idle, the /proc reads of the sampler thread. Prints one
+ * table row per case; bench/tracepoint_cost.sh runs both modes around a real session.
  */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,37 @@ static void thread_cpu_clock(int64_t iterations)
 
 	for (int64_t i = 0; i < iterations; i++)
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+}
+
+/* What the sampler thread reads: a small /proc file, opened, read once and closed. */
+static void read_proc(const char *path, int64_t iterations)
+{
+	char text[256];
+
+	for (int64_t i = 0; i < iterations; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			if (read(fd, text, sizeof(text)) < 0)
+				abort();
+			close(fd);
+		}
+	}
+}
+
+static void read_statm(int64_t iterations)
+{
+	read_proc("/proc/self/statm", iterations);
+}
+
+static void read_schedstat(int64_t iterations)
+{
+	read_proc("/proc/self/schedstat", iterations);
+}
+
+static void read_stat(int64_t iterations)
+{
+	read_proc("/proc/stat", iterations);
 }
 
 static void idle_stage_begin(int64_t iterations)
@@ -145,6 +177,11 @@ static int run_idle(void)
 	    {"profopt_stage_begin", "call", 20000000, idle_stage_begin, 0, 0},
 	    {"profopt_step_begin", "call", 20000000, idle_step_begin, 0, 0},
 	    {"thread CPU clock read", "clock_gettime", 200000, thread_cpu_clock, 0, 0},
+	    /* the sampler's reads: RSS and run-queue wait every period, the machine's CPU at
+	       most every 100 ms */
+	    {"sampler: /proc/self/statm", "open+read+close", 20000, read_statm, 0, 0},
+	    {"sampler: /proc/self/schedstat", "open+read+close", 20000, read_schedstat, 0, 0},
+	    {"sampler: /proc/stat", "open+read+close", 20000, read_stat, 0, 0},
 	};
 
 	if (profopt_tracing_enabled()) {

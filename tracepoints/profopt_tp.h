@@ -48,6 +48,7 @@ LTTNG_UST_TRACEPOINT_ENUM(profopt, counter_kind,
 		lttng_ust_field_enum_value("gpu_records_dropped", 6)
 		lttng_ust_field_enum_value("gpu_mem_peak", 7)
 		lttng_ust_field_enum_value("gpu_mem_free", 8)
+		lttng_ust_field_enum_value("machine_cpu", 9)
 	)
 )
 

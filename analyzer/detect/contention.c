@@ -16,6 +16,9 @@ static const enum po_category loop_categories[] = {PO_CAT_FORWARD, PO_CAT_BACKWA
 struct cc_facts {
 	int32_t cores;
 	int64_t workers;     /* worker processes seen */
+	int64_t threads;     /* the loop's intra-op threads (run configuration); -1 unknown */
+	double loop_threads; /* the threads its CPU work runs on: threads, at most the cores */
+	double runq_ns;	     /* the main thread's wait for a core per step; -1 unknown */
 	double step_ns;	     /* mean clean step */
 	double loop_ns;	     /* F: forward + backward + optimizer wall time per step */
 	double rest_ns;	     /* the loop's other time per step, data wait excluded */
@@ -30,6 +33,10 @@ struct cc_facts {
 	double demand_cores; /* (C + c) over the step the loop would take with a full core */
 	int64_t best_workers;
 	double workers_step_ns; /* predicted with best_workers, scaled to the measured step */
+	/* The loop's threads and the workers within the cores: threads_workers + best_threads. */
+	int64_t best_threads;
+	int64_t threads_workers;
+	double threads_step_ns; /* NaN: not predicted (threads unknown, or they fit already) */
 };
 
 static double ratio_of(double part, double whole)
@@ -100,6 +107,38 @@ static double main_cpu_per_step(const struct po_analysis *analysis)
 	return (double)(main->cpu_last_ns - main->cpu_first_ns) / (double)analysis->step_count;
 }
 
+/* The main thread's measured wait for a core per step, all of it charged to the steps. */
+static double main_runq_per_step(const struct po_analysis *analysis)
+{
+	const struct po_process *main = det_main_process(analysis);
+
+	if (main->runq_first_ns < 0 || main->runq_last_ns < main->runq_first_ns)
+		return -1;
+	return (double)(main->runq_last_ns - main->runq_first_ns) / (double)analysis->step_count;
+}
+
+/*
+ * The time per step the loop waits for a core, and its share of its cores. The loop's CPU
+ * work runs on its intra-op threads (torch.set_num_threads, the run configuration's
+ * torch_num_threads): with t threads at full speed, c of CPU takes c / t, so it gets
+ * s = c / (t F) of its cores. Threads that wait for each other and for a core also spin,
+ * which CPU time cannot tell from work: for a loop of several threads (or of unknown
+ * threads using more than a core) the main thread's measured run-queue wait bounds the
+ * loss from below.
+ */
+static void measure_loss(struct cc_facts *facts)
+{
+	bool several =
+	    facts->loop_threads > 1 || (facts->threads < 0 && facts->loop_cpu_ns > facts->loop_ns);
+
+	facts->loop_share = fmin(1, facts->loop_cpu_ns / (facts->loop_threads * facts->loop_ns));
+	facts->lost_ns = facts->loop_ns * (1 - facts->loop_share);
+	if (several && facts->runq_ns > facts->lost_ns) {
+		facts->lost_ns = fmin(facts->loop_ns, facts->runq_ns);
+		facts->loop_share = 1 - facts->lost_ns / facts->loop_ns;
+	}
+}
+
 /* False when the trace lacks what the detector needs: then it stays silent. */
 static bool measure(const struct det_ctx *ctx, struct cc_facts *facts)
 {
@@ -117,10 +156,12 @@ static bool measure(const struct det_ctx *ctx, struct cc_facts *facts)
 		facts->loop_ns += mean[loop_categories[i]];
 	if (facts->loop_ns <= 0)
 		return false;
+	facts->threads = analysis->settings.num_threads >= 1 ? analysis->settings.num_threads : -1;
+	facts->loop_threads = facts->threads >= 1 ? fmin((double)facts->threads, facts->cores) : 1;
 	facts->rest_ns = fmax(0, facts->step_ns - facts->loop_ns - mean[PO_CAT_DATA_WAIT]);
 	facts->loop_cpu_ns = main_cpu_per_step(analysis);
-	facts->loop_share = fmin(1, facts->loop_cpu_ns / facts->loop_ns);
-	facts->lost_ns = facts->loop_ns * (1 - facts->loop_share);
+	facts->runq_ns = main_runq_per_step(analysis);
+	measure_loss(facts);
 	facts->lost_pct = 100 * facts->lost_ns / facts->step_ns;
 	facts->worker_cores = workers_cores(analysis);
 	facts->worker_share =
@@ -141,8 +182,8 @@ static bool measure(const struct det_ctx *ctx, struct cc_facts *facts)
 static double step_with(const struct cc_facts *facts, int64_t workers)
 {
 	const struct det_loader_batch *batch = &facts->batch;
-	double fair = fmin(1, (double)facts->cores / (double)(workers + 1));
-	double loop_ns = facts->rest_ns + facts->loop_cpu_ns;
+	double fair = fmin(1, (double)facts->cores / ((double)workers + facts->loop_threads));
+	double loop_ns = facts->rest_ns + facts->loop_cpu_ns / facts->loop_threads;
 	double batch_ns =
 	    (batch->service_ns - batch->cpu_stage_ns + batch->cpu_stage_cpu_ns / fair) /
 	    (double)workers;
@@ -167,6 +208,47 @@ static void choose_workers(const struct det_ctx *ctx, struct cc_facts *facts)
 		}
 	}
 	facts->workers_step_ns = facts->step_ns * step_with(facts, facts->best_workers) / now_ns;
+}
+
+/*
+ * The loop's threads and the workers oversubscribe the cores: with n workers and K - n
+ * threads (at most as many as now) every thread has a core; only a shorter step is advised. The
+ * loop then runs as it would without its wait for a core, and a worker makes a batch in its
+ * loading's CPU time plus what of its time off CPU the fair share f = min(1, K / (workers +
+ * threads)) it had does not explain (I/O): the step is the longer of the two. The fewest workers
+ * whose step is within input-bound.within_best_pct of the best.
+ */
+static void choose_threads(const struct det_ctx *ctx, struct cc_facts *facts)
+{
+	const struct det_loader_batch *batch = &facts->batch;
+	double loop_ns = facts->step_ns - facts->lost_ns, best_ns = INFINITY;
+	double fair = fmin(1, facts->cores / ((double)facts->workers + facts->loop_threads));
+	double own_ns = batch->cpu_ns + fmax(0, batch->service_ns - batch->cpu_ns / fair);
+	double steps_ns[64];
+	int64_t most = facts->cores - 1 < 64 ? facts->cores - 1 : 64;
+
+	facts->threads_step_ns = NAN;
+	facts->best_threads =
+	    facts->cores - facts->best_workers > 1 ? facts->cores - facts->best_workers : 1;
+	if (facts->threads < 1 || most < 1 ||
+	    facts->loop_threads + (double)facts->workers <= facts->cores)
+		return;
+	for (int64_t n = 1; n <= most; n++) {
+		steps_ns[n - 1] = fmax(loop_ns, own_ns / (double)n);
+		best_ns = fmin(best_ns, steps_ns[n - 1]);
+	}
+	for (int64_t n = 1; n <= most; n++) {
+		if (steps_ns[n - 1] <=
+		    best_ns * (1 + ctx->rules->input_bound_within_best_pct / 100)) {
+			if (!(steps_ns[n - 1] < facts->step_ns))
+				return; /* no gain: advised without a prediction */
+			facts->threads_workers = n;
+			facts->best_threads =
+			    facts->cores - n < facts->threads ? facts->cores - n : facts->threads;
+			facts->threads_step_ns = steps_ns[n - 1];
+			return;
+		}
+	}
 }
 
 /*
@@ -204,12 +286,22 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "cpu_ms_per_batch", facts->batch.cpu_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "demand_cores", facts->demand_cores);
 	det_ev_int(ctx, finding, "recommended_num_workers", facts->best_workers);
-	det_ev_number(ctx, finding, "num_workers_step_ms", facts->workers_step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "num_workers_step_ms",
+		      ctx->machine_busy ? NAN : facts->workers_step_ns / DET_NS_PER_MS);
+	if (facts->threads >= 1)
+		det_ev_int(ctx, finding, "loop_threads", facts->threads);
+	if (facts->runq_ns >= 0)
+		det_ev_number(ctx, finding, "main_runq_ms_per_step",
+			      facts->runq_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, "recommended_threads", facts->best_threads);
+	if (!isnan(facts->threads_step_ns))
+		det_ev_number(ctx, finding, "threads_step_ms",
+			      ctx->machine_busy ? NAN : facts->threads_step_ns / DET_NS_PER_MS);
 	/* The gain if the loop had a core of its own: the time it loses now. */
 	det_ev_number(ctx, finding, "predicted_step_ms",
-		      (facts->step_ns - facts->lost_ns) / DET_NS_PER_MS);
+		      ctx->machine_busy ? NAN : (facts->step_ns - facts->lost_ns) / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "predicted_speedup",
-		      facts->step_ns / (facts->step_ns - facts->lost_ns));
+		      ctx->machine_busy ? NAN : facts->step_ns / (facts->step_ns - facts->lost_ns));
 }
 
 /* The fewest workers that keep the step: more cannot help, the cores limit the step. */
@@ -218,7 +310,7 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 {
 	double step_ns = facts->workers_step_ns;
 
-	det_recommend(
+	det_recommend_cores(
 	    ctx, finding, "num_workers",
 	    det_printf(ctx, "%s num_workers=%lld",
 		       facts->best_workers < facts->workers ? "set" : "keep",
@@ -235,13 +327,42 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 	    step_ns / DET_NS_PER_MS, facts->step_ns / step_ns);
 }
 
+/*
+ * With the loop's threads known: as many threads as the cores leave beside the fewest
+ * workers that keep up, with the step that gives (choose_threads).
+ */
+static void recommend_fitting_threads(struct det_ctx *ctx, struct po_finding *finding,
+				      const struct cc_facts *facts)
+{
+	det_recommend_cores(
+	    ctx, finding, "threads",
+	    det_printf(ctx,
+		       "call torch.set_num_threads(%lld) in the training process, with "
+		       "num_workers=%lld",
+		       (long long)facts->best_threads, (long long)facts->threads_workers),
+	    det_printf(ctx,
+		       "the loop's %lld intra-op threads and %lld workers are %lld busy threads "
+		       "on %d cores: they preempt each other, and the loop waits %.2f ms per "
+		       "step for a core; %lld thread(s) and %lld worker(s) fit the cores",
+		       (long long)facts->threads, (long long)facts->workers,
+		       (long long)facts->threads + (long long)facts->workers, facts->cores,
+		       facts->lost_ns / DET_NS_PER_MS, (long long)facts->best_threads,
+		       (long long)facts->threads_workers),
+	    det_printf(ctx, "step %.2f ms -> %.2f ms (%.2fx)", facts->step_ns / DET_NS_PER_MS,
+		       facts->threads_step_ns / DET_NS_PER_MS,
+		       facts->step_ns / facts->threads_step_ns),
+	    facts->threads_step_ns / DET_NS_PER_MS, facts->step_ns / facts->threads_step_ns);
+}
+
 static void recommend_threads(struct det_ctx *ctx, struct po_finding *finding,
 			      const struct cc_facts *facts)
 {
-	int64_t threads = (int64_t)facts->cores - facts->best_workers;
+	int64_t threads = facts->best_threads;
 
-	if (threads < 1)
-		threads = 1;
+	if (!isnan(facts->threads_step_ns)) {
+		recommend_fitting_threads(ctx, finding, facts);
+		return;
+	}
 	det_recommend(ctx, finding, "threads",
 		      det_printf(ctx,
 				 "call torch.set_num_threads(%lld) (or set OMP_NUM_THREADS=%lld) "
@@ -259,7 +380,7 @@ static void recommend_offload(struct det_ctx *ctx, struct po_finding *finding,
 {
 	double step_ns = facts->step_ns - facts->lost_ns;
 
-	det_recommend(
+	det_recommend_cores(
 	    ctx, finding, "transform",
 	    "move CPU preprocessing off the loop's cores: run the transforms on the GPU, cache "
 	    "their output, or pin the workers to other cores (os.sched_setaffinity in "
@@ -284,6 +405,11 @@ static const char *others_sentence(struct det_ctx *ctx, const struct cc_facts *f
 
 	if (traced >= facts->cores * ctx->rules->input_bound_saturated_pct / 100)
 		return "";
+	if (!isnan(ctx->others_cores))
+		return det_printf(ctx,
+				  " The traced processes use %.2f of the %d cores, other programs "
+				  "%.2f.",
+				  traced, facts->cores, ctx->others_cores);
 	return det_printf(ctx,
 			  " The traced processes use %.2f of the %d cores: other programs (or a "
 			  "CPU affinity or quota) hold the rest.",
@@ -300,6 +426,7 @@ enum po_status det_cpu_contention(struct det_ctx *ctx)
 	    !measure(ctx, &facts) || !contended(ctx, &facts))
 		return PO_STATUS_OK;
 	choose_workers(ctx, &facts);
+	choose_threads(ctx, &facts);
 	finding = det_finding_add(
 	    ctx, PO_FINDING_CPU_CONTENTION,
 	    facts.lost_pct >= rules->cpu_contention_critical_pct ? PO_SEVERITY_CRITICAL
@@ -309,12 +436,16 @@ enum po_status det_cpu_contention(struct det_ctx *ctx)
 	if (!finding)
 		return PO_STATUS_NOMEM;
 	det_summary(ctx, finding,
-		    "The training loop waits for CPU held by %lld loader workers: forward, "
-		    "backward and optimizer take %.2f ms per step but get %.0f%% of a core, so "
+		    "The training loop%s waits for CPU held by %lld loader workers: forward, "
+		    "backward and optimizer take %.2f ms per step but get %.0f%% of %s, so "
 		    "the loop loses %.2f ms (%.1f%%) of each %.2f ms step. The workers use %.2f "
 		    "cores; at full speed the loader and the loop would need %.2f of the %d "
 		    "cores.%s",
+		    facts.loop_threads > 1
+			? det_printf(ctx, " (%lld intra-op threads)", (long long)facts.threads)
+			: "",
 		    (long long)facts.workers, facts.loop_ns / DET_NS_PER_MS, 100 * facts.loop_share,
+		    facts.loop_threads > 1 ? "their cores" : "a core",
 		    facts.lost_ns / DET_NS_PER_MS, facts.lost_pct, facts.step_ns / DET_NS_PER_MS,
 		    facts.worker_cores, facts.demand_cores, facts.cores,
 		    others_sentence(ctx, &facts));

@@ -165,6 +165,49 @@ static void fill_steady(struct det_ctx *ctx)
 }
 
 /*
+ * What other programs used of the machine while it was recorded: the cores they left, and
+ * whether they took machine.others_pct of the cores or more. A busy machine is said in the
+ * trace quality, with the numbers.
+ */
+static enum po_status measure_machine(struct det_ctx *ctx)
+{
+	struct po_analysis *analysis = ctx->analysis;
+	const struct po_machine_load *machine = &analysis->machine;
+	double cores = analysis->cpu_count;
+
+	ctx->others_cores = machine->known ? machine->others_cores : NAN;
+	ctx->available_cores = cores;
+	ctx->machine_busy = false;
+	if (!machine->known || cores <= 0)
+		return PO_STATUS_OK;
+	ctx->available_cores = fmax(cores - machine->others_cores, fmin(cores, 0.1));
+	ctx->machine_busy = machine->others_cores >= cores * ctx->rules->machine_others_pct / 100;
+	if (!ctx->machine_busy)
+		return PO_STATUS_OK;
+	return po_analysis_add_warning(
+	    analysis, "busy-machine",
+	    det_printf(ctx,
+		       "other programs used %.2f of the %d cores while this was recorded (the "
+		       "machine's busy CPU time from /proc/stat, %.2f cores, less the recorded "
+		       "processes' own, %.2f): the program waited for them, and predictions that "
+		       "depend on how many cores it gets are withheld",
+		       machine->others_cores, analysis->cpu_count, machine->busy_cores,
+		       machine->traced_cores));
+}
+
+const char *det_withheld_why(struct det_ctx *ctx)
+{
+	if (!ctx->machine_busy)
+		return NULL;
+	return det_printf(
+	    ctx,
+	    "not predicted: other programs used %.2f of the %d cores while this was "
+	    "recorded, and how much of the cores they leave to a changed program "
+	    "cannot be known from this trace; measure the change on a quieter machine",
+	    ctx->others_cores, ctx->analysis->cpu_count);
+}
+
+/*
  * How far the trace data can be trusted: discarded events or packets, unknown discard
  * counts, unmatched spans and lossy steps each lower it.
  */
@@ -210,11 +253,14 @@ static void sort_findings(struct po_finding *findings, size_t count)
 
 typedef enum po_status (*det_fn)(struct det_ctx *ctx);
 
-/* Memory growth runs before unfreed-allocations, which reads its severity. */
+/*
+ * Memory growth runs before unfreed-allocations, which reads its severity; level-shift
+ * before step-outliers, which judges each step against its level.
+ */
 static const det_fn detectors[] = {
     det_trace_data_loss, det_input_bound,    det_gpu_bound,	 det_launch_bound,
-    det_gpu_idle,	 det_memory_growth,  det_unfreed,	 det_step_outliers,
-    det_cpu_contention,	 det_loader_handoff, det_worker_restart,
+    det_gpu_idle,	 det_memory_growth,  det_unfreed,	 det_level_shift,
+    det_step_outliers,	 det_cpu_contention, det_loader_handoff, det_worker_restart,
 };
 
 static struct po_recommendation *find_rec(const struct po_finding *finding, const char *knob)
@@ -315,6 +361,8 @@ enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules
 	status = note_rule_changes(analysis, rules);
 	if (status == PO_STATUS_OK)
 		status = collect_clean_steps(&ctx);
+	if (status == PO_STATUS_OK)
+		status = measure_machine(&ctx);
 	if (status == PO_STATUS_OK) {
 		fill_steady(&ctx);
 		det_fill_gpu_work(&ctx);

@@ -17,6 +17,16 @@
 #define DET_NS_PER_MS 1e6
 #define DET_MIB (1024.0 * 1024.0)
 
+/*
+ * The levels of the steady steps: runs of them between level shifts (level_shift.c), each
+ * judged on its own by step-outliers. One level without a shift.
+ */
+#define DET_MAX_LEVELS 4
+struct det_levels {
+	size_t count;
+	size_t begin[DET_MAX_LEVELS]; /* the first steady step (index into clean) of each */
+};
+
 struct det_ctx {
 	struct po_analysis *analysis; /* weak: the caller's */
 	const struct po_rules *rules; /* weak */
@@ -33,6 +43,17 @@ struct det_ctx {
 	double mean_step_ns;  /* over clean steps; 0 without */
 	double median_step_ns;
 	double category_mean_ns[PO_CATEGORY_COUNT];
+	/*
+	 * What other programs used of the machine while it was recorded (po_machine_load):
+	 * others_cores (NaN unknown), the cores they left to this program (the machine's cores
+	 * when unknown), and machine_busy when they used machine.others_pct of the cores or more:
+	 * then what a change of this program's threads gains depends on them, and the detectors
+	 * withhold such predictions (det_withheld_why).
+	 */
+	double others_cores;
+	double available_cores;
+	bool machine_busy;
+	struct det_levels levels;    /* set by det_level_shift, before step-outliers */
 	double quality_factor;	     /* 0..1: how much the trace data can be trusted */
 	double steps_factor;	     /* 0.5..1: lowered for few clean steps */
 	struct po_finding *findings; /* weak: in the analysis arena */
@@ -60,6 +81,12 @@ const char *det_config(const struct po_analysis *analysis, const char *key);
 /* num_workers as the run configured it (settings), else the workers seen alive at once. */
 int64_t det_configured_workers(const struct po_analysis *analysis);
 
+/*
+ * On a busy machine (machine_busy), why a prediction that depends on the cores the program
+ * gets is withheld, in the arena; NULL when it is not.
+ */
+const char *det_withheld_why(struct det_ctx *ctx);
+
 /* finding.c: a new finding with confidence own * the context's factors, or NULL. */
 struct po_finding *det_finding_add(struct det_ctx *ctx, enum po_finding_id id,
 				   enum po_severity severity, double own_confidence);
@@ -73,6 +100,14 @@ void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *ke
 void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
 		   const char *action, const char *why, const char *effect, double step_ms,
 		   double speedup);
+/*
+ * A recommendation whose effect depends on how many cores the program gets (more or fewer
+ * workers or threads, less CPU work): on a busy machine its prediction is withheld, and the
+ * effect says why (det_withheld_why).
+ */
+void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+			 const char *action, const char *why, const char *effect, double step_ms,
+			 double speedup);
 /* Copies step numbers and windows into the finding. */
 void det_set_steps(struct det_ctx *ctx, struct po_finding *finding, const int64_t *steps,
 		   size_t count);
@@ -104,6 +139,8 @@ enum po_status det_launch_bound(struct det_ctx *ctx);
 void det_fill_gpu_work(struct det_ctx *ctx);
 enum po_status det_memory_growth(struct det_ctx *ctx);
 enum po_status det_unfreed(struct det_ctx *ctx);
+/* level_shift.c: sets ctx->levels, which det_step_outliers reads. */
+enum po_status det_level_shift(struct det_ctx *ctx);
 enum po_status det_step_outliers(struct det_ctx *ctx);
 enum po_status det_cpu_contention(struct det_ctx *ctx);
 enum po_status det_loader_handoff(struct det_ctx *ctx);

@@ -157,6 +157,18 @@ void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *
 	rec->predicted_speedup = speedup;
 }
 
+void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+			 const char *action, const char *why, const char *effect, double step_ms,
+			 double speedup)
+{
+	const char *withheld = det_withheld_why(ctx);
+
+	if (withheld)
+		det_recommend(ctx, finding, knob, action, why, withheld, NAN, NAN);
+	else
+		det_recommend(ctx, finding, knob, action, why, effect, step_ms, speedup);
+}
+
 void det_set_steps(struct det_ctx *ctx, struct po_finding *finding, const int64_t *steps,
 		   size_t count)
 {

@@ -99,10 +99,14 @@ static bool service_from_workers(const struct det_ctx *ctx, struct ib_facts *fac
 		double wall = 0, cpu = 0;
 		bool known = true;
 
+		/* A stage a worker never ran took none of its CPU. */
 		for (size_t i = 0; i < analysis->worker_count; i++) {
-			wall += (double)analysis->workers[i].stage_ns[PO_STAGE_LOAD + s];
-			known = known && analysis->workers[i].stage_cpu_ns[PO_STAGE_LOAD + s] >= 0;
-			cpu += (double)analysis->workers[i].stage_cpu_ns[PO_STAGE_LOAD + s];
+			int64_t stage_ns = analysis->workers[i].stage_ns[PO_STAGE_LOAD + s];
+			int64_t stage_cpu_ns = analysis->workers[i].stage_cpu_ns[PO_STAGE_LOAD + s];
+
+			wall += (double)stage_ns;
+			known = known && (stage_cpu_ns >= 0 || stage_ns == 0);
+			cpu += stage_cpu_ns > 0 ? (double)stage_cpu_ns : 0;
 		}
 		facts->stage_wall_ns[s] = wall / (double)batches;
 		facts->stage_cpu_ns[s] = known ? cpu / (double)batches : NAN;
@@ -200,18 +204,34 @@ static void measure_service(const struct det_ctx *ctx, struct ib_facts *facts)
 	}
 }
 
-/* The main loop's CPU per step from its process CPU counter, capped by its own time. */
-static double main_cpu_per_step(const struct det_ctx *ctx, const struct ib_facts *facts)
+/*
+ * The main process's whole CPU time per step, from its process CPU counter over its life;
+ * -1 without two samples.
+ */
+static double main_process_cpu_per_step(const struct det_ctx *ctx)
 {
 	const struct po_process *process = det_main_process(ctx->analysis);
-	double rate;
 
-	if (facts->loading_in_main || !process || process->cpu_first_ns < 0 ||
+	if (!process || process->cpu_first_ns < 0 ||
 	    process->cpu_last_ns <= process->cpu_first_ns || process->last_ns <= process->first_ns)
+		return -1;
+	return (double)(process->cpu_last_ns - process->cpu_first_ns) /
+	       (double)(process->last_ns - process->first_ns) * ctx->mean_step_ns;
+}
+
+/*
+ * The main loop's CPU per step from its process CPU counter, capped by its own time; with
+ * loading on the training thread, less the loading's own CPU time.
+ */
+static double main_cpu_per_step(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	double cpu_ns = main_process_cpu_per_step(ctx);
+
+	if (cpu_ns < 0)
 		return facts->model.main_ns;
-	rate = (double)(process->cpu_last_ns - process->cpu_first_ns) /
-	       (double)(process->last_ns - process->first_ns);
-	return fmin(facts->model.main_ns, rate * ctx->mean_step_ns);
+	if (facts->loading_in_main)
+		cpu_ns = fmax(0, cpu_ns - facts->model.cpu_ns);
+	return fmin(facts->model.main_ns, cpu_ns);
 }
 
 /*
@@ -267,7 +287,7 @@ static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
 static bool cores_saturated(const struct det_ctx *ctx, const struct ib_facts *facts)
 {
 	const struct po_rules *rules = ctx->rules;
-	double cores = facts->model.cores;
+	double cores = facts->model.cores > 0 ? ctx->available_cores : 0; /* others' taken out */
 	double cpu_ns = facts->stage_cpu_ns[1] + facts->stage_cpu_ns[2];
 	double wall_ns = facts->stage_wall_ns[1] + facts->stage_wall_ns[2];
 	bool starved;
@@ -340,6 +360,25 @@ static double workers_runq_per_batch(const struct po_analysis *analysis, double 
 	return wait_ns / (double)batches;
 }
 
+/*
+ * With loading on the training thread, the main thread's measured run-queue wait per step
+ * (its PROCESS_RUNQ_WAIT counter over the process's life: time runnable but not running,
+ * whoever held the CPU, other programs too); -1 without it. *cpu_per_step: the main
+ * process's whole CPU time per step, which the loading's part of the wait is in proportion
+ * to.
+ */
+static double main_runq_per_step(const struct det_ctx *ctx, double *cpu_per_step)
+{
+	const struct po_process *process = det_main_process(ctx->analysis);
+
+	*cpu_per_step = main_process_cpu_per_step(ctx);
+	if (!process || *cpu_per_step <= 0 || process->runq_first_ns < 0 ||
+	    process->runq_last_ns < process->runq_first_ns)
+		return -1;
+	return (double)(process->runq_last_ns - process->runq_first_ns) /
+	       (double)(process->last_ns - process->first_ns) * ctx->mean_step_ns;
+}
+
 static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	const struct det_whatif *model = &facts->model;
@@ -349,7 +388,7 @@ static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 			  (ctx->mean_step_ns > 0 ? model->main_cpu_ns / ctx->mean_step_ns : 1);
 
 	facts->fair_share =
-	    model->cores > 0 && runnable > 0 ? fmin(1, (double)model->cores / runnable) : 1;
+	    model->cores > 0 && runnable > 0 ? fmin(1, ctx->available_cores / runnable) : 1;
 	facts->io_ns = fmax(0, model->service_ns - model->cpu_ns / facts->fair_share);
 	/*
 	 * Measured beats modelled: what the workers really waited for a CPU is not I/O. Their
@@ -377,10 +416,20 @@ static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
 	model->main_ns =
 	    fmax(0, ctx->mean_step_ns - facts->wait_ns - ctx->category_mean_ns[PO_CAT_HANDOFF]);
 	model->main_cpu_ns = main_cpu_per_step(ctx, facts);
-	model->cores = ctx->analysis->cpu_count;
+	/*
+	 * The cores other programs left, where they took few; on a busy machine the model
+	 * counts with all of them to tell what the program's shape allows, and the prediction
+	 * of a change is withheld (how much of the cores other programs would leave to more
+	 * threads is not in the trace).
+	 */
+	model->cores = ctx->analysis->cpu_count <= 0 ? 0
+		       : ctx->machine_busy	     ? ctx->analysis->cpu_count
+						     : ctx->available_cores;
 	model->cpu_bound = model->cpu_ns >= model->service_ns - model->cpu_ns;
 	facts->demand_cores = cpu_demand(ctx, facts);
-	facts->runq_ns = workers_runq_per_batch(ctx->analysis, &facts->process_cpu_ns);
+	facts->runq_ns = facts->loading_in_main
+			     ? main_runq_per_step(ctx, &facts->process_cpu_ns)
+			     : workers_runq_per_batch(ctx->analysis, &facts->process_cpu_ns);
 	facts->saturated = cores_saturated(ctx, facts);
 	measure_io(ctx, facts);
 }
@@ -449,17 +498,25 @@ static enum po_input_cause choose_cause(const struct det_ctx *ctx, const struct 
 /*
  * On saturated cores the hand-off is slow because the loop waits for a core to take the
  * batch in, while the loader's CPU work holds the cores: then it is input time, and the
- * cause is the saturated cores, not the hand-off (loader-handoff stays silent).
+ * cause is the saturated cores, not the hand-off (loader-handoff stays silent). Only while
+ * the loader keeps its workers busy (input-bound.worker_busy_pct): idle workers whose
+ * batches wait ready in the queue hold no core, and a loop that receives them slowly on
+ * cores other programs hold waits for a core, not for its input. The steady statistics'
+ * input wait is the finding's: it counts the hand-off too.
  */
 static void handoff_on_saturated_cores(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	double handoff_ns = ctx->category_mean_ns[PO_CAT_HANDOFF];
+	struct po_steady_stats *steady = &ctx->analysis->steady;
 
-	if (!facts->saturated || facts->loading_in_main || handoff_ns <= 0)
+	if (!facts->saturated || facts->loading_in_main || handoff_ns <= 0 ||
+	    !(facts->busy_pct >= ctx->rules->input_bound_worker_busy_pct))
 		return;
 	facts->wait_ns += handoff_ns;
 	facts->share_pct = 100.0 * facts->wait_ns / ctx->mean_step_ns;
 	facts->waiting_steps_pct = waiting_steps_pct(ctx, true);
+	steady->input_wait_pct = facts->share_pct;
+	steady->handoff_is_input = true;
 }
 
 static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
@@ -546,6 +603,10 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "h2d_ms_per_step", facts->h2d_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "model_step_ms",
 		      det_whatif_step_ns(model, facts->workers) / DET_NS_PER_MS);
+	if (!isnan(ctx->others_cores)) {
+		det_ev_number(ctx, finding, "others_cores", ctx->others_cores);
+		det_ev_number(ctx, finding, "available_cores", ctx->available_cores);
+	}
 	if (!isnan(facts->queue_empty_pct))
 		det_ev_number(ctx, finding, "queue_empty_pct", facts->queue_empty_pct);
 }
@@ -556,6 +617,12 @@ static const char *cause_sentence(const struct det_ctx *ctx, const struct ib_fac
 		return "the batches are loaded on the training thread itself (no worker processes)";
 	if (facts->cause == PO_INPUT_CAUSE_SLOW_H2D)
 		return "host-to-device copies take longer than the data wait";
+	if (facts->cause == PO_INPUT_CAUSE_CPU_SATURATED && ctx->machine_busy)
+		return det_printf((struct det_ctx *)ctx,
+				  "the workers and the main loop use %.1f and other programs %.1f "
+				  "of %d cores, and their CPU work waits for a core: more workers "
+				  "will not help",
+				  facts->demand_cores, ctx->others_cores, ctx->analysis->cpu_count);
 	if (facts->cause == PO_INPUT_CAUSE_CPU_SATURATED)
 		return det_printf(
 		    (struct det_ctx *)ctx,
@@ -623,23 +690,35 @@ static double speedup_of(const struct det_ctx *ctx, double step_ns)
 static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 			      const struct ib_facts *facts)
 {
-	const struct det_whatif *model = &facts->model;
-	int64_t best =
-	    facts->saturated
-		? facts->workers
-		: det_whatif_best_workers(model, (int64_t)ctx->rules->input_bound_max_workers,
-					  ctx->rules->input_bound_within_best_pct,
-					  ctx->rules->input_bound_worker_headroom_pct);
+	struct det_whatif moved = facts->model;
+	const struct det_whatif *model = &moved;
+	int64_t best;
+
+	/*
+	 * Loading on the training thread: the main thread's measured wait for a core is not
+	 * work a worker repeats; a worker spends the CPU time and the I/O of a batch, and the
+	 * model's CPU limit charges the cores.
+	 */
+	if (facts->loading_in_main && facts->runq_ns >= 0) {
+		moved.service_ns = fmin(moved.service_ns, moved.cpu_ns + facts->io_ns);
+		moved.cpu_bound = moved.cpu_ns >= moved.service_ns - moved.cpu_ns;
+	}
+	best = facts->saturated
+		   ? facts->workers
+		   : det_whatif_best_workers(model, (int64_t)ctx->rules->input_bound_max_workers,
+					     ctx->rules->input_bound_within_best_pct,
+					     ctx->rules->input_bound_worker_headroom_pct);
 	/* Keeping the current setting predicts the measured step. */
 	double step_ns = facts->saturated ? ctx->mean_step_ns : det_whatif_step_ns(model, best);
 	double speedup = speedup_of(ctx, step_ns);
 
 	det_ev_int(ctx, finding, "recommended_num_workers", best);
-	det_ev_number(ctx, finding, "predicted_step_ms", step_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "predicted_speedup", speedup);
+	det_ev_number(ctx, finding, "predicted_step_ms",
+		      ctx->machine_busy ? NAN : step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "predicted_speedup", ctx->machine_busy ? NAN : speedup);
 	if (best <= facts->workers || speedup < 1.0 + ctx->rules->input_bound_within_best_pct / 100)
 		return;
-	det_recommend(
+	det_recommend_cores(
 	    ctx, finding, "num_workers", det_printf(ctx, "set num_workers=%lld", (long long)best),
 	    det_printf(ctx,
 		       "a batch takes %.2f ms to make (%.2f ms of it on CPU) and the main "
@@ -647,7 +726,7 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 		       "of the best the %d cores allow",
 		       model->service_ns / DET_NS_PER_MS, model->cpu_ns / DET_NS_PER_MS,
 		       model->main_ns / DET_NS_PER_MS, (long long)best,
-		       ctx->rules->input_bound_within_best_pct, model->cores),
+		       ctx->rules->input_bound_within_best_pct, ctx->analysis->cpu_count),
 	    det_printf(ctx, "step %.2f ms -> %.2f ms (%.2fx)", ctx->mean_step_ns / DET_NS_PER_MS,
 		       step_ns / DET_NS_PER_MS, speedup),
 	    step_ns / DET_NS_PER_MS, speedup);
@@ -669,21 +748,21 @@ static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 		      det_printf(ctx,
 				 "the %d cores are saturated: the workers' CPU work plus the "
 				 "main loop already fill them, so more workers only compete",
-				 facts->model.cores),
+				 ctx->analysis->cpu_count),
 		      "no gain from more workers", now_ns / DET_NS_PER_MS, speedup_of(ctx, now_ns));
 	lighter.service_ns -= facts->stage_wall_ns[s];
 	lighter.cpu_ns = fmax(0, lighter.cpu_ns - facts->stage_cpu_ns[s]);
 	step_ns = det_whatif_step_ns(&lighter, facts->workers);
-	det_recommend(ctx, finding, "transform",
-		      det_printf(ctx, "move the %s transform%s%s%s to the GPU or cache its output",
-				 po_stage_name(stage), facts->label[0] ? " (" : "", facts->label,
-				 facts->label[0] ? ")" : ""),
-		      det_printf(ctx, "it costs %.2f ms of CPU per batch on saturated cores",
-				 facts->stage_cpu_ns[s] / DET_NS_PER_MS),
-		      det_printf(ctx,
-				 "at best step %.2f ms (%.2fx) if its CPU time left the loader",
-				 step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns)),
-		      step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
+	det_recommend_cores(
+	    ctx, finding, "transform",
+	    det_printf(ctx, "move the %s transform%s%s%s to the GPU or cache its output",
+		       po_stage_name(stage), facts->label[0] ? " (" : "", facts->label,
+		       facts->label[0] ? ")" : ""),
+	    det_printf(ctx, "it costs %.2f ms of CPU per batch on saturated cores",
+		       facts->stage_cpu_ns[s] / DET_NS_PER_MS),
+	    det_printf(ctx, "at best step %.2f ms (%.2fx) if its CPU time left the loader",
+		       step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns)),
+	    step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
 }
 
 static void recommend_pinned(struct det_ctx *ctx, struct po_finding *finding,

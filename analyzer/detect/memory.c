@@ -1,7 +1,9 @@
 /*
  * memory.c: host-memory-growth, gpu-memory-growth and unfreed-allocations. Growth is a
- * least-squares line through the live bytes at the end of each clean step after warm-up;
- * it is attributed to the allocation sites that still hold memory at the end.
+ * least-squares line through the live bytes at the end of each clean step after warm-up
+ * that still rises at the end of the run (a leak, not a plateau), graded by what it would
+ * add over a run ten times as long; it is attributed to the allocation sites that still
+ * hold memory at the end.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -27,7 +29,14 @@ struct growth {
 	size_t first_position; /* their positions in the step store */
 	size_t last_position;
 	struct po_stats_fit fit;
+	/*
+	 * The rise of the last quarter of the fitted points over the quarter before (their
+	 * medians), as a percentage of what the fitted line adds between them: about 100
+	 * for a leak, about 0 for memory that levelled off. NaN with too few points.
+	 */
+	double late_pct;
 	double projected_run_bytes; /* slope over the whole run's steps */
+	double horizon_bytes;	    /* slope over memory-growth.horizon_runs runs */
 	double peak_bytes;
 };
 
@@ -54,43 +63,78 @@ static const char *scope_name(const struct growth *growth)
 						: "all";
 }
 
-/* Where the growth is, in words, when no allocation site says it better. */
 /*
- * The Python line that kept the most objects per step in the training process, as the
- * Python module records it with python_memory=True: "FILE:LINE | BYTES | OBJECTS"; NULL.
+ * The Python lines of a process role, as the Python module records them with
+ * python_memory=True (docs/python.md): the program's line that created the most objects
+ * still growing ("FILE:LINE | BYTES | OBJECTS") and the line whose container storage grew,
+ * which keeps them ("FILE:LINE | BYTES"). kept is created when no container was seen.
  */
-static const char *python_line(struct det_ctx *ctx, int64_t *objects)
+struct python_lines {
+	const char *created; /* weak: in the detector's arena */
+	const char *kept;    /* weak */
+	int64_t objects;     /* objects the created line added since warm-up */
+};
+
+/* The FILE:LINE before the first '|' of a recorded value, or NULL. */
+static const char *python_key(struct det_ctx *ctx, const char *value)
 {
-	const char *value = det_config(ctx->analysis, "python_growth.1");
 	const char *bar = value ? strchr(value, '|') : NULL;
-	const char *second = bar ? strchr(bar + 1, '|') : NULL;
 	size_t length;
 
-	if (!bar || !second)
+	if (!bar)
 		return NULL;
-	*objects = strtoll(second + 1, NULL, 10);
 	length = (size_t)(bar - value);
 	while (length && value[length - 1] == ' ')
 		length--;
-	return det_printf(ctx, "%.*s", (int)length, value);
+	return length ? det_printf(ctx, "%.*s", (int)length, value) : NULL;
 }
 
+static bool python_lines(struct det_ctx *ctx, const struct growth *growth,
+			 struct python_lines *lines)
+{
+	bool workers = growth->scope == SCOPE_WORKERS;
+	const char *created = growth->scope == SCOPE_ALL || growth->gpu
+				  ? NULL
+				  : det_config(ctx->analysis, workers ? "python_growth.workers.1"
+								      : "python_growth.1");
+	const char *second = created ? strchr(created, '|') : NULL;
+
+	second = second ? strchr(second + 1, '|') : NULL;
+	lines->created = second ? python_key(ctx, created) : NULL;
+	if (!lines->created)
+		return false;
+	lines->objects = strtoll(second + 1, NULL, 10);
+	lines->kept = python_key(
+	    ctx, det_config(ctx->analysis, workers ? "python_kept.workers.1" : "python_kept.1"));
+	if (!lines->kept)
+		lines->kept = lines->created;
+	return true;
+}
+
+/* "K keeps N more Python objects (created at C) since warm-up", for a summary. */
+static const char *python_phrase(struct det_ctx *ctx, const struct python_lines *lines)
+{
+	if (strcmp(lines->kept, lines->created) == 0)
+		return det_printf(ctx, "%s keeps %lld more Python objects since warm-up",
+				  lines->kept, (long long)lines->objects);
+	return det_printf(ctx, "%s keeps %lld more Python objects, created at %s, since warm-up",
+			  lines->kept, (long long)lines->objects, lines->created);
+}
+
+/* Where the growth is, in words, when no allocation site says it better. */
 static const char *scope_where(struct det_ctx *ctx, const struct growth *growth)
 {
-	int64_t objects;
-	const char *line = growth->scope == SCOPE_MAIN ? python_line(ctx, &objects) : NULL;
+	struct python_lines lines;
+	bool named = python_lines(ctx, growth, &lines);
 
-	if (line)
-		return det_printf(ctx,
-				  "the main process (pid %d, the training loop), where %s keeps "
-				  "%lld more Python objects since warm-up",
-				  ctx->analysis->main_pid, line, (long long)objects);
 	if (growth->scope == SCOPE_MAIN)
-		return det_printf(ctx, "the main process (pid %d, the training loop)",
-				  ctx->analysis->main_pid);
+		return det_printf(ctx, "the main process (pid %d, the training loop)%s%s",
+				  ctx->analysis->main_pid, named ? ", where " : "",
+				  named ? python_phrase(ctx, &lines) : "");
 	if (growth->scope == SCOPE_WORKERS && det_live_workers(ctx->analysis) > 0)
-		return det_printf(ctx, "the %lld loader worker processes",
-				  (long long)det_live_workers(ctx->analysis));
+		return det_printf(ctx, "the %lld loader worker processes%s%s",
+				  (long long)det_live_workers(ctx->analysis),
+				  named ? ", where " : "", named ? python_phrase(ctx, &lines) : "");
 	if (growth->scope == SCOPE_WORKERS)
 		return "the processes other than the training loop's (children not marked as "
 		       "workers)";
@@ -103,6 +147,39 @@ static size_t warmup_steps(const struct det_ctx *ctx)
 	    ceil(ctx->rules->memory_growth_warmup_pct / 100.0 * (double)ctx->all_clean_count);
 
 	return (size_t)fmax(skip, ctx->rules->memory_growth_warmup_min_steps);
+}
+
+/* The median of y over the points [begin, end) and of their x, into *y_median, *x_median. */
+static void quarter_medians(const double *x, const double *y, size_t begin, size_t end,
+			    double *scratch, double *x_median, double *y_median)
+{
+	size_t count = end - begin;
+
+	memcpy(scratch, x + begin, count * sizeof(double));
+	*x_median = po_stats_median(scratch, count);
+	memcpy(scratch, y + begin, count * sizeof(double));
+	*y_median = po_stats_median(scratch, count);
+}
+
+/*
+ * How much the last quarter of the points rises over the quarter before, against what the
+ * fitted line adds between them (growth->late_pct). Medians, so that a resident set's
+ * jumps by allocator chunks and a restarted worker's dip move neither.
+ */
+static void late_shape(const double *x, const double *y, struct growth *growth)
+{
+	size_t count = growth->point_count, quarter = count / 4;
+	double *scratch = quarter ? malloc((count - 3 * quarter) * sizeof(double)) : NULL;
+	double x3, y3, x4, y4;
+
+	growth->late_pct = NAN;
+	if (!scratch)
+		return;
+	quarter_medians(x, y, 2 * quarter, 3 * quarter, scratch, &x3, &y3);
+	quarter_medians(x, y, 3 * quarter, count, scratch, &x4, &y4);
+	if (growth->fit.slope > 0 && x4 > x3)
+		growth->late_pct = 100.0 * (y4 - y3) / (growth->fit.slope * (x4 - x3));
+	free(scratch);
 }
 
 /* Fits the series; false when there are too few points. */
@@ -132,6 +209,8 @@ static bool fit_growth(const struct det_ctx *ctx, struct growth *growth)
 	}
 	if ((double)growth->point_count >= ctx->rules->memory_growth_min_steps)
 		fitted = po_stats_linear_fit(x, y, growth->point_count, &growth->fit);
+	if (fitted)
+		late_shape(x, y, growth);
 	free(x);
 	free(y);
 	return fitted;
@@ -224,6 +303,7 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 				const struct growth *growth)
 {
 	double projection = ctx->rules->memory_growth_projection_steps;
+	struct python_lines lines;
 
 	det_ev_number(ctx, finding, "slope_bytes_per_step", growth->fit.slope);
 	det_ev_number(ctx, finding, "r2", growth->fit.r2);
@@ -234,33 +314,48 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_text(ctx, finding, "process_role", scope_name(growth));
 	if (growth->scope == SCOPE_MAIN)
 		det_ev_int(ctx, finding, "pid", ctx->analysis->main_pid);
-	if (growth->scope == SCOPE_MAIN) {
-		int64_t objects;
-		const char *line = python_line(ctx, &objects);
-
-		if (line) {
-			det_ev_text(ctx, finding, "python_line", line);
-			det_ev_int(ctx, finding, "python_objects_kept", objects);
-		}
+	if (python_lines(ctx, growth, &lines)) {
+		det_ev_text(ctx, finding, "python_line", lines.kept);
+		det_ev_text(ctx, finding, "python_created_line", lines.created);
+		det_ev_int(ctx, finding, "python_objects_kept", lines.objects);
 	}
+	det_ev_number(ctx, finding, "late_growth_pct", growth->late_pct);
 	det_ev_number(ctx, finding, "growth_over_run_mib", growth->projected_run_bytes / DET_MIB);
+	det_ev_number(ctx, finding, "horizon_runs", ctx->rules->memory_growth_horizon_runs);
+	det_ev_number(ctx, finding, "horizon_growth_mib", growth->horizon_bytes / DET_MIB);
 	det_ev_number(ctx, finding, "peak_mib", growth->peak_bytes / DET_MIB);
 	det_ev_number(ctx, finding, "projection_steps", projection);
 	det_ev_number(ctx, finding, "projected_growth_mib",
 		      growth->fit.slope * projection / DET_MIB);
 }
 
+/* What to do about the Python lines that keep the growing objects. */
+static const char *python_action(struct det_ctx *ctx, const struct growth *growth,
+				 const struct python_lines *lines)
+{
+	const char *created = strcmp(lines->kept, lines->created) == 0
+				  ? ""
+				  : det_printf(ctx, ", created at %s,", lines->created);
+
+	if (growth->scope == SCOPE_WORKERS)
+		return det_printf(ctx,
+				  "bound what %s keeps%s in the loader workers: a cache of "
+				  "samples grows with every sample a worker reads; bound it, or "
+				  "fill it in the main process before the workers start",
+				  lines->kept, created);
+	return det_printf(ctx,
+			  "release what %s keeps%s from each step (a tensor appended to a list, "
+			  "a loss kept with its graph: keep loss.item() instead)",
+			  lines->kept, created);
+}
+
 /* What to do, as a sentence a user can act on, for growth known only by its process. */
 static const char *action_without_site(struct det_ctx *ctx, const struct growth *growth)
 {
-	int64_t objects;
-	const char *line = growth->scope == SCOPE_MAIN ? python_line(ctx, &objects) : NULL;
+	struct python_lines lines;
 
-	if (line)
-		return det_printf(ctx,
-				  "release what %s keeps from each step (a tensor appended to a "
-				  "list, a loss kept with its graph: keep loss.item() instead)",
-				  line);
+	if (python_lines(ctx, growth, &lines))
+		return python_action(ctx, growth, &lines);
 	if (growth->scope == SCOPE_WORKERS)
 		return "look for what the dataset keeps per sample in the workers (caches, lists "
 		       "of decoded items) and bound it; record with profopt-record --heap to get "
@@ -290,17 +385,6 @@ static void recommend_free(struct det_ctx *ctx, struct po_finding *finding,
 		      NAN, NAN);
 }
 
-static enum po_severity growth_severity(const struct det_ctx *ctx, const struct growth *growth)
-{
-	const struct po_rules *rules = ctx->rules;
-
-	if (growth->projected_run_bytes >= rules->memory_growth_critical_mib * DET_MIB ||
-	    growth->projected_run_bytes >=
-		rules->memory_growth_critical_peak_pct / 100.0 * growth->peak_bytes)
-		return PO_SEVERITY_CRITICAL;
-	return PO_SEVERITY_WARNING;
-}
-
 static double run_steps(const struct po_analysis *analysis)
 {
 	if (!analysis->step_count)
@@ -309,28 +393,49 @@ static double run_steps(const struct po_analysis *analysis)
 			po_analysis_step(analysis, 0).index + 1);
 }
 
-static double run_steps(const struct po_analysis *analysis);
+/* The growth over a run horizon_runs times as long, as a percentage of the peak. */
+static double horizon_pct(const struct growth *growth)
+{
+	return growth->peak_bytes > 0 ? 100.0 * growth->horizon_bytes / growth->peak_bytes
+				      : INFINITY;
+}
+
+/* Graded by what a run memory-growth.horizon_runs times as long would add. */
+static enum po_severity growth_severity(const struct det_ctx *ctx, const struct growth *growth)
+{
+	const struct po_rules *rules = ctx->rules;
+
+	if (growth->horizon_bytes >= rules->memory_growth_critical_mib * DET_MIB ||
+	    horizon_pct(growth) >= rules->memory_growth_critical_peak_pct)
+		return PO_SEVERITY_CRITICAL;
+	if (horizon_pct(growth) >= rules->memory_growth_warning_horizon_pct)
+		return PO_SEVERITY_WARNING;
+	return PO_SEVERITY_INFO;
+}
 
 /*
- * Fits the series and tells whether it grows steadily enough to report; a resident set must
- * also grow by a minimum over the run, in bytes (allocators and caches settle by a few MiB)
- * and as a share of its level (resident sets drift by a few percent without a leak).
+ * Fits the series and tells whether it grows steadily: a line that explains it, a slope
+ * above the flat level, and a rise that goes on to the end of the fitted steps. How large
+ * the growth is does not decide whether it is one; what a run memory-growth.horizon_runs
+ * times as long would add must only reach memory-growth.min_horizon_pct of the peak.
  */
 static bool grows(const struct det_ctx *ctx, struct growth *growth)
 {
-	double run_growth, start_level;
+	const struct po_rules *rules = ctx->rules;
+	const struct po_memory *memory = &ctx->analysis->memory;
 
-	if (!fit_growth(ctx, growth) ||
-	    growth->fit.slope < ctx->rules->memory_growth_min_slope_bytes ||
-	    growth->fit.r2 < ctx->rules->memory_growth_min_r2)
+	if (!fit_growth(ctx, growth) || growth->fit.slope < rules->memory_growth_min_slope_bytes ||
+	    growth->fit.r2 < rules->memory_growth_min_r2 ||
+	    !(growth->late_pct >= rules->memory_growth_late_pct))
 		return false;
-	if (growth->scope == SCOPE_ALL)
-		return true;
-	run_growth = growth->fit.slope * run_steps(ctx->analysis);
-	start_level = growth->fit.intercept + growth->fit.slope * (double)growth->first_step;
-	return run_growth >= ctx->rules->memory_growth_min_rss_mib * DET_MIB &&
-	       (start_level <= 0 ||
-		run_growth >= ctx->rules->memory_growth_min_rss_growth_pct / 100 * start_level);
+	growth->projected_run_bytes = growth->fit.slope * run_steps(ctx->analysis);
+	growth->horizon_bytes = growth->projected_run_bytes * rules->memory_growth_horizon_runs;
+	/* A resident set is graded against its own process's (or workers') peak. */
+	if (growth->gpu || growth->scope == SCOPE_ALL)
+		growth->peak_bytes =
+		    fmax(growth->peak_bytes,
+			 (double)(growth->gpu ? memory->gpu_peak_bytes : memory->host_peak_bytes));
+	return horizon_pct(growth) >= rules->memory_growth_min_horizon_pct;
 }
 
 /* The finding's line, for the memory chart. */
@@ -358,18 +463,16 @@ static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
 	const struct po_mem_site *site = top_site(ctx->analysis, growth->gpu);
 	struct po_finding *finding;
 
-	growth->projected_run_bytes = growth->fit.slope * run_steps(ctx->analysis);
-	growth->peak_bytes =
-	    fmax(growth->peak_bytes, (double)(growth->gpu ? ctx->analysis->memory.gpu_peak_bytes
-							  : ctx->analysis->memory.host_peak_bytes));
 	finding = det_finding_add(ctx, id, growth_severity(ctx, growth), growth->fit.r2);
 	if (!finding)
 		return PO_STATUS_NOMEM;
 	det_summary(ctx, finding,
-		    "%s memory grows by %.1f KiB per step after warm-up (R^2 %.2f over %zu steps), "
-		    "%.1f MiB over the run; the most still held at the end was allocated in %s.",
+		    "%s memory grows by %.1f KiB per step after warm-up (R^2 %.2f over %zu steps, "
+		    "still rising at the end), %.1f MiB over the run, %.1f MiB over a run %g times "
+		    "as long; the most still held at the end was allocated in %s.",
 		    growth->gpu ? "GPU" : "Host", growth->fit.slope / 1024.0, growth->fit.r2,
 		    growth->point_count, growth->projected_run_bytes / DET_MIB,
+		    growth->horizon_bytes / DET_MIB, ctx->rules->memory_growth_horizon_runs,
 		    site ? site_where(ctx, site) : scope_where(ctx, growth));
 	add_growth_evidence(ctx, finding, growth);
 	note_line(ctx, growth);

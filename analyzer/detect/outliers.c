@@ -1,7 +1,9 @@
 /*
- * outliers.c: the step-outliers detector. Clean steps slower than median + k scaled MADs
- * (and a minimum excess) are outliers; a common distance between them makes them periodic;
- * the category with the largest excess over the median breakdown says what made them slow.
+ * outliers.c: the step-outliers detector. Steady steps slower than their level's median + k
+ * scaled MADs (and a minimum excess) are outliers (a run whose steps moved to a new level has
+ * a level per part, level_shift.c); a stall at a common distance in one category's time, or
+ * between the outliers, makes them periodic; the category with the largest excess over the
+ * level's median breakdown says what made them slow.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,11 +14,21 @@
 
 #define MAX_LISTED_STEPS 100
 
-struct outliers {
+/* One level of the steady steps (ctx->levels) and what a step of it usually takes. */
+struct level {
+	size_t from, to; /* indexes into ctx->clean */
 	double median_ns;
 	double threshold_ns;
 	double median_category_ns[PO_CATEGORY_COUNT];
-	size_t *items; /* owned: indexes into ctx->clean */
+	double mad_category_ns[PO_CATEGORY_COUNT]; /* scaled */
+};
+
+struct outliers {
+	struct level levels[DET_MAX_LEVELS];
+	size_t level_count;
+	double median_ns;    /* of all steady steps */
+	double threshold_ns; /* of the longest level */
+	size_t *items;	     /* owned: indexes into ctx->clean */
 	size_t count;
 	double excess_ns;
 	double excess_by_category_ns[PO_CATEGORY_COUNT];
@@ -24,39 +36,94 @@ struct outliers {
 	int64_t period; /* steps; 0 when sporadic */
 };
 
-static bool measure_medians(const struct det_ctx *ctx, struct outliers *out, double *values)
+static const struct level *level_of(const struct outliers *out, size_t item)
 {
-	double mad;
+	size_t i = 0;
+
+	while (i + 1 < out->level_count && item >= out->levels[i + 1].from)
+		i++;
+	return &out->levels[i];
+}
+
+static double excess_of(const struct outliers *out, size_t item, const struct po_step *step)
+{
+	return (double)(step->end_ns - step->begin_ns) - level_of(out, item)->median_ns;
+}
+
+/* The medians, scaled MADs and outlier threshold of one level; false on failure. */
+static bool measure_level(const struct det_ctx *ctx, struct level *level, double *values)
+{
+	size_t count = level->to - level->from;
+	double median, mad;
 
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
-		for (size_t i = 0; i < ctx->clean_count; i++)
-			values[i] = (double)det_clean_step(ctx, i).category_ns[c];
-		out->median_category_ns[c] = po_stats_median(values, ctx->clean_count);
+		for (size_t i = level->from; i < level->to; i++)
+			values[i - level->from] = (double)det_clean_step(ctx, i).category_ns[c];
+		median = po_stats_median(values, count);
+		level->median_category_ns[c] = median;
+		level->mad_category_ns[c] = po_stats_mad_scaled(values, count, median);
 	}
+	for (size_t i = level->from; i < level->to; i++) {
+		const struct po_step step = det_clean_step(ctx, i);
+
+		values[i - level->from] = (double)(step.end_ns - step.begin_ns);
+	}
+	median = po_stats_median(values, count);
+	mad = po_stats_mad_scaled(values, count, median);
+	level->median_ns = median;
+	if (isnan(mad))
+		return false;
+	level->threshold_ns = fmax(median + ctx->rules->step_outliers_mad_k * mad,
+				   median * (1.0 + ctx->rules->step_outliers_min_excess_pct / 100));
+	return true;
+}
+
+static bool measure_medians(const struct det_ctx *ctx, struct outliers *out, double *values)
+{
+	const struct det_levels *levels = &ctx->levels;
+	size_t longest = 0;
+
+	out->level_count = levels->count ? levels->count : 1;
+	for (size_t i = 0; i < out->level_count; i++) {
+		struct level *level = &out->levels[i];
+
+		level->from = levels->count ? levels->begin[i] : 0;
+		level->to = i + 1 < out->level_count ? levels->begin[i + 1] : ctx->clean_count;
+		if (!measure_level(ctx, level, values))
+			return false;
+		if (level->to - level->from > out->levels[longest].to - out->levels[longest].from)
+			longest = i;
+	}
+	out->threshold_ns = out->levels[longest].threshold_ns;
 	for (size_t i = 0; i < ctx->clean_count; i++) {
 		const struct po_step step = det_clean_step(ctx, i);
 
 		values[i] = (double)(step.end_ns - step.begin_ns);
 	}
-	mad = po_stats_mad_scaled(values, ctx->clean_count,
-				  po_stats_median(values, ctx->clean_count));
 	out->median_ns = po_stats_median(values, ctx->clean_count);
-	if (isnan(mad))
-		return false;
-	out->threshold_ns =
-	    fmax(out->median_ns + ctx->rules->step_outliers_mad_k * mad,
-		 out->median_ns * (1.0 + ctx->rules->step_outliers_min_excess_pct / 100));
 	return true;
 }
 
 /* Adds a step to the outliers: its index into ctx->clean and its excess per category. */
 static void add_outlier(struct outliers *out, size_t item, const struct po_step *step)
 {
+	const struct level *level = level_of(out, item);
+
 	out->items[out->count++] = item;
-	out->excess_ns += (double)(step->end_ns - step->begin_ns) - out->median_ns;
+	out->excess_ns += excess_of(out, item, step);
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 		out->excess_by_category_ns[c] +=
-		    fmax(0, (double)step->category_ns[c] - out->median_category_ns[c]);
+		    fmax(0, (double)step->category_ns[c] - level->median_category_ns[c]);
+}
+
+/* The category with the largest excess in the outliers. */
+static void find_cause(struct outliers *out)
+{
+	out->cause = PO_CAT_OTHER;
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		if (out->excess_by_category_ns[c] > out->excess_by_category_ns[out->cause])
+			out->cause = (enum po_category)c;
+	}
 }
 
 static void collect(const struct det_ctx *ctx, struct outliers *out)
@@ -65,15 +132,11 @@ static void collect(const struct det_ctx *ctx, struct outliers *out)
 		const struct po_step step = det_clean_step(ctx, i);
 		double wall = (double)(step.end_ns - step.begin_ns);
 
-		if (wall <= out->threshold_ns)
+		if (wall <= level_of(out, i)->threshold_ns)
 			continue;
 		add_outlier(out, i, &step);
 	}
-	out->cause = PO_CAT_OTHER;
-	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
-		if (out->excess_by_category_ns[c] > out->excess_by_category_ns[out->cause])
-			out->cause = (enum po_category)c;
-	}
+	find_cause(out);
 }
 
 #define MAX_PERIOD 1000
@@ -100,7 +163,43 @@ struct period_scan {
 	double *excess_ns;	/* owned: each outlier's time above the median */
 	size_t *hits;		/* owned: per residue slot (residue + period), 2 * MAX_PERIOD */
 	double *slot_excess_ns; /* owned: the same slots */
+	double rate;		/* events per step of [first, last] */
+	int64_t max_period;
+	bool by_chance; /* a phase must also be no accident (chance_of) */
 };
+
+/*
+ * The chance that events falling on the steps at random, at the run's rate, give some phase
+ * of some period up to max_period this many hits among its members: the binomial tail of
+ * one phase, times the phases tried.
+ */
+static double chance_of(size_t hits, int64_t count, double rate, int64_t max_period)
+{
+	double tail = 0, phases = (double)max_period * ((double)max_period + 1) / 2 - 1;
+
+	if (rate <= 0)
+		return 0;
+	if (rate >= 1)
+		return 1;
+	for (int64_t k = (int64_t)hits; k <= count; k++)
+		tail += exp(lgamma((double)count + 1) - lgamma((double)k + 1) -
+			    lgamma((double)(count - k) + 1) + (double)k * log(rate) +
+			    (double)(count - k) * log1p(-rate));
+	return tail * phases;
+}
+
+/* Most of the phase's members are events, and (when asked) not by accident. */
+static bool phase_holds(const struct det_ctx *ctx, const struct period_scan *scan, size_t hits,
+			int64_t count)
+{
+	const struct po_rules *rules = ctx->rules;
+
+	if ((double)hits < rules->step_outliers_period_min_hits ||
+	    (double)hits < rules->step_outliers_period_pct / 100.0 * (double)count)
+		return false;
+	return !scan->by_chance || chance_of(hits, count, scan->rate, scan->max_period) <=
+				       rules->step_outliers_period_chance_pct / 100;
+}
 
 /*
  * The best (period, phase) for one period: the residue holding the most excess among the
@@ -127,10 +226,8 @@ static void best_phase(const struct det_ctx *ctx, const struct outliers *out,
 		size_t hits = scan->hits[slot];
 		double excess = scan->slot_excess_ns[slot];
 
-		if ((double)hits >= ctx->rules->step_outliers_period_min_hits &&
-		    (double)hits >= ctx->rules->step_outliers_period_pct / 100.0 *
-					(double)members(scan->first, scan->last, period, phase) &&
-		    excess > best->excess_ns * 1.05)
+		if (excess > best->excess_ns * 1.05 &&
+		    phase_holds(ctx, scan, hits, members(scan->first, scan->last, period, phase)))
 			*best = (struct period_candidate){period, phase, hits, excess};
 	}
 }
@@ -161,31 +258,48 @@ static void period_scan_fini(struct period_scan *scan)
 	free(scan->slot_excess_ns);
 }
 
+/* The best (period, phase) of the events, by the scan's rules; period 0 without one. */
+static struct period_candidate scan_periods(const struct det_ctx *ctx,
+					    const struct period_events *events,
+					    const struct period_scan *scan)
+{
+	struct period_candidate best = {0};
+	struct outliers view = {.count = events->count};
+
+	for (int64_t period = 2; period <= scan->max_period; period++)
+		best_phase(ctx, &view, scan, period, &best);
+	return best;
+}
+
 /*
  * Events are periodic with period N when, for one phase, most steps numbered phase + k * N
- * are events and they hold at least half of the events' excess time. Sporadic events in
- * between (noise) do not hide the period. The shortest period wins unless a longer one
- * explains clearly more. 0 when none.
+ * are events and they hold at least half of the events' excess time; sporadic events in
+ * between (noise) do not hide the period. Where noise holds more (other programs slowing
+ * steps at random), a phase whose events are too many to fall there by chance at the run's
+ * rate of events still makes a period. The shortest period wins unless a longer one
+ * explains clearly more. Period 0 when none.
  */
-static int64_t find_period_of(const struct det_ctx *ctx, const struct period_events *events,
-			      int64_t *phase)
+static struct period_candidate find_period_of(const struct det_ctx *ctx,
+					      const struct period_events *events)
 {
 	struct period_candidate best = {0};
 	struct period_scan scan = {0};
-	struct outliers view = {.count = events->count};
-	int64_t max_period = (int64_t)ctx->clean_count / 3;
 
 	if (events->count < 3)
-		return 0;
-	if (max_period > MAX_PERIOD)
-		max_period = MAX_PERIOD;
+		return best;
+	scan.max_period = (int64_t)ctx->clean_count / 3;
+	if (scan.max_period > MAX_PERIOD)
+		scan.max_period = MAX_PERIOD;
 	if (period_scan_init(ctx, events, &scan)) {
-		for (int64_t period = 2; period <= max_period; period++)
-			best_phase(ctx, &view, &scan, period, &best);
+		scan.rate = (double)events->count / (double)(scan.last - scan.first + 1);
+		best = scan_periods(ctx, events, &scan);
+		if (best.excess_ns < 0.5 * events->total_excess_ns) {
+			scan.by_chance = true;
+			best = scan_periods(ctx, events, &scan);
+		}
 	}
 	period_scan_fini(&scan);
-	*phase = best.phase;
-	return best.period && best.excess_ns >= 0.5 * events->total_excess_ns ? best.period : 0;
+	return best;
 }
 
 static bool events_alloc(struct period_events *events, size_t room)
@@ -201,54 +315,59 @@ static void events_free(struct period_events *events)
 	free(events->excess_ns);
 }
 
-/*
- * The steps where the outliers' cause took clearly more than usual: at least half the
- * outliers' mean excess in that category above its median. A moderate stall (a checkpoint
- * every 25 steps) does not make every one of its steps an outlier, and noise makes other
- * steps outliers; the cause's own time marks its steps.
- */
-static void cause_events(const struct det_ctx *ctx, const struct outliers *out,
-			 struct period_events *events)
+static void add_event(struct period_events *events, int64_t index, double excess_ns)
 {
-	enum po_category cause = out->cause;
-	double limit = 0.5 * out->excess_by_category_ns[cause] / (double)out->count;
+	events->indexes[events->count] = index;
+	events->excess_ns[events->count++] = excess_ns;
+	events->total_excess_ns += excess_ns;
+}
 
+/*
+ * The steps where one category took clearly more than usual in its level: by at least
+ * step-outliers.min_excess_pct of the level's median step and mad_k of the category's own
+ * scaled MADs. A stall's own time marks its steps, whether or not they crossed the
+ * threshold of the whole step (a moderate checkpoint every 25 steps does not always), and
+ * noise in the other categories (a busy machine) does not mark any.
+ */
+static void category_events(const struct det_ctx *ctx, const struct outliers *out,
+			    enum po_category category, struct period_events *events)
+{
+	const struct po_rules *rules = ctx->rules;
+
+	events->count = 0;
+	events->total_excess_ns = 0;
 	for (size_t i = 0; i < ctx->clean_count; i++) {
+		const struct level *level = level_of(out, i);
 		const struct po_step step = det_clean_step(ctx, i);
-		double excess = (double)step.category_ns[cause] - out->median_category_ns[cause];
+		double excess =
+		    (double)step.category_ns[category] - level->median_category_ns[category];
 
-		if (limit <= 0 || excess < limit)
-			continue;
-		events->indexes[events->count] = step.index;
-		events->excess_ns[events->count++] = excess;
-		events->total_excess_ns += excess;
+		if (excess > 0 &&
+		    excess >= rules->step_outliers_min_excess_pct / 100 * level->median_ns &&
+		    excess >= rules->step_outliers_mad_k * level->mad_category_ns[category])
+			add_event(events, step.index, excess);
 	}
 }
 
 static void outlier_events(const struct det_ctx *ctx, const struct outliers *out,
 			   struct period_events *events)
 {
+	events->count = 0;
+	events->total_excess_ns = 0;
 	for (size_t k = 0; k < out->count; k++) {
 		const struct po_step step = det_clean_step(ctx, out->items[k]);
-		double excess = (double)(step.end_ns - step.begin_ns) - out->median_ns;
 
-		events->indexes[events->count] = step.index;
-		events->excess_ns[events->count++] = excess;
-		events->total_excess_ns += excess;
+		add_event(events, step.index, excess_of(out, out->items[k], &step));
 	}
 }
 
-/* The period of the cause's stalls, else of the outliers themselves. */
 /*
- * A period found from the cause's own time: the outliers become the steps of that period
- * and phase, so that their count, excess and cost are the periodic stall's, not diluted by
- * ordinary steps that happened to cross the threshold (nor missing the stall's steps that
- * did not).
+ * A period found: the outliers become the steps of that period and phase, so that their
+ * count, excess, cost and cause are the periodic stall's, not diluted by ordinary steps that
+ * happened to cross the threshold (nor missing the stall's steps that did not).
  */
 static void keep_periodic(const struct det_ctx *ctx, struct outliers *out, int64_t phase)
 {
-	enum po_category cause = out->cause;
-
 	out->count = 0;
 	out->excess_ns = 0;
 	memset(out->excess_by_category_ns, 0, sizeof(out->excess_by_category_ns));
@@ -259,28 +378,35 @@ static void keep_periodic(const struct det_ctx *ctx, struct outliers *out, int64
 		if (rest == 0)
 			add_outlier(out, i, &step);
 	}
-	out->cause = cause;
+	find_cause(out);
 }
 
+/*
+ * The period of a stall in one category's own time (the one whose periodic steps hold the
+ * most excess), else of the outliers themselves.
+ */
 static void find_period(const struct det_ctx *ctx, struct outliers *out)
 {
 	struct period_events events = {0};
-	int64_t phase = 0;
+	struct period_candidate best = {0};
 
-	if (out->count < 3 || !events_alloc(&events, ctx->clean_count))
+	if (!events_alloc(&events, ctx->clean_count))
 		goto end;
-	if (out->cause != PO_CAT_OTHER) {
-		cause_events(ctx, out, &events);
-		out->period = find_period_of(ctx, &events, &phase);
-		if (out->period)
-			keep_periodic(ctx, out, phase);
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		struct period_candidate found;
+
+		category_events(ctx, out, (enum po_category)c, &events);
+		found = find_period_of(ctx, &events);
+		if (found.period && found.excess_ns > best.excess_ns)
+			best = found;
 	}
-	if (!out->period) {
-		events.count = 0;
-		events.total_excess_ns = 0;
+	if (!best.period && out->count >= 3) {
 		outlier_events(ctx, out, &events);
-		out->period = find_period_of(ctx, &events, &phase);
+		best = find_period_of(ctx, &events);
 	}
+	out->period = best.period;
+	if (out->period)
+		keep_periodic(ctx, out, best.phase);
 end:
 	events_free(&events);
 }
@@ -351,12 +477,19 @@ static void add_finding(struct det_ctx *ctx, struct outliers *out)
 	if (out->period)
 		det_summary(
 		    ctx, finding,
-		    "Every %lld steps a step takes %.2f ms longer than the median step "
+		    "Every %lld steps a step takes %.2f ms longer than the median step%s "
 		    "(%.2f ms; %zu of %zu steps), costing %.1f%% of the run; the extra time "
 		    "is mostly %s.",
 		    (long long)out->period, out->excess_ns / (double)out->count / DET_NS_PER_MS,
-		    out->median_ns / DET_NS_PER_MS, out->count, ctx->clean_count, share_pct,
-		    po_category_name(out->cause));
+		    out->level_count > 1 ? " of its level" : "", out->median_ns / DET_NS_PER_MS,
+		    out->count, ctx->clean_count, share_pct, po_category_name(out->cause));
+	else if (out->level_count > 1)
+		det_summary(ctx, finding,
+			    "%zu of %zu steps are clearly slower than the median step of their "
+			    "level (the run has %zu levels, see level-shift), at irregular "
+			    "intervals, costing %.1f%% of the run; their extra time is mostly %s.",
+			    out->count, ctx->clean_count, out->level_count, share_pct,
+			    po_category_name(out->cause));
 	else
 		det_summary(
 		    ctx, finding,

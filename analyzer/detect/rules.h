@@ -94,21 +94,29 @@
 	  "steps after warm-up needed to fit a trend", "profopt")                                  \
 	X(memory_growth_min_slope_bytes, "memory-growth", "min_slope_bytes", 1024, "bytes/step",   \
 	  "slope below which memory counts as flat", "profopt")                                    \
-	X(memory_growth_min_rss_mib, "memory-growth", "min_rss_mib", 16, "MiB",                    \
-	  "growth of a resident set over the run below which it is not reported (without "         \
-	  "allocation events)",                                                                    \
-	  "profopt: PyTorch's allocator and Python's caches settle by a few MiB in a real run")    \
-	X(memory_growth_min_rss_growth_pct, "memory-growth", "min_rss_growth_pct", 5, "%",         \
-	  "growth of a resident set over the run, as a share of its fitted level at the start, "   \
-	  "below which it is not reported (without allocation events)",                            \
-	  "profopt: non-persistent DataLoader workers' resident sets drift by 2-4% over ten "      \
-	  "epochs of a real run without a leak")                                                   \
 	X(memory_growth_min_r2, "memory-growth", "min_r2", 0.8, "ratio",                           \
 	  "least-squares fit (R^2) needed to report growth", "profopt")                            \
-	X(memory_growth_critical_mib, "memory-growth", "critical_mib", 100, "MiB",                 \
-	  "growth projected over the run from which growth is critical", "profopt")                \
-	X(memory_growth_critical_peak_pct, "memory-growth", "critical_peak_pct", 10, "%",          \
-	  "growth projected over the run, as a share of the peak, from which growth is critical",  \
+	X(memory_growth_late_pct, "memory-growth", "late_pct", 50, "%",                            \
+	  "rise of the last quarter of the fitted steps over the quarter before (their medians), " \
+	  "as a share of what the fitted line adds between them, below which memory levels off "   \
+	  "and is not reported",                                                                   \
+	  "profopt: a leak adds as much at the end of a run as at its start; a cache that "        \
+	  "filled, "                                                                               \
+	  "a bounded history or an allocator that warmed up adds nothing at the end")              \
+	X(memory_growth_horizon_runs, "memory-growth", "horizon_runs", 10, "runs",                 \
+	  "the growth is graded by what it adds over a run this many times as long", "profopt")    \
+	X(memory_growth_min_horizon_pct, "memory-growth", "min_horizon_pct", 5, "%",               \
+	  "growth over the horizon, as a share of the peak, below which it is not reported",       \
+	  "profopt: a run ten times as long would hardly notice it (resident sets settle by a "    \
+	  "fraction of a percent)")                                                                \
+	X(memory_growth_warning_horizon_pct, "memory-growth", "warning_horizon_pct", 10, "%",      \
+	  "growth over the horizon, as a share of the peak, from which growth is a warning (info " \
+	  "below)",                                                                                \
+	  "profopt")                                                                               \
+	X(memory_growth_critical_mib, "memory-growth", "critical_mib", 1024, "MiB",                \
+	  "growth over the horizon from which growth is critical", "profopt")                      \
+	X(memory_growth_critical_peak_pct, "memory-growth", "critical_peak_pct", 50, "%",          \
+	  "growth over the horizon, as a share of the peak, from which growth is critical",        \
 	  "profopt")                                                                               \
 	X(memory_growth_projection_steps, "memory-growth", "projection_steps", 10000, "steps",     \
 	  "steps ahead for the predicted effect (bytes held after N more steps)", "profopt")       \
@@ -132,6 +140,25 @@
 	X(step_outliers_period_pct, "step-outliers", "period_pct", 70, "%",                        \
 	  "share of the steps of one phase (every N steps) that must be outliers for a period N",  \
 	  "profopt")                                                                               \
+	X(step_outliers_period_chance_pct, "step-outliers", "period_chance_pct", 0.1, "%",         \
+	  "chance that slow steps falling at random at the run's rate fill one phase of some "     \
+	  "period, below which the phase makes a period even when sporadic slow steps hold most "  \
+	  "of the excess",                                                                         \
+	  "profopt: the binomial tail of one phase times the phases tried")                        \
+	X(level_shift_min_steps, "level-shift", "min_steps", 50, "steps",                          \
+	  "steady steps needed on each side of a level shift",                                     \
+	  "profopt: fewer are a burst (another program busy for a moment), not a level")           \
+	X(level_shift_min_change_pct, "level-shift", "min_change_pct", 20, "%",                    \
+	  "change of the median step, as a share of the earlier level, from which a shift is "     \
+	  "reported",                                                                              \
+	  "profopt (as step-outliers.min_excess_pct)")                                             \
+	X(level_shift_min_separation_pct, "level-shift", "min_separation_pct", 80, "%",            \
+	  "pairs of a block before and a block after the shift (blocks of min_steps / 10 steps) "  \
+	  "that are ordered as the shift says, below which the two levels overlap too much",       \
+	  "profopt: the common-language effect size of the Mann-Whitney test")                     \
+	X(level_shift_warning_pct, "level-shift", "warning_pct", 5, "%",                           \
+	  "share of clean time the slower later level costs, from which the finding is a warning", \
+	  "profopt (as step-outliers.warning_pct)")                                                \
 	X(cpu_contention_min_steps, "cpu-contention", "min_steps", 20, "steps",                    \
 	  "clean steps needed before cpu-contention may fire",                                     \
 	  "profopt: a mean over fewer steps is noise")                                             \
@@ -192,6 +219,12 @@
 	X(verdict_host_compute_pct, "verdict", "host_compute_pct", 50, "%",                        \
 	  "share of step time in host compute categories from which the run is host-bound",        \
 	  "profopt")                                                                               \
+	X(machine_others_pct, "machine", "others_pct", 25, "%",                                    \
+	  "share of the cores other programs used while the trace was recorded (the machine's "    \
+	  "busy CPU less the recorded processes' own) from which the trace quality and the "       \
+	  "verdict say so and predictions that depend on the cores the program gets are withheld", \
+	  "profopt: the workload suite skips timing checks from the same share "                   \
+	  "(tests/lib/machine.py)")                                                                \
 	X(live_snapshot_cpu_pct, "live", "snapshot_cpu_pct", 5, "% of a core",                     \
 	  "the most of one core the windows' snapshots may take: a window whose snapshot took T "  \
 	  "seconds is followed by the next no sooner than T / this share later (--every is the "   \
@@ -306,6 +339,7 @@
 	X("kernels", 0, 1e9, true)                                                                 \
 	X("ms", 0, 3600000, false)                                                                 \
 	X("ratio", 0, 1000, false)                                                                 \
+	X("runs", 1, 1000, false)                                                                  \
 	X("s", 0.1, 1e6, false)                                                                    \
 	X("sites", 0, 1000, true)                                                                  \
 	X("steps", 0, 1e9, true)                                                                   \

@@ -5,6 +5,7 @@
  * waits for CPU held by the loader workers (cpu-contention), while the GPU is mostly idle;
  * else balanced. Unknown with too few clean steps, when the steps cover too little of the
  * run, or when almost all of a step is in no span: then the reason says what is not known.
+ * On a busy machine the reason also says what other programs used meanwhile.
  */
 #include <math.h>
 
@@ -68,7 +69,7 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 	return PO_VERDICT_BALANCED;
 }
 
-const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict)
+static const char *verdict_cause(struct det_ctx *ctx, enum po_verdict verdict)
 {
 	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
 
@@ -96,4 +97,16 @@ const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict)
 		return NULL;
 	return det_printf(ctx, "the training loop waits for CPU held by %lld loader workers",
 			  (long long)det_live_workers(ctx->analysis));
+}
+
+/* The cause, and on a busy machine what other programs took meanwhile. */
+const char *det_verdict_reason(struct det_ctx *ctx, enum po_verdict verdict)
+{
+	const char *cause = verdict_cause(ctx, verdict);
+
+	if (!ctx->machine_busy)
+		return cause;
+	return det_printf(ctx, "%s%sother programs used %.1f of the %d cores while it ran",
+			  cause ? cause : "", cause ? "; " : "", ctx->others_cores,
+			  ctx->analysis->cpu_count);
 }

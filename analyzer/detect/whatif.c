@@ -18,7 +18,7 @@ double det_whatif_step_ns(const struct det_whatif *model, int64_t workers)
 	if (model->service_ns / (double)workers > step_ns)
 		step_ns = model->service_ns / (double)workers;
 	if (model->cores > 0) {
-		double cpu_limit_ns = (model->cpu_ns + model->main_cpu_ns) / (double)model->cores;
+		double cpu_limit_ns = (model->cpu_ns + model->main_cpu_ns) / model->cores;
 
 		if (cpu_limit_ns > step_ns)
 			step_ns = cpu_limit_ns;
@@ -40,8 +40,8 @@ int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_work
 {
 	double best_ns = INFINITY;
 
-	if (model->cpu_bound && model->cores > 0 && max_workers > model->cores)
-		max_workers = model->cores;
+	if (model->cpu_bound && model->cores > 0 && (double)max_workers > ceil(model->cores))
+		max_workers = (int64_t)ceil(model->cores);
 	if (max_workers < 1)
 		max_workers = 1;
 	for (int64_t n = 1; n <= max_workers; n++) {

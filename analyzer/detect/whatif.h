@@ -17,7 +17,7 @@ struct det_whatif {
 	double main_ns;	    /* M: the main loop's own time per step (no data wait) */
 	double main_cpu_ns; /* the CPU part of M; M when unknown */
 	double handoff_ns;  /* measured cost of taking a ready batch; 0 when unknown */
-	int32_t cores;	    /* K; <= 0 when unknown */
+	double cores;	    /* K: the cores other programs left; <= 0 when unknown */
 	bool cpu_bound;	    /* C >= S - C: more workers than cores cannot help */
 };
 

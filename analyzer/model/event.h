@@ -50,7 +50,8 @@ enum po_stage {
 	X(PROCESS_RUNQ_WAIT, "process_runq_wait")                                                  \
 	X(GPU_RECORDS_DROPPED, "gpu_records_dropped")                                              \
 	X(GPU_MEM_PEAK, "gpu_mem_peak")                                                            \
-	X(GPU_MEM_FREE, "gpu_mem_free")
+	X(GPU_MEM_FREE, "gpu_mem_free")                                                            \
+	X(MACHINE_CPU, "machine_cpu")
 
 enum po_counter {
 #define PO_X(name, json) PO_COUNTER_##name,

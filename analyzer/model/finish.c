@@ -139,6 +139,7 @@ void po_run_settings_resolve(struct po_analysis *analysis)
 	    .batch_size = config_integer(analysis, "batch_size"),
 	    .pin_memory = config_boolean(analysis, "pin_memory"),
 	    .persistent_workers = config_boolean(analysis, "persistent_workers"),
+	    .num_threads = config_integer(analysis, "torch_num_threads"),
 	    .device = config_text(analysis, "device"),
 	    .rank = config_integer(analysis, "rank"),
 	    .world_size = config_integer(analysis, "world_size")};
@@ -176,6 +177,48 @@ static int compare_processes(const void *left, const void *right)
 			   ((const struct po_process *)right)->pid);
 }
 
+/*
+ * The one series of the machine's busy CPU the analysis keeps: the main process's, else the
+ * one that spans the longest (each process that is not a forked worker records one).
+ */
+static void build_machine(const struct po_model *model, struct po_analysis *analysis)
+{
+	const struct machine_series *chosen = NULL;
+	struct po_machine_load *machine = &analysis->machine;
+	bool chosen_main = false;
+	double span_ns;
+
+	*machine = (struct po_machine_load){.pid = -1, .first_ns = -1, .last_ns = -1};
+	for (size_t i = 0; i < model->procs.process_count; i++) {
+		const struct process *process = &model->procs.processes[i];
+		const struct machine_series *series = &process->machine;
+		bool main = model->loop.has_training && process->pid == model->loop.training_pid;
+
+		machine->series += series->samples > 0;
+		if (series->samples < 2 || series->last_at_ns <= series->first_at_ns ||
+		    (chosen && chosen_main && !main) ||
+		    (chosen && main == chosen_main &&
+		     series->last_at_ns - series->first_at_ns <=
+			 chosen->last_at_ns - chosen->first_at_ns))
+			continue;
+		chosen = series;
+		chosen_main = main;
+		machine->pid = process->pid;
+	}
+	if (!chosen)
+		return;
+	span_ns = (double)(chosen->last_at_ns - chosen->first_at_ns);
+	machine->known = true;
+	machine->first_ns = chosen->first_at_ns;
+	machine->last_ns = chosen->last_at_ns;
+	machine->busy_cores = (double)(chosen->last_ns - chosen->first_ns) / span_ns;
+	machine->traced_cores =
+	    (double)(chosen->traced_last_ns - chosen->traced_first_ns) / span_ns;
+	machine->others_cores = machine->busy_cores > machine->traced_cores
+				    ? machine->busy_cores - machine->traced_cores
+				    : 0;
+}
+
 static enum po_status build_processes(struct po_model *model, struct po_analysis *analysis)
 {
 	analysis->processes = calloc(model->procs.process_count + 1, sizeof(*analysis->processes));
@@ -205,6 +248,7 @@ static enum po_status build_processes(struct po_model *model, struct po_analysis
 	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
 		compare_processes);
 	analysis->main_pid = model->loop.has_training ? model->loop.training_pid : -1;
+	build_machine(model, analysis);
 	return PO_STATUS_OK;
 }
 
@@ -771,7 +815,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	analysis->arena = model->arena; /* the interned strings go with the analysis */
 	model->arena = NULL;
 	analysis->verdict = PO_VERDICT_UNKNOWN;
-	analysis->steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN};
+	analysis->steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN, false};
 	close_stream(model, analysis);
 	status = gpu_tracker_flush(&model->gpu);
 	if (status == PO_STATUS_OK)

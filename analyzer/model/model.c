@@ -406,6 +406,9 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_WORKER_END:
 		process_tracker_worker_end(&model->procs, process);
 		return PO_STATUS_OK;
+	case PO_EV_PROCESS:
+		process_tracker_announced(process, event);
+		return PO_STATUS_OK;
 	case PO_EV_RUN_END:
 		model->run_ended = true;
 		return PO_STATUS_OK;

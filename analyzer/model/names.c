@@ -25,7 +25,7 @@ PO_STAGES(PO_SAME_STAGE)
 PO_COUNTERS(PO_SAME_COUNTER)
 PO_GPU_KINDS(PO_SAME_GPU_KIND)
 _Static_assert(PO_STAGE_COUNT == PROFOPT_STAGE_CUSTOM + 1, "a stage the analyzer does not know");
-_Static_assert(PO_COUNTER_COUNT == PROFOPT_COUNTER_GPU_MEM_FREE + 1,
+_Static_assert(PO_COUNTER_COUNT == PROFOPT_COUNTER_MACHINE_CPU + 1,
 	       "a counter the analyzer does not know");
 _Static_assert(PO_GPU_KIND_COUNT == PROFOPT_GPU_MEMSET + 1,
 	       "a GPU activity kind the analyzer does not know");

@@ -65,7 +65,13 @@ static struct process *process_get(struct po_process_tracker *t, int32_t pid)
 				    .cpu_prev_ns = -1,
 				    .runq_since_ns = -1,
 				    .runq_prev_ns = -1,
-				    .main_last_ns = -1};
+				    .main_last_ns = -1,
+				    .machine = {.first_at_ns = -1,
+						.last_at_ns = -1,
+						.first_ns = -1,
+						.last_ns = -1,
+						.since_ns = -1,
+						.prev_ns = -1}};
 	for (int i = 0; i < PO_DEVICE_SLOTS; i++)
 		process->gpu_used_bytes[i] = -1;
 	for (int i = 0; i < PO_STAGE_COUNT; i++)
@@ -186,6 +192,8 @@ static void on_gpu_counter(struct po_process_tracker *t, struct process *process
 #define PO_MEMORY_LIMIT_BYTES (INT64_C(1) << 50)
 /* Slack of a cumulative time counter over the time that passed (sampling jitter). */
 #define PO_COUNTER_SLACK_NS 20000000LL
+/* The longest clock tick /proc/stat counts in (USER_HZ is 100 on Linux). */
+#define PO_MACHINE_TICK_NS 10000000LL
 
 /*
  * A cumulative time counter (CPU time, run-queue wait) may only grow, and by at most the
@@ -224,6 +232,12 @@ static bool counter_plausible(const struct process *process, const struct po_eve
 	case PO_COUNTER_PROCESS_RUNQ_WAIT:
 		return cumulative_plausible(value, event->time_ns, process->runq_last_ns,
 					    process->runq_since_ns, 1);
+	case PO_COUNTER_MACHINE_CPU:
+		/* /proc/stat counts whole clock ticks: each core may have counted a tick early at
+		 * one reading and late at the other */
+		return cumulative_plausible(value, event->time_ns, process->machine.last_ns,
+					    process->machine.since_ns - 2 * PO_MACHINE_TICK_NS,
+					    cores);
 	default:
 		return true;
 	}
@@ -252,9 +266,49 @@ static void note_sample_stamp(struct process *process, const struct po_event *ev
 		main_ran_ns = process->main_last_ns < 0 ? process->first_ns : process->main_last_ns;
 		process->runq_prev_ns = main_ran_ns < event->time_ns ? main_ran_ns : event->time_ns;
 		break;
+	case PO_COUNTER_MACHINE_CPU:
+		if (accepted)
+			process->machine.since_ns = process->machine.prev_ns >= 0
+							? process->machine.prev_ns
+							: process->first_ns;
+		process->machine.prev_ns = event->time_ns;
+		break;
 	default:
 		break;
 	}
+}
+
+/*
+ * The process's CPU time; its growth adds to the recorded processes' sum. A forked child's
+ * clock started at 0 at the fork, after its parent's first sample: all of it counts. Any
+ * other process's first sample only sets where its growth starts.
+ */
+static void on_process_cpu(struct po_process_tracker *t, struct process *process, int64_t value)
+{
+	int64_t from = process->cpu_last_ns >= 0 ? process->cpu_last_ns
+		       : process->forked	 ? 0
+						 : value;
+
+	t->traced_cpu_ns = po_add_sat(t->traced_cpu_ns, value - from);
+	if (process->cpu_first_ns < 0)
+		process->cpu_first_ns = value;
+	process->cpu_last_ns = value;
+}
+
+/* A sample of the machine's busy CPU, beside the recorded processes' CPU at that moment. */
+static void on_machine_cpu(struct po_process_tracker *t, struct process *process, int64_t time_ns,
+			   int64_t value)
+{
+	struct machine_series *series = &process->machine;
+
+	if (!series->samples++) {
+		series->first_at_ns = time_ns;
+		series->first_ns = value;
+		series->traced_first_ns = t->traced_cpu_ns;
+	}
+	series->last_at_ns = time_ns;
+	series->last_ns = value;
+	series->traced_last_ns = t->traced_cpu_ns;
 }
 
 bool process_tracker_counter(struct po_process_tracker *t, struct process *process,
@@ -274,19 +328,25 @@ bool process_tracker_counter(struct po_process_tracker *t, struct process *proce
 		on_gpu_counter(t, process, event->u.counter.device, value);
 		break;
 	case PO_COUNTER_PROCESS_CPU:
-		if (process->cpu_first_ns < 0)
-			process->cpu_first_ns = value;
-		process->cpu_last_ns = value;
+		on_process_cpu(t, process, value);
 		break;
 	case PO_COUNTER_PROCESS_RUNQ_WAIT:
 		if (process->runq_first_ns < 0)
 			process->runq_first_ns = value;
 		process->runq_last_ns = value;
 		break;
+	case PO_COUNTER_MACHINE_CPU:
+		on_machine_cpu(t, process, event->time_ns, value);
+		break;
 	default:
 		break;
 	}
 	return true;
+}
+
+void process_tracker_announced(struct process *process, const struct po_event *event)
+{
+	process->forked = event->u.process.reason == 1;
 }
 
 void process_tracker_worker_begin(struct process *process, const struct po_event *event)

@@ -59,6 +59,19 @@ struct thread {
 	int64_t step_count;
 };
 
+/*
+ * A process's series of the machine's busy CPU time (MACHINE_CPU samples, every program
+ * counted) with the recorded processes' CPU time summed at the same moments: what other
+ * programs used is the growth of the one less the growth of the other.
+ */
+struct machine_series {
+	int64_t samples;
+	int64_t first_at_ns, last_at_ns;	 /* stamps of the first and last accepted sample */
+	int64_t first_ns, last_ns;		 /* their values; -1 before the first */
+	int64_t traced_first_ns, traced_last_ns; /* the tracker's traced_cpu_ns at them */
+	int64_t since_ns, prev_ns; /* plausibility bounds, as cpu_since_ns and cpu_prev_ns */
+};
+
 struct process {
 	int32_t pid;
 	const char *name; /* weak: interned; NULL until seen */
@@ -97,6 +110,8 @@ struct process {
 	int64_t runq_since_ns;
 	int64_t runq_prev_ns;
 	int64_t main_last_ns; /* the latest event of the thread whose tid is the pid; -1 */
+	struct machine_series machine;
+	bool forked; /* announced as a forked child: its CPU time counts from 0 at the fork */
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;
 	bool ended;  /* worker_end seen: the process no longer holds memory or cores */
@@ -124,6 +139,11 @@ struct po_process_tracker {
 	int32_t last_pid, last_tid;
 	size_t last_process, last_thread; /* indexes into processes and threads */
 	int64_t rss_sum_bytes;		  /* sum of the latest RSS of every live process; -1 */
+	/*
+	 * The recorded processes' CPU time so far: every accepted PROCESS_CPU sample adds its
+	 * growth (a forked child's first sample from 0, another process's from that sample).
+	 */
+	int64_t traced_cpu_ns;
 	int64_t silent_scan_ns;		  /* when silent processes were last looked for */
 	struct po_strtab *strings;	  /* weak: the model's, for process names */
 	struct po_memory_tracker *memory; /* weak: told of the sums */
@@ -153,6 +173,8 @@ bool process_tracker_counter(struct po_process_tracker *tracker, struct process 
 			     const struct po_event *event, int32_t cpu_count);
 
 void process_tracker_worker_begin(struct process *process, const struct po_event *event);
+/* The process announced itself (PO_EV_PROCESS): after a fork, or at its start. */
+void process_tracker_announced(struct process *process, const struct po_event *event);
 /*
  * A worker ends (a DataLoader worker exits at the end of every epoch unless its workers
  * are persistent): its resident and device memory leave the sums, so the memory of a run

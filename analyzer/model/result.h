@@ -419,6 +419,24 @@ struct po_quality {
 };
 
 /*
+ * How busy the whole machine was beside the recorded processes: the sampler's machine_cpu
+ * counter (the busy time of all CPUs from /proc/stat, every program counted; one series per
+ * host, recorded by processes that are not forked workers) against the recorded processes'
+ * own CPU counters over the same span. What is left is what other programs used (and the
+ * kernel's work for nobody in particular). known is false without a series of two samples.
+ */
+struct po_machine_load {
+	bool known;
+	int32_t pid;	  /* the process whose series is used: the main one where it has one */
+	int64_t series;	  /* processes that recorded a series */
+	int64_t first_ns; /* the series' first and last sample */
+	int64_t last_ns;
+	double busy_cores;   /* all CPUs' busy time over the span, in cores */
+	double traced_cores; /* the recorded processes' CPU time over the span, in cores */
+	double others_cores; /* busy less recorded, at least 0: what other programs used */
+};
+
+/*
  * Windows of time a stream or the whole recording is missing, found from the trace's files
  * rather than reported by the tracer (ingest's stream survey): X(NAME, json name)
  */
@@ -477,11 +495,16 @@ struct po_gpu_work {
 
 struct po_steady_stats {
 	int64_t count;
-	int64_t startup_steps;	 /* left out at the start of each epoch */
-	double mean_ns;		 /* mean wall time; NaN without steady steps */
-	double gpu_busy_pct;	 /* share of their time with any GPU busy; NaN without GPU */
-	double input_wait_pct;	 /* data wait and loading in the main process; NaN without */
+	int64_t startup_steps; /* left out at the start of each epoch */
+	double mean_ns;	       /* mean wall time; NaN without steady steps */
+	double gpu_busy_pct;   /* share of their time with any GPU busy; NaN without GPU */
+	/*
+	 * data wait and loading in the main process, and the hand-off where input-bound counts
+	 * it (handoff_is_input: saturated cores and busy workers); NaN without
+	 */
+	double input_wait_pct;
 	double workers_busy_pct; /* mean busy share of the workers' lifetimes; NaN without */
+	bool handoff_is_input;
 };
 
 /*
@@ -496,7 +519,8 @@ struct po_run_settings {
 	int64_t batch_size;
 	int pin_memory; /* 0, 1; -1 */
 	int persistent_workers;
-	const char *device; /* "cpu", "cuda:0", ...; NULL */
+	int64_t num_threads; /* the training process's intra-op threads (torch_num_threads) */
+	const char *device;  /* "cpu", "cuda:0", ...; NULL */
 	int64_t rank;
 	int64_t world_size;
 };
@@ -621,6 +645,7 @@ struct po_step_detail {
 	X(GPU_MEMORY_GROWTH, "gpu-memory-growth")                                                  \
 	X(UNFREED_ALLOCATIONS, "unfreed-allocations")                                              \
 	X(STEP_OUTLIERS, "step-outliers")                                                          \
+	X(LEVEL_SHIFT, "level-shift")                                                              \
 	X(TRACE_DATA_LOSS, "trace-data-loss")                                                      \
 	X(CPU_CONTENTION, "cpu-contention")                                                        \
 	X(LOADER_HANDOFF, "loader-handoff")                                                        \
@@ -778,6 +803,7 @@ struct po_analysis {
 	struct po_run_settings settings; /* the settings of config the analysis understands */
 
 	struct po_quality quality;
+	struct po_machine_load machine; /* what the machine did beside the recording */
 	struct po_discard_window *discard_windows;
 	struct po_warning *warnings;
 	size_t warning_count;

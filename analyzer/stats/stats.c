@@ -116,6 +116,40 @@ static int compare_ranked(const void *left, const void *right)
 			       &((const struct ranked *)right)->value);
 }
 
+/* An index into the values po_stats_ranks() ranks; sorted by value. */
+struct indexed {
+	double value;
+	size_t index;
+};
+
+static int compare_indexed(const void *left, const void *right)
+{
+	return compare_doubles(&((const struct indexed *)left)->value,
+			       &((const struct indexed *)right)->value);
+}
+
+bool po_stats_ranks(const double *values, size_t n, double *ranks)
+{
+	struct indexed *order = malloc((n ? n : 1) * sizeof(*order));
+
+	if (!order)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		order[i] = (struct indexed){values[i], i};
+	qsort(order, n, sizeof(*order), compare_indexed);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j < n && order[j].value == order[i].value)
+			j++;
+		for (size_t k = i; k < j; k++)
+			ranks[order[k].index] = ((double)i + 1 + (double)j) / 2.0;
+		i = j;
+	}
+	free(order);
+	return true;
+}
+
 double po_stats_mann_whitney_p(const double *a, size_t n_a, const double *b, size_t n_b)
 {
 	size_t n = n_a + n_b;

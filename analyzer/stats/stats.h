@@ -40,6 +40,12 @@ double po_stats_quantile(const double *values, size_t n, double q);
 double po_stats_mean(const double *values, size_t n);
 
 /*
+ * The 1-based ranks of n values into ranks (tied values share their average rank), for the
+ * rank statistics; false when its temporary array (16 bytes a value) cannot be allocated.
+ */
+bool po_stats_ranks(const double *values, size_t n, double *ranks);
+
+/*
  * Two-sided p-value of the Mann-Whitney U test (normal approximation with tie correction
  * and continuity correction); NaN when either sample has fewer than 2 values.
  */

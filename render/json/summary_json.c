@@ -869,6 +869,28 @@ static void write_excluded(struct summary *summary)
 	po_json_write_end_array(writer);
 }
 
+/* What the whole machine did beside the recorded processes; null without its series. */
+static void write_machine(struct po_json_writer *writer, const struct po_analysis *analysis)
+{
+	const struct po_machine_load *machine = &analysis->machine;
+
+	po_json_write_key(writer, "machine");
+	if (!machine->known) {
+		po_json_write_null(writer);
+		return;
+	}
+	po_json_write_begin_object(writer);
+	po_json_write_kv_double(writer, "busy_cores", machine->busy_cores, 3);
+	po_json_write_kv_int_or_null(writer, "cpu_count",
+				     analysis->cpu_count > 0 ? analysis->cpu_count : -1);
+	po_json_write_kv_double(writer, "others_cores", machine->others_cores, 3);
+	po_json_write_kv_int(writer, "pid", machine->pid);
+	po_json_write_kv_int(writer, "series", machine->series);
+	po_json_write_kv_ms(writer, "span_ms", machine->last_ns - machine->first_ns);
+	po_json_write_kv_double(writer, "traced_cores", machine->traced_cores, 3);
+	po_json_write_end_object(writer);
+}
+
 static void write_trace(struct summary *summary)
 {
 	const struct po_quality *quality = &summary->analysis->quality;
@@ -889,6 +911,7 @@ static void write_trace(struct summary *summary)
 	write_excluded(summary);
 	po_json_write_kv_int(writer, "libc_events", quality->libc_events);
 	po_json_write_kv_int(writer, "lossy_steps", quality->lossy_steps);
+	write_machine(writer, summary->analysis);
 	write_missing_contexts(writer, quality);
 	write_missing_windows(summary);
 	po_json_write_kv_int(writer, "open_at_end", quality->open_at_end);
@@ -957,6 +980,7 @@ static void write_steady(struct summary *summary)
 	po_json_write_kv_int(writer, "count", steady->count);
 	po_json_write_kv_double(writer, PO_SK_GPU_BUSY_PCT, steady->gpu_busy_pct,
 				2); /* NaN: null */
+	po_json_write_kv_bool(writer, "input_wait_includes_handoff", steady->handoff_is_input);
 	po_json_write_kv_double(writer, "input_wait_pct", steady->input_wait_pct, 2);
 	po_json_write_kv_ms_or_null(
 	    writer, "mean_ms", isnan(steady->mean_ns) ? -1 : (int64_t)llround(steady->mean_ns));

@@ -98,6 +98,11 @@
 	  "The model's step time with the current workers: compare with the mean step.")           \
 	X(ANY, "queue_empty_pct", "Steps with no batch ready", "%",                                \
 	  "Steady steps that found no batch ready in the loader's queue.")                         \
+	X(ANY, "others_cores", "Other programs' CPU", "cores",                                     \
+	  "CPU other programs used while this was recorded: the machine's busy time less the "     \
+	  "recorded processes' own.")                                                              \
+	X(ANY, "available_cores", "Cores left to the program", "cores",                            \
+	  "The machine's cores less what other programs used: what the model counts with.")        \
 	X(INPUT_BOUND, "cause", "Cause", "",                                                       \
 	  "Why the loop waits for data (the causes are listed in docs/rules.md).")                 \
 	X(INPUT_BOUND, "stage", "Slowest loading stage", "",                                       \
@@ -127,6 +132,14 @@
 	  "Cores the loader and the loop would need if the loop had a core of its own.")           \
 	X(ANY, "num_workers_step_ms", "Step with recommended workers", "ms",                       \
 	  "Step time the fair-share model predicts with the recommended num_workers.")             \
+	X(ANY, "loop_threads", "Loop's intra-op threads", "",                                      \
+	  "Threads the training process computes on (torch.get_num_threads()).")                   \
+	X(ANY, "main_runq_ms_per_step", "Main thread's wait for a core", "ms/step",                \
+	  "Time per step the training thread was runnable but not running (its schedstat).")       \
+	X(ANY, "recommended_threads", "Recommended intra-op threads", "",                          \
+	  "The torch.set_num_threads value that fits the loop and the workers in the cores.")      \
+	X(ANY, "threads_step_ms", "Step with recommended threads", "ms",                           \
+	  "Step time predicted with the recommended threads and workers, each on a core.")         \
 	X(CPU_CONTENTION, "lost_share_pct", "Share of the step lost", "%",                         \
 	  "Time lost waiting for a core over the mean step.")                                      \
 	X(CPU_CONTENTION, "recommended_num_workers", "Fewest workers that keep the step", "",      \
@@ -170,11 +183,23 @@
 	  "all: every process; main: the training loop's process; workers: the loader workers.")   \
 	X(ANY, "pid", "Process id", "", "The process whose memory grows.")                         \
 	X(ANY, "python_line", "Python line keeping objects", "",                                   \
-	  "The program's own line whose live Python objects grew the most (python_memory=True).")  \
+	  "The program's own line whose container grew with the growing objects (a list's "        \
+	  "append, a dict's store), else the line that created them (python_memory=True).")        \
+	X(ANY, "python_created_line", "Python line creating them", "",                             \
+	  "The program's own line nearest to where the growing objects were created (torch's "     \
+	  "and the Python library's frames skipped).")                                             \
 	X(ANY, "python_objects_kept", "Python objects kept", "",                                   \
-	  "Python objects that line kept since warm-up.")                                          \
+	  "Python objects created there and still alive, more than at warm-up.")                   \
+	X(ANY, "late_growth_pct", "Still growing at the end", "%",                                 \
+	  "Rise of the last quarter of the fitted steps over the quarter before, as a share of "   \
+	  "what the fitted line adds there: about 100 for a leak, about 0 when memory levels "     \
+	  "off.")                                                                                  \
 	X(ANY, "growth_over_run_mib", "Growth over the run", "MiB",                                \
 	  "Growth per step times the run's steps.")                                                \
+	X(ANY, "horizon_runs", "Grading horizon", "runs",                                          \
+	  "The growth is graded by what it adds over a run this many times as long.")              \
+	X(ANY, "horizon_growth_mib", "Growth over the horizon", "MiB",                             \
+	  "Growth per step times the steps of a run that many times as long: what grades it.")     \
 	X(ANY, "peak_mib", "Peak memory", "MiB", "The most of this memory held at once.")          \
 	X(ANY, "projection_steps", "Projection horizon", "steps",                                  \
 	  "How many steps ahead the projected growth looks.")                                      \
@@ -231,6 +256,28 @@
 	  "Steps slower than this are slow: the median plus k scaled deviations, or more.")        \
 	X(STEP_OUTLIERS, "cause", "Where the extra time goes", "",                                 \
 	  "The activity with the most extra time in the slow steps over the median step.")         \
+	/* level-shift */                                                                          \
+	X(ANY, "step", "From step", "", "The first step of the new level.")                        \
+	X(ANY, "epoch", "Epoch", "", "The epoch of that step.")                                    \
+	X(ANY, "since_s", "When", "s after the first step",                                        \
+	  "Time from the first step's begin to the first step of the new level.")                  \
+	X(ANY, "before_ms", "Step before", "ms",                                                   \
+	  "The earlier level's step time: the median of its steps' means over blocks.")            \
+	X(ANY, "after_ms", "Step after", "ms",                                                     \
+	  "The new level's step time: the median of its steps' means over blocks.")                \
+	X(ANY, "change_pct", "Change", "%", "Change of the step time over the earlier level.")     \
+	X(ANY, "steps_before", "Steps before", "", "Steady steps of the earlier level.")           \
+	X(ANY, "steps_after", "Steps after", "", "Steady steps of the new level.")                 \
+	X(ANY, "separation_pct", "Separation", "%",                                                \
+	  "Pairs of a block of steps before and one after the change ordered as the change.")      \
+	X(ANY, "category", "What moved", "",                                                       \
+	  "The activity whose median time per step moved most in the direction of the change.")    \
+	X(ANY, "category_before_ms", "Its time before", "ms/step",                                 \
+	  "Median time per step of that activity before the change.")                              \
+	X(ANY, "category_after_ms", "Its time after", "ms/step",                                   \
+	  "Median time per step of that activity after the change.")                               \
+	X(LEVEL_SHIFT, "lost_share_pct", "Share of the run lost", "%",                             \
+	  "Time the slower later level costs over the earlier one, over the steady steps' time.")  \
 	/* trace-data-loss */                                                                      \
 	X(ANY, "discarded_events", "Events discarded", "",                                         \
 	  "Events the tracer dropped because its buffers were full.")                              \

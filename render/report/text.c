@@ -187,6 +187,7 @@ static const char *const finding_titles[PO_FINDING_ID_COUNT] = {
     [PO_FINDING_GPU_MEMORY_GROWTH] = "GPU memory grows step over step",
     [PO_FINDING_UNFREED_ALLOCATIONS] = "Allocations are never freed",
     [PO_FINDING_STEP_OUTLIERS] = "Some steps are much slower than the rest",
+    [PO_FINDING_LEVEL_SHIFT] = "The step time moved to a new level during the run",
     [PO_FINDING_TRACE_DATA_LOSS] = "The trace lost data",
     [PO_FINDING_CPU_CONTENTION] = "The training loop waits for CPU held by the loader workers",
     [PO_FINDING_LOADER_HANDOFF] = "Receiving ready batches from the workers costs the loop time",

@@ -254,6 +254,14 @@ def change_at(c):
     c.check(max(early) - min(early) < 4 << 20 and late[-1] - late[0] > 10 << 20,
             f"memory grows after the change only: {(max(early) - min(early)) >> 10} KiB "
             f"before, {(late[-1] - late[0]) >> 10} KiB after")
+    # A change in the run, reported as one: when, and what moved (the loop now waits, once
+    # the 4 batches the 2 workers had ready are used up).
+    shift = c.has("level-shift", "info")
+    if shift:
+        c.check(60 <= shift["evidence"]["step"] <= 67,
+                f"level-shift at step {shift['evidence']['step']} (the change is at 60, "
+                f"4 batches were ready)")
+        c.evidence(shift, "category", "data_wait")
     c.verdict("input-bound")
 
 

@@ -17,13 +17,8 @@ work=$(mktemp -d /tmp/profopt-whatif.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-
-# skip_if_busy WHAT WHY MEASURE...: exits 77 with the line that says so when the machine was busy
-skip_if_busy() {
-	local what=$1 why=$2
-	shift 2
-	/usr/bin/python3 "$lib/machine.py" busy "$@" --what "$what" --why "$why" && exit 77
-}
+# shellcheck source=../lib/busy.sh
+. "$lib/busy.sh"
 
 sim=(--steps 150 --load-ms 40 --preprocess-ms 1 --collate-ms 0.5 --h2d-ms 0.3
      --forward-ms 4 --backward-ms 4 --optimizer-ms 1 --kernels 8 --gpu-ms 5 --seed 5)

@@ -29,6 +29,7 @@ class FakeRun:
     def __init__(self, others_share, reruns=()):
         self.truth = machine_truth(others_share)
         self.reruns = {(str(i),): machine_truth(share) for i, share in enumerate(reruns)}
+        self.background_cores = 0.0  # no busy loops of the workload's own
 
 
 def expect(what, run, failed, skips):

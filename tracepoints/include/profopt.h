@@ -54,6 +54,8 @@ enum profopt_counter {
 						    use at once since the process started */
 	PROFOPT_COUNTER_GPU_MEM_FREE = 8,	 /* bytes the device has free, all processes
 						    counted (cudaMemGetInfo) */
+	PROFOPT_COUNTER_MACHINE_CPU = 9,	 /* nanoseconds all CPUs of the machine were busy
+						    since boot, every program counted (/proc/stat) */
 };
 
 /* Kinds of GPU activity records; values are part of the trace format. */
@@ -167,9 +169,11 @@ void profopt_gpu_sync_begin(int32_t device, int32_t stream);
 void profopt_gpu_sync_end(int32_t device, int32_t stream);
 
 /*
- * Sampler thread: every period_ms, records host RSS and process CPU time as counters.
- * Off unless started here or by the environment variable PROFOPT_SAMPLE_MS=N at load.
- * Restarted in forked children when it runs in the parent. Returns 0, or -1 on error.
+ * Sampler thread: every period_ms, records host RSS, process CPU time and the main
+ * thread's run-queue wait as counters, and at most every 100 ms the whole machine's busy
+ * CPU time (not in forked children: their parent records it). Off unless started here or
+ * by the environment variable PROFOPT_SAMPLE_MS=N at load. Restarted in forked children
+ * when it runs in the parent. Returns 0, or -1 on error.
  */
 int profopt_sampler_start(unsigned period_ms);
 void profopt_sampler_stop(void);

@@ -639,6 +639,15 @@ int rec_check(const struct rec_options *options)
 		      "apt-get install liblttng-ust1 (without it forked workers are not traced)");
 	check_library(&checker, "libc wrapper (--heap)", REC_UST_LIBC_WRAPPER_LIB, options->heap,
 		      "apt-get install liblttng-ust1 (only --heap needs it)");
+	if (options->heap) {
+		char heap[4096];
+
+		rec_heap_library(heap, sizeof(heap));
+		check_library(
+		    &checker, "allocation callers (--heap)", heap, false,
+		    "install profopt's libprofopt-heap (without it an allocation site is "
+		    "named by its immediate caller, an allocator such as c10::alloc_cpu)");
+	}
 	check_shm(&checker, options);
 	check_disk(&checker, options);
 	check_recording(&checker, options);

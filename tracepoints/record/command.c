@@ -162,13 +162,14 @@ static void dl_wrapper_path(char *path, size_t size)
 }
 
 /*
- * The GPU collector: $PROFOPT_CUPTI_LIBRARY, else next to this program's libprofopt (../lib
- * from its directory, as in the build tree and a /usr/local install), else where it was
- * installed. False when none exists.
+ * One of profopt's own libraries: $variable, else next to this program's libprofopt (../lib
+ * from its directory, as in the build tree and a /usr/local install), else installed (the
+ * path given). False when none exists.
  */
-static bool cupti_library(char *path, size_t size)
+static bool own_library(const char *variable, const char *name, const char *installed, char *path,
+			size_t size)
 {
-	const char *chosen = getenv("PROFOPT_CUPTI_LIBRARY");
+	const char *chosen = getenv(variable);
 	char self[4096];
 	ssize_t length;
 
@@ -184,14 +185,31 @@ static bool cupti_library(char *path, size_t size)
 		slash = strrchr(self, '/');
 		if (slash) {
 			*slash = '\0';
-			if ((size_t)snprintf(path, size, "%s/../lib/libprofopt-cupti.so.0", self) <
-				size &&
+			if ((size_t)snprintf(path, size, "%s/../lib/%s", self, name) < size &&
 			    access(path, R_OK) == 0)
 				return true;
 		}
 	}
-	snprintf(path, size, "%s", REC_CUPTI_LIB);
+	snprintf(path, size, "%s", installed);
 	return access(path, R_OK) == 0;
+}
+
+/* The GPU collector ($PROFOPT_CUPTI_LIBRARY overrides). */
+static bool cupti_library(char *path, size_t size)
+{
+	return own_library("PROFOPT_CUPTI_LIBRARY", "libprofopt-cupti.so.0", REC_CUPTI_LIB, path,
+			   size);
+}
+
+/*
+ * --heap: the library that records each allocation's callers, preloaded right after the
+ * libc wrapper ($PROFOPT_HEAP_LIBRARY overrides). Without it allocation sites are named by
+ * their immediate caller alone.
+ */
+bool rec_heap_library(char *path, size_t size)
+{
+	return own_library("PROFOPT_HEAP_LIBRARY", "libprofopt-heap.so.0", REC_HEAP_LIB, path,
+			   size);
 }
 
 /* --gpu: CUDA_INJECTION64_PATH names the collector, which the CUDA driver then loads. */
@@ -219,26 +237,29 @@ static enum rec_status gpu_environment(char *entry, size_t size, struct po_error
 }
 
 /*
- * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper and liblttng-ust-dl.so,
- * which reports the objects that dlopen maps) first, then the user's own preloads.
+ * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper, libprofopt-heap, which
+ * records each allocation's callers, and liblttng-ust-dl.so, which reports the objects that
+ * dlopen maps) first, then the user's own preloads.
  * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler.
  */
 static enum rec_status build_environment(struct rec_command *command,
 					 const struct rec_options *options, struct po_error *err)
 {
-	static char preload[8192];
+	static char preload[12288];
 	static char sample[64];
 	static char injection[4200];
 	const char *user_preload = getenv("LD_PRELOAD");
 	char *replacements[3];
 	size_t replacement_count = 0;
-	char dl_wrapper[4096];
+	char dl_wrapper[4096], heap[4096] = "";
 
 	dl_wrapper_path(dl_wrapper, sizeof(dl_wrapper));
-	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s%s%s",
+	if (options->heap && !rec_heap_library(heap, sizeof(heap)))
+		heap[0] = '\0';
+	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s%s%s%s%s",
 			     REC_UST_FORK_LIB, options->heap ? ":" : "",
-			     options->heap ? REC_UST_LIBC_WRAPPER_LIB : "",
-			     options->heap ? ":" : "", options->heap ? dl_wrapper : "",
+			     options->heap ? REC_UST_LIBC_WRAPPER_LIB : "", heap[0] ? ":" : "",
+			     heap, options->heap ? ":" : "", options->heap ? dl_wrapper : "",
 			     user_preload && *user_preload ? ":" : "",
 			     user_preload ? user_preload : "") >= sizeof(preload)) {
 		po_error_set(err, "LD_PRELOAD is too long (%zu bytes) to add the tracing libraries",

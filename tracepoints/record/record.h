@@ -225,6 +225,13 @@ void rec_session_fini(struct rec_session *session);
 const char *rec_owner_tag(void);
 /* Whether process pid exists and is not a zombie. */
 bool rec_process_runs(pid_t pid);
+
+/*
+ * --heap: libprofopt-heap, which records each allocation's callers: $PROFOPT_HEAP_LIBRARY,
+ * else next to this program's libprofopt, else installed. False (path still filled with
+ * the last place looked at) when none exists.
+ */
+bool rec_heap_library(char *path, size_t size);
 /* Makes this recorder's scratch directory (mode 0700, marked); see rec_scratch_dir(). */
 enum rec_status rec_scratch_create(struct po_error *err) PO_NODISCARD;
 /* The scratch directory, NULL when there is none. */

@@ -201,6 +201,8 @@ static enum rec_status configure(struct lttng_handle *handle, const struct rec_o
 		status = enable_events(handle, "profopt:*", err);
 	if (status == REC_STATUS_OK && options->heap)
 		status = enable_events(handle, "lttng_ust_libc:*", err);
+	if (status == REC_STATUS_OK && options->heap) /* each allocation's callers */
+		status = enable_events(handle, "profopt_heap:*", err);
 	/* Where each process's objects are mapped: allocation sites become object + offset. */
 	if (status == REC_STATUS_OK && options->heap)
 		status = enable_events(handle, "lttng_ust_statedump:*", err);

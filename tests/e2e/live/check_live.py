@@ -15,7 +15,7 @@ and nothing before it.
 clean: a run that stays the same raises nothing but program-ended (hysteresis: no alert
 flaps on noise).
 
-The scenarios need the machine: on a busy one the simulator's CPU work takes longer, its
+The scenarios of change_at, clean and leak need the machine: on a busy one the simulator's CPU work takes longer, its
 GPU idles more of each step and its loader may no longer be the slower side. An alert
 raised where none was expected is checked against the trace: if the trace shows its
 condition held in that window (the GPU idle for at least live.gpu_idle_pct of the steps,
@@ -294,8 +294,7 @@ def check_leak(args):
         problem("host-memory-growth raised %.1f s after the leak began" % after)
     early = [a for a in alerts if a["state"] == "raised" and a["at_ns"] < changed[0]
              and a["alert"] != "program-ended"]
-    if early:
-        problem("raised before the leak: %s" % early)
+    judge_unexpected(early, steps, gpu_busy_intervals(args.trace), "before the leak")
 
 
 def check_clean(args):

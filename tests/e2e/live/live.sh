@@ -9,7 +9,7 @@
 #                   --on-alert get each alert (as data, never as shell text), and the end
 #                   report equals profopt-analyze's of the trace, plus alerts.json
 #   clean           a run that stays the same raises nothing but program-ended
-#                   (change_at and clean need the machine: check_live.py skips them,
+#                   (change_at, clean and leak need the machine: check_live.py skips them,
 #                   exit 77, when the trace shows the scenario did not happen while
 #                   other programs used a quarter of the CPUs or more)
 #   leak            every step leaks from a known step on: host-memory-growth after it
@@ -60,10 +60,8 @@ check() {
 	esac
 }
 
-# measured CMD...: CMD, with what other programs used meanwhile in machine.json
-measured() {
-	/usr/bin/python3 "$here/../../lib/machine.py" run machine.json -- "$@"
-}
+# shellcheck source=../../lib/busy.sh
+. "$here/../../lib/busy.sh"
 
 relay_left() {
 	pgrep -x lttng-relayd >/dev/null
@@ -94,7 +92,7 @@ change_at)
 	# Before step 400 the two workers keep up; from it a batch takes 60 ms to load.
 	# shellcheck disable=SC2016 # the command is for /bin/sh, with the alert as data
 	on_alert='printf "%s|%s|%s\n" "$PROFOPT_ALERT" "$PROFOPT_ALERT_STATE" "$PROFOPT_ALERT_EVIDENCE" >>on-alert.env; cat >>on-alert.stdin'
-	measured "$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl \
+	measured machine.json "$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl \
 		--on-alert "$on_alert" -o trace -- $(sim --steps 900 --change-at 400 --after load-ms=60) \
 		>windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
 	relay_left && fail "an lttng-relayd was left running"
@@ -105,7 +103,7 @@ change_at)
 		--offline offline --every 0.5 --machine machine.json
 	;;
 clean)
-	measured "$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl -o trace -- \
+	measured machine.json "$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl -o trace -- \
 		$(sim --steps 700 --jitter 20) >windows.jsonl 2>rec.err ||
 		fail "profopt-record exited with $?"
 	check clean --trace trace --windows windows.jsonl --alerts alerts.jsonl \
@@ -113,11 +111,11 @@ clean)
 	;;
 leak)
 	# From step 300 every step leaks 1 MiB: host-memory-growth is raised after it.
-	"$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl -o trace -- \
+	measured machine.json "$bin/profopt-record" --live --every 0.5 --alerts alerts.jsonl -o trace -- \
 		$(sim --steps 700 --change-at 300 --after leak-bytes=1048576) \
 		>windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
-	/usr/bin/python3 "$here/check_live.py" leak --step 300 --trace trace \
-		--windows windows.jsonl --alerts alerts.jsonl || fail "the checks above"
+	check leak --step 300 --trace trace --windows windows.jsonl --alerts alerts.jsonl \
+		--machine machine.json
 	;;
 discards)
 	# Buffers far too small for 300 kernels a step: the tracer discards, and says so live.

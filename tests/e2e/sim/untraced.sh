@@ -2,11 +2,16 @@
 # untraced.sh BIN: runs profopt-sim without a tracing session and checks that it exits 0,
 # reaps its workers, and that the mean step it prints roughly matches the configured
 # per-step times (CPU work can only take longer on a busy machine, so the upper bound is loose).
+# A mean step over the upper bound while other programs used a quarter of the CPUs or more
+# (tests/lib/machine.py) is no failure: when nothing else failed the test is skipped (77)
+# with one line saying how busy the machine was.
 set -eu
 bin=$1
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/profopt-sim-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 failures=0
+too_busy=
 
 # alive TAG: true when a profopt-sim process whose command line holds TAG still runs.
 alive() {
@@ -24,7 +29,8 @@ run_case() {
 	local name=$1 expected=$2
 	shift 2
 	local tag="untraced-$name-$$"
-	if ! "$bin/profopt-sim" --label "$tag" --report-json "$work/$name.json" "$@" \
+	if ! /usr/bin/python3 "$here/../../lib/machine.py" run "$work/$name.machine" -- \
+		"$bin/profopt-sim" --label "$tag" --report-json "$work/$name.json" "$@" \
 		>"$work/$name.out" 2>&1; then
 		echo "FAIL $name: exit status $?"; cat "$work/$name.out"; failures=$((failures + 1))
 		return
@@ -32,7 +38,7 @@ run_case() {
 	if alive "$tag"; then
 		echo "FAIL $name: processes of the run are still alive"; failures=$((failures + 1))
 	fi
-	local line mean steps
+	local line mean steps busy
 	line=$(grep '^profopt-sim: ' "$work/$name.out" || true)
 	mean=$(echo "$line" | sed -nE 's/.*mean step ([0-9.]+) ms$/\1/p')
 	steps=$(echo "$line" | sed -nE 's/^profopt-sim: ([0-9]+) steps,.*/\1/p')
@@ -42,6 +48,11 @@ run_case() {
 	fi
 	if awk -v m="$mean" -v e="$expected" 'BEGIN { exit !(m >= 0.9 * e && m <= 4 * e + 10) }'; then
 		echo "ok   $name: mean step $mean ms, configured $expected ms, $steps steps"
+	elif awk -v m="$mean" -v e="$expected" 'BEGIN { exit !(m > 4 * e + 10) }' &&
+		busy=$(/usr/bin/python3 "$here/../../lib/machine.py" busy "$work/$name.machine" \
+			--what "profopt-sim" --why "$name: mean step $mean ms, configured $expected ms"); then
+		echo "busy $name: mean step $mean ms, configured $expected ms"
+		too_busy=$busy
 	else
 		echo "FAIL $name: mean step $mean ms, configured $expected ms"; failures=$((failures + 1))
 	fi
@@ -84,4 +95,8 @@ done
 	echo "FAIL --version"; failures=$((failures + 1)); }
 
 echo "failures: $failures"
+if [ "$failures" -eq 0 ] && [ -n "$too_busy" ]; then
+	echo "$too_busy"
+	exit 77
+fi
 [ "$failures" -eq 0 ]

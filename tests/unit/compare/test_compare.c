@@ -44,6 +44,12 @@ static void test_statistics(void)
 	CHECK(po_stats_mann_whitney_p(a, 10, b, 10) < 0.001);
 	CHECK(po_stats_mann_whitney_p(a, 10, a, 10) > 0.9);
 	CHECK(isnan(po_stats_mann_whitney_p(a, 1, b, 10)));
+	{
+		double tied[] = {5, 1, 5, 3}, ranks[4];
+
+		CHECK(po_stats_ranks(tied, 4, ranks));
+		CHECK(ranks[0] == 3.5 && ranks[1] == 1 && ranks[2] == 3.5 && ranks[3] == 2);
+	}
 	po_stats_bootstrap_interval(a, 10, b, 10, 0.5, 500, &lo, &hi);
 	CHECK(lo > 5 && hi < 15 && lo <= 10 && hi >= 10);
 	CHECK_NEAR(po_stats_slope(a, 10), 1.0, 1e-9);

@@ -23,7 +23,7 @@ static void fill_run(struct po_analysis *analysis)
 	analysis->config = config;
 	analysis->config_count = 3;
 	analysis->main_pid = 100;
-	analysis->steady = (struct po_steady_stats){3, 1, 105e6, 42.5, 30.25, NAN};
+	analysis->steady = (struct po_steady_stats){3, 1, 105e6, 42.5, 30.25, NAN, false};
 }
 
 static void fill_quality(struct po_analysis *analysis)

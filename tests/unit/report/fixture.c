@@ -516,7 +516,7 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 	b.analysis->verdict = PO_VERDICT_UNKNOWN;
 	b.analysis->memory = (struct po_memory){false, false, false, false, -1, -1, -1, 0};
 	b.analysis->step_stats.samples_per_s = -1;
-	b.analysis->steady = (struct po_steady_stats){0, 1, NAN, NAN, NAN, NAN};
+	b.analysis->steady = (struct po_steady_stats){0, 1, NAN, NAN, NAN, NAN, false};
 	if (kind == FIXTURE_EMPTY)
 		return b.analysis;
 	build_run(&b);

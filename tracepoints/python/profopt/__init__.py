@@ -7,10 +7,20 @@
         for images, labels in loader:
             ...
 
+Where a `with` block would mean re-indenting a long loop, the same run starts and stops
+with two calls (profopt.start returns the run; profopt.stop ends it; a run still open at
+interpreter exit is ended then):
+
+    profopt.start(loader=loader, model=model, optimizer=optimizer)
+    for epoch in range(epochs):
+        ...
+    profopt.stop()
+
 Without libprofopt every call is a no-op (after one warning); without a recording
 session the events cost a ctypes call each.
 """
 
+import atexit
 import os
 import sys
 
@@ -33,7 +43,7 @@ __all__ = [
     "gpu_sync_end", "instrument", "instrument_model", "instrument_optimizer",
     "library_path", "loader_config", "mem_alloc", "mem_free", "now_ns", "run", "run_begin",
     "run_config", "run_end", "sampler_start", "sampler_stop", "span", "stage_begin",
-    "stage_end", "step", "step_begin", "step_end", "tracing_enabled", "version",
+    "stage_end", "start", "step", "step_begin", "step_end", "stop", "tracing_enabled", "version",
     "worker_begin", "worker_end",
 ]
 
@@ -86,7 +96,9 @@ def _torch_config(model):
     torch = sys.modules.get("torch")
     if torch is None:
         return {}
-    config = {"torch_version": torch.__version__}
+    # The training loop's intra-op threads: with loader workers they share the cores.
+    config = {"torch_version": torch.__version__,
+              "torch_num_threads": _text(torch.get_num_threads())}
     device = None
     if model is not None:
         parameter = next(iter(model.parameters()), None)
@@ -179,3 +191,59 @@ def _run_ending(exc_type, exc):
         return None
     return f"exception: {exc_type.__name__}"
 
+
+
+# The run profopt.start opened and profopt.stop has not ended, and the exception type an
+# uncaught exception reported for it (through the chained sys.excepthook) before exit.
+_STARTED = None
+_UNCAUGHT = None
+_PREVIOUS_EXCEPTHOOK = None
+
+
+def _excepthook(exc_type, exc, traceback):
+    global _UNCAUGHT
+    _UNCAUGHT = (exc_type, exc)
+    (_PREVIOUS_EXCEPTHOOK or sys.__excepthook__)(exc_type, exc, traceback)
+
+
+def _at_exit():
+    if _STARTED is not None:
+        exc_type, exc = _UNCAUGHT or (None, None)
+        stop(exc_type=exc_type, exc=exc)
+
+
+def start(config=None, loader=None, framework="pytorch", *, model=None, optimizer=None,
+          sample_ms=50, python_memory=None):
+    """Starts a run as `with profopt.run(...)` would, for programs where the training loop
+    cannot be put inside a `with` block without re-indenting it; same arguments. Returns
+    the run. profopt.stop() ends it; a run still open when the interpreter exits is ended
+    then, with the uncaught exception (if one ended the program) as its run_ending. A
+    second start before stop raises RuntimeError."""
+    global _STARTED, _PREVIOUS_EXCEPTHOOK
+    if _STARTED is not None:
+        raise RuntimeError("profopt.start: a run is already started; call profopt.stop() "
+                           "first")
+    started = run(config, loader, framework, model=model, optimizer=optimizer,
+                  sample_ms=sample_ms, python_memory=python_memory)
+    started.__enter__()
+    _STARTED = started
+    if sys.excepthook is not _excepthook:
+        _PREVIOUS_EXCEPTHOOK = sys.excepthook
+        sys.excepthook = _excepthook
+    return started
+
+
+def stop(*, exc_type=None, exc=None):
+    """Ends the run profopt.start started (run_end, the samplers stopped); exc_type and exc
+    say why the program is stopping when an exception ends it (as `with` would pass them).
+    Without a started run it does nothing."""
+    global _STARTED, _PREVIOUS_EXCEPTHOOK
+    started, _STARTED = _STARTED, None
+    if sys.excepthook is _excepthook:
+        sys.excepthook = _PREVIOUS_EXCEPTHOOK or sys.__excepthook__
+        _PREVIOUS_EXCEPTHOOK = None
+    if started is not None:
+        started.__exit__(exc_type, exc, None)
+
+
+atexit.register(_at_exit)

@@ -46,6 +46,7 @@ class Counter(enum.IntEnum):
     GPU_RECORDS_DROPPED = 6
     GPU_MEM_PEAK = 7
     GPU_MEM_FREE = 8
+    MACHINE_CPU = 9
 
 
 class GpuKind(enum.IntEnum):

@@ -33,7 +33,7 @@ import weakref
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from torch.utils.data import dataloader as _torch_dataloader
 
-from . import _api
+from . import _api, _pymem
 from ._api import LIB, STATE, Stage, UNKNOWN
 
 _LOAD = int(Stage.LOAD)
@@ -273,6 +273,7 @@ class _Collate:
         if state.iterable:
             state.collated += 1
         LIB.profopt_batch_ready(batch, UNKNOWN)
+        _pymem.on_batch_ready()
         return (batch, data)
 
 
@@ -315,6 +316,7 @@ class _WorkerInit:
         LIB.profopt_worker_begin(worker_id)
         multiprocessing.util.Finalize(None, LIB.profopt_worker_end, args=(worker_id,),
                                       exitpriority=100)
+        _pymem.on_worker_start()
         if self.inner is not None:
             self.inner(worker_id)
 
