@@ -73,7 +73,7 @@ static const struct kind_range kinds[] = {
 	X("workers[].lifetime_ms", TIME_MS)                                                        \
 	X("workers[].busy_pct", SHARE_PCT)                                                         \
 	X("workers[].batches", COUNT)                                                              \
-	X("gpu[].busy_pct", SHARE_PCT)                                                             \
+	X("gpu[].window_busy_pct", SHARE_PCT)                                                      \
 	X("steady.count", COUNT)                                                                   \
 	X("steady.gpu_busy_pct", SHARE_PCT)                                                        \
 	X("steady.input_wait_pct", SHARE_PCT)                                                      \

@@ -3,6 +3,7 @@
  * go to the host, which attributes them to what the training thread did meanwhile.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -681,6 +682,10 @@ static enum po_status settle_devices(struct po_gpu_tracker *t, bool has_window,
 		if (device->out.busy_ns > device->out.window_ns)
 			device->out.busy_ns = device->out.window_ns;
 		device->out.idle_ns = device->out.window_ns - device->out.busy_ns;
+		device->out.window_busy_pct =
+		    device->out.window_ns > 0
+			? 100.0 * (double)device->out.busy_ns / (double)device->out.window_ns
+			: NAN;
 		device->out.late_records = device->merge.late_records;
 		*total_gaps += device->gap_count;
 	}

@@ -286,6 +286,13 @@ struct po_gpu_device {
 	int64_t busy_ns;   /* union over streams within the analysis window */
 	int64_t window_ns; /* the analysis window: first step begin to last step end */
 	int64_t idle_ns;   /* window_ns - busy_ns */
+	/*
+	 * busy_ns over window_ns, in %: the device's share of the whole analysis window, start-up
+	 * and lossy steps included; NaN without a window. Not "GPU busy", which is the steady
+	 * steps' share (po_steady_stats.gpu_busy_pct): everywhere it appears it is named "busy
+	 * over the window" (window_busy_pct).
+	 */
+	double window_busy_pct;
 	int64_t gap_ns_by_cause[PO_CATEGORY_COUNT]; /* recorded gaps only */
 	size_t gaps_begin; /* this device's gaps: po_analysis.gaps[gaps_begin .. +gap_count) */
 	size_t gap_count;

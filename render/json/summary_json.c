@@ -363,7 +363,6 @@ static void write_gpu_device(struct summary *summary, const struct po_gpu_device
 	po_json_write_begin_object(writer);
 	po_json_write_kv_int(writer, "activity_count", gpu->activity_count);
 	po_json_write_kv_ms(writer, "busy_ms", gpu->busy_ns);
-	kv_pct(writer, "busy_pct", gpu->busy_ns, gpu->window_ns);
 	if (gpu->capability_major >= 0 && gpu->capability_minor >= 0) {
 		char capability[24];
 
@@ -388,6 +387,11 @@ static void write_gpu_device(struct summary *summary, const struct po_gpu_device
 	po_json_write_kv_string(writer, "name", gpu->name);
 	write_streams(summary, gpu->device);
 	po_json_write_kv_ms(writer, "unlaunched_ms", gpu->unlaunched_ns);
+	po_json_write_key(writer, "window_busy_pct");
+	if (isnan(gpu->window_busy_pct))
+		po_json_write_null(writer);
+	else
+		po_json_write_double(writer, gpu->window_busy_pct, 1);
 	po_json_write_kv_ms(writer, "window_ms", gpu->window_ns);
 	po_json_write_end_object(writer);
 }

@@ -51,6 +51,28 @@ static void print_quality(const struct po_analysis *analysis, FILE *out)
 	}
 }
 
+/*
+ * The steady steps every finding and the verdict measure (clean steps past each epoch's
+ * start-up), with the figures the findings and the report's headline quote: the same
+ * numbers as summary.json's steady object.
+ */
+static void print_steady(const struct po_analysis *analysis, FILE *out)
+{
+	const struct po_steady_stats *steady = &analysis->steady;
+
+	if (steady->count <= 0 || isnan(steady->mean_ns))
+		return;
+	fprintf(out, "Steady steps (what the findings measure): %lld, mean ",
+		(long long)steady->count);
+	put_ms(out, po_json_ns_to_us((int64_t)llround(steady->mean_ns)), 0);
+	fputs(" ms", out);
+	if (!isnan(steady->gpu_busy_pct))
+		fprintf(out, "; GPU busy %.1f%%", steady->gpu_busy_pct);
+	if (!isnan(steady->input_wait_pct))
+		fprintf(out, "; waiting for input %.1f%%", steady->input_wait_pct);
+	fputc('\n', out);
+}
+
 static void print_steps(const struct po_analysis *analysis, FILE *out)
 {
 	const struct po_step_stats *stats = &analysis->step_stats;
@@ -77,6 +99,7 @@ static void print_steps(const struct po_analysis *analysis, FILE *out)
 	if (stats->coverage_pct >= 0 && stats->coverage_pct < 99.5)
 		fprintf(out, "; steps cover %.1f%% of their span", stats->coverage_pct);
 	fputc('\n', out);
+	print_steady(analysis, out);
 }
 
 struct part {

@@ -309,7 +309,7 @@
 	  "Idle gaps longer than the threshold within steady steps.")                              \
 	X(ANY, "gap_max_ms", "Longest idle gap", "ms", "The longest idle gap counted.")            \
 	X(ANY, "gpu_busy_pct", "GPU busy", "%",                                                    \
-	  "Share of the device's analysed window with GPU activity.")                              \
+	  "Share of the steady steps' time with any GPU busy: the headline's GPU busy.")           \
 	X(GPU_IDLE, "threshold_ms", "Shortest gap counted", "ms",                                  \
 	  "Idle gaps shorter than this are not counted (a minimum, or a share of the median "      \
 	  "step).")                                                                                \

@@ -1,4 +1,5 @@
 /* html_data.c: the report's measured sections: charts with the tables behind them. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,8 +172,8 @@ static enum po_status fill_latency(struct po_html *html, struct po_error *err)
 
 static void gpu_table(struct po_html *html, xmlNodePtr parent)
 {
-	static const char *const headers[] = {"Device",	    "Busy", "Idle",
-					      "Busy share", "Gaps", "Main cause of idle gaps"};
+	static const char *const headers[] = {
+	    "Device", "Busy", "Idle", "Busy over the window", "Gaps", "Main cause of idle gaps"};
 	xmlNodePtr body = po_html_table(html, parent, "data", headers, 6, 0x1e);
 
 	for (size_t i = 0; i < html->analysis->gpu_count; i++) {
@@ -191,7 +192,7 @@ static void gpu_table(struct po_html *html, xmlNodePtr parent)
 		snprintf(text[0], sizeof(text[0]), "GPU %d", gpu->device);
 		po_report_fmt_ns(gpu->busy_ns, text[1], sizeof(text[1]));
 		po_report_fmt_ns(gpu->idle_ns, text[2], sizeof(text[2]));
-		po_report_fmt_pct(gpu->window_ns > 0 ? (double)gpu->busy_ns / gpu->window_ns : -1,
+		po_report_fmt_pct(isnan(gpu->window_busy_pct) ? -1 : gpu->window_busy_pct / 100,
 				  text[3], sizeof(text[3]));
 		snprintf(text[4], sizeof(text[4]), "%lld",
 			 (long long)gpu->gap_count + gpu->gaps_not_kept);

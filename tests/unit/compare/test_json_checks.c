@@ -58,7 +58,8 @@ static void test_ranges(void)
 		       "0 to 1e12");
 	expect_refused("{\"workers\": [{\"busy_pct\": 100.5}]}", "workers[0].busy_pct is 100.5",
 		       "not a share in percent");
-	expect_refused("{\"gpu\": [{\"busy_pct\": -1}]}", "gpu[0].busy_pct is -1", "0 to 100");
+	expect_refused("{\"gpu\": [{\"window_busy_pct\": -1}]}", "gpu[0].window_busy_pct is -1",
+		       "0 to 100");
 	expect_refused("{\"steps\": {\"count\": 3.5}}", "steps.count is 3.5", "not a count");
 	expect_refused("{\"steps\": {\"count\": 1e17}}", "steps.count is 1e17", "2^53");
 	expect_refused("{\"findings\": [{\"confidence\": 1.5}]}", "findings[0].confidence is 1.5",

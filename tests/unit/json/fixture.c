@@ -213,6 +213,7 @@ static void fill_gpu(struct po_analysis *analysis)
 				      .busy_ns = 160 * MS,
 				      .window_ns = 400 * MS + 1600,
 				      .idle_ns = 240 * MS + 1600,
+				      .window_busy_pct = 100.0 * (160 * MS) / (400 * MS + 1600),
 				      .gaps_begin = 0,
 				      .gap_count = 2,
 				      .gaps_not_kept = 3,

@@ -273,6 +273,7 @@ static void build_gpu(struct builder *b)
 	g->busy_ns = busy;
 	g->window_ns = g->last_ns - g->first_ns;
 	g->idle_ns = g->window_ns - busy;
+	g->window_busy_pct = 100.0 * (double)busy / (double)g->window_ns;
 	g->gap_count = STEP_COUNT;
 	a->stream_count = 2;
 	a->streams = NEW_ARRAY(b, struct po_gpu_stream, 2);
