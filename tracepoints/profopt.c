@@ -317,6 +317,32 @@ PO_EXPORT void profopt_gpu_sync_end(int32_t device, int32_t stream)
 	lttng_ust_tracepoint(profopt, gpu_sync_end, device, stream);
 }
 
+PO_EXPORT void profopt_rank(int32_t rank, int32_t local_rank, int32_t world_size, const char *host)
+{
+	char name[256] = "";
+
+	ANNOUNCE();
+	if (!lttng_ust_tracepoint_enabled(profopt, rank))
+		return;
+	if (!host && gethostname(name, sizeof(name) - 1) == 0)
+		host = name;
+	lttng_ust_do_tracepoint(profopt, rank, rank, local_rank, world_size, nonnull(host));
+}
+
+PO_EXPORT void profopt_collective_begin(int32_t group, enum profopt_collective_op op,
+					uint64_t bytes, int64_t seq, int32_t device)
+{
+	ANNOUNCE();
+	lttng_ust_tracepoint(profopt, collective_begin, group, (int)op, bytes, seq, device);
+}
+
+PO_EXPORT void profopt_collective_end(int32_t group, enum profopt_collective_op op, uint64_t bytes,
+				      int64_t seq, int32_t device)
+{
+	ANNOUNCE();
+	lttng_ust_tracepoint(profopt, collective_end, group, (int)op, bytes, seq, device);
+}
+
 PO_EXPORT int profopt_sampler_start(unsigned period_ms)
 {
 	return po_sampler_start(period_ms);

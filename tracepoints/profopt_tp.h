@@ -62,6 +62,21 @@ LTTNG_UST_TRACEPOINT_ENUM(profopt, gpu_kind,
 	)
 )
 
+LTTNG_UST_TRACEPOINT_ENUM(profopt, collective_op,
+	LTTNG_UST_TP_ENUM_VALUES(
+		lttng_ust_field_enum_value("all_reduce", 0)
+		lttng_ust_field_enum_value("broadcast", 1)
+		lttng_ust_field_enum_value("reduce", 2)
+		lttng_ust_field_enum_value("all_gather", 3)
+		lttng_ust_field_enum_value("reduce_scatter", 4)
+		lttng_ust_field_enum_value("all_to_all", 5)
+		lttng_ust_field_enum_value("barrier", 6)
+		lttng_ust_field_enum_value("send", 7)
+		lttng_ust_field_enum_value("recv", 8)
+		lttng_ust_field_enum_value("other", 9)
+	)
+)
+
 /* run_begin: framework name and the number of online CPUs. */
 LTTNG_UST_TRACEPOINT_EVENT(profopt, run_begin,
 	LTTNG_UST_TP_ARGS(const char *, framework, int32_t, cpu_count),
@@ -258,6 +273,44 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, sync_class, profopt, gpu_sync_begin
 	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream))
 LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, sync_class, profopt, gpu_sync_end,
 	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream))
+
+/*
+ * rank: the process's place in a distributed job (docs/distributed.md): its rank, its rank
+ * on its host, the job's number of ranks, and the host's name; -1 where unknown.
+ */
+LTTNG_UST_TRACEPOINT_EVENT(profopt, rank,
+	LTTNG_UST_TP_ARGS(int32_t, rank, int32_t, local_rank, int32_t, world_size,
+			  const char *, host),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, rank, rank)
+		lttng_ust_field_integer(int32_t, local_rank, local_rank)
+		lttng_ust_field_integer(int32_t, world_size, world_size)
+		lttng_ust_field_string(host, host)
+	)
+)
+
+/*
+ * A collective operation of a process group: begin when this rank enters it, end when its
+ * result is complete on this rank (possibly on another thread). group and seq are the same
+ * on every rank for one collective.
+ */
+LTTNG_UST_TRACEPOINT_EVENT_CLASS(profopt, collective_class,
+	LTTNG_UST_TP_ARGS(int32_t, group, int, op, uint64_t, bytes, int64_t, seq,
+			  int32_t, device),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, group, group)
+		lttng_ust_field_enum(profopt, collective_op, int8_t, op, op)
+		lttng_ust_field_integer(uint64_t, bytes, bytes)
+		lttng_ust_field_integer(int64_t, seq, seq)
+		lttng_ust_field_integer(int32_t, device, device)
+	)
+)
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, collective_class, profopt, collective_begin,
+	LTTNG_UST_TP_ARGS(int32_t, group, int, op, uint64_t, bytes, int64_t, seq,
+			  int32_t, device))
+LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, collective_class, profopt, collective_end,
+	LTTNG_UST_TP_ARGS(int32_t, group, int, op, uint64_t, bytes, int64_t, seq,
+			  int32_t, device))
 
 #endif /* PROFOPT_TP_H */
 

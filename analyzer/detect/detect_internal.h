@@ -145,6 +145,8 @@ enum po_status det_step_outliers(struct det_ctx *ctx);
 enum po_status det_cpu_contention(struct det_ctx *ctx);
 enum po_status det_loader_handoff(struct det_ctx *ctx);
 enum po_status det_worker_restart(struct det_ctx *ctx);
+/* straggler.c: sets analysis->distributed->straggler, and the finding when there is one. */
+enum po_status det_straggler(struct det_ctx *ctx);
 enum po_verdict det_verdict(const struct det_ctx *ctx);
 /* The steps cover too little of their span, or hold almost nothing but unmarked time. */
 bool det_uncovered(const struct det_ctx *ctx);

@@ -192,6 +192,22 @@
 	  "epochs that started new workers (after the first) needed before worker-restart may "    \
 	  "fire",                                                                                  \
 	  "profopt: one restart is not a pattern")                                                 \
+	X(straggler_min_lost_pct, "straggler", "min_lost_pct", 10, "%",                            \
+	  "time the job loses per step to one rank arriving last at the collectives (the others'"  \
+	  " wait), as a share of the ranks' median step, from which straggler fires",              \
+	  "profopt: balanced ranks on a shared 2-core machine lose 1-3% to jitter")                \
+	X(straggler_min_lost_ms, "straggler", "min_lost_ms", 1, "ms",                              \
+	  "the same loss per step in milliseconds below which straggler never fires",              \
+	  "profopt: scheduling jitter between ranks")                                              \
+	X(straggler_critical_pct, "straggler", "critical_pct", 30, "%",                            \
+	  "the same share from which straggler is critical", "profopt")                            \
+	X(straggler_chronic_pct, "straggler", "chronic_pct", 75, "%",                              \
+	  "share of the matched steps in which the straggler arrived last from which it is "       \
+	  "chronic (else occasional)",                                                             \
+	  "profopt")                                                                               \
+	X(straggler_min_steps, "straggler", "min_steps", 10, "steps",                              \
+	  "steps matched across ranks needed before straggler may fire",                           \
+	  "profopt: a mean over fewer steps is noise")                                             \
 	X(trace_loss_warning_pct, "trace-data-loss", "warning_pct", 0.1, "%",                      \
 	  "discarded events, as a share of all, from which data loss is a warning", "profopt")     \
 	X(trace_loss_critical_pct, "trace-data-loss", "critical_pct", 5, "%",                      \

@@ -43,6 +43,9 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
 			  "registers_per_thread", "shared_bytes"},
     [PO_EV_GPU_DEVICE] = {"device", "name", "memory_bytes", "multiprocessors", "capability_major",
 			  "capability_minor"},
+    [PO_EV_RANK] = {"rank", "local_rank", "world_size", "host"},
+    [PO_EV_COLLECTIVE_BEGIN] = {"group", "op", "bytes", "seq", "device"},
+    [PO_EV_COLLECTIVE_END] = {"group", "op", "bytes", "seq", "device"},
     [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
     [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
     [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
@@ -445,6 +448,20 @@ static bool fill_gpu_device(const bt_field *p, const struct po_member *m, struct
 	return true;
 }
 
+static bool fill_collective(const bt_field *p, const struct po_member *m, struct po_event *ev)
+{
+	int op;
+
+	if (!member_enum(p, &m[1], PO_COLLECTIVE_OP_COUNT, &op))
+		return false;
+	ev->u.collective.group = (int32_t)member_int(p, &m[0]);
+	ev->u.collective.op = (enum po_collective_op)op;
+	ev->u.collective.bytes = member_u64(p, &m[2]);
+	ev->u.collective.seq = member_int(p, &m[3]);
+	ev->u.collective.device = (int32_t)member_int(p, &m[4]);
+	return true;
+}
+
 static void fill_libc(int kind, const bt_field *p, const struct po_member *m, struct po_event *ev)
 {
 	ev->u.libc.in_ptr = 0;
@@ -569,6 +586,15 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 		ev->u.gpu_sync.device = (int32_t)member_int(p, &m[0]);
 		ev->u.gpu_sync.stream = (int32_t)member_int(p, &m[1]);
 		return true;
+	case PO_EV_RANK:
+		ev->u.rank.rank = (int32_t)member_int(p, &m[0]);
+		ev->u.rank.local_rank = (int32_t)member_int(p, &m[1]);
+		ev->u.rank.world_size = (int32_t)member_int(p, &m[2]);
+		ev->u.rank.host = member_str(p, &m[3]);
+		return true;
+	case PO_EV_COLLECTIVE_BEGIN:
+	case PO_EV_COLLECTIVE_END:
+		return fill_collective(p, m, ev);
 	case PO_EV_PROCESS:
 		ev->u.process.recording = member_str(p, &m[0]);
 		ev->u.process.parent_pid = (int32_t)member_int(p, &m[1]);

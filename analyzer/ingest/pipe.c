@@ -38,6 +38,9 @@ static size_t event_strings(struct po_event *event, struct po_str **out)
 	case PO_EV_GPU_DEVICE:
 		out[count++] = &event->u.gpu_device.name;
 		break;
+	case PO_EV_RANK:
+		out[count++] = &event->u.rank.host;
+		break;
 	case PO_EV_BIN_INFO:
 	case PO_EV_LIB_LOAD:
 	case PO_EV_DL_OPEN:

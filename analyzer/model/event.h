@@ -75,6 +75,26 @@ enum po_gpu_kind {
 	    PO_GPU_KIND_COUNT
 };
 
+/* Collective operations, in the trace's numbering (enum profopt_collective_op). */
+#define PO_COLLECTIVE_OPS(X)                                                                       \
+	X(ALL_REDUCE, "all_reduce")                                                                \
+	X(BROADCAST, "broadcast")                                                                  \
+	X(REDUCE, "reduce")                                                                        \
+	X(ALL_GATHER, "all_gather")                                                                \
+	X(REDUCE_SCATTER, "reduce_scatter")                                                        \
+	X(ALL_TO_ALL, "all_to_all")                                                                \
+	X(BARRIER, "barrier")                                                                      \
+	X(SEND, "send")                                                                            \
+	X(RECV, "recv")                                                                            \
+	X(OTHER, "other")
+
+enum po_collective_op {
+#define PO_X(name, json) PO_COLLECTIVE_##name,
+	PO_COLLECTIVE_OPS(PO_X)
+#undef PO_X
+	    PO_COLLECTIVE_OP_COUNT
+};
+
 /*
  * Event kinds. The profopt:* events map one to one; LIBC_* come from the lttng_ust_libc
  * provider (liblttng-ust-libc-wrapper.so); BIN_* are lttng-ust's base-address state dump of
@@ -106,6 +126,9 @@ enum po_gpu_kind {
 	X(PROCESS, "profopt:process")                                                              \
 	X(GPU_KERNEL, "profopt:gpu_kernel")                                                        \
 	X(GPU_DEVICE, "profopt:gpu_device")                                                        \
+	X(RANK, "profopt:rank")                                                                    \
+	X(COLLECTIVE_BEGIN, "profopt:collective_begin")                                            \
+	X(COLLECTIVE_END, "profopt:collective_end")                                                \
 	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                                    \
 	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                                    \
 	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                                  \
@@ -135,6 +158,7 @@ const char *po_stage_name(enum po_stage stage); /* "load", ... ; "?" if invalid 
 const char *po_counter_name(enum po_counter counter);
 const char *po_gpu_kind_name(enum po_gpu_kind kind);
 const char *po_event_kind_name(enum po_event_kind kind); /* the trace event name */
+const char *po_collective_op_name(enum po_collective_op op);
 
 /* The longest build id kept (GNU build ids are 20 bytes: SHA-1). */
 #define PO_BUILD_ID_MAX 32
@@ -229,6 +253,20 @@ struct po_event {
 			int32_t device;
 			int32_t stream;
 		} gpu_sync; /* GPU_SYNC_BEGIN, GPU_SYNC_END */
+		/* RANK: the process's place in a distributed job; -1 where unknown. */
+		struct {
+			int32_t rank;
+			int32_t local_rank;
+			int32_t world_size;
+			struct po_str host;
+		} rank;
+		struct {
+			int32_t group;
+			enum po_collective_op op; /* validated by ingest */
+			uint64_t bytes;
+			int64_t seq;
+			int32_t device;
+		} collective; /* COLLECTIVE_BEGIN, COLLECTIVE_END */
 		/*
 		 * PROCESS: the recording the process belongs to (empty outside one), its
 		 * parent, and why it announced itself (0 at start, 1 after a fork).

@@ -88,6 +88,7 @@ static enum po_status init_strings(struct po_model *model)
 	label_tracker_init(&model->labels, model->config.max_labels, model->fold_label,
 			   model->strings);
 	process_tracker_init(&model->procs, model->strings, &model->memory);
+	rank_tracker_init(&model->ranks, &model->config, model->strings);
 	return PO_STATUS_OK;
 }
 
@@ -141,6 +142,7 @@ void po_model_destroy(struct po_model *model)
 	label_tracker_fini(&model->labels);
 	model_gpu_fini(model);
 	detail_tracker_fini(&model->timeline);
+	rank_tracker_fini(&model->ranks);
 	po_strtab_destroy(model->strings);
 	po_arena_destroy(model->arena); /* NULL once handed to the analysis */
 	free(model);
@@ -490,6 +492,14 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 	}
 	if (event->kind < PO_EV_DISCARDED_EVENTS && !model_admits(model, event))
 		return model->deferred;
+	if (!model->rank_lane && event->kind < PO_EV_DISCARDED_EVENTS) {
+		bool to_this = true;
+
+		status = rank_tracker_consume(&model->ranks, event, model->loop.step_count > 0,
+					      &to_this);
+		if (status != PO_STATUS_OK || !to_this)
+			return status != PO_STATUS_OK ? status : model->deferred;
+	}
 	note_quality(model, event);
 	status = note_trace(model, event, &previous_ns);
 	if (status != PO_STATUS_OK)
@@ -548,6 +558,7 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);
 	bytes += memory_tracker_bytes(&model->memory);
 	bytes += model_gpu_bytes(model) + detail_tracker_bytes(&model->timeline);
+	bytes += rank_tracker_bytes(&model->ranks);
 	if (model->arena)
 		bytes += po_arena_bytes(model->arena);
 	return bytes;
@@ -575,6 +586,8 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 		return PO_STATUS_NOMEM;
 	}
 	status = finish_build(model, analysis);
+	if (status == PO_STATUS_OK)
+		status = rank_tracker_build(&model->ranks, analysis);
 	if (status != PO_STATUS_OK)
 		po_error_set(err, "Failed to build the analysis: %s",
 			     po_status_description(status));

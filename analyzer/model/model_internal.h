@@ -12,6 +12,7 @@
 #include "labels.h"
 #include "map.h"
 #include "processes.h"
+#include "ranks.h"
 #include "saturate.h"
 #include "memory.h"
 #include "model.h"
@@ -107,6 +108,10 @@ struct po_model {
 	size_t mem_label_count;
 	enum po_status deferred; /* a failure inside a merge, returned by the next call */
 	bool finished;
+
+	/* the ranks of a distributed job and their own models (ranks.h) */
+	struct po_rank_tracker ranks;
+	bool rank_lane; /* this model is one rank's, inside another model's rank tracker */
 };
 
 /* model.c */

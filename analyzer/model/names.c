@@ -21,7 +21,11 @@
 #define PO_SAME_GPU_KIND(name, json)                                                               \
 	_Static_assert((int)PO_GPU_##name == (int)PROFOPT_GPU_##name,                              \
 		       "PROFOPT_GPU_" #name " differs from the analyzer's");
+#define PO_SAME_COLLECTIVE(name, json)                                                             \
+	_Static_assert((int)PO_COLLECTIVE_##name == (int)PROFOPT_COLLECTIVE_##name,                \
+		       "PROFOPT_COLLECTIVE_" #name " differs from the analyzer's");
 PO_STAGES(PO_SAME_STAGE)
+PO_COLLECTIVE_OPS(PO_SAME_COLLECTIVE)
 PO_COUNTERS(PO_SAME_COUNTER)
 PO_GPU_KINDS(PO_SAME_GPU_KIND)
 _Static_assert(PO_STAGE_COUNT == PROFOPT_STAGE_CUSTOM + 1, "a stage the analyzer does not know");
@@ -43,6 +47,10 @@ PO_NAME_TABLE(po_stage_name, enum po_stage, PO_STAGE_COUNT, PO_STAGES, PO_JSON)
 PO_NAME_TABLE(po_counter_name, enum po_counter, PO_COUNTER_COUNT, PO_COUNTERS, PO_JSON)
 PO_NAME_TABLE(po_gpu_kind_name, enum po_gpu_kind, PO_GPU_KIND_COUNT, PO_GPU_KINDS, PO_JSON)
 PO_NAME_TABLE(po_event_kind_name, enum po_event_kind, PO_EV_COUNT, PO_EVENT_KINDS, PO_JSON)
+PO_NAME_TABLE(po_collective_op_name, enum po_collective_op, PO_COLLECTIVE_OP_COUNT,
+	      PO_COLLECTIVE_OPS, PO_JSON)
+PO_NAME_TABLE(po_straggler_cause_name, enum po_straggler_cause, PO_STRAGGLER_CAUSE_COUNT,
+	      PO_STRAGGLER_CAUSES, PO_JSON)
 PO_NAME_TABLE(po_role_name, enum po_role, PO_ROLE_COUNT, PO_ROLES, PO_JSON)
 PO_NAME_TABLE(po_category_name, enum po_category, PO_CATEGORY_COUNT, PO_CATEGORIES, PO_JSON)
 PO_NAME_TABLE(po_finding_id_name, enum po_finding_id, PO_FINDING_ID_COUNT, PO_FINDING_IDS, PO_JSON)

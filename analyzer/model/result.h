@@ -658,7 +658,8 @@ struct po_step_detail {
 	X(LOADER_HANDOFF, "loader-handoff")                                                        \
 	X(WORKER_RESTART, "worker-restart")                                                        \
 	X(GPU_BOUND, "gpu-bound")                                                                  \
-	X(LAUNCH_BOUND, "launch-bound")
+	X(LAUNCH_BOUND, "launch-bound")                                                            \
+	X(STRAGGLER, "straggler")
 
 enum po_finding_id {
 #define PO_X(name, json) PO_FINDING_##name,
@@ -797,6 +798,8 @@ struct po_live_alert_note {
 	const char *evidence; /* weak: in the analysis arena */
 };
 
+#include "distributed.h"
+
 struct po_analysis {
 	struct po_arena *arena; /* owned: every string below */
 
@@ -900,6 +903,9 @@ struct po_analysis {
 		enum po_category category;
 		int64_t since_ns;
 	} loop_at_end;
+
+	/* The ranks of a distributed job (distributed.h), in the arena; NULL without any. */
+	struct po_distributed *distributed;
 
 	/* After profopt-analyze --live: its alerts, in order; live false offline. */
 	bool live;

@@ -56,6 +56,14 @@ void po_render_comparison_json(struct po_json_writer *writer,
 			       const struct po_comparison *comparison);
 
 /*
+ * The "ranks" member of summary.json (ranks_json.c): the ranks of a distributed job and
+ * the straggler. Written only when analysis->distributed is set.
+ */
+void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysis *analysis);
+/* The ranks table and the straggler in the stdout summary (ranks_text.c); likewise. */
+void po_render_ranks_text(const struct po_analysis *analysis, FILE *out);
+
+/*
  * Time 0 of the outputs: the trace's first event, else the first step's begin. Times are
  * written relative to it so that no absolute clock value appears.
  */

@@ -1031,6 +1031,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_kernels(summary);
 	write_labels(summary);
 	write_memory(summary);
+	po_render_ranks_json(writer, summary->analysis);
 	write_rules(summary);
 	write_run(summary);
 	po_json_write_kv_string(writer, PO_SK_SCHEMA, PO_SUMMARY_SCHEMA);

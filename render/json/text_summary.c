@@ -205,5 +205,6 @@ void po_render_text_summary(const struct po_analysis *analysis, FILE *out)
 	fputc('\n', out);
 	print_steps(analysis, out);
 	print_breakdown(analysis, out);
+	po_render_ranks_text(analysis, out);
 	print_findings(analysis, out);
 }

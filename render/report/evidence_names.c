@@ -169,6 +169,28 @@
 	  "The run's mean step without the time lost at epoch starts.")                            \
 	X(WORKER_RESTART, "lost_share_pct", "Share of the run lost", "%",                          \
 	  "Time lost at epoch starts over the run's step time.")                                   \
+	/* straggler */                                                                            \
+	X(ANY, "rank", "Rank", "", "The rank of the distributed job concerned.")                   \
+	X(STRAGGLER, "rank", "Straggler rank", "",                                                 \
+	  "The rank that arrives last at the collectives.")                                        \
+	X(STRAGGLER, "pattern", "Pattern", "",                                                     \
+	  "Chronic: last in most steps; occasional: last in some, with long waits.")               \
+	X(STRAGGLER, "cause", "Cause", "",                                                         \
+	  "What makes it late, from its own breakdown: input, compute, gpu, ...")                  \
+	X(ANY, "cause_category", "Category behind the cause", "",                                  \
+	  "The category of the straggler's step that exceeds the other ranks' most.")              \
+	X(ANY, "cause_excess_ms_per_step", "Excess per step", "ms",                                \
+	  "The straggler's time in that category per step beyond the other ranks' median.")        \
+	X(ANY, "last_pct", "Steps it arrived last", "%",                                           \
+	  "Share of the steps matched across ranks in which it arrived last.")                     \
+	X(STRAGGLER, "lost_ms_per_step", "Job time lost per step", "ms/step",                      \
+	  "Sum over a step's collectives of the longest less the shortest wait, per step.")        \
+	X(ANY, "others_wait_ms_per_step", "Others' wait per step", "ms",                           \
+	  "How long the other ranks wait for it at the collectives, per step.")                    \
+	X(ANY, "job_step_ms", "Job step", "ms", "The median of the ranks' mean steps.")            \
+	X(ANY, "ranks", "Ranks", "", "Ranks of the job in the recording.")                         \
+	X(ANY, "matched_steps", "Steps matched", "",                                               \
+	  "Steps whose collectives every rank began and ended.")                                   \
 	/* host-memory-growth, gpu-memory-growth */                                                \
 	X(ANY, "slope_bytes_per_step", "Growth per step", "B/step",                                \
 	  "Slope of the straight line fitted through live memory at each step's end.")             \

@@ -36,6 +36,9 @@ static int use_every_call(void)
 	profopt_gpu_activity(NULL);
 	profopt_gpu_sync_begin(0, -1);
 	profopt_gpu_sync_end(0, -1);
+	profopt_rank(0, 0, 1, NULL);
+	profopt_collective_begin(0, PROFOPT_COLLECTIVE_ALL_REDUCE, 1024, 0, PROFOPT_DEVICE_HOST);
+	profopt_collective_end(0, PROFOPT_COLLECTIVE_ALL_REDUCE, 1024, 0, PROFOPT_DEVICE_HOST);
 	profopt_step_end(0, 0, 1);
 	profopt_epoch_end(0);
 	profopt_worker_end(0);

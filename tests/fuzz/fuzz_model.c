@@ -101,6 +101,21 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 		event->u.gpu_device.capability_major = (int16_t)take(cursor, 1);
 		event->u.gpu_device.capability_minor = (int16_t)take(cursor, 1);
 		break;
+	case PO_EV_RANK:
+		event->u.rank.rank = (int32_t)(take(cursor, 1) % 4) - 1;
+		event->u.rank.local_rank = (int32_t)take_int(cursor);
+		event->u.rank.world_size = (int32_t)take_int(cursor);
+		event->u.rank.host = take_str(cursor);
+		break;
+	case PO_EV_COLLECTIVE_BEGIN:
+	case PO_EV_COLLECTIVE_END:
+		event->u.collective.group = (int32_t)(take(cursor, 1) % 3);
+		event->u.collective.op =
+		    (enum po_collective_op)(take(cursor, 1) % PO_COLLECTIVE_OP_COUNT);
+		event->u.collective.bytes = take(cursor, 2);
+		event->u.collective.seq = take_int(cursor);
+		event->u.collective.device = (int32_t)take_int(cursor);
+		break;
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:
 		event->u.mem.addr = take(cursor, 1);

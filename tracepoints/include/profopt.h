@@ -67,6 +67,20 @@ enum profopt_gpu_kind {
 	PROFOPT_GPU_MEMSET = 4,
 };
 
+/* Collective operations; values are part of the trace format. */
+enum profopt_collective_op {
+	PROFOPT_COLLECTIVE_ALL_REDUCE = 0,
+	PROFOPT_COLLECTIVE_BROADCAST = 1,
+	PROFOPT_COLLECTIVE_REDUCE = 2,
+	PROFOPT_COLLECTIVE_ALL_GATHER = 3,
+	PROFOPT_COLLECTIVE_REDUCE_SCATTER = 4,
+	PROFOPT_COLLECTIVE_ALL_TO_ALL = 5,
+	PROFOPT_COLLECTIVE_BARRIER = 6,
+	PROFOPT_COLLECTIVE_SEND = 7,
+	PROFOPT_COLLECTIVE_RECV = 8,
+	PROFOPT_COLLECTIVE_OTHER = 9,
+};
+
 /* Device number of host memory in profopt_mem_alloc()/profopt_mem_free(). */
 #define PROFOPT_DEVICE_HOST (-1)
 /*
@@ -167,6 +181,27 @@ void profopt_gpu_device(int32_t device, const char *name, uint64_t memory_bytes,
 /* The host blocks until the device (stream -1: all streams) has finished. */
 void profopt_gpu_sync_begin(int32_t device, int32_t stream);
 void profopt_gpu_sync_end(int32_t device, int32_t stream);
+
+/*
+ * Distributed jobs (docs/distributed.md). profopt_rank() says which rank of the job this
+ * process is: rank (0 .. world_size - 1), local_rank (its rank on this host), world_size
+ * and host (the host's name; NULL: gethostname()); -1 where unknown. Call it once, before
+ * the first step; loader workers forked afterwards belong to the same rank.
+ */
+void profopt_rank(int32_t rank, int32_t local_rank, int32_t world_size, const char *host);
+
+/*
+ * A collective operation: begin when this rank enters it (calls it, or hands its buffer to
+ * the communication library), end when its result is complete on this rank; the end may
+ * be called on another thread. group identifies the process group (0: the default group),
+ * seq numbers the collectives of the group from 0 in call order, the same on every rank:
+ * (group, seq) pairs one collective across ranks. bytes: the data each rank contributes;
+ * device: where the data lives (-1: host memory).
+ */
+void profopt_collective_begin(int32_t group, enum profopt_collective_op op, uint64_t bytes,
+			      int64_t seq, int32_t device);
+void profopt_collective_end(int32_t group, enum profopt_collective_op op, uint64_t bytes,
+			    int64_t seq, int32_t device);
 
 /*
  * Sampler thread: every period_ms, records host RSS, process CPU time and the main

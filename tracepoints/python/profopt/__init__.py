@@ -33,15 +33,16 @@ from ._api import (DEVICE_HOST, DEVICE_PINNED, UNKNOWN, Counter, GpuKind, Stage,
                    worker_begin, worker_end)
 from . import _api
 from ._lib import GpuKernelShape, GpuRecord
+from ._dist import Collective, collective, record_rank as rank
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Counter", "DEVICE_HOST", "DEVICE_PINNED", "GpuKernelShape", "GpuKind", "GpuRecord", "Stage", "UNKNOWN",
-    "batch_ready", "counter", "epoch_begin", "epoch_end", "gpu_activity", "gpu_device",
+    "Collective", "Counter", "DEVICE_HOST", "DEVICE_PINNED", "GpuKernelShape", "GpuKind", "GpuRecord", "Stage", "UNKNOWN",
+    "batch_ready", "collective", "counter", "epoch_begin", "epoch_end", "gpu_activity", "gpu_device",
     "gpu_kernel", "gpu_launch", "gpu_sync_begin",
     "gpu_sync_end", "instrument", "instrument_model", "instrument_optimizer",
-    "library_path", "loader_config", "mem_alloc", "mem_free", "now_ns", "run", "run_begin",
+    "library_path", "loader_config", "mem_alloc", "mem_free", "now_ns", "rank", "run", "run_begin",
     "run_config", "run_end", "sampler_start", "sampler_stop", "span", "stage_begin",
     "stage_end", "start", "step", "step_begin", "step_end", "stop", "tracing_enabled", "version",
     "worker_begin", "worker_end",
@@ -118,7 +119,10 @@ class run:
     copies, host waits and device memory (profopt._gpu; PROFOPT_GPU=0 leaves it off).
     python_memory=True (default: the environment
     variable PROFOPT_PYTHON_MEMORY=1) traces the training process's Python allocations with
-    tracemalloc and records the lines whose memory grew most (see profopt._pymem)."""
+    tracemalloc and records the lines whose memory grew most (see profopt._pymem).
+    In a distributed job the run first records the process's rank, and a
+    DistributedDataParallel model gets a communication hook that times its all-reduce
+    (profopt._dist, docs/distributed.md)."""
 
     def __init__(self, config=None, loader=None, framework="pytorch", *, model=None,
                  optimizer=None, sample_ms=50, python_memory=None):
@@ -141,6 +145,8 @@ class run:
         return pairs
 
     def __enter__(self):
+        from . import _dist
+        _dist.record_rank()
         run_begin(self.framework)
         pairs = self._pairs()
         for key, value in pairs.items():
@@ -157,6 +163,7 @@ class run:
             _gpu.start()
             _api.describe_cuda_device()
         if self.model is not None:
+            _dist.install_ddp_hook(self.model)
             instrument_model(self.model)
         if self.optimizer is not None:
             instrument_optimizer(self.optimizer)

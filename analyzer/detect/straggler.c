@@ -1,0 +1,249 @@
+/*
+ * straggler.c: the straggler finding: the rank whose late arrival at the synchronising
+ * collectives makes the other ranks wait, how much the job loses per step, and why the
+ * rank is late, from its own breakdown.
+ *
+ * Arrival times, not phase durations: a collective ends on every rank within microseconds,
+ * so the ranks' steps take the same wall time whoever is slow; only when each rank entered
+ * the collective tells them apart (model/ranks.c matches the collectives by group and
+ * sequence number). The loss of a step is the sum over its collectives of the longest less
+ * the shortest wait; the straggler is the rank that arrived last in the steps whose losses
+ * sum highest, and its cause the category of its own steps that exceeds the other ranks'
+ * median most (the others' extra time is waiting in backward, never the straggler's).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "detect_internal.h"
+#include "rules.h"
+
+static enum po_straggler_cause cause_of_category(enum po_category category)
+{
+	switch (category) {
+	case PO_CAT_DATA_WAIT:
+	case PO_CAT_LOAD:
+	case PO_CAT_PREPROCESS:
+	case PO_CAT_COLLATE:
+	case PO_CAT_HANDOFF:
+	case PO_CAT_H2D_COPY:
+		return PO_STRAGGLER_CAUSE_INPUT;
+	case PO_CAT_FORWARD:
+	case PO_CAT_BACKWARD:
+	case PO_CAT_OPTIMIZER:
+		return PO_STRAGGLER_CAUSE_COMPUTE;
+	case PO_CAT_GPU_SYNC:
+		return PO_STRAGGLER_CAUSE_GPU;
+	case PO_CAT_CHECKPOINT:
+		return PO_STRAGGLER_CAUSE_CHECKPOINT;
+	case PO_CAT_EVAL:
+		return PO_STRAGGLER_CAUSE_EVAL;
+	default:
+		return PO_STRAGGLER_CAUSE_OTHER;
+	}
+}
+
+static int compare_double(const void *left, const void *right)
+{
+	double a = *(const double *)left, b = *(const double *)right;
+
+	return (a > b) - (a < b);
+}
+
+/* The median of values[0 .. count), sorted in place; NaN without any. */
+static double median_of(double *values, size_t count)
+{
+	if (!count)
+		return NAN;
+	qsort(values, count, sizeof(*values), compare_double);
+	return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+/* The ranks' median mean step: the step the job takes. */
+static double job_step_ns(const struct po_distributed *d, double *scratch)
+{
+	size_t count = 0;
+
+	for (size_t r = 0; r < d->rank_count; r++) {
+		if (!isnan(d->ranks[r].mean_step_ns))
+			scratch[count++] = d->ranks[r].mean_step_ns;
+	}
+	return median_of(scratch, count);
+}
+
+/* The rank the most lost time is owed to, and that time summed over the matched steps. */
+static size_t lost_owner(const struct po_distributed *d, double *lost_by_rank)
+{
+	size_t best = 0;
+
+	for (size_t r = 0; r < d->rank_count; r++)
+		lost_by_rank[r] = 0;
+	for (size_t s = 0; s < d->step_count; s++) {
+		for (size_t r = 0; r < d->rank_count; r++) {
+			if (d->ranks[r].rank == d->steps[s].last_rank)
+				lost_by_rank[r] += (double)d->steps[s].lost_ns;
+		}
+	}
+	for (size_t r = 1; r < d->rank_count; r++) {
+		if (lost_by_rank[r] > lost_by_rank[best])
+			best = r;
+	}
+	return best;
+}
+
+/* The category of the straggler's own step that exceeds the other ranks' median most. */
+static void find_cause(const struct po_distributed *d, size_t straggler, double *scratch,
+		       struct po_straggler *out)
+{
+	double best_excess = -INFINITY;
+	enum po_category best = PO_CAT_OTHER;
+
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		size_t count = 0;
+		double excess;
+
+		for (size_t r = 0; r < d->rank_count; r++) {
+			if (r != straggler && !isnan(d->ranks[r].mean_step_ns))
+				scratch[count++] = d->ranks[r].category_mean_ns[c];
+		}
+		excess = d->ranks[straggler].category_mean_ns[c] - median_of(scratch, count);
+		if (excess > best_excess) {
+			best_excess = excess;
+			best = (enum po_category)c;
+		}
+	}
+	out->cause_category = best;
+	out->cause_excess_ns = best_excess;
+	out->cause = best_excess > 0 ? cause_of_category(best) : PO_STRAGGLER_CAUSE_OTHER;
+}
+
+static double others_wait_ns(const struct po_distributed *d, size_t straggler)
+{
+	double sum = 0;
+	size_t count = 0;
+
+	for (size_t r = 0; r < d->rank_count; r++) {
+		if (r != straggler && !isnan(d->ranks[r].wait_ns_per_step)) {
+			sum += d->ranks[r].wait_ns_per_step;
+			count++;
+		}
+	}
+	return count ? sum / (double)count : NAN;
+}
+
+static const char *cause_words(enum po_straggler_cause cause)
+{
+	switch (cause) {
+	case PO_STRAGGLER_CAUSE_INPUT:
+		return "its input: it waits longer for its batches";
+	case PO_STRAGGLER_CAUSE_COMPUTE:
+		return "its compute: its forward, backward or optimizer takes longer";
+	case PO_STRAGGLER_CAUSE_GPU:
+		return "its GPU: it waits longer for its device";
+	case PO_STRAGGLER_CAUSE_CHECKPOINT:
+		return "its checkpoints";
+	case PO_STRAGGLER_CAUSE_EVAL:
+		return "its evaluation";
+	default:
+		return "time outside the marked stages";
+	}
+}
+
+static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct po_straggler *s,
+		      double step_ns)
+{
+	double saved_ns = step_ns - s->lost_ns_per_step;
+	const char *effect = det_printf(
+	    ctx, "the job's step %.1f ms -> %.1f ms (%.2fx) when rank %d keeps up",
+	    step_ns / DET_NS_PER_MS, saved_ns / DET_NS_PER_MS, step_ns / saved_ns, (int)s->rank);
+
+	if (s->cause == PO_STRAGGLER_CAUSE_INPUT)
+		det_recommend(ctx, finding, "num_workers",
+			      det_printf(ctx, "speed up rank %d's input pipeline", (int)s->rank),
+			      det_printf(ctx,
+					 "rank %d spends %.1f ms per step more than the others in "
+					 "%s: give its DataLoader more workers, or move its data "
+					 "to faster storage",
+					 (int)s->rank, s->cause_excess_ns / DET_NS_PER_MS,
+					 po_category_name(s->cause_category)),
+			      effect, saved_ns / DET_NS_PER_MS, step_ns / saved_ns);
+	else
+		det_recommend(ctx, finding, "balance",
+			      det_printf(ctx, "balance rank %d's work", (int)s->rank),
+			      det_printf(ctx,
+					 "rank %d spends %.1f ms per step more than the others in "
+					 "%s: give it less work, or find what slows its host",
+					 (int)s->rank, s->cause_excess_ns / DET_NS_PER_MS,
+					 po_category_name(s->cause_category)),
+			      effect, saved_ns / DET_NS_PER_MS, step_ns / saved_ns);
+}
+
+static enum po_status add_finding(struct det_ctx *ctx, const struct po_distributed *d,
+				  const struct po_straggler *s, double step_ns)
+{
+	double lost_pct = 100 * s->lost_ns_per_step / step_ns;
+	struct po_finding *finding =
+	    det_finding_add(ctx, PO_FINDING_STRAGGLER,
+			    lost_pct >= ctx->rules->straggler_critical_pct ? PO_SEVERITY_CRITICAL
+									   : PO_SEVERITY_WARNING,
+			    s->chronic ? 0.9 : 0.6);
+
+	if (!finding)
+		return PO_STATUS_NOMEM;
+	det_summary(ctx, finding,
+		    "Rank %d holds the job back (%s): it arrived last at the collectives in "
+		    "%.0f%% of %zu steps, the other ranks waited %.1f ms per step for it, and the "
+		    "job loses %.1f ms of each %.1f ms step (%.0f%%). Cause: %s (%s %.1f ms per "
+		    "step beyond the other ranks').",
+		    (int)s->rank, s->chronic ? "chronic" : "occasional", s->last_pct, d->step_count,
+		    s->others_wait_ns_per_step / DET_NS_PER_MS, s->lost_ns_per_step / DET_NS_PER_MS,
+		    step_ns / DET_NS_PER_MS, lost_pct, cause_words(s->cause),
+		    po_category_name(s->cause_category), s->cause_excess_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, "rank", s->rank);
+	det_ev_text(ctx, finding, "pattern", s->chronic ? "chronic" : "occasional");
+	det_ev_text(ctx, finding, "cause", po_straggler_cause_name(s->cause));
+	det_ev_text(ctx, finding, "cause_category", po_category_name(s->cause_category));
+	det_ev_number(ctx, finding, "cause_excess_ms_per_step", s->cause_excess_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "last_pct", s->last_pct);
+	det_ev_number(ctx, finding, "lost_ms_per_step", s->lost_ns_per_step / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "others_wait_ms_per_step",
+		      s->others_wait_ns_per_step / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, "job_step_ms", step_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, "ranks", (int64_t)d->rank_count);
+	det_ev_int(ctx, finding, "matched_steps", (int64_t)d->step_count);
+	recommend(ctx, finding, s, step_ns);
+	return PO_STATUS_OK;
+}
+
+enum po_status det_straggler(struct det_ctx *ctx)
+{
+	struct po_distributed *d = ctx->analysis->distributed;
+	struct po_straggler s = {.rank = -1, .cause_category = PO_CAT_OTHER};
+	double *scratch, *lost_by_rank, step_ns, lost_ns;
+	size_t owner;
+	enum po_status status = PO_STATUS_OK;
+
+	if (!d || d->rank_count < 2 || (double)d->step_count < ctx->rules->straggler_min_steps)
+		return PO_STATUS_OK;
+	scratch = malloc(2 * d->rank_count * sizeof(*scratch));
+	if (!scratch)
+		return PO_STATUS_NOMEM;
+	lost_by_rank = scratch + d->rank_count;
+	step_ns = job_step_ns(d, scratch);
+	owner = lost_owner(d, lost_by_rank);
+	lost_ns = lost_by_rank[owner] / (double)d->step_count;
+	if (!isnan(step_ns) && step_ns > 0 &&
+	    lost_ns >= ctx->rules->straggler_min_lost_ms * DET_NS_PER_MS &&
+	    100 * lost_ns / step_ns >= ctx->rules->straggler_min_lost_pct) {
+		s.present = true;
+		s.rank = d->ranks[owner].rank;
+		s.last_pct = d->ranks[owner].last_pct;
+		s.chronic = s.last_pct >= ctx->rules->straggler_chronic_pct;
+		s.lost_ns_per_step = d->lost_ns_per_step;
+		s.others_wait_ns_per_step = others_wait_ns(d, owner);
+		find_cause(d, owner, scratch, &s);
+		status = add_finding(ctx, d, &s, step_ns);
+	}
+	d->straggler = s;
+	free(scratch);
+	return status;
+}

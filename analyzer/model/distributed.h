@@ -1,0 +1,102 @@
+/*
+ * distributed.h: the ranks of a distributed job in the analysis result (result.h includes
+ * it): each rank's own training loop summed up, and per step when each rank arrived at the
+ * collectives that synchronise them. The model fills it (ranks.c); the straggler detector
+ * (detect/straggler.c) fills its straggler; renderers only read it.
+ */
+#ifndef PO_DISTRIBUTED_H
+#define PO_DISTRIBUTED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * What makes the straggler late, from the category of its own breakdown that exceeds the
+ * other ranks' most: X(NAME, json name)
+ */
+#define PO_STRAGGLER_CAUSES(X)                                                                     \
+	X(NONE, "")                                                                                \
+	X(INPUT, "input")	    /* data wait, loading, hand-off, host-to-device copy */        \
+	X(COMPUTE, "compute")	    /* forward, backward, optimizer */                             \
+	X(GPU, "gpu")		    /* waiting for its GPU */                                      \
+	X(CHECKPOINT, "checkpoint") /* saving checkpoints */                                       \
+	X(EVAL, "eval")		    /* evaluation */                                               \
+	X(OTHER, "other")	    /* custom spans or time in no span */
+
+enum po_straggler_cause {
+#define PO_X(name, json) PO_STRAGGLER_CAUSE_##name,
+	PO_STRAGGLER_CAUSES(PO_X)
+#undef PO_X
+	    PO_STRAGGLER_CAUSE_COUNT
+};
+
+const char *po_straggler_cause_name(enum po_straggler_cause cause);
+
+/* One rank: its place in the job and its own training loop. */
+struct po_rank_summary {
+	int32_t rank;
+	int32_t local_rank; /* -1 when unknown */
+	int32_t world_size; /* as this rank reported it; -1 */
+	int32_t pid;	    /* the process that recorded the rank event */
+	const char *host;   /* weak: in the analysis arena; NULL when unknown */
+	int64_t steps;	    /* the steps of its training loop */
+	/*
+	 * Its steady steps: not lossy, past each epoch's first max(1, workers) steps (as the
+	 * detectors' steady steps); the means below are over them.
+	 */
+	int64_t steady_steps;
+	double mean_step_ns; /* NaN without steady steps */
+	int64_t p50_step_ns; /* over its clean steps; -1 without */
+	/* Its breakdown: mean time per steady step in each category (sums to mean_step_ns). */
+	double category_mean_ns[PO_CATEGORY_COUNT];
+	int64_t collectives; /* collectives it began and ended */
+	/* Per matched step: from entering the step's collectives to their results, summed. */
+	double collective_ns_per_step;
+	/* Per matched step: of that, the time it waited beyond the rank that waited least. */
+	double wait_ns_per_step;
+	double last_pct; /* share of the matched steps in which it arrived last */
+};
+
+/*
+ * A steady step of the lowest rank whose collectives every rank began and ended (matched
+ * by group and sequence number); the per-step means above are over these.
+ */
+struct po_rank_step {
+	int64_t step;	     /* the step number, the lowest rank's */
+	int32_t last_rank;   /* arrived last: the rank that waited least in the collectives */
+	int64_t lost_ns;     /* sum over its collectives of the longest less the shortest wait */
+	int64_t collectives; /* collectives of the step */
+};
+
+/* What the straggler detector concludes (present false: "no straggler"). */
+struct po_straggler {
+	bool present;
+	int32_t rank;
+	bool chronic;		       /* last in at least straggler.chronic_pct of the steps */
+	enum po_straggler_cause cause; /* NONE without a straggler */
+	enum po_category cause_category;
+	double cause_excess_ns;	 /* its cause category, per step, beyond the others' median */
+	double lost_ns_per_step; /* the job's loss: the mean of po_rank_step.lost_ns */
+	double others_wait_ns_per_step; /* the other ranks' mean wait for it, per step */
+	double last_pct;		/* share of the matched steps in which it arrived last */
+};
+
+struct po_distributed {
+	int32_t world_size;	       /* the largest the ranks reported; -1 */
+	struct po_rank_summary *ranks; /* sorted by rank; in the analysis arena */
+	size_t rank_count;
+	struct po_rank_step *steps; /* matched steps, by step number; in the arena */
+	size_t step_count;
+	/*
+	 * When each rank entered each matched step's first collective (trace clock), row-major:
+	 * arrival_ns[step * rank_count + rank index]; in the arena.
+	 */
+	int64_t *arrival_ns;
+	int64_t collectives;	       /* collectives every rank began and ended */
+	int64_t unmatched_collectives; /* seen on some ranks only, or never ended */
+	double lost_ns_per_step;       /* mean of the matched steps' lost_ns; NaN without */
+	struct po_straggler straggler; /* filled by the detectors */
+};
+
+#endif /* PO_DISTRIBUTED_H */

@@ -1,0 +1,577 @@
+/*
+ * ranks.c: the rank tracker (ranks.h): processes to ranks, a model per rank, the
+ * collectives of each rank, and at the end the ranks' summaries and the steps that every
+ * rank's collectives match.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "ranks.h"
+
+void rank_tracker_init(struct po_rank_tracker *tracker, const struct po_model_config *config,
+		       struct po_strtab *strings)
+{
+	memset(tracker, 0, sizeof(*tracker));
+	tracker->config = config;
+	tracker->strings = strings;
+	tracker->primary_rank = -1;
+}
+
+void rank_tracker_fini(struct po_rank_tracker *tracker)
+{
+	for (size_t i = 0; i < tracker->lane_count; i++)
+		po_model_destroy(tracker->lanes[i].model);
+	free(tracker->lanes);
+	free(tracker->records);
+	po_map_free(&tracker->pids);
+	po_map_free(&tracker->open);
+	tracker->lanes = NULL;
+	tracker->records = NULL;
+	tracker->lane_count = 0;
+}
+
+size_t rank_tracker_bytes(const struct po_rank_tracker *tracker)
+{
+	size_t bytes = tracker->lane_capacity * sizeof(*tracker->lanes) +
+		       tracker->record_capacity * sizeof(*tracker->records) +
+		       po_map_bytes(&tracker->pids) + po_map_bytes(&tracker->open);
+
+	for (size_t i = 0; i < tracker->lane_count; i++)
+		bytes += po_model_bytes(tracker->lanes[i].model);
+	return bytes;
+}
+
+/* The pids map's entries: pid -> lane index + 1, read and written only through these. */
+static int64_t lane_of_pid(const struct po_rank_tracker *tracker, int32_t pid)
+{
+	const struct po_map_entry *entry = po_map_find(&tracker->pids, (uint32_t)pid, 0);
+
+	return entry ? (int64_t)entry->value - 1 : -1;
+}
+
+static enum po_status set_lane_of_pid(struct po_rank_tracker *tracker, int32_t pid, size_t lane)
+{
+	struct po_map_entry *entry = po_map_upsert(&tracker->pids, (uint32_t)pid, 0, NULL);
+
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	entry->value = lane + 1;
+	return PO_STATUS_OK;
+}
+
+/* A rank's model: the owning model's settings, every process admitted (the owner checked). */
+static enum po_status lane_create(struct po_rank_tracker *tracker, int32_t rank, size_t *out)
+{
+	struct po_model_config config = *tracker->config;
+	struct po_error err = {0};
+	struct rank_lane *lane;
+	enum po_status status;
+
+	config.recording_id[0] = '\0';
+	config.command_pid = -1;
+	config.keep_unannounced = false;
+	status = po_array_reserve((void **)&tracker->lanes, &tracker->lane_capacity,
+				  tracker->lane_count + 1, sizeof(*tracker->lanes));
+	if (status != PO_STATUS_OK)
+		return status;
+	lane = &tracker->lanes[tracker->lane_count];
+	memset(lane, 0, sizeof(*lane));
+	lane->rank = rank;
+	status = po_model_create(&config, &lane->model, &err);
+	if (status != PO_STATUS_OK)
+		return status;
+	lane->model->rank_lane = true;
+	*out = tracker->lane_count++;
+	return PO_STATUS_OK;
+}
+
+static int64_t lane_of_rank(const struct po_rank_tracker *tracker, int32_t rank)
+{
+	for (size_t i = 0; i < tracker->lane_count; i++) {
+		if (tracker->lanes[i].rank == rank)
+			return (int64_t)i;
+	}
+	return -1;
+}
+
+static enum po_status on_rank(struct po_rank_tracker *tracker, const struct po_event *event,
+			      bool owner_has_steps)
+{
+	int32_t rank = event->u.rank.rank;
+	int64_t found = lane_of_rank(tracker, rank);
+	struct rank_lane *lane;
+	size_t index;
+	enum po_status status;
+
+	if (rank < 0)
+		return PO_STATUS_OK; /* no rank: the process is analysed as one of no rank */
+	if (found < 0 && tracker->lane_count >= PO_RANK_CAP) {
+		tracker->ranks_not_kept++;
+		return PO_STATUS_OK;
+	}
+	if (found >= 0) {
+		index = (size_t)found;
+	} else {
+		status = lane_create(tracker, rank, &index);
+		if (status != PO_STATUS_OK)
+			return status;
+	}
+	lane = &tracker->lanes[index];
+	lane->pid = event->pid;
+	lane->local_rank = event->u.rank.local_rank;
+	lane->world_size = event->u.rank.world_size;
+	if (event->u.rank.host.len) {
+		lane->host = po_strtab_intern(tracker->strings, event->u.rank.host.ptr,
+					      event->u.rank.host.len);
+		if (!lane->host)
+			return PO_STATUS_NOMEM;
+	}
+	if (tracker->primary_rank < 0 || (rank < tracker->primary_rank && !owner_has_steps))
+		tracker->primary_rank = rank;
+	return set_lane_of_pid(tracker, event->pid, index);
+}
+
+/* A process forked by a rank's process (a loader worker) belongs to the same rank. */
+static enum po_status inherit(struct po_rank_tracker *tracker, const struct po_event *event)
+{
+	int32_t parent =
+	    event->kind == PO_EV_PROCESS ? event->u.process.parent_pid : event->u.worker.parent_pid;
+	int64_t lane = parent >= 0 ? lane_of_pid(tracker, parent) : -1;
+
+	if (lane < 0 || lane_of_pid(tracker, event->pid) >= 0)
+		return PO_STATUS_OK;
+	return set_lane_of_pid(tracker, event->pid, (size_t)lane);
+}
+
+static uint64_t open_key(size_t lane, int32_t group)
+{
+	return ((uint64_t)lane << 32) | (uint32_t)group;
+}
+
+static enum po_status collective_begin(struct po_rank_tracker *tracker, size_t lane,
+				       const struct po_event *event)
+{
+	const struct po_step_tracker *loop = &tracker->lanes[lane].model->loop;
+	struct po_map_entry *entry;
+	enum po_status status;
+
+	status = po_array_reserve((void **)&tracker->records, &tracker->record_capacity,
+				  tracker->record_count + 1, sizeof(*tracker->records));
+	if (status != PO_STATUS_OK)
+		return status;
+	entry = po_map_upsert(&tracker->open, open_key(lane, event->u.collective.group),
+			      (uint64_t)event->u.collective.seq, NULL);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	entry->value = tracker->record_count + 1;
+	tracker->records[tracker->record_count++] =
+	    (struct rank_collective){.lane = (uint32_t)lane,
+				     .group = event->u.collective.group,
+				     .seq = event->u.collective.seq,
+				     .step = loop->step_open ? loop->current_step_number : -1,
+				     .begin_ns = event->time_ns,
+				     .end_ns = -1};
+	return PO_STATUS_OK;
+}
+
+static void collective_end(struct po_rank_tracker *tracker, size_t lane,
+			   const struct po_event *event)
+{
+	struct po_map_entry *entry =
+	    po_map_find(&tracker->open, open_key(lane, event->u.collective.group),
+			(uint64_t)event->u.collective.seq);
+
+	if (!entry) {
+		tracker->unpaired_ends++;
+		return;
+	}
+	tracker->records[entry->value - 1].end_ns = event->time_ns;
+	po_map_remove(&tracker->open, entry);
+}
+
+enum po_status rank_tracker_consume(struct po_rank_tracker *tracker, const struct po_event *event,
+				    bool owner_has_steps, bool *to_owner)
+{
+	enum po_status status = PO_STATUS_OK;
+	int64_t lane;
+
+	*to_owner = true;
+	if (event->kind == PO_EV_RANK)
+		status = on_rank(tracker, event, owner_has_steps);
+	else if (event->kind == PO_EV_PROCESS || event->kind == PO_EV_WORKER_BEGIN)
+		status = inherit(tracker, event);
+	if (status != PO_STATUS_OK || event->pid < 0)
+		return status;
+	lane = lane_of_pid(tracker, event->pid);
+	if (lane < 0)
+		return PO_STATUS_OK;
+	if (event->kind == PO_EV_COLLECTIVE_BEGIN)
+		status = collective_begin(tracker, (size_t)lane, event);
+	else if (event->kind == PO_EV_COLLECTIVE_END)
+		collective_end(tracker, (size_t)lane, event);
+	if (status != PO_STATUS_OK)
+		return status;
+	*to_owner = tracker->lanes[lane].rank == tracker->primary_rank;
+	return po_model_consume(tracker->lanes[lane].model, event);
+}
+
+/* ---- the result ---- */
+
+/* The lanes' positions in rank order: order[i] is the lane of the i-th rank. */
+static int compare_lane_rank(const void *left, const void *right)
+{
+	const struct rank_lane *a = *(const struct rank_lane *const *)left;
+	const struct rank_lane *b = *(const struct rank_lane *const *)right;
+
+	return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/*
+ * The steps of an epoch's start-up, while its loader workers start: its first
+ * max(1, workers) steps, as the detectors' steady steps leave out (detect.c).
+ */
+static int64_t startup_steps(const struct po_analysis *own)
+{
+	int64_t workers = own->settings.num_workers;
+
+	if (workers < (int64_t)own->worker_count)
+		workers = (int64_t)own->worker_count;
+	return workers > 1 ? workers : 1;
+}
+
+/*
+ * A rank's own loop over its steady steps (not lossy, past each epoch's start-up), from
+ * the analysis of its model; their step numbers go to steady when it is given.
+ */
+static enum po_status steady_means(const struct po_analysis *own, struct po_rank_summary *summary,
+				   struct po_map *steady)
+{
+	int64_t startup = startup_steps(own), in_epoch = 0, previous_epoch = 0;
+	double wall_ns = 0, count = 0;
+
+	for (size_t i = 0; i < own->step_count; i++) {
+		struct po_step step = po_analysis_step(own, i);
+
+		in_epoch = i && previous_epoch == step.epoch ? in_epoch + 1 : 0;
+		previous_epoch = step.epoch;
+		if ((step.flags & PO_STEP_LOSSY) || in_epoch < startup)
+			continue;
+		if (steady && !po_map_upsert(steady, (uint64_t)step.index, 0, NULL))
+			return PO_STATUS_NOMEM;
+		wall_ns += (double)(step.end_ns - step.begin_ns);
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			summary->category_mean_ns[c] += (double)step.category_ns[c];
+		count++;
+	}
+	summary->steady_steps = (int64_t)count;
+	if (count > 0) {
+		summary->mean_step_ns = wall_ns / count;
+		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+			summary->category_mean_ns[c] /= count;
+	}
+	return PO_STATUS_OK;
+}
+
+/* A rank's own loop, from the analysis of its model. */
+static enum po_status summarize_loop(struct rank_lane *lane, struct po_rank_summary *summary,
+				     struct po_map *steady)
+{
+	struct po_analysis *own = NULL;
+	struct po_error err = {0};
+	enum po_status status;
+
+	*summary = (struct po_rank_summary){.rank = lane->rank,
+					    .local_rank = lane->local_rank,
+					    .world_size = lane->world_size,
+					    .pid = lane->pid,
+					    .host = lane->host,
+					    .mean_step_ns = NAN,
+					    .p50_step_ns = -1,
+					    .collective_ns_per_step = NAN,
+					    .wait_ns_per_step = NAN,
+					    .last_pct = NAN};
+	if (po_model_finish(lane->model, &own, &err) != PO_STATUS_OK || !own)
+		return PO_STATUS_OK; /* no step of its own: an empty summary */
+	summary->steps = (int64_t)own->step_count;
+	summary->p50_step_ns = own->step_stats.clean_count > 0 ? own->step_stats.p50_ns : -1;
+	status = steady_means(own, summary, steady);
+	if (status == PO_STATUS_OK)
+		status = po_analysis_steps_check(own, &err);
+	po_analysis_destroy(own);
+	return status;
+}
+
+static int compare_record(const void *left, const void *right)
+{
+	const struct rank_collective *a = left, *b = right;
+
+	if (a->group != b->group)
+		return (a->group > b->group) - (a->group < b->group);
+	if (a->seq != b->seq)
+		return (a->seq > b->seq) - (a->seq < b->seq);
+	return (a->lane > b->lane) - (a->lane < b->lane);
+}
+
+/* The steps being matched: per step, the sums of each rank's waits and its arrival. */
+struct step_builder {
+	size_t rank_count;
+	const size_t *position;	     /* weak: lane -> rank position */
+	const struct po_map *steady; /* weak: the lowest rank's steady step numbers */
+	struct po_map slots;	     /* step number -> slot + 1 */
+	struct po_rank_step *steps;
+	size_t step_count;
+	size_t step_capacity;
+	int64_t *wait_ns; /* slot * rank_count + position: summed waits */
+	size_t wait_capacity;
+	int64_t *arrival_ns; /* likewise: the earliest begin */
+	size_t arrival_capacity;
+};
+
+static enum po_status builder_slot(struct step_builder *builder, int64_t step, size_t *out)
+{
+	struct po_map_entry *entry = po_map_upsert(&builder->slots, (uint64_t)step, 0, NULL);
+	size_t ranks = builder->rank_count, slot;
+
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	if (entry->value) {
+		*out = entry->value - 1;
+		return PO_STATUS_OK;
+	}
+	slot = builder->step_count;
+	if (po_array_reserve((void **)&builder->steps, &builder->step_capacity, slot + 1,
+			     sizeof(*builder->steps)) != PO_STATUS_OK ||
+	    po_array_reserve((void **)&builder->wait_ns, &builder->wait_capacity,
+			     (slot + 1) * ranks, sizeof(int64_t)) != PO_STATUS_OK ||
+	    po_array_reserve((void **)&builder->arrival_ns, &builder->arrival_capacity,
+			     (slot + 1) * ranks, sizeof(int64_t)) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	entry->value = slot + 1;
+	builder->steps[slot] = (struct po_rank_step){.step = step, .last_rank = -1};
+	for (size_t r = 0; r < ranks; r++) {
+		builder->wait_ns[slot * ranks + r] = 0;
+		builder->arrival_ns[slot * ranks + r] = -1;
+	}
+	builder->step_count++;
+	*out = slot;
+	return PO_STATUS_OK;
+}
+
+/* Whether records [from, to) are one collective seen begun and ended by every rank once. */
+static bool collective_complete(const struct rank_collective *records, size_t from, size_t to,
+				size_t rank_count)
+{
+	if (to - from != rank_count)
+		return false;
+	for (size_t i = from; i < to; i++) {
+		if (records[i].end_ns < records[i].begin_ns ||
+		    (i > from && records[i].lane == records[i - 1].lane))
+			return false;
+	}
+	return true;
+}
+
+/* One complete collective: its ranks' waits and arrivals go to its step. */
+static enum po_status match_collective(struct step_builder *builder,
+				       const struct rank_collective *records, size_t from,
+				       size_t to, struct po_rank_summary *ranks)
+{
+	int64_t longest = INT64_MIN, shortest = INT64_MAX, step = -1;
+	size_t slot, count = builder->rank_count;
+	enum po_status status;
+
+	for (size_t i = from; i < to; i++) {
+		int64_t wait = records[i].end_ns - records[i].begin_ns;
+
+		longest = wait > longest ? wait : longest;
+		shortest = wait < shortest ? wait : shortest;
+		ranks[builder->position[records[i].lane]].collectives++;
+		if (builder->position[records[i].lane] == 0)
+			step = records[i].step;
+	}
+	if (step < 0 || !po_map_find(builder->steady, (uint64_t)step, 0))
+		return PO_STATUS_OK; /* outside the lowest rank's steady steps */
+	status = builder_slot(builder, step, &slot);
+	if (status != PO_STATUS_OK)
+		return status;
+	builder->steps[slot].lost_ns += longest - shortest;
+	builder->steps[slot].collectives++;
+	for (size_t i = from; i < to; i++) {
+		size_t cell = slot * count + builder->position[records[i].lane];
+
+		builder->wait_ns[cell] += records[i].end_ns - records[i].begin_ns;
+		if (builder->arrival_ns[cell] < 0 ||
+		    records[i].begin_ns < builder->arrival_ns[cell])
+			builder->arrival_ns[cell] = records[i].begin_ns;
+	}
+	return PO_STATUS_OK;
+}
+
+/* The rank that waited least in a step (the others waited for it); ties: the latest. */
+static size_t last_position(const struct step_builder *builder, size_t slot)
+{
+	const int64_t *wait = &builder->wait_ns[slot * builder->rank_count];
+	const int64_t *arrival = &builder->arrival_ns[slot * builder->rank_count];
+	size_t best = 0;
+
+	for (size_t r = 1; r < builder->rank_count; r++) {
+		if (wait[r] < wait[best] || (wait[r] == wait[best] && arrival[r] > arrival[best]))
+			best = r;
+	}
+	return best;
+}
+
+/* The ranks' collective times, waits and last shares over the matched steps. */
+static void rank_step_means(const struct step_builder *builder, struct po_rank_summary *ranks)
+{
+	size_t count = builder->rank_count, steps = builder->step_count;
+
+	if (!steps)
+		return;
+	for (size_t r = 0; r < count; r++) {
+		double total = 0, waited = 0, last = 0;
+
+		for (size_t s = 0; s < steps; s++) {
+			const int64_t *wait = &builder->wait_ns[s * count];
+			int64_t least = wait[0];
+
+			for (size_t q = 1; q < count; q++)
+				least = wait[q] < least ? wait[q] : least;
+			total += (double)wait[r];
+			waited += (double)(wait[r] - least);
+			last += builder->steps[s].last_rank == ranks[r].rank;
+		}
+		ranks[r].collective_ns_per_step = total / (double)steps;
+		ranks[r].wait_ns_per_step = waited / (double)steps;
+		ranks[r].last_pct = 100.0 * last / (double)steps;
+	}
+}
+
+/* A matched step's number and its slot in the builder, to put the steps in order. */
+struct step_order {
+	int64_t step;
+	size_t slot;
+};
+
+static int compare_step_order(const void *left, const void *right)
+{
+	const struct step_order *a = left, *b = right;
+
+	return (a->step > b->step) - (a->step < b->step);
+}
+
+/* Copies the matched steps into the arena in step order. */
+static enum po_status emit_steps(const struct step_builder *builder, struct po_arena *arena,
+				 struct po_distributed *out)
+{
+	size_t count = builder->rank_count, steps = builder->step_count;
+	struct step_order *order = malloc((steps ? steps : 1) * sizeof(*order));
+	double lost = 0;
+
+	out->steps = po_arena_alloc(arena, (steps ? steps : 1) * sizeof(*out->steps));
+	out->arrival_ns = po_arena_alloc(arena, (steps ? steps : 1) * count * sizeof(int64_t));
+	if (!order || !out->steps || !out->arrival_ns) {
+		free(order);
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t s = 0; s < steps; s++)
+		order[s] = (struct step_order){builder->steps[s].step, s};
+	po_sort(order, steps, sizeof(*order), compare_step_order);
+	for (size_t s = 0; s < steps; s++) {
+		out->steps[s] = builder->steps[order[s].slot];
+		memcpy(&out->arrival_ns[s * count], &builder->arrival_ns[order[s].slot * count],
+		       count * sizeof(int64_t));
+		lost += (double)out->steps[s].lost_ns;
+	}
+	out->step_count = steps;
+	out->lost_ns_per_step = steps ? lost / (double)steps : NAN;
+	free(order);
+	return PO_STATUS_OK;
+}
+
+/* Matches the collectives across ranks, by (group, seq), into steps. */
+static enum po_status match_steps(struct po_rank_tracker *tracker, const size_t *position,
+				  const struct po_map *steady, struct po_distributed *out,
+				  struct po_arena *arena)
+{
+	struct step_builder builder = {
+	    .rank_count = out->rank_count, .position = position, .steady = steady};
+	struct rank_collective *records = tracker->records;
+	enum po_status status = PO_STATUS_OK;
+	size_t from = 0;
+
+	po_sort(records, tracker->record_count, sizeof(*records), compare_record);
+	while (from < tracker->record_count && status == PO_STATUS_OK) {
+		size_t to = from + 1;
+
+		while (to < tracker->record_count && records[to].group == records[from].group &&
+		       records[to].seq == records[from].seq)
+			to++;
+		if (collective_complete(records, from, to, out->rank_count)) {
+			out->collectives++;
+			status = match_collective(&builder, records, from, to, out->ranks);
+		} else {
+			out->unmatched_collectives++;
+		}
+		from = to;
+	}
+	for (size_t s = 0; status == PO_STATUS_OK && s < builder.step_count; s++)
+		builder.steps[s].last_rank = out->ranks[last_position(&builder, s)].rank;
+	if (status == PO_STATUS_OK) {
+		rank_step_means(&builder, out->ranks);
+		status = emit_steps(&builder, arena, out);
+	}
+	po_map_free(&builder.slots);
+	free(builder.steps);
+	free(builder.wait_ns);
+	free(builder.arrival_ns);
+	return status;
+}
+
+enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_analysis *analysis)
+{
+	size_t count = tracker->lane_count;
+	struct po_map steady = {0}; /* the lowest rank's steady step numbers */
+	struct rank_lane **sorted;
+	size_t *position;
+	struct po_distributed *out;
+	enum po_status status;
+
+	if (!count)
+		return PO_STATUS_OK;
+	out = po_arena_alloc(analysis->arena, sizeof(*out));
+	if (!out)
+		return PO_STATUS_NOMEM;
+	*out =
+	    (struct po_distributed){.world_size = -1, .rank_count = count, .lost_ns_per_step = NAN};
+	out->ranks = po_arena_alloc(analysis->arena, count * sizeof(*out->ranks));
+	sorted = malloc(count * sizeof(*sorted));
+	position = malloc(count * sizeof(*position));
+	if (!out->ranks || !sorted || !position) {
+		free(sorted);
+		free(position);
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < count; i++)
+		sorted[i] = &tracker->lanes[i];
+	qsort(sorted, count, sizeof(*sorted), compare_lane_rank);
+	for (size_t i = 0; i < count; i++) {
+		position[sorted[i] - tracker->lanes] = i;
+		if (sorted[i]->world_size > out->world_size)
+			out->world_size = sorted[i]->world_size;
+	}
+	status = PO_STATUS_OK;
+	for (size_t i = 0; i < count && status == PO_STATUS_OK; i++)
+		status = summarize_loop(sorted[i], &out->ranks[i], i == 0 ? &steady : NULL);
+	if (status == PO_STATUS_OK)
+		status = match_steps(tracker, position, &steady, out, analysis->arena);
+	po_map_free(&steady);
+	out->unmatched_collectives += tracker->unpaired_ends;
+	free(sorted);
+	free(position);
+	if (status == PO_STATUS_OK)
+		analysis->distributed = out;
+	return status;
+}

@@ -1,0 +1,267 @@
+/*
+ * test_ranks.c: a distributed job in one trace: processes to ranks (workers inherit their
+ * parent's), each rank's own loop, collectives matched across ranks by group and sequence
+ * number, and the straggler finding from arrival times and the straggler's own breakdown.
+ */
+#include <math.h>
+
+#include "builder.h"
+#include "detect.h"
+#include "rules.h"
+
+enum { RANK0 = 100, WORKER0 = 101, RANK1 = 200, WORKER1 = 201 };
+
+#define STEPS 20
+#define STEP_PERIOD (50 * MS)
+
+static void rank_event(struct po_model *model, int64_t t, int32_t pid, int32_t rank)
+{
+	struct po_event event = event_at(PO_EV_RANK, t, pid, pid);
+
+	event.u.rank.rank = rank;
+	event.u.rank.local_rank = rank;
+	event.u.rank.world_size = 2;
+	event.u.rank.host = str_of("node1");
+	feed(model, &event);
+}
+
+static void collective(struct po_model *model, enum po_event_kind kind, int64_t t, int32_t pid,
+		       int32_t tid, int64_t seq)
+{
+	struct po_event event = event_at(kind, t, pid, tid);
+
+	event.u.collective.group = 0;
+	event.u.collective.op = PO_COLLECTIVE_ALL_REDUCE;
+	event.u.collective.bytes = 4096;
+	event.u.collective.seq = seq;
+	event.u.collective.device = -1;
+	feed(model, &event);
+}
+
+/* One rank's step: data wait of wait_ns, 5 ms forward, backward holding the all-reduce. */
+struct rank_step {
+	int32_t pid;
+	int32_t worker;
+	int64_t wait_ns;
+	int64_t arrive_ns; /* collective begin, from the step's begin */
+};
+
+/*
+ * The events of both ranks' step k, in time order: each rank's spans are fed by time, the
+ * two ranks interleaved by sorting on the times of their events.
+ */
+struct timed {
+	int64_t t;
+	int what;
+	int rank;
+};
+
+static int compare_timed(const void *left, const void *right)
+{
+	const struct timed *a = left, *b = right;
+
+	if (a->t != b->t)
+		return (a->t > b->t) - (a->t < b->t);
+	if (a->rank != b->rank)
+		return a->rank - b->rank;
+	return a->what - b->what;
+}
+
+enum {
+	STEP_BEGIN,
+	WAIT_BEGIN,
+	LOAD_BEGIN,
+	LOAD_END,
+	WAIT_END,
+	FORWARD_BEGIN,
+	FORWARD_END,
+	BACKWARD_BEGIN,
+	COLL_BEGIN,
+	COLL_END,
+	BACKWARD_END,
+	STEP_END,
+	WHAT_COUNT
+};
+
+static void emit(struct po_model *model, const struct rank_step *r, int what, int64_t t,
+		 int64_t step)
+{
+	switch (what) {
+	case STEP_BEGIN:
+		step_begin(model, t, r->pid, r->pid, step);
+		break;
+	case WAIT_BEGIN:
+		stage_begin(model, t, r->pid, r->pid, PO_STAGE_DATA_WAIT, "next", step);
+		break;
+	case LOAD_BEGIN:
+		stage_begin(model, t, r->worker, r->worker, PO_STAGE_LOAD, "read", step);
+		break;
+	case LOAD_END:
+		stage_end(model, t, r->worker, r->worker, PO_STAGE_LOAD, step);
+		break;
+	case WAIT_END:
+		stage_end(model, t, r->pid, r->pid, PO_STAGE_DATA_WAIT, step);
+		break;
+	case FORWARD_BEGIN:
+		stage_begin(model, t, r->pid, r->pid, PO_STAGE_FORWARD, "net", -1);
+		break;
+	case FORWARD_END:
+		stage_end(model, t, r->pid, r->pid, PO_STAGE_FORWARD, -1);
+		break;
+	case BACKWARD_BEGIN:
+		stage_begin(model, t, r->pid, r->pid, PO_STAGE_BACKWARD, "net", -1);
+		break;
+	case COLL_BEGIN:
+		collective(model, PO_EV_COLLECTIVE_BEGIN, t, r->pid, r->pid, step);
+		break;
+	case COLL_END: /* from the communication library's own thread */
+		collective(model, PO_EV_COLLECTIVE_END, t, r->pid, r->pid + 50, step);
+		break;
+	case BACKWARD_END:
+		stage_end(model, t, r->pid, r->pid, PO_STAGE_BACKWARD, -1);
+		break;
+	default:
+		step_end_sized(model, t, r->pid, r->pid, step, 8);
+		break;
+	}
+}
+
+static void job_step(struct po_model *model, const struct rank_step ranks[2], int64_t step)
+{
+	int64_t base = 10 * MS + step * STEP_PERIOD, done = 0;
+	struct timed events[2 * WHAT_COUNT];
+	size_t count = 0;
+
+	for (int r = 0; r < 2; r++)
+		done = ranks[r].arrive_ns > done ? ranks[r].arrive_ns : done;
+	for (int r = 0; r < 2; r++) {
+		int64_t wait = ranks[r].wait_ns, arrive = ranks[r].arrive_ns;
+		const int64_t at[WHAT_COUNT] = {0,
+						0,
+						0,
+						wait - MS / 2,
+						wait,
+						wait,
+						wait + 5 * MS,
+						wait + 5 * MS,
+						arrive,
+						done + 2 * MS,
+						done + 3 * MS,
+						done + 5 * MS};
+
+		for (int what = 0; what < WHAT_COUNT; what++)
+			events[count++] = (struct timed){base + at[what], what, r};
+	}
+	qsort(events, count, sizeof(*events), compare_timed);
+	for (size_t i = 0; i < count; i++)
+		emit(model, &ranks[events[i].rank], events[i].what, events[i].t, step);
+}
+
+static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+	struct po_rules rules;
+	struct po_error err = {{0}};
+	struct rank_step ranks[2] = {{RANK0, WORKER0, MS, 0}, {RANK1, WORKER1, MS, 0}};
+
+	rank_event(model, 1 * MS, RANK1, 1); /* rank 1 first: the primary is still rank 0 */
+	rank_event(model, 2 * MS, RANK0, 0);
+	worker_begin(model, 3 * MS, WORKER0, 0, RANK0);
+	worker_begin(model, 4 * MS, WORKER1, 0, RANK1);
+	for (int64_t step = 0; step < STEPS; step++) {
+		ranks[1].wait_ns = slow_wait_ns;
+		for (int r = 0; r < 2; r++)
+			ranks[r].arrive_ns = ranks[r].wait_ns + 7 * MS;
+		if (jitter)
+			ranks[step % 2].arrive_ns += MS / 5;
+		job_step(model, ranks, step);
+	}
+	analysis = model_done(model);
+	po_rules_init(&rules);
+	CHECK(po_detect_run(analysis, &rules, &err) == PO_STATUS_OK);
+	return analysis;
+}
+
+static const struct po_finding *find_finding(const struct po_analysis *analysis,
+					     enum po_finding_id id)
+{
+	for (size_t i = 0; i < analysis->finding_count; i++) {
+		if (analysis->findings[i].id == id)
+			return &analysis->findings[i];
+	}
+	return NULL;
+}
+
+static void slow_input_rank(void)
+{
+	struct po_analysis *analysis = run_job(31 * MS, false);
+	const struct po_distributed *d = analysis->distributed;
+
+	CHECK(d != NULL);
+	/* the primary rank's loop is the report's: its steps alone, no steps dropped */
+	CHECK_INT_EQ(analysis->step_count, STEPS);
+	CHECK_INT_EQ(analysis->main_pid, RANK0);
+	CHECK_INT_EQ(analysis->worker_count, 1);
+	CHECK_INT_EQ(analysis->workers[0].pid, WORKER0);
+	CHECK(find_warning(analysis, "steps-on-several-threads") == NULL);
+	CHECK_INT_EQ(d->rank_count, 2);
+	CHECK_INT_EQ(d->world_size, 2);
+	CHECK_INT_EQ(d->ranks[0].rank, 0);
+	CHECK_INT_EQ(d->ranks[1].rank, 1);
+	CHECK_INT_EQ(d->ranks[1].pid, RANK1);
+	CHECK_STR_EQ(d->ranks[1].host, "node1");
+	CHECK_INT_EQ(d->ranks[1].steps, STEPS);
+	CHECK_INT_EQ(d->collectives, STEPS);
+	CHECK_INT_EQ(d->unmatched_collectives, 0);
+	CHECK_INT_EQ(d->step_count, STEPS - 1); /* past the start-up step */
+	/* rank 0 arrives 30 ms before rank 1 at every all-reduce */
+	CHECK(fabs(d->ranks[0].wait_ns_per_step - 30.0 * MS) < 1);
+	CHECK(fabs(d->ranks[1].wait_ns_per_step) < 1);
+	CHECK(fabs(d->lost_ns_per_step - 30.0 * MS) < 1);
+	CHECK_INT_EQ(d->steps[3].last_rank, 1);
+	CHECK_INT_EQ(d->arrival_ns[3 * 2 + 1] - d->arrival_ns[3 * 2], 30 * MS);
+	/* rank 1 waits 30 ms more for its data: the straggler, chronic, cause input */
+	CHECK(d->straggler.present);
+	CHECK_INT_EQ(d->straggler.rank, 1);
+	CHECK(d->straggler.chronic);
+	CHECK_INT_EQ(d->straggler.cause, PO_STRAGGLER_CAUSE_INPUT);
+	CHECK_INT_EQ(d->straggler.cause_category, PO_CAT_DATA_WAIT);
+	CHECK(fabs(d->straggler.others_wait_ns_per_step - 30.0 * MS) < 1);
+	CHECK(find_finding(analysis, PO_FINDING_STRAGGLER) != NULL);
+	po_analysis_destroy(analysis);
+}
+
+static void balanced_ranks(void)
+{
+	struct po_analysis *analysis = run_job(MS, true);
+	const struct po_distributed *d = analysis->distributed;
+
+	CHECK(d != NULL);
+	CHECK_INT_EQ(d->step_count, STEPS - 1); /* past the start-up step */
+	CHECK(!d->straggler.present);
+	CHECK(find_finding(analysis, PO_FINDING_STRAGGLER) == NULL);
+	CHECK(d->ranks[0].last_pct > 40 && d->ranks[0].last_pct < 60);
+	po_analysis_destroy(analysis);
+}
+
+/* Without rank events nothing of this exists: the single-process result is unchanged. */
+static void no_ranks(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	step_begin(model, 0, RANK0, RANK0, 0);
+	step_end(model, 10 * MS, RANK0, RANK0, 0);
+	analysis = model_done(model);
+	CHECK(analysis->distributed == NULL);
+	po_analysis_destroy(analysis);
+}
+
+int main(void)
+{
+	RUN(slow_input_rank);
+	RUN(balanced_ranks);
+	RUN(no_ranks);
+	return CHECK_SUMMARY();
+}
