@@ -1111,6 +1111,90 @@ def measure_recording_overhead(run):
                      f"step, the same loop unrecorded {unrecorded:.3f} ms ({off:+.1f}%)")
 
 
+# --- distributed jobs (ddp_straggler, ddp_balanced; docs/distributed.md) ------------------
+
+RANK_WAIT_PCT = 10      # a rank's wait per step: the trace's collective against the script's
+RANK_WAIT_SLACK_MS = 2  # stamp before backward (the backward before the hook differs a little)
+
+EXPECTATIONS.update({
+    "ddp_straggler": [
+        ("truth", "rank0_wait_ms", ">=", 20),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("straggler", 1, "input", True),
+        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
+    ],
+    "ddp_balanced": [
+        ("truth", "rank_wait_spread_ms", "<=", 2),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("no_straggler",),
+        ("no_finding", "straggler"),
+    ],
+})
+SAME_RUN_CHECKS += ("ranks_found", "rank_waits")
+
+
+def rank_waits(truth):
+    """Each rank's wait per steady step at the all-reduce, as the script measured it."""
+    return {int(rank): facts["wait_ms_per_step"] for rank, facts in truth["ranks"].items()}
+
+
+TRUTH_METRICS.update({
+    "rank0_wait_ms": lambda t: rank_waits(t)[0],
+    "rank_wait_spread_ms": lambda t: max(rank_waits(t).values()) - min(rank_waits(t).values()),
+})
+
+
+def per_rank(run):
+    return {entry["rank"]: entry for entry in member(run.summary, "ranks.per_rank")}
+
+
+@check
+def check_ranks_found(run):
+    """Every rank the script started has its own loop, with every step the script ran."""
+    ranks, want = per_rank(run), run.truth["facts"]["ranks"]
+    short = {rank: entry["steps"] for rank, entry in ranks.items()
+             if entry["steps"] != run.truth["ranks"][str(rank)]["steps"]}
+    return sorted(ranks) == list(range(want)) and not short, \
+        f"ranks {sorted(ranks)} of {want}, steps per rank " \
+        f"{ {rank: entry['steps'] for rank, entry in ranks.items()} }"
+
+
+@check
+def check_rank_waits(run, tolerance_pct, slack_ms):
+    """Each rank's wait per step for the others, from the trace's collectives, against the
+    script's stamps before backward in the same run."""
+    got = {rank: entry["wait_ms_per_step"] for rank, entry in per_rank(run).items()}
+    want = rank_waits(run.truth)
+    off = {rank: abs(got[rank] - want[rank]) for rank in want}
+    ok = all(off[rank] <= max(slack_ms, tolerance_pct / 100 * want[rank]) for rank in want)
+    return ok, "wait per step " + ", ".join(
+        f"rank {rank} {got[rank]:.2f} ms (script {want[rank]:.2f})" for rank in sorted(want)) \
+        + f"; limit {tolerance_pct}% or {slack_ms} ms"
+
+
+@check
+def check_straggler(run, rank, cause, chronic):
+    straggler = member(run.summary, "ranks").get("straggler")
+    if straggler is None:
+        return False, "no straggler named, expected rank " + str(rank)
+    got = (straggler["rank"], straggler["cause"], straggler["chronic"])
+    return got == (rank, cause, chronic), \
+        f"straggler rank {got[0]}, cause {got[1]}, chronic {got[2]}; the others wait " \
+        f"{straggler['others_wait_ms_per_step']:.2f} ms per step, the job loses " \
+        f"{straggler['lost_ms_per_step']:.2f} ms"
+
+
+@check
+def check_no_straggler(run):
+    ranks = member(run.summary, "ranks")
+    straggler = ranks.get("straggler")
+    return straggler is None, "no straggler" if straggler is None else \
+        f"straggler rank {straggler['rank']} named (the job loses " \
+        f"{ranks['lost_ms_per_step']:.2f} ms per step)"
+
+
 # --- recording, analyzing and rerunning --------------------------------------------------
 
 class Background:
