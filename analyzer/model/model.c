@@ -477,6 +477,19 @@ static bool event_times_valid(const struct po_event *event)
 	}
 }
 
+/*
+ * A process of another rank than the one this model analyses: what it did before (its
+ * announcement, the sampler's first samples before its rank event) stays here, but it is
+ * no longer one of the live processes whose memory the steps sum.
+ */
+static void leave_to_rank(struct po_model *model, int32_t pid)
+{
+	struct process *process = process_tracker_find(&model->procs, pid);
+
+	if (process)
+		process_tracker_worker_end(&model->procs, process);
+}
+
 enum po_status po_model_consume(struct po_model *model, const struct po_event *event)
 {
 	struct process *process;
@@ -493,12 +506,16 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 	if (event->kind < PO_EV_DISCARDED_EVENTS && !model_admits(model, event))
 		return model->deferred;
 	if (!model->rank_lane && event->kind < PO_EV_DISCARDED_EVENTS) {
-		bool to_this = true;
+		bool to_this = true, leaves = false;
 
 		status = rank_tracker_consume(&model->ranks, event, model->loop.step_count > 0,
-					      &to_this);
-		if (status != PO_STATUS_OK || !to_this)
-			return status != PO_STATUS_OK ? status : model->deferred;
+					      &to_this, &leaves);
+		if (status != PO_STATUS_OK)
+			return status;
+		if (leaves)
+			leave_to_rank(model, event->pid);
+		if (!to_this)
+			return model->deferred;
 	}
 	note_quality(model, event);
 	status = note_trace(model, event, &previous_ns);

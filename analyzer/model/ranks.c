@@ -191,13 +191,28 @@ static void collective_end(struct po_rank_tracker *tracker, size_t lane,
 	po_map_remove(&tracker->open, entry);
 }
 
+/*
+ * Whether this is the first event of pid that the owning model does not get: the pids map's
+ * aux1 marks a process whose events go to its rank's model alone.
+ */
+static bool note_left(struct po_rank_tracker *tracker, int32_t pid)
+{
+	struct po_map_entry *entry = po_map_find(&tracker->pids, (uint32_t)pid, 0);
+
+	if (!entry || entry->aux1)
+		return false;
+	entry->aux1 = 1;
+	return true;
+}
+
 enum po_status rank_tracker_consume(struct po_rank_tracker *tracker, const struct po_event *event,
-				    bool owner_has_steps, bool *to_owner)
+				    bool owner_has_steps, bool *to_owner, bool *leaves_owner)
 {
 	enum po_status status = PO_STATUS_OK;
 	int64_t lane;
 
 	*to_owner = true;
+	*leaves_owner = false;
 	if (event->kind == PO_EV_RANK)
 		status = on_rank(tracker, event, owner_has_steps);
 	else if (event->kind == PO_EV_PROCESS || event->kind == PO_EV_WORKER_BEGIN)
@@ -214,6 +229,8 @@ enum po_status rank_tracker_consume(struct po_rank_tracker *tracker, const struc
 	if (status != PO_STATUS_OK)
 		return status;
 	*to_owner = tracker->lanes[lane].rank == tracker->primary_rank;
+	if (!*to_owner)
+		*leaves_owner = note_left(tracker, event->pid);
 	return po_model_consume(tracker->lanes[lane].model, event);
 }
 

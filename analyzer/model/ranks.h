@@ -81,11 +81,15 @@ static inline bool rank_tracker_active(const struct po_rank_tracker *tracker)
 /*
  * Takes an event of an admitted process: gives it to its rank's model, notes the ranks and
  * the collectives, and says whether the owning model analyses it too (*to_owner: the
- * primary rank's processes and those of no rank). owner_has_steps: the owning model has
- * begun a step, after which the primary rank no longer changes.
+ * primary rank's processes and those of no rank), and whether this is the first event of
+ * its process that the owning model does not get (*leaves_owner: what the process did
+ * before, the owner keeps, but it is no longer one of its live processes).
+ * owner_has_steps: the owning model has begun a step, after which the primary rank no
+ * longer changes.
  */
 enum po_status rank_tracker_consume(struct po_rank_tracker *tracker, const struct po_event *event,
-				    bool owner_has_steps, bool *to_owner) PO_NODISCARD;
+				    bool owner_has_steps, bool *to_owner,
+				    bool *leaves_owner) PO_NODISCARD;
 
 /*
  * Finishes every rank's model and sets analysis->distributed (in the analysis arena): the

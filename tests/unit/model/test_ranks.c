@@ -165,6 +165,9 @@ static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter)
 	struct po_error err = {{0}};
 	struct rank_step ranks[2] = {{RANK0, WORKER0, MS, 0}, {RANK1, WORKER1, MS, 0}};
 
+	/* samples before the rank events: rank 1's must leave the primary loop's memory sums */
+	counter(model, MS / 2, RANK1, PO_COUNTER_HOST_RSS, -1, 300 << 20);
+	counter(model, MS / 2 + 1, RANK0, PO_COUNTER_HOST_RSS, -1, 100 << 20);
 	rank_event(model, 1 * MS, RANK1, 1); /* rank 1 first: the primary is still rank 0 */
 	rank_event(model, 2 * MS, RANK0, 0);
 	worker_begin(model, 3 * MS, WORKER0, 0, RANK0);
@@ -205,6 +208,7 @@ static void slow_input_rank(void)
 	CHECK_INT_EQ(analysis->worker_count, 1);
 	CHECK_INT_EQ(analysis->workers[0].pid, WORKER0);
 	CHECK(find_warning(analysis, "steps-on-several-threads") == NULL);
+	CHECK_INT_EQ(po_analysis_step(analysis, 5).rss_bytes, 100 << 20);
 	CHECK_INT_EQ(d->rank_count, 2);
 	CHECK_INT_EQ(d->world_size, 2);
 	CHECK_INT_EQ(d->ranks[0].rank, 0);
