@@ -44,6 +44,8 @@ def options(parser):
                         help="loading time of a batch on the slow rank")
     parser.add_argument("--compute-ms", type=float, default=0.0,
                         help="designed compute of a forward on every rank (a sleep)")
+    parser.add_argument("--slow-compute-ms", type=float, default=None,
+                        help="designed compute of a forward on the slow rank")
 
 
 def free_port():
@@ -56,6 +58,12 @@ def load_ms(args, rank):
     return args.slow_load_ms if rank == args.slow_rank else args.load_ms
 
 
+def compute_ms(args, rank):
+    if rank == args.slow_rank and args.slow_compute_ms is not None:
+        return args.slow_compute_ms
+    return args.compute_ms
+
+
 def rank_main(rank, args, port, out_dir):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
@@ -66,8 +74,9 @@ def rank_main(rank, args, port, out_dir):
                              sleep_ms=load_ms(args, rank) / BATCH_SIZE, seed=rank + 1)
     loader = profopt.instrument(DataLoader(dataset, batch_size=BATCH_SIZE, num_workers=1))
     net = common.make_model(256)
-    if args.compute_ms > 0:  # designed compute: the same on every rank, little jitter
-        net.register_forward_pre_hook(lambda module, inputs: time.sleep(args.compute_ms / 1e3))
+    sleep_s = compute_ms(args, rank) / 1e3
+    if sleep_s > 0:  # designed compute: a sleep, with little jitter between ranks
+        net.register_forward_pre_hook(lambda module, inputs: time.sleep(sleep_s))
     model = DistributedDataParallel(net)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     backward_at, data_wait = [], []
@@ -123,7 +132,7 @@ def main():
              "machine": {"begin": begin, "end": end},
              "facts": {"ranks": args.ranks, "slow_rank": args.slow_rank,
                        "load_ms": args.load_ms, "slow_load_ms": args.slow_load_ms,
-                       "compute_ms": args.compute_ms,
+                       "compute_ms": args.compute_ms, "slow_compute_ms": args.slow_compute_ms,
                        "steps": args.steps},
              "ranks": truth_of(args, ranks)}
     if args.truth:

@@ -1124,6 +1124,13 @@ EXPECTATIONS.update({
         ("straggler", 1, "input", True),
         ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
     ],
+    "ddp_compute": [
+        ("truth", "rank0_wait_ms", ">=", 15),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("straggler", 1, "compute", True),
+        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "compute"}),
+    ],
     "ddp_balanced": [
         ("truth", "rank_wait_spread_ms", "<=", 2),
         ("ranks_found",),
