@@ -80,7 +80,7 @@ static enum po_status window_in_copy(struct po_analysis *analysis, void *context
 {
 	struct window_job *job = context;
 	struct po_live_window window;
-	enum po_status status = po_detect_run(analysis, job->rules, err);
+	enum po_status status = po_live_window_detect(analysis, &job->config, err);
 	size_t done = 0;
 
 	if (status == PO_STATUS_OK)

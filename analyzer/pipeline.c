@@ -511,7 +511,8 @@ static enum po_status analyze_trace(const struct po_cli_options *options, const 
 	status = po_symbols_resolve(*out, err);
 	if (status != PO_STATUS_OK)
 		return status;
-	return po_detect_run(*out, &options->rules, err);
+	return po_detect_run_steps(*out, &options->rules, options->steps_after_ns,
+				   options->steps_until_ns, err);
 }
 
 /* The live run's alerts, for the report's renderers (result.h, po_live_alert_note). */

@@ -47,7 +47,7 @@ _profopt_analyze()
 		compopt -o nospace 2>/dev/null
 		return
 		;;
-	-j | --jobs | --every | --recording | --ready-fd | --trace-done-fd | --timeline-steps | \
+	-j | --jobs | --every | --recording | --ready-fd | --trace-done-fd | --timeline-steps | --steps-in | \
 		--fail-if)
 		return
 		;;

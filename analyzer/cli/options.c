@@ -163,6 +163,32 @@ error:
 	return PO_STATUS_USAGE;
 }
 
+static enum po_status apply_steps_in(struct po_cli_options *options, const char *value,
+				     bool *exit_now, struct po_error *err)
+{
+	const char *text = value;
+	char *end;
+	long long after, until;
+
+	errno = 0;
+	after = strtoll(text, &end, 10);
+	if (errno || end == text || *end != ':')
+		goto error;
+	text = end + 1;
+	until = strtoll(text, &end, 10);
+	if (errno || end == text || *end != '\0' || until <= after)
+		goto error;
+	options->steps_after_ns = after;
+	options->steps_until_ns = until;
+	return PO_STATUS_OK;
+error:
+	po_error_set(err,
+		     "--steps-in wants AFTER:UNTIL, trace-clock nanoseconds with AFTER < UNTIL, "
+		     "got \"%s\"",
+		     value);
+	return PO_STATUS_USAGE;
+}
+
 static enum po_status apply_salvage(struct po_cli_options *options, const char *value,
 				    bool *exit_now, struct po_error *err)
 {
@@ -368,6 +394,11 @@ static const struct option_row option_table[] = {
     {"config", 0, "FILE", "read RULE.KEY=VALUE lines from FILE", apply_config},
     {"timeline-steps", 0, "A:B", "keep the timelines of steps A to B (step numbers)",
      apply_timeline_steps},
+    {"steps-in", 0, "AFTER:UNTIL",
+     "measure only the steps that ended in (AFTER, UNTIL], trace-clock\n"
+     "nanoseconds (a live window's begin_ns:now_ns): the findings\n"
+     "and verdict of that window",
+     apply_steps_in},
     {"salvage", 0, NULL,
      "analyse the readable part of a damaged trace; the report\n"
      "is marked partial",
@@ -507,6 +538,8 @@ enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *option
 
 	*options = (struct po_cli_options){.timeline_first_step = -1,
 					   .timeline_last_step = -1,
+					   .steps_after_ns = INT64_MIN,
+					   .steps_until_ns = INT64_MAX,
 					   .every_s = 2,
 					   .ready_fd = -1,
 					   .trace_done_fd = -1};

@@ -28,6 +28,8 @@ struct po_cli_options {
 	int decode_threads;	     /* 0: one per CPU, at most 4 */
 	int64_t timeline_first_step; /* -1: none */
 	int64_t timeline_last_step;
+	/* --steps-in: only steps that ended in (after, until] are measured; all by default */
+	int64_t steps_after_ns, steps_until_ns;
 	const char *baseline;		     /* weak: argv; a trace directory or a summary.json */
 	const char *gates[PO_CLI_MAX_GATES]; /* weak: argv; --fail-if expressions */
 	size_t gate_count;

@@ -118,7 +118,8 @@ static enum po_status collect_clean_steps(struct det_ctx *ctx)
 		first_epoch = first_epoch && (!i || previous_epoch == step.epoch);
 		in_epoch = i && previous_epoch == step.epoch ? in_epoch + 1 : 0;
 		previous_epoch = step.epoch;
-		if (step.flags & PO_STEP_LOSSY)
+		if ((step.flags & PO_STEP_LOSSY) || step.end_ns <= ctx->steps_after_ns ||
+		    step.end_ns > ctx->steps_until_ns)
 			continue;
 		ctx->all_clean[ctx->all_clean_count++] = i;
 		if (in_epoch >= startup || (first_epoch_only && !first_epoch))
@@ -348,7 +349,16 @@ static enum po_status note_rule_changes(struct po_analysis *analysis, const stru
 enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules *rules,
 			     struct po_error *err)
 {
-	struct det_ctx ctx = {.analysis = analysis, .rules = rules};
+	return po_detect_run_steps(analysis, rules, INT64_MIN, INT64_MAX, err);
+}
+
+enum po_status po_detect_run_steps(struct po_analysis *analysis, const struct po_rules *rules,
+				   int64_t after_ns, int64_t until_ns, struct po_error *err)
+{
+	struct det_ctx ctx = {.analysis = analysis,
+			      .rules = rules,
+			      .steps_after_ns = after_ns,
+			      .steps_until_ns = until_ns};
 	enum po_status status;
 
 	analysis->findings = NULL;

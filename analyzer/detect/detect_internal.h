@@ -53,7 +53,9 @@ struct det_ctx {
 	double others_cores;
 	double available_cores;
 	bool machine_busy;
-	struct det_levels levels;    /* set by det_level_shift, before step-outliers */
+	struct det_levels levels; /* set by det_level_shift, before step-outliers */
+	/* Only steps that ended in (steps_after_ns, steps_until_ns] are measured. */
+	int64_t steps_after_ns, steps_until_ns;
 	double quality_factor;	     /* 0..1: how much the trace data can be trusted */
 	double steps_factor;	     /* 0.5..1: lowered for few clean steps */
 	struct po_finding *findings; /* weak: in the analysis arena */

@@ -175,7 +175,12 @@ static enum judgement judge_input_bound(const struct po_rules *rules,
 	double threshold = rules->input_bound_warning_pct;
 	enum judgement judgement;
 
-	/* The offline finding's rules, over the window's steps (docs/rules.md, input-bound). */
+	/*
+	 * The offline input-bound finding, over the window's steps (po_live_window_detect): the
+	 * alert holds when the detector raised it. Below the clear margin of its share it is
+	 * off; in between (or where the detector held back: sporadic waits, too few steps) an
+	 * open alert stays open (hysteresis).
+	 */
 	if (!steps_enough(rules, window) ||
 	    (double)window->window_steps < rules->input_bound_min_steps)
 		return JUDGE_NONE;
@@ -184,12 +189,10 @@ static enum judgement judge_input_bound(const struct po_rules *rules,
 		    "(threshold %g%%), in %.0f%% of its steps",
 		    window->data_wait_pct, span_s(rules, window), threshold,
 		    window->waiting_steps_pct);
+	if (window->findings & ((uint64_t)1 << PO_FINDING_INPUT_BOUND))
+		return JUDGE_HOLDS;
 	judgement = classify(rules, window->data_wait_pct, threshold);
-	/* Sporadic spikes are not input-bound (input-bound.waiting_steps_pct). */
-	if (judgement == JUDGE_HOLDS &&
-	    !(window->waiting_steps_pct >= rules->input_bound_waiting_steps_pct))
-		judgement = JUDGE_NEAR;
-	return judgement;
+	return judgement == JUDGE_HOLDS ? JUDGE_NEAR : judgement;
 }
 
 static enum judgement judge_gpu_idle(const struct po_rules *rules,

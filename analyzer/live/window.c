@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detect.h"
 #include "stats.h"
 #include "window.h"
 
@@ -291,10 +292,33 @@ static void fill_run(const struct po_analysis *analysis, const struct po_live_wi
 		 window->ended ? po_run_ending_name(analysis->ending) : "");
 	snprintf(window->ending_detail, sizeof(window->ending_detail), "%s",
 		 window->ended && analysis->ending_detail ? analysis->ending_detail : "");
+	for (size_t i = 0; i < analysis->finding_count; i++)
+		if (analysis->findings[i].severity <= PO_SEVERITY_WARNING &&
+		    (unsigned)analysis->findings[i].id < 64)
+			window->findings |= (uint64_t)1 << analysis->findings[i].id;
 	snprintf(window->verdict, sizeof(window->verdict), "%s",
 		 po_verdict_name(analysis->verdict));
 	snprintf(window->verdict_reason, sizeof(window->verdict_reason), "%s",
 		 analysis->verdict_reason ? analysis->verdict_reason : "");
+}
+
+/* The window: (now - live.window_s, now], now the newest event when config gives none. */
+static void window_span(const struct po_analysis *analysis,
+			const struct po_live_window_config *config, int64_t *begin_ns,
+			int64_t *now_ns)
+{
+	*now_ns = config->now_ns > 0 ? config->now_ns : newest_event(analysis);
+	*begin_ns = *now_ns - (int64_t)(config->rules->live_window_s * 1e9);
+}
+
+enum po_status po_live_window_detect(struct po_analysis *analysis,
+				     const struct po_live_window_config *config,
+				     struct po_error *err)
+{
+	int64_t begin_ns, now_ns;
+
+	window_span(analysis, config, &begin_ns, &now_ns);
+	return po_detect_run_steps(analysis, config->rules, begin_ns, now_ns, err);
 }
 
 enum po_status po_live_window_compute(const struct po_analysis *analysis,
@@ -307,8 +331,7 @@ enum po_status po_live_window_compute(const struct po_analysis *analysis,
 	size_t skip;
 
 	*window = (struct po_live_window){0};
-	window->now_ns = config->now_ns > 0 ? config->now_ns : newest_event(analysis);
-	window->begin_ns = window->now_ns - window_ns;
+	window_span(analysis, config, &window->begin_ns, &window->now_ns);
 	baseline_from = baseline_begin(analysis, &skip);
 	if (baseline_from >= 0)
 		baseline_end = baseline_from + window_ns;

@@ -75,6 +75,11 @@ struct po_live_window {
 	char ending[PO_LIVE_TEXT_MAX]; /* po_run_ending_name() once ended, else "" */
 	/* The program's words for an exception or signal end (its run_ending), or "" */
 	char ending_detail[PO_LIVE_TEXT_MAX];
+	/*
+	 * The detectors over the window's steps (po_live_window_detect): a bit (1 << id) per
+	 * finding (enum po_finding_id) they raised at warning or above, and the verdict.
+	 */
+	uint64_t findings;
 	char verdict[PO_LIVE_TEXT_MAX]; /* the analysis so far: its verdict's JSON name */
 	char verdict_reason[160];	/* its cause in words, or "" */
 };
@@ -89,9 +94,18 @@ struct po_live_window_config {
 };
 
 /*
- * Fills window from an analysis on which po_detect_run() has run (its verdict and steady
- * statistics); seq is left 0. Reads the steps (po_analysis_step()); a failed read is
- * PO_STATUS_IO with the cause.
+ * Runs the offline detectors, with their rules, over the steps of the window config
+ * describes (po_detect_run_steps): what a window reports as findings and verdict is what
+ * profopt-analyze --steps-in reports over the same steps.
+ */
+enum po_status po_live_window_detect(struct po_analysis *analysis,
+				     const struct po_live_window_config *config,
+				     struct po_error *err) PO_NODISCARD;
+
+/*
+ * Fills window from an analysis on which po_live_window_detect() (or po_detect_run()) has
+ * run (its findings, verdict and steady statistics); seq is left 0. Reads the steps
+ * (po_analysis_step()); a failed read is PO_STATUS_IO with the cause.
  */
 enum po_status po_live_window_compute(const struct po_analysis *analysis,
 				      const struct po_live_window_config *config,

@@ -39,6 +39,7 @@ expect 2 "bad --set" "$a" --set nonsense "$work/trace"
 expect 2 "--set outside the rule's range" "$a" --set input-bound.max_workers=1e12 "$work/trace"
 expect 2 "--set a fraction of a count" "$a" --set step-outliers.min_steps=2.5 "$work/trace"
 expect 2 "bad --timeline-steps" "$a" --timeline-steps 5:1 "$work/trace"
+expect 2 "bad --steps-in" "$a" --steps-in 5:5 "$work/trace"
 PROFOPT_DECODE_LIMITS=mem=abc expect 2 "a malformed PROFOPT_DECODE_LIMITS" "$a" "$work/trace" \
 	-o "$work/r-limits"
 grep -q 'PROFOPT_DECODE_LIMITS=mem=abc: "mem=abc"' "$work/err" ||

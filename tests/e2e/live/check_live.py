@@ -25,6 +25,12 @@ likewise when the loading never became the bottleneck in change_at. With --machi
 machine was) when other programs used a quarter of the CPUs or more; otherwise it fails.
 Checks that do not depend on the scenario (the schema, the report, --on-alert) never skip.
 
+real_change: a real PyTorch loop whose samples slow down at a known step: input-bound is
+raised once, after that step, and no later than a few windows after the first window whose
+steps profopt-analyze --steps-in finds input-bound; over the raising window's steps it finds
+input-bound too (the alert follows the offline finding on the same steps); the whole
+trace's report says input-bound or a level shift in data_wait.
+
 killed: the last window says the program ended without its run_end, and the report has
 the program-ended alert.
 """
@@ -34,6 +40,7 @@ import html
 import json
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lib"))
@@ -261,6 +268,76 @@ def check_change_at(args):
     check_report(args.report, args.offline, alerts)
 
 
+def findings_over(args, after_ns, until_ns):
+    """The findings profopt-analyze gives over the steps that ended in (after, until]."""
+    out = os.path.join(os.path.dirname(os.path.abspath(args.windows)),
+                       "steps-in-%d-%d" % (after_ns, until_ns))
+    done = subprocess.run([args.analyze, "--json-only", "-q", "-o", out, "--steps-in",
+                           "%d:%d" % (after_ns, until_ns), args.trace],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        problem("profopt-analyze --steps-in failed: %s" % done.stderr.strip())
+        return []
+    with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+        return [f["id"] for f in json.load(f)["findings"]
+                if f["severity"] in ("critical", "warning")]
+
+
+def check_real_change(args):
+    """The input-bound alert of a real loop follows the offline finding on the same steps:
+    raised once, after the change; the offline detectors over the raising window's steps
+    find input-bound, and over the window before the change they do not; the whole trace's
+    analysis says input-bound."""
+    windows = read_windows(args.windows)
+    alerts = read_alerts(args.alerts)
+    steps = trace_steps(args.trace)
+    changed = [begin for number, begin, _, _ in steps if number == args.step]
+    if not changed:
+        problem("step %d is not in the trace" % args.step)
+        return
+    change_ns = changed[0]
+    raised = [a for a in alerts if a["alert"] == "input-bound" and a["state"] == "raised"]
+    if len(raised) != 1:
+        problem("input-bound raised %d times, want once: %s" % (len(raised), alerts), True)
+        return
+    if raised[0]["at_ns"] < change_ns:
+        problem("input-bound raised before the change at step %d" % args.step)
+    window = next((w for w in windows if w["seq"] == raised[0]["window"]), None)
+    if window is None:
+        problem("no window %d on stdout" % raised[0]["window"])
+        return
+    found = findings_over(args, window["begin_ns"], window["now_ns"])
+    print("input-bound raised %.2f s after the change; the offline findings over the same "
+          "steps: %s" % ((raised[0]["at_ns"] - change_ns) / 1e9, found))
+    if "input-bound" not in found:
+        problem("the offline detectors over the raising window's steps find %s, not "
+                "input-bound" % found)
+    # And no later than the offline finding allows: the first window after the change whose
+    # steps the offline detectors find input-bound, plus the raise's windows and pacing.
+    first = next((w for w in windows if w["now_ns"] >= change_ns and
+                  w["seq"] <= raised[0]["window"] and
+                  "input-bound" in findings_over(args, w["begin_ns"], w["now_ns"])), None)
+    if first is not None and raised[0]["window"] - first["seq"] > LATE_WINDOWS:
+        problem("input-bound raised in window %d, %d windows after the first whose steps "
+                "the offline detectors find input-bound (limit %d)"
+                % (raised[0]["window"], raised[0]["window"] - first["seq"], LATE_WINDOWS))
+    before = [w for w in windows if w["now_ns"] < change_ns and w["window_steps"] >= MIN_STEPS]
+    if before:
+        found = findings_over(args, before[-1]["begin_ns"], before[-1]["now_ns"])
+        if "input-bound" in found:
+            scenario_failed("the loop already waited for its data before the change "
+                            "(offline findings of the last window before it: %s)" % found)
+    # The whole run changed: its report says input-bound, or that the step moved to a new
+    # level because the data wait did (as many of the run's steps are fast as slow).
+    with open(os.path.join(args.report, "summary.json"), encoding="utf-8") as f:
+        whole = json.load(f)["findings"]
+    if not any(f["id"] == "input-bound" or (f["id"] == "level-shift" and
+                                            f["evidence"].get("category") == "data_wait")
+               for f in whole):
+        problem("the whole trace's report finds neither input-bound nor a level shift in "
+                "data_wait: %s" % [(f["id"], f["evidence"].get("category")) for f in whole])
+
+
 def check_killed(args):
     windows = read_windows(args.windows)
     if not windows:
@@ -317,7 +394,8 @@ def check_clean(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["change_at", "clean", "killed", "leak"])
+    parser.add_argument("case", choices=["change_at", "clean", "killed", "leak",
+                                         "real_change"])
     parser.add_argument("--step", type=int)
     parser.add_argument("--trace")
     parser.add_argument("--windows")
@@ -327,6 +405,7 @@ def main():
     parser.add_argument("--report")
     parser.add_argument("--offline")
     parser.add_argument("--every", type=float)
+    parser.add_argument("--analyze", help="profopt-analyze, for --steps-in")
     parser.add_argument("--machine", help="what other programs used meanwhile "
                         "(tests/lib/machine.py run)")
     args = parser.parse_args()
@@ -336,6 +415,8 @@ def main():
         check_clean(args)
     elif args.case == "leak":
         check_leak(args)
+    elif args.case == "real_change":
+        check_real_change(args)
     else:
         check_killed(args)
     return verdict(args.machine)

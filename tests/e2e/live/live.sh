@@ -8,6 +8,10 @@
 #                   stdout line is a window of the documented schema, --alerts and
 #                   --on-alert get each alert (as data, never as shell text), and the end
 #                   report equals profopt-analyze's of the trace, plus alerts.json
+#   real_change     a real PyTorch loop (slow_loading.py) whose samples slow down at a known
+#                   step: input-bound is raised once, after it, no later than the offline
+#                   analysis of the windows' steps (profopt-analyze --steps-in) finds it,
+#                   and that analysis finds it over the raising window's steps
 #   clean           a run that stays the same raises nothing but program-ended
 #                   (change_at, clean and leak need the machine: check_live.py skips them,
 #                   exit 77, when the trace shows the scenario did not happen while
@@ -239,6 +243,14 @@ print("windows %d, last %s" % (len(windows), {k: last.get(k) for k in
       ("steps", "ended", "ending", "workers_seen")}))
 sys.exit(0 if ok else 1)
 PY
+	;;
+real_change)
+	# 300 steps that never wait, then 150 whose loading is 20 times slower.
+	PROFOPT_LIBRARY=$3 PYTHONPATH=$4 measured machine.json "$bin/profopt-record" --live \
+		--every 1 --alerts alerts.jsonl -o trace -- /usr/bin/python3 "$here/slow_loading.py" \
+		450 300 >windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
+	check real_change --step 300 --trace trace --windows windows.jsonl --alerts alerts.jsonl \
+		--report trace-report --analyze "$bin/profopt-analyze" --machine machine.json
 	;;
 hostile)
 	# The program ends on an exception whose type name is shell syntax: the alert that

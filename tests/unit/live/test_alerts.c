@@ -72,9 +72,28 @@ static struct po_live_window next_window(struct fixture *fixture)
 	return window;
 }
 
-static size_t judge(struct fixture *fixture, const struct po_live_window *window)
+/*
+ * The input-bound finding as the detectors would give it over the window's steps
+ * (po_live_window_detect), for windows these tests make by hand: a share of at least
+ * input-bound.warning_pct in enough steps, enough of them waiting. A window that already
+ * says what the detectors found (findings set) is left as it is.
+ */
+static void detected(const struct po_rules *rules, struct po_live_window *window)
 {
-	fixture->change_count = po_live_alerts_update(fixture->alerts, window, fixture->changes);
+	if (window->findings)
+		return;
+	if (window->data_wait_pct >= rules->input_bound_warning_pct &&
+	    (double)window->window_steps >= rules->input_bound_min_steps &&
+	    window->waiting_steps_pct >= rules->input_bound_waiting_steps_pct)
+		window->findings |= (uint64_t)1 << PO_FINDING_INPUT_BOUND;
+}
+
+static size_t judge(struct fixture *fixture, const struct po_live_window *given)
+{
+	struct po_live_window window = *given;
+
+	detected(&fixture->rules, &window);
+	fixture->change_count = po_live_alerts_update(fixture->alerts, &window, fixture->changes);
 	return fixture->change_count;
 }
 
@@ -739,6 +758,33 @@ static void test_json_of_change(void)
 }
 
 /*
+ * input-bound follows the detectors' finding over the window's steps, whatever the share
+ * shown: raised where the finding is (also under the share's threshold, as when the
+ * hand-off counts as input time), never where it is not (also over the threshold).
+ */
+static void test_input_bound_follows_finding(void)
+{
+	struct fixture fixture;
+	struct po_live_window window;
+
+	fixture_init(&fixture, NULL);
+	for (int i = 0; i < 4; i++) {
+		window = next_window(&fixture);
+		window.data_wait_pct = 60;
+		window.findings = (uint64_t)1 << PO_FINDING_CPU_CONTENTION;
+		CHECK_INT_EQ(judge(&fixture, &window), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		window = next_window(&fixture);
+		window.data_wait_pct = 3;
+		window.findings = (uint64_t)1 << PO_FINDING_INPUT_BOUND;
+		judge(&fixture, &window);
+	}
+	CHECK(is_open(&fixture, PO_LIVE_ALERT_INPUT_BOUND));
+	fixture_fini(&fixture);
+}
+
+/*
  * input-bound follows the offline finding's rules over the window: input-bound.warning_pct
  * by default, enough steps (input-bound.min_steps), and enough of them waiting (spikes in
  * a few steps are not input-bound).
@@ -820,6 +866,7 @@ int main(void)
 	RUN(test_json_write_error);
 	RUN(test_json_of_change);
 	RUN(test_input_bound_offline_rules);
+	RUN(test_input_bound_follows_finding);
 	RUN(test_set_rules);
 	return CHECK_SUMMARY();
 }
