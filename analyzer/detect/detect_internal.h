@@ -130,6 +130,14 @@ struct det_loader_batch {
 };
 /* The workers' batch from their stage totals; false without batches or measured CPU time. */
 bool det_loader_batch(const struct det_ctx *ctx, struct det_loader_batch *batch);
+/*
+ * Each consumed batch's making time in its worker (load + preprocess + collate), in the
+ * order the steps not flagged lossy took them, for the queue model (whatif.h); the batches
+ * of scaled_pid times factor (-1: none). *count of them; NULL when memory runs out. The
+ * caller frees the array.
+ */
+double *det_batch_services_create(const struct det_ctx *ctx, int32_t scaled_pid, double factor,
+				  size_t *count);
 
 /* The detectors, each a pure function of the analysis and its rules. */
 enum po_status det_trace_data_loss(struct det_ctx *ctx);
@@ -147,6 +155,8 @@ enum po_status det_step_outliers(struct det_ctx *ctx);
 enum po_status det_cpu_contention(struct det_ctx *ctx);
 enum po_status det_loader_handoff(struct det_ctx *ctx);
 enum po_status det_worker_restart(struct det_ctx *ctx);
+/* imbalance.c */
+enum po_status det_loader_imbalance(struct det_ctx *ctx);
 /* straggler.c: sets analysis->distributed->straggler, and the finding when there is one. */
 enum po_status det_straggler(struct det_ctx *ctx);
 enum po_verdict det_verdict(const struct det_ctx *ctx);

@@ -140,11 +140,6 @@ void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *
 	/* A real check, not an assert that NDEBUG removes: a full list keeps its first ones. */
 	if (finding->recommendation_count >= DET_MAX_RECOMMENDATIONS)
 		return;
-	rec = &finding->recommendations[finding->recommendation_count++];
-	rec->knob = knob;
-	rec->action = ctx_strdup(ctx, action);
-	rec->why = ctx_strdup(ctx, why);
-	rec->effect = ctx_strdup(ctx, effect);
 	/*
 	 * A prediction is a positive step time and a positive speedup, or none: a model that
 	 * comes out at zero or below has left its domain, and saying nothing is honest.
@@ -153,6 +148,17 @@ void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *
 		step_ms = NAN;
 		speedup = NAN;
 	}
+	/*
+	 * Advice predicts a gain: a change predicted to slow the loop or to leave it as it is
+	 * is not listed. A prediction withheld (NaN, the effect says why) is not judged here.
+	 */
+	if (!isnan(speedup) && speedup < 1.0 + ctx->rules->recommend_min_gain_pct / 100.0)
+		return;
+	rec = &finding->recommendations[finding->recommendation_count++];
+	rec->knob = knob;
+	rec->action = ctx_strdup(ctx, action);
+	rec->why = ctx_strdup(ctx, why);
+	rec->effect = ctx_strdup(ctx, effect);
 	rec->predicted_step_ms = step_ms;
 	rec->predicted_speedup = speedup;
 }

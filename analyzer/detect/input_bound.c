@@ -129,6 +129,30 @@ bool det_loader_batch(const struct det_ctx *ctx, struct det_loader_batch *batch)
 	return true;
 }
 
+double *det_batch_services_create(const struct det_ctx *ctx, int32_t scaled_pid, double factor,
+				  size_t *count)
+{
+	double *services =
+	    malloc((ctx->all_clean_count ? ctx->all_clean_count : 1) * sizeof(double));
+
+	*count = 0;
+	if (!services)
+		return NULL;
+	for (size_t i = 0; i < ctx->all_clean_count; i++) {
+		const struct po_step step = det_all_clean_step(ctx, i);
+		double service_ns;
+
+		if (step.load_ns < 0 && step.preprocess_ns < 0 && step.collate_ns < 0)
+			continue;
+		service_ns = (double)((step.load_ns > 0 ? step.load_ns : 0) +
+				      (step.preprocess_ns > 0 ? step.preprocess_ns : 0) +
+				      (step.collate_ns > 0 ? step.collate_ns : 0));
+		services[(*count)++] =
+		    step.worker_pid == scaled_pid ? service_ns * factor : service_ns;
+	}
+	return services;
+}
+
 /* Loading on the training thread: its categories per step, CPU from the label statistics. */
 static void service_from_main(const struct det_ctx *ctx, struct ib_facts *facts)
 {
@@ -525,8 +549,12 @@ static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 
 	measure_waits(ctx, facts);
 	facts->workers = det_configured_workers(analysis);
-	facts->loading_in_main =
-	    analysis->worker_count == 0 && (facts->workers == 0 || facts->main_load_ns > 0);
+	/*
+	 * Loading is on the training thread only where its stages are there: a loop that marks
+	 * its data wait alone, with no worker in the trace, has a loader the trace does not
+	 * show (configured with num_workers=0 or not), and a batch's making time is unknown.
+	 */
+	facts->loading_in_main = analysis->worker_count == 0 && facts->main_load_ns > 0;
 	if (facts->loading_in_main)
 		facts->workers = 0;
 	measure_service(ctx, facts);
@@ -602,7 +630,9 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "handoff_ms", model->handoff_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "h2d_ms_per_step", facts->h2d_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "model_step_ms",
-		      det_whatif_step_ns(model, facts->workers) / DET_NS_PER_MS);
+		      facts->cause == PO_INPUT_CAUSE_LOADER_NOT_TRACED
+			  ? NAN
+			  : det_whatif_step_ns(model, facts->workers) / DET_NS_PER_MS);
 	if (!isnan(ctx->others_cores)) {
 		det_ev_number(ctx, finding, "others_cores", ctx->others_cores);
 		det_ev_number(ctx, finding, "available_cores", ctx->available_cores);
@@ -686,9 +716,13 @@ static double speedup_of(const struct det_ctx *ctx, double step_ns)
 	return step_ns > 0 ? ctx->mean_step_ns / step_ns : NAN;
 }
 
-/* Saturated cores keep the current num_workers: the model's CPU limit is then a guess. */
+/*
+ * Saturated cores keep the current num_workers: the model's CPU limit is then a guess. More
+ * workers are advised only when they beat prefetch_ns (a deeper queue's step, NaN without)
+ * by more than input-bound.within_best_pct: a worker costs a core, a deeper queue none.
+ */
 static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
-			      const struct ib_facts *facts)
+			      const struct ib_facts *facts, double prefetch_ns)
 {
 	struct det_whatif moved = facts->model;
 	const struct det_whatif *model = &moved;
@@ -716,7 +750,9 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "predicted_step_ms",
 		      ctx->machine_busy ? NAN : step_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, "predicted_speedup", ctx->machine_busy ? NAN : speedup);
-	if (best <= facts->workers || speedup < 1.0 + ctx->rules->input_bound_within_best_pct / 100)
+	if (best <= facts->workers ||
+	    speedup < 1.0 + ctx->rules->input_bound_within_best_pct / 100 ||
+	    step_ns * (1.0 + ctx->rules->input_bound_within_best_pct / 100) >= prefetch_ns)
 		return;
 	det_recommend_cores(
 	    ctx, finding, "num_workers", det_printf(ctx, "set num_workers=%lld", (long long)best),
@@ -732,7 +768,7 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 	    step_ns / DET_NS_PER_MS, speedup);
 }
 
-/* Saturated cores: say honestly that workers will not help, and cut CPU per batch. */
+/* Saturated cores: cut the CPU per batch. */
 static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 			       const struct ib_facts *facts)
 {
@@ -740,16 +776,9 @@ static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 	enum po_stage stage = facts->stage_cpu_ns[1] >= facts->stage_cpu_ns[2] ? PO_STAGE_PREPROCESS
 									       : PO_STAGE_COLLATE;
 	int s = stage - PO_STAGE_LOAD;
-	double now_ns = ctx->mean_step_ns;
 	double step_ns;
 
-	det_recommend(ctx, finding, "num_workers",
-		      det_printf(ctx, "keep num_workers=%lld", (long long)facts->workers),
-		      det_printf(ctx,
-				 "the %d cores are saturated: the workers' CPU work plus the "
-				 "main loop already fill them, so more workers only compete",
-				 ctx->analysis->cpu_count),
-		      "no gain from more workers", now_ns / DET_NS_PER_MS, speedup_of(ctx, now_ns));
+	/* More workers are no advice here: the summary says they will not help. */
 	lighter.service_ns -= facts->stage_wall_ns[s];
 	lighter.cpu_ns = fmax(0, lighter.cpu_ns - facts->stage_cpu_ns[s]);
 	step_ns = det_whatif_step_ns(&lighter, facts->workers);
@@ -784,33 +813,94 @@ static void recommend_pinned(struct det_ctx *ctx, struct po_finding *finding,
 		      step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
 }
 
-static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
-			       const struct ib_facts *facts)
-{
-	int64_t prefetch = ctx->analysis->settings.prefetch_factor >= 0
-			       ? ctx->analysis->settings.prefetch_factor
-			       : 2; /* PyTorch's default */
-	int64_t wanted, max;
+/* The prefetch_factor the queue model advises and the step it predicts; 0 when none. */
+struct ib_prefetch {
+	int64_t current; /* as the run configured it, else PyTorch's default (2) */
+	int64_t wanted;
+	double current_ns; /* the queue model's step with the current settings */
+	double step_ns;
+};
 
-	if (facts->workers <= 0 || isnan(facts->load_cv) || isnan(facts->queue_empty_pct) ||
-	    facts->load_cv < ctx->rules->input_bound_burst_cv ||
-	    facts->queue_empty_pct < ctx->rules->input_bound_prefetch_queue_empty_pct ||
-	    (double)prefetch >= ctx->rules->input_bound_prefetch_max)
+/*
+ * Bursty loading (batch times that vary by input-bound.burst_cv or more): the smallest
+ * prefetch_factor up to input-bound.prefetch_max whose step, by the queue model, is within
+ * input-bound.within_best_pct of the best. A deeper queue costs memory (a batch per worker
+ * per step of depth), not cores.
+ */
+static struct ib_prefetch choose_prefetch(const struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	const struct po_rules *rules = ctx->rules;
+	struct ib_prefetch choice = {.current = ctx->analysis->settings.prefetch_factor > 0
+						    ? ctx->analysis->settings.prefetch_factor
+						    : 2};
+	struct det_queue queue = {.main_ns = facts->model.main_ns,
+				  .handoff_ns = facts->model.handoff_ns};
+	double *services, best_ns = INFINITY, steps_ns[64];
+	int64_t max = (int64_t)fmin(rules->input_bound_prefetch_max, 63);
+
+	if (facts->workers <= 0 || isnan(facts->load_cv) ||
+	    facts->load_cv < rules->input_bound_burst_cv || choice.current >= max)
+		return choice;
+	services = det_batch_services_create(ctx, -1, 1, &queue.batch_count);
+	if (!services)
+		return choice;
+	queue.service_ns = services;
+	choice.current_ns = det_queue_step_ns(&queue, facts->workers, choice.current);
+	for (int64_t p = choice.current + 1; p <= max; p++) {
+		steps_ns[p] = det_queue_step_ns(&queue, facts->workers, p);
+		best_ns = fmin(best_ns, steps_ns[p]);
+	}
+	free(services);
+	for (int64_t p = choice.current + 1; p <= max && isfinite(best_ns); p++) {
+		if (steps_ns[p] <= best_ns * (1 + rules->input_bound_within_best_pct / 100)) {
+			choice.wanted = p;
+			choice.step_ns = steps_ns[p];
+			break;
+		}
+	}
+	return choice;
+}
+
+/*
+ * The queue model's step for the advised prefetch_factor, in proportion to the measured
+ * step: the model replays the recorded batch times, and what it does not model (the
+ * loop's jitter, the hand-off's spread) stays as it was.
+ */
+static double prefetch_step_ns(const struct det_ctx *ctx, const struct ib_prefetch *choice)
+{
+	if (!(choice->current_ns > 0) || !(choice->step_ns > 0))
+		return NAN;
+	return ctx->mean_step_ns * choice->step_ns / choice->current_ns;
+}
+
+static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
+			       const struct ib_facts *facts, const struct ib_prefetch *choice)
+{
+	double step_ns = prefetch_step_ns(ctx, choice);
+
+	if (choice->wanted <= 0 || isnan(step_ns))
 		return;
-	/* prefetch comes from the trace's run configuration: bounded above by the test. */
-	max = (int64_t)ctx->rules->input_bound_prefetch_max;
-	wanted = prefetch * 2 > max ? max : (prefetch * 2 < 2 ? 2 : prefetch * 2);
-	det_recommend(ctx, finding, "prefetch_factor",
-		      det_printf(ctx, "set prefetch_factor=%lld", (long long)wanted),
-		      det_printf(ctx,
-				 "batch times vary by %.0f%% and %.0f%% of the steps found the "
-				 "queue empty: a deeper queue absorbs the bursts",
-				 facts->load_cv * 100, facts->queue_empty_pct),
-		      "shorter waits after slow batches; not predicted", NAN, NAN);
+	/* The measured step it scales is what other programs left of the cores. */
+	det_recommend_cores(
+	    ctx, finding, "prefetch_factor",
+	    det_printf(ctx, "set prefetch_factor=%lld", (long long)choice->wanted),
+	    det_printf(ctx,
+		       "batch times vary by %.0f%%: with %lld batch(es) in flight per worker a "
+		       "slow batch holds the loop up; %lld per worker cover it, at the cost of "
+		       "memory for %lld more batches and no core",
+		       facts->load_cv * 100, (long long)choice->current, (long long)choice->wanted,
+		       (long long)((choice->wanted - choice->current) * facts->workers)),
+	    det_printf(ctx,
+		       "step %.2f ms -> %.2f ms (%.2fx), by replaying the recorded batch times",
+		       ctx->mean_step_ns / DET_NS_PER_MS, step_ns / DET_NS_PER_MS,
+		       speedup_of(ctx, step_ns)),
+	    step_ns / DET_NS_PER_MS, speedup_of(ctx, step_ns));
 }
 
 static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct ib_facts *facts)
 {
+	struct ib_prefetch prefetch;
+
 	if (facts->cause == PO_INPUT_CAUSE_LOADER_NOT_TRACED) {
 		det_recommend(
 		    ctx, finding, "instrumentation",
@@ -824,8 +914,10 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 	}
 	if (facts->cause == PO_INPUT_CAUSE_SLOW_H2D)
 		recommend_pinned(ctx, finding, facts);
-	recommend_workers(ctx, finding, facts);
+	/* The knob that helps most per core first: a deeper queue costs none. */
+	prefetch = choose_prefetch(ctx, facts);
+	recommend_prefetch(ctx, finding, facts, &prefetch);
+	recommend_workers(ctx, finding, facts, prefetch_step_ns(ctx, &prefetch));
 	if (facts->saturated)
 		recommend_less_cpu(ctx, finding, facts);
-	recommend_prefetch(ctx, finding, facts);
 }

@@ -60,13 +60,11 @@
 	  "copies",                                                                                \
 	  "PyTorch pinned-memory guide (pinned copies are about twice as fast and can overlap)")   \
 	X(input_bound_burst_cv, "input-bound", "burst_cv", 0.3, "ratio",                           \
-	  "coefficient of variation of per-batch load time from which workers count as bursty",    \
-	  "profopt")                                                                               \
-	X(input_bound_prefetch_queue_empty_pct, "input-bound", "prefetch_queue_empty_pct", 50,     \
-	  "%", "share of steps that found no batch ready from which prefetch_factor is raised",    \
+	  "coefficient of variation of per-batch load time from which workers count as bursty "    \
+	  "and the queue model weighs a deeper prefetch_factor",                                   \
 	  "profopt")                                                                               \
 	X(input_bound_prefetch_max, "input-bound", "prefetch_max", 4, "batches",                   \
-	  "largest prefetch_factor recommended", "PyTorch DataLoader (default 2)")                 \
+	  "largest prefetch_factor the queue model considers", "PyTorch DataLoader (default 2)")   \
 	X(input_bound_default_handoff_ms, "input-bound", "default_handoff_ms", 1.2, "ms",          \
 	  "hand-off per batch the what-if adds when it moves loading from the main process to "    \
 	  "workers (a run without workers has none to measure)",                                   \
@@ -184,6 +182,18 @@
 	X(handoff_min_steps, "loader-handoff", "min_steps", 20, "steps",                           \
 	  "clean steps needed before loader-handoff may fire",                                     \
 	  "profopt: a mean over fewer steps is noise")                                             \
+	X(loader_imbalance_ratio, "loader-imbalance", "ratio", 2, "ratio",                         \
+	  "a worker's making time per batch over the other workers' from which it is the slow "    \
+	  "one",                                                                                   \
+	  "profopt")                                                                               \
+	X(loader_imbalance_warning_pct, "loader-imbalance", "warning_pct", 10, "%",                \
+	  "share of the step the loop loses to the slow worker from which loader-imbalance is a "  \
+	  "warning",                                                                               \
+	  "profopt")                                                                               \
+	X(loader_imbalance_critical_pct, "loader-imbalance", "critical_pct", 30, "%",              \
+	  "share of the step lost from which loader-imbalance is critical", "profopt")             \
+	X(loader_imbalance_min_batches, "loader-imbalance", "min_batches", 10, "batches",          \
+	  "batches a worker must have made to be compared", "profopt: fewer are noise")            \
 	X(worker_restart_min_pct, "worker-restart", "min_pct", 5, "%",                             \
 	  "share of the run's step time lost while workers start again at epoch starts, from "     \
 	  "which worker-restart fires",                                                            \
@@ -218,6 +228,11 @@
 	X(confidence_loss_penalty, "confidence", "loss_penalty", 0.2, "ratio",                     \
 	  "confidence removed when events or packets were discarded (twice for unknown counts)",   \
 	  "profopt")                                                                               \
+	X(recommend_min_gain_pct, "recommend", "min_gain_pct", 2, "%",                             \
+	  "a recommendation whose predicted step is not at least this much shorter than the "      \
+	  "measured one is not listed: a predicted slowdown or no change is no advice (a "         \
+	  "withheld prediction is listed)",                                                        \
+	  "profopt: a smaller gain is within a rerun's noise")                                     \
 	X(verdict_min_steps, "verdict", "min_steps", 20, "steps",                                  \
 	  "clean steps needed for a verdict other than unknown", "profopt")                        \
 	X(verdict_min_coverage_pct, "verdict", "min_coverage_pct", 50, "%",                        \

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "whatif.h"
 
@@ -60,4 +61,35 @@ int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_work
 		return n;
 	}
 	return max_workers;
+}
+
+double det_queue_step_ns(const struct det_queue *queue, int64_t workers, int64_t prefetch)
+{
+	size_t depth = (size_t)(workers * prefetch), skip;
+	double *taken_ns, *free_ns, done_ns = 0, sum_ns = 0;
+
+	if (workers <= 0 || prefetch <= 0 || queue->batch_count < 2)
+		return NAN;
+	skip = 2 * depth < queue->batch_count / 4 ? 2 * depth : queue->batch_count / 4;
+	taken_ns = malloc(queue->batch_count * sizeof(*taken_ns));
+	free_ns = calloc((size_t)workers, sizeof(*free_ns));
+	if (!taken_ns || !free_ns) {
+		free(taken_ns);
+		free(free_ns);
+		return NAN;
+	}
+	for (size_t i = 0; i < queue->batch_count; i++) {
+		size_t worker = i % (size_t)workers;
+		double asked_ns = i < depth ? 0 : taken_ns[i - depth];
+		double ready_ns = fmax(asked_ns, free_ns[worker]) + queue->service_ns[i];
+
+		free_ns[worker] = ready_ns;
+		taken_ns[i] = fmax(ready_ns, done_ns);
+		done_ns = taken_ns[i] + queue->handoff_ns + queue->main_ns;
+		if (i > skip)
+			sum_ns += taken_ns[i] - taken_ns[i - 1];
+	}
+	free(taken_ns);
+	free(free_ns);
+	return sum_ns / (double)(queue->batch_count - 1 - skip);
 }

@@ -31,4 +31,26 @@ double det_whatif_step_ns(const struct det_whatif *model, int64_t workers);
 int64_t det_whatif_best_workers(const struct det_whatif *model, int64_t max_workers,
 				double within_pct, double headroom_pct);
 
+/*
+ * A DataLoader's queue, batch by batch: batch i goes to worker i mod workers, which makes
+ * its batches in turn; workers x prefetch batches are in flight, and each batch the loop
+ * takes lets the next one be asked for (PyTorch's _try_put_index); the loop takes the
+ * batches in order, each after its own time and the hand-off. What a mean cannot show:
+ * a slow batch holds the loop up unless the queue is deep enough to cover it, and one
+ * slow worker paces the loop whatever the others do.
+ */
+struct det_queue {
+	const double *service_ns; /* weak: each batch's making time, in delivery order */
+	size_t batch_count;
+	double main_ns;	   /* the loop's own time per step */
+	double handoff_ns; /* taking a ready batch */
+};
+
+/*
+ * The mean step over the batches after the queue first filled (the first 2 x workers x
+ * prefetch, at most a quarter of them); NaN without batches, workers or prefetch, or when
+ * memory runs out.
+ */
+double det_queue_step_ns(const struct det_queue *queue, int64_t workers, int64_t prefetch);
+
 #endif /* PO_DETECT_WHATIF_H */

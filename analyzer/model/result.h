@@ -657,6 +657,7 @@ struct po_step_detail {
 	X(CPU_CONTENTION, "cpu-contention")                                                        \
 	X(LOADER_HANDOFF, "loader-handoff")                                                        \
 	X(WORKER_RESTART, "worker-restart")                                                        \
+	X(LOADER_IMBALANCE, "loader-imbalance")                                                    \
 	X(GPU_BOUND, "gpu-bound")                                                                  \
 	X(LAUNCH_BOUND, "launch-bound")                                                            \
 	X(STRAGGLER, "straggler")

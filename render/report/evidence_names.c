@@ -155,6 +155,19 @@
 	  "Batch hand-off time over the mean step.")                                               \
 	X(ANY, "data_wait_ms_per_step", "Data wait", "ms/step",                                    \
 	  "Time per step the loop waits for a batch not yet ready (hand-off not included).")       \
+	/* loader-imbalance */                                                                     \
+	X(ANY, "slow_worker_id", "Slow worker", "",                                                \
+	  "The loader worker (its worker id) that paces the loop.")                                \
+	X(ANY, "slow_worker_pid", "Slow worker's process", "", "The slow worker's process id.")    \
+	X(ANY, "slow_ms_per_batch", "Slow worker's batch", "ms/batch",                             \
+	  "Time the slow worker takes to make one batch (load, preprocess, collate).")             \
+	X(ANY, "others_ms_per_batch", "Other workers' batch", "ms/batch",                          \
+	  "Time the other workers take to make one batch, together.")                              \
+	X(LOADER_IMBALANCE, "lost_ms_per_step", "Wait for the slow worker", "ms/step",             \
+	  "Time per step the loop loses waiting for the slow worker's batches: the mean step "     \
+	  "less the predicted one.")                                                               \
+	X(LOADER_IMBALANCE, "lost_share_pct", "Share of the step lost", "%",                       \
+	  "Time lost to the slow worker over the mean step.")                                      \
 	/* worker-restart */                                                                       \
 	X(ANY, "worker_generations", "Sets of workers started", "",                                \
 	  "How many times the run started a new set of loader workers.")                           \

@@ -74,7 +74,7 @@ SAME_RUN_CHECKS = ("step_count", "mean_step", "wait_accounted", "rss_peak", "thr
                    "tracer_lost_nothing", "truth_ending", "machine_others_near")
 # A prediction against a separate run, which saw other programs of its own.
 RERUN_CHECKS = ("whatif_more_workers", "persistent_rerun", "whatif_or_withheld",
-                "whatif_threads")
+                "whatif_threads", "whatif_prefetch", "whatif_balanced")
 # Other programs' load that a workload is about: busy loops the harness starts outside the
 # recording before it records the workload, and stops after its reruns (Background). The
 # workload's truth measures what they used from /proc/stat, as it measures any program's.
@@ -197,6 +197,7 @@ EXPECTATIONS = {
         ("never_io_like",),
         ("num_workers_advice_agrees",),
         ("no_more_workers_when_saturated",),
+        ("advice_gains",),
     ],
     "large_collate": [
         ("truth", "handoff_share_pct", ">=", 20),
@@ -251,6 +252,34 @@ EXPECTATIONS = {
     "break_step_api": [
         ("step_count",),
         ("mean_step", SAME_RUN_PCT),
+    ],
+    "data_wait_only": [
+        ("truth", "wait_share_pct", ">=", 50),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("wait_accounted", SAME_RUN_PCT),
+        ("finding", "input-bound", {"cause": "loader-not-traced"}),
+        ("nothing_predicted", "input-bound"),
+        ("advice_gains",),
+    ],
+    "bursty_prefetch": [
+        ("truth", "wait_share_pct", ">=", 15),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("wait_accounted", SAME_RUN_PCT),
+        ("finding", "input-bound", {}),
+        ("advice_gains",),
+        ("whatif_prefetch", RERUN_PCT),
+    ],
+    "unbalanced_loader": [
+        ("truth", "wait_share_pct", ">=", 30),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("wait_accounted", SAME_RUN_PCT),
+        ("finding", "loader-imbalance", {"stage": "load", "label": "slow_shard"}),
+        ("evidence_equals_fact", "loader-imbalance", "slow_worker_id", "slow_worker"),
+        ("advice_gains",),
+        ("whatif_balanced", RERUN_PCT),
     ],
     "busy_compute_bound": [
         ("truth", "others_cpus", ">=", 0.5),
@@ -837,6 +866,31 @@ def check_never_io_like(run):
 
 
 @check
+def check_advice_gains(run):
+    """Every recommendation that predicts its effect predicts a gain: a slowdown or no
+    change is no advice. A withheld prediction (null, the effect says why) is not judged."""
+    idle = [(f["id"], r.get("action"), r.get("predicted_speedup"))
+            for f, r in recommendations(run)
+            if isinstance(r.get("predicted_speedup"), (int, float))
+            and r["predicted_speedup"] <= 1.0]
+    listed = sum(1 for _ in recommendations(run))
+    return not idle, f"{listed} recommendation(s); those predicting no gain: {idle or 'none'}"
+
+
+@check
+def check_nothing_predicted(run, finding_id):
+    """The finding predicts no step time: what it would need is not in the trace."""
+    finding = the_finding(run, finding_id)
+    predicted = [(r.get("action"), r.get("predicted_step_ms"))
+                 for r in finding.get("recommendations", [])
+                 if r.get("predicted_step_ms") is not None]
+    evidence = finding.get("evidence", {}).get("predicted_step_ms")
+    ok = not predicted and evidence is None
+    return ok, f"{finding_id} predictions: {predicted or 'none'}, evidence " \
+        f"predicted_step_ms {evidence}; summary: {finding.get('summary')}"
+
+
+@check
 def check_num_workers_advice_agrees(run):
     advice = [(f["id"], r.get("action")) for f, r in recommendations(run)
               if r.get("knob") == "num_workers"]
@@ -929,16 +983,43 @@ def own_ms(truth):
     return statistics.fmean(s["wall_ms"] - s["wait_ms"] for s in steady_steps(truth))
 
 
-@check
-def check_whatif_more_workers(run, tolerance_pct):
-    """The recommended num_workers' predicted step against an unrecorded rerun with them.
-    The prediction keeps the loop's own time M as measured in the analysed run, whose loop
+def prediction_against_rerun(run, what, predicted, main_ms, handoff_ms, advised, current,
+                             tolerance_pct):
+    """A predicted step against an unrecorded rerun with the advised arguments. The
+    prediction keeps the loop's own time M as measured in the analysed run, whose loop
     waits before every step; on some machines a waiting loop's body runs slower than a busy
     one's, which nothing in that trace shows (docs/accuracy.md). The check measures that
-    slowdown from a second unrecorded rerun, of the analysed configuration, and takes it out
-    of M: the prediction, or the prediction so corrected, must be within tolerance_pct of the
-    rerun, and the prediction itself never more than tolerance_pct faster (a promise the
-    change breaks)."""
+    slowdown from a second unrecorded rerun, of the analysed configuration (current), and
+    takes it out of M: the prediction, or the prediction so corrected, must be within
+    tolerance_pct of the rerun, and the prediction itself never more than tolerance_pct
+    faster (a promise the change breaks)."""
+    rerun = run.rerun(advised)
+    measured = steady_mean_ms(rerun)
+    body_factor = own_ms(rerun) / own_ms(run.rerun(current))
+    # Only where the loop's own time is the prediction's binding term.
+    corrected = predicted - main_ms * (1 - body_factor) \
+        if abs(predicted - handoff_ms - main_ms) < 0.01 * predicted else predicted
+    error_pct = 100 * (predicted - measured) / measured
+    corrected_pct = 100 * (corrected - measured) / measured
+    run.notes.append(f"what-if: {what} predicted {predicted:.3f} ms, "
+                     f"measured {measured:.3f} ms, error {error_pct:+.1f}%; the loop's body "
+                     f"runs {body_factor:.2f}x as long without the waits, which corrects the "
+                     f"prediction to {corrected:.3f} ms ({corrected_pct:+.1f}%)")
+    # The correction is a second measurement with its own noise (two reruns on a machine
+    # the suite shares): a prediction within tolerance of the rerun needs none.
+    ok = error_pct >= -tolerance_pct and min(abs(error_pct), abs(corrected_pct)) <= \
+        tolerance_pct
+    return ok, f"{what}: predicted {predicted:.3f} ms/step, the rerun " \
+        f"measured {measured:.3f} ms ({error_pct:+.1f}%, at least -{tolerance_pct}%); with " \
+        f"the loop body's measured {body_factor:.2f}x taken out of its own time " \
+        f"({main_ms:.3f} ms) {corrected:.3f} ms ({corrected_pct:+.1f}%); one of the two " \
+        f"within {tolerance_pct}%"
+
+
+@check
+def check_whatif_more_workers(run, tolerance_pct):
+    """The recommended num_workers' predicted step against an unrecorded rerun with them
+    (prediction_against_rerun)."""
     finding = the_finding(run, "input-bound")
     current = run.truth["facts"]["num_workers"]
     evidence = finding.get("evidence", {})
@@ -947,30 +1028,60 @@ def check_whatif_more_workers(run, tolerance_pct):
     if not isinstance(workers, int) or workers <= current or not advice:
         return False, f"no recommendation of more than {current} workers " \
             f"(recommended_num_workers {workers})"
+    return prediction_against_rerun(
+        run, f"set num_workers={workers}",
+        number(advice[0].get("predicted_step_ms"), "predicted_step_ms"),
+        number(evidence.get("main_ms_per_step"), "main_ms_per_step"),
+        number(evidence.get("handoff_ms", 0), "handoff_ms"),
+        ["--workers", str(workers)], ["--workers", str(current)], tolerance_pct)
+
+
+@check
+def check_whatif_prefetch(run, tolerance_pct):
+    """Bursty loading: the first recommendation is a deeper queue (prefetch_factor costs
+    memory, no core), and its predicted step is within tolerance_pct of an unrecorded
+    rerun with that prefetch_factor."""
+    finding = the_finding(run, "input-bound")
+    advice = finding.get("recommendations", [])
+    if not advice or advice[0].get("knob") != "prefetch_factor":
+        return False, "the first recommendation is not prefetch_factor: " \
+            f"{[r.get('action') for r in advice]}"
+    match = re.search(r"prefetch_factor=(\d+)", advice[0].get("action", ""))
+    current = run.truth["facts"]["prefetch_factor"]
+    if not match or int(match.group(1)) <= current:
+        return False, f"{advice[0].get('action')}: no deeper queue than {current}"
+    prefetch = int(match.group(1))
+    if withheld(advice[0]):
+        return True, f"{advice[0].get('action')}, its prediction withheld: " \
+            f"{withheld(advice[0])}"
     predicted = number(advice[0].get("predicted_step_ms"), "predicted_step_ms")
-    main_ms = number(evidence.get("main_ms_per_step"), "main_ms_per_step")
-    handoff_ms = number(evidence.get("handoff_ms", 0), "handoff_ms")
-    rerun = run.rerun(["--workers", str(workers)])
-    measured = steady_mean_ms(rerun)
-    body_factor = own_ms(rerun) / own_ms(run.rerun(["--workers", str(current)]))
-    # Only where the loop's own time is the prediction's binding term.
-    corrected = predicted - main_ms * (1 - body_factor) \
-        if abs(predicted - handoff_ms - main_ms) < 0.01 * predicted else predicted
+    measured = steady_mean_ms(run.rerun(["--prefetch", str(prefetch)]))
     error_pct = 100 * (predicted - measured) / measured
-    corrected_pct = 100 * (corrected - measured) / measured
-    run.notes.append(f"what-if: num_workers={workers} predicted {predicted:.3f} ms, "
-                     f"measured {measured:.3f} ms, error {error_pct:+.1f}%; the loop's body "
-                     f"runs {body_factor:.2f}x as long without the waits, which corrects the "
-                     f"prediction to {corrected:.3f} ms ({corrected_pct:+.1f}%)")
-    # The correction is a second measurement with its own noise (two reruns on a machine
-    # the suite shares): a prediction within tolerance of the rerun needs none.
-    ok = error_pct >= -tolerance_pct and min(abs(error_pct), abs(corrected_pct)) <= \
-        tolerance_pct
-    return ok, f"set num_workers={workers}: predicted {predicted:.3f} ms/step, the rerun " \
-        f"measured {measured:.3f} ms ({error_pct:+.1f}%, at least -{tolerance_pct}%); with " \
-        f"the loop body's measured {body_factor:.2f}x taken out of its own time " \
-        f"({main_ms:.3f} ms) {corrected:.3f} ms ({corrected_pct:+.1f}%); one of the two " \
-        f"within {tolerance_pct}%"
+    run.notes.append(f"what-if: prefetch_factor={prefetch} predicted {predicted:.3f} ms, "
+                     f"measured {measured:.3f} ms, error {error_pct:+.1f}%")
+    return abs(error_pct) <= tolerance_pct, f"set prefetch_factor={prefetch}: predicted " \
+        f"{predicted:.3f} ms/step, the rerun measured {measured:.3f} ms ({error_pct:+.1f}%, " \
+        f"limit {tolerance_pct}%)"
+
+
+@check
+def check_whatif_balanced(run, tolerance_pct):
+    """loader-imbalance: the predicted step with the slow worker as fast as the others
+    against an unrecorded rerun in which it is (--slow-factor 1; prediction_against_rerun)."""
+    finding = the_finding(run, "loader-imbalance")
+    evidence = finding.get("evidence", {})
+    advice = [r for r in finding.get("recommendations", [])
+              if r.get("knob") == "loader_balance"]
+    if not advice:
+        return False, "no loader_balance recommendation"
+    if withheld(advice[0]):
+        return True, f"its prediction withheld: {withheld(advice[0])}"
+    return prediction_against_rerun(
+        run, "the slow worker as fast as the others",
+        number(advice[0].get("predicted_step_ms"), "predicted_step_ms"),
+        number(evidence.get("main_ms_per_step"), "main_ms_per_step"),
+        number(evidence.get("handoff_ms", 0), "handoff_ms"),
+        ["--slow-factor", "1"], [], tolerance_pct)
 
 
 WITHHELD = "not predicted: other programs used"

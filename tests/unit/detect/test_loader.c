@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "synth.h"
+#include "whatif.h"
 
 static struct po_rules rules;
 
@@ -203,6 +204,102 @@ static void test_untraced_loader(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * The same loop with no run configuration and no worker in the trace: nothing says the
+ * loader runs on the training thread either, so the cause is still loader-not-traced, and
+ * no step time is predicted from a batch that seems to take 0 ms to make.
+ */
+static void test_untraced_loader_no_config(void)
+{
+	static const struct synth_breakdown waits = {
+	    .ms = {[PO_CAT_FORWARD] = 10, [PO_CAT_DATA_WAIT] = 10}};
+	struct po_analysis *analysis = synth_create(100, &waits, 2);
+	const struct po_finding *finding;
+
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_STR_EQ(synth_text(finding, "cause"), "loader-not-traced");
+		CHECK(strstr(finding->summary, "training thread itself") == NULL);
+		CHECK(isnan(synth_number(finding, "model_step_ms")));
+		CHECK(synth_rec(finding, "num_workers") == NULL);
+		for (size_t i = 0; i < finding->recommendation_count; i++)
+			CHECK(isnan(finding->recommendations[i].predicted_step_ms));
+	}
+	synth_destroy(analysis);
+}
+
+/* The queue model replays batch times: steady ones, bursts, one slow worker. */
+static void test_queue_model(void)
+{
+	double services[400];
+	struct det_queue queue = {.service_ns = services, .batch_count = 400, .main_ns = 15e6};
+
+	for (size_t i = 0; i < 400; i++)
+		services[i] = 10e6;
+	/* Two workers make a batch every 5 ms: the loop's own 15 ms set the step. */
+	CHECK_NEAR(det_queue_step_ns(&queue, 2, 1) / 1e6, 15, 0.01);
+	/* A 50 ms batch every 5th: one in flight per worker stalls the loop, two do not. */
+	for (size_t i = 0; i < 400; i++)
+		services[i] = i % 5 == 0 ? 50e6 : 4e6;
+	CHECK_NEAR(det_queue_step_ns(&queue, 2, 1) / 1e6, 19, 0.1);
+	CHECK_NEAR(det_queue_step_ns(&queue, 2, 2) / 1e6, 15, 0.01);
+	/* Worker 1 takes 80 ms a batch, worker 0 16 ms: it paces the loop at 40 ms a step. */
+	for (size_t i = 0; i < 400; i++)
+		services[i] = i % 2 ? 80e6 : 16e6;
+	CHECK_NEAR(det_queue_step_ns(&queue, 2, 2) / 1e6, 40, 0.1);
+	CHECK(isnan(det_queue_step_ns(&queue, 0, 2)));
+}
+
+/* Worker 1 of 2 five times slower than worker 0: loader-imbalance names it. */
+static void test_loader_imbalance(void)
+{
+	static const struct synth_breakdown waits = {
+	    .ms = {[PO_CAT_FORWARD] = 15, [PO_CAT_DATA_WAIT] = 25}};
+	static const struct synth_loader loader = {
+	    .wall_ms = {16, 0, 0}, .cpu_ms = {-1, -1, -1}, .labels = {"shard", NULL, NULL}};
+	struct po_analysis *analysis = synth_create(200, &waits, 0);
+	const struct po_finding *finding;
+
+	synth_config(analysis, "num_workers", "2");
+	synth_workers(analysis, 2, &loader, 90);
+	analysis->workers[1].stage_ns[PO_STAGE_LOAD] *= 5;
+	for (size_t i = 1; i < 200; i += 2)
+		SYNTH_STEP(analysis, i).load_ns = 80 * SYNTH_MS;
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_LOADER_IMBALANCE);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_INT_EQ(synth_evidence(finding, "slow_worker_id")->integer, 1);
+		CHECK_STR_EQ(synth_text(finding, "stage"), "load");
+		CHECK_STR_EQ(synth_text(finding, "label"), "shard");
+		CHECK_NEAR(synth_number(finding, "slow_ms_per_batch"), 80, 0.01);
+		CHECK_NEAR(synth_number(finding, "others_ms_per_batch"), 16, 0.01);
+		/* The queue model's 40 ms now, 15 balanced: the measured 40 ms becomes 15. */
+		CHECK_NEAR(synth_number(finding, "predicted_step_ms"), 15, 0.1);
+		CHECK_NEAR(synth_number(finding, "lost_ms_per_step"), 25, 0.1);
+		CHECK(synth_rec(finding, "loader_balance") != NULL);
+	}
+	synth_destroy(analysis);
+}
+
+/* Workers within loader-imbalance.ratio of each other: silent. */
+static void test_balanced_loader_silent(void)
+{
+	static const struct synth_breakdown waits = {
+	    .ms = {[PO_CAT_FORWARD] = 15, [PO_CAT_DATA_WAIT] = 25}};
+	static const struct synth_loader loader = {
+	    .wall_ms = {80, 0, 0}, .cpu_ms = {-1, -1, -1}, .labels = {"shard", NULL, NULL}};
+	struct po_analysis *analysis = synth_create(200, &waits, 0);
+
+	synth_config(analysis, "num_workers", "2");
+	synth_workers(analysis, 2, &loader, 90);
+	run_detect(analysis);
+	CHECK(synth_finding(analysis, PO_FINDING_LOADER_IMBALANCE) == NULL);
+	synth_destroy(analysis);
+}
+
 int main(void)
 {
 	po_rules_init(&rules);
@@ -213,5 +310,9 @@ int main(void)
 	RUN(test_persistent_or_single_restart_silent);
 	RUN(test_live_workers_not_generations);
 	RUN(test_untraced_loader);
+	RUN(test_untraced_loader_no_config);
+	RUN(test_queue_model);
+	RUN(test_loader_imbalance);
+	RUN(test_balanced_loader_silent);
 	return CHECK_SUMMARY();
 }
