@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ static const struct rule_unit rule_units[] = {
 #undef PO_X
 };
 
-/* The ranges are filled in from rule_units on first use (po_rule_infos). */
+/* The ranges are filled in from rule_units once, on first use by any thread (fill_ranges). */
 static struct po_rule_info rule_infos[] = {
 #define PO_X(member, rule, key, def, unit, doc, source)                                            \
 	{rule, key, def, unit, doc, source, offsetof(struct po_rules, member), 0, 0, false},
@@ -35,12 +36,8 @@ static struct po_rule_info rule_infos[] = {
 #define RULE_COUNT (sizeof(rule_infos) / sizeof(rule_infos[0]))
 
 /* Every rule's unit is in rule_units: an unknown unit is a programmer error, caught here. */
-static void fill_ranges(void)
+static void fill_ranges_once(void)
 {
-	static bool filled;
-
-	if (filled)
-		return;
 	for (size_t i = 0; i < RULE_COUNT; i++) {
 		size_t u = 0;
 
@@ -53,7 +50,14 @@ static void fill_ranges(void)
 		rule_infos[i].highest = rule_units[u].highest;
 		rule_infos[i].whole = rule_units[u].whole;
 	}
-	filled = true;
+}
+
+/* Threads may ask at once (the decoders, a library caller): the table is filled once. */
+static void fill_ranges(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, fill_ranges_once);
 }
 
 const struct po_rule_info *po_rule_infos(size_t *count)
