@@ -82,6 +82,21 @@ struct po_straggler {
 	double last_pct;		/* share of the matched steps in which it arrived last */
 };
 
+/*
+ * A host's clock against the lowest rank's host, estimated from the collectives' ends
+ * (every rank leaves a collective within microseconds of the others): offset_ns is the
+ * median of (this host's lowest rank's end - the reference rank's end) over the collectives
+ * every rank completed, residual_ns the median distance of those differences from the
+ * offset once it is applied. The reference host has offset 0 and residual NaN.
+ */
+struct po_host_clock {
+	const char *host; /* weak: in the analysis arena; NULL when the ranks did not say */
+	int64_t ranks;	  /* ranks on the host */
+	int64_t samples;  /* collectives the estimate used */
+	double offset_ns;
+	double residual_ns;
+};
+
 struct po_distributed {
 	int32_t world_size;	       /* the largest the ranks reported; -1 */
 	struct po_rank_summary *ranks; /* sorted by rank; in the analysis arena */
@@ -96,6 +111,14 @@ struct po_distributed {
 	int64_t collectives;	       /* collectives every rank began and ended */
 	int64_t unmatched_collectives; /* seen on some ranks only, or never ended */
 	double lost_ns_per_step;       /* mean of the matched steps' lost_ns; NaN without */
+	/*
+	 * The hosts in order of their lowest rank, the first the reference; every collective
+	 * time of another host's ranks is moved by its offset before the ranks are compared.
+	 * clock_residual_ns: the largest residual; NaN with one host.
+	 */
+	struct po_host_clock *hosts; /* in the arena */
+	size_t host_count;
+	double clock_residual_ns;
 	struct po_straggler straggler; /* filled by the detectors */
 };
 

@@ -9,6 +9,7 @@
 
 #include "model_internal.h"
 #include "ranks.h"
+#include "stats.h"
 
 void rank_tracker_init(struct po_rank_tracker *tracker, const struct po_model_config *config,
 		       struct po_strtab *strings)
@@ -508,6 +509,110 @@ static enum po_status emit_steps(const struct step_builder *builder, struct po_a
 	return PO_STATUS_OK;
 }
 
+/* ---- the hosts' clocks ---- */
+
+/* The end of lane's record among records [from, to), or -1 when it has none. */
+static int64_t end_of_lane(const struct rank_collective *records, size_t from, size_t to,
+			   size_t lane)
+{
+	for (size_t i = from; i < to; i++) {
+		if (records[i].lane == lane)
+			return records[i].end_ns;
+	}
+	return -1;
+}
+
+/*
+ * The hosts (in the order of their lowest rank) and each lane's host; hosts are told apart
+ * by the rank events' interned names, so pointers compare.
+ */
+static enum po_status find_hosts(struct rank_lane *const *sorted, size_t count,
+				 size_t *host_of_lane, const struct rank_lane *lanes,
+				 struct po_distributed *out, struct po_arena *arena)
+{
+	out->hosts = po_arena_alloc(arena, count * sizeof(*out->hosts));
+	if (!out->hosts)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < count; i++) {
+		size_t h = 0;
+
+		while (h < out->host_count && out->hosts[h].host != sorted[i]->host)
+			h++;
+		if (h == out->host_count)
+			out->hosts[out->host_count++] = (struct po_host_clock){
+			    .host = sorted[i]->host, .offset_ns = 0, .residual_ns = NAN};
+		out->hosts[h].ranks++;
+		host_of_lane[sorted[i] - lanes] = h;
+	}
+	return PO_STATUS_OK;
+}
+
+/* Records [from, to) of one collective: the differences of two lanes' ends, when both ended. */
+static size_t end_differences(const struct rank_collective *records, size_t record_count,
+			      size_t rank_count, size_t lane, size_t reference, double *out)
+{
+	size_t count = 0, from = 0;
+
+	while (from < record_count) {
+		size_t to = from + 1;
+
+		while (to < record_count && records[to].group == records[from].group &&
+		       records[to].seq == records[from].seq)
+			to++;
+		if (collective_complete(records, from, to, rank_count))
+			out[count++] = (double)(end_of_lane(records, from, to, lane) -
+						end_of_lane(records, from, to, reference));
+		from = to;
+	}
+	return count;
+}
+
+/*
+ * Each host's clock offset from the reference host (the lowest rank's), from the ends of
+ * the collectives; the records of its ranks are moved by it. Records sorted by collective.
+ */
+static enum po_status align_clocks(struct po_rank_tracker *tracker, struct rank_lane *const *sorted,
+				   struct po_distributed *out, struct po_arena *arena)
+{
+	size_t count = tracker->lane_count, *host_of_lane = malloc(count * sizeof(size_t));
+	double *differences = malloc((tracker->record_count + 1) * sizeof(double));
+	enum po_status status = host_of_lane && differences ? PO_STATUS_OK : PO_STATUS_NOMEM;
+
+	if (status == PO_STATUS_OK)
+		status = find_hosts(sorted, count, host_of_lane, tracker->lanes, out, arena);
+	for (size_t h = 1; status == PO_STATUS_OK && h < out->host_count; h++) {
+		size_t first = 0, lane, reference = (size_t)(sorted[0] - tracker->lanes), samples;
+		struct po_host_clock *clock = &out->hosts[h];
+
+		while (host_of_lane[sorted[first] - tracker->lanes] != h)
+			first++; /* the host's lowest rank: the first of it in rank order */
+		lane = (size_t)(sorted[first] - tracker->lanes);
+		samples = end_differences(tracker->records, tracker->record_count, count, lane,
+					  reference, differences);
+		clock->samples = (int64_t)samples;
+		if (!samples)
+			continue;
+		clock->offset_ns = po_stats_median(differences, samples);
+		for (size_t i = 0; i < samples; i++)
+			differences[i] = fabs(differences[i] - clock->offset_ns);
+		clock->residual_ns = po_stats_median(differences, samples);
+		if (isnan(out->clock_residual_ns) || clock->residual_ns > out->clock_residual_ns)
+			out->clock_residual_ns = clock->residual_ns;
+		for (size_t i = 0; i < tracker->record_count; i++) {
+			struct rank_collective *record = &tracker->records[i];
+
+			if (host_of_lane[record->lane] != h)
+				continue;
+			record->begin_ns -= llround(clock->offset_ns);
+			if (record->end_ns >= 0)
+				record->end_ns -= llround(clock->offset_ns);
+		}
+	}
+	free(host_of_lane);
+	free(differences);
+	return status;
+}
+
 /* Matches the collectives across ranks, by (group, seq), into steps. */
 static enum po_status match_steps(struct po_rank_tracker *tracker, const size_t *position,
 				  const struct po_map *steady, struct po_distributed *out,
@@ -519,7 +624,6 @@ static enum po_status match_steps(struct po_rank_tracker *tracker, const size_t 
 	enum po_status status = PO_STATUS_OK;
 	size_t from = 0;
 
-	po_sort(records, tracker->record_count, sizeof(*records), compare_record);
 	while (from < tracker->record_count && status == PO_STATUS_OK) {
 		size_t to = from + 1;
 
@@ -561,8 +665,10 @@ enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_ana
 	out = po_arena_alloc(analysis->arena, sizeof(*out));
 	if (!out)
 		return PO_STATUS_NOMEM;
-	*out =
-	    (struct po_distributed){.world_size = -1, .rank_count = count, .lost_ns_per_step = NAN};
+	*out = (struct po_distributed){.world_size = -1,
+				       .rank_count = count,
+				       .lost_ns_per_step = NAN,
+				       .clock_residual_ns = NAN};
 	out->ranks = po_arena_alloc(analysis->arena, count * sizeof(*out->ranks));
 	sorted = malloc(count * sizeof(*sorted));
 	position = malloc(count * sizeof(*position));
@@ -582,6 +688,9 @@ enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_ana
 	status = PO_STATUS_OK;
 	for (size_t i = 0; i < count && status == PO_STATUS_OK; i++)
 		status = summarize_loop(sorted[i], &out->ranks[i], i == 0 ? &steady : NULL);
+	po_sort(tracker->records, tracker->record_count, sizeof(*tracker->records), compare_record);
+	if (status == PO_STATUS_OK)
+		status = align_clocks(tracker, sorted, out, analysis->arena);
 	if (status == PO_STATUS_OK)
 		status = match_steps(tracker, position, &steady, out, analysis->arena);
 	po_map_free(&steady);

@@ -90,6 +90,24 @@ static void write_straggler(struct po_json_writer *writer, const struct po_strag
 	po_json_write_end_object(writer);
 }
 
+static void write_hosts(struct po_json_writer *writer, const struct po_distributed *d)
+{
+	po_json_write_key(writer, "hosts");
+	po_json_write_begin_array(writer);
+	for (size_t i = 0; i < d->host_count; i++) {
+		const struct po_host_clock *clock = &d->hosts[i];
+
+		po_json_write_begin_object(writer);
+		po_json_write_kv_string(writer, "host", clock->host);
+		kv_ns_as_ms(writer, "offset_ms", clock->offset_ns);
+		po_json_write_kv_int(writer, "ranks", clock->ranks);
+		kv_ns_as_ms(writer, "residual_ms", clock->residual_ns);
+		po_json_write_kv_int(writer, "samples", clock->samples);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
 void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysis *analysis)
 {
 	const struct po_distributed *d = analysis->distributed;
@@ -98,7 +116,9 @@ void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysi
 		return;
 	po_json_write_key(writer, "ranks");
 	po_json_write_begin_object(writer);
+	kv_ns_as_ms(writer, "clock_residual_ms", d->clock_residual_ns);
 	po_json_write_kv_int(writer, "collectives", d->collectives);
+	write_hosts(writer, d);
 	kv_ns_as_ms(writer, "lost_ms_per_step", d->lost_ns_per_step);
 	po_json_write_kv_int(writer, "matched_steps", (int64_t)d->step_count);
 	po_json_write_key(writer, "per_rank");

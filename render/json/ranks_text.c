@@ -73,5 +73,12 @@ void po_render_ranks_text(const struct po_analysis *analysis, FILE *out)
 		"step", "data_wait", "forward", "backward", "collective", "waiting", "last");
 	for (size_t i = 0; i < d->rank_count; i++)
 		print_rank(&d->ranks[i], out);
+	for (size_t i = 1; i < d->host_count; i++)
+		fprintf(
+		    out,
+		    "  Clock of %s: %+.3f ms from %s's (residual %.3f ms over %lld collectives)\n",
+		    d->hosts[i].host ? d->hosts[i].host : "?", d->hosts[i].offset_ns / 1e6,
+		    d->hosts[0].host ? d->hosts[0].host : "?", d->hosts[i].residual_ns / 1e6,
+		    (long long)d->hosts[i].samples);
 	print_straggler(d, out);
 }

@@ -14,14 +14,15 @@ enum { RANK0 = 100, WORKER0 = 101, RANK1 = 200, WORKER1 = 201 };
 #define STEPS 20
 #define STEP_PERIOD (50 * MS)
 
-static void rank_event(struct po_model *model, int64_t t, int32_t pid, int32_t rank)
+static void rank_event(struct po_model *model, int64_t t, int32_t pid, int32_t rank,
+		       const char *host)
 {
 	struct po_event event = event_at(PO_EV_RANK, t, pid, pid);
 
 	event.u.rank.rank = rank;
 	event.u.rank.local_rank = rank;
 	event.u.rank.world_size = 2;
-	event.u.rank.host = str_of("node1");
+	event.u.rank.host = str_of(host);
 	feed(model, &event);
 }
 
@@ -44,6 +45,7 @@ struct rank_step {
 	int32_t worker;
 	int64_t wait_ns;
 	int64_t arrive_ns; /* collective begin, from the step's begin */
+	int64_t clock_ns;  /* how far its host's clock is ahead */
 };
 
 /*
@@ -150,26 +152,29 @@ static void job_step(struct po_model *model, const struct rank_step ranks[2], in
 						done + 5 * MS};
 
 		for (int what = 0; what < WHAT_COUNT; what++)
-			events[count++] = (struct timed){base + at[what], what, r};
+			events[count++] =
+			    (struct timed){base + at[what] + ranks[r].clock_ns, what, r};
 	}
 	qsort(events, count, sizeof(*events), compare_timed);
 	for (size_t i = 0; i < count; i++)
 		emit(model, &ranks[events[i].rank], events[i].what, events[i].t, step);
 }
 
-static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter)
+/* Rank 1 on another host whose clock is clock_ns ahead when clock_ns is not 0. */
+static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter, int64_t clock_ns)
 {
 	struct po_model *model = model_new(NULL);
 	struct po_analysis *analysis;
 	struct po_rules rules;
 	struct po_error err = {{0}};
-	struct rank_step ranks[2] = {{RANK0, WORKER0, MS, 0}, {RANK1, WORKER1, MS, 0}};
+	struct rank_step ranks[2] = {{RANK0, WORKER0, MS, 0, 0}, {RANK1, WORKER1, MS, 0, clock_ns}};
 
 	/* samples before the rank events: rank 1's must leave the primary loop's memory sums */
 	counter(model, MS / 2, RANK1, PO_COUNTER_HOST_RSS, -1, 300 << 20);
 	counter(model, MS / 2 + 1, RANK0, PO_COUNTER_HOST_RSS, -1, 100 << 20);
-	rank_event(model, 1 * MS, RANK1, 1); /* rank 1 first: the primary is still rank 0 */
-	rank_event(model, 2 * MS, RANK0, 0);
+	/* rank 1 first: the primary is still rank 0 */
+	rank_event(model, 1 * MS, RANK1, 1, clock_ns ? "node2" : "node1");
+	rank_event(model, 2 * MS, RANK0, 0, "node1");
 	worker_begin(model, 3 * MS, WORKER0, 0, RANK0);
 	worker_begin(model, 4 * MS, WORKER1, 0, RANK1);
 	for (int64_t step = 0; step < STEPS; step++) {
@@ -198,7 +203,7 @@ static const struct po_finding *find_finding(const struct po_analysis *analysis,
 
 static void slow_input_rank(void)
 {
-	struct po_analysis *analysis = run_job(31 * MS, false);
+	struct po_analysis *analysis = run_job(31 * MS, false, 0);
 	const struct po_distributed *d = analysis->distributed;
 
 	CHECK(d != NULL);
@@ -218,6 +223,8 @@ static void slow_input_rank(void)
 	CHECK_INT_EQ(d->ranks[1].steps, STEPS);
 	CHECK_INT_EQ(d->collectives, STEPS);
 	CHECK_INT_EQ(d->unmatched_collectives, 0);
+	CHECK_INT_EQ(d->host_count, 1); /* one host: no clock to align */
+	CHECK(isnan(d->clock_residual_ns));
 	CHECK_INT_EQ(d->step_count, STEPS - 1); /* past the start-up step */
 	/* rank 0 arrives 30 ms before rank 1 at every all-reduce */
 	CHECK(fabs(d->ranks[0].wait_ns_per_step - 30.0 * MS) < 1);
@@ -238,7 +245,7 @@ static void slow_input_rank(void)
 
 static void balanced_ranks(void)
 {
-	struct po_analysis *analysis = run_job(MS, true);
+	struct po_analysis *analysis = run_job(MS, true, 0);
 	const struct po_distributed *d = analysis->distributed;
 
 	CHECK(d != NULL);
@@ -246,6 +253,27 @@ static void balanced_ranks(void)
 	CHECK(!d->straggler.present);
 	CHECK(find_finding(analysis, PO_FINDING_STRAGGLER) == NULL);
 	CHECK(d->ranks[0].last_pct > 40 && d->ranks[0].last_pct < 60);
+	po_analysis_destroy(analysis);
+}
+
+/* Rank 1's host clock runs 50 ms ahead: the offset comes from the collectives' ends. */
+static void two_hosts(void)
+{
+	struct po_analysis *analysis = run_job(31 * MS, false, 50 * MS);
+	const struct po_distributed *d = analysis->distributed;
+
+	CHECK(d != NULL);
+	CHECK_INT_EQ(d->host_count, 2);
+	CHECK_STR_EQ(d->hosts[0].host, "node1");
+	CHECK_STR_EQ(d->hosts[1].host, "node2");
+	CHECK(fabs(d->hosts[1].offset_ns - 50.0 * MS) < 1);
+	CHECK_INT_EQ(d->hosts[1].samples, STEPS);
+	CHECK(d->clock_residual_ns < 1);
+	/* aligned: rank 1 arrives 30 ms after rank 0, not 80 */
+	CHECK_INT_EQ(d->arrival_ns[3 * 2 + 1] - d->arrival_ns[3 * 2], 30 * MS);
+	CHECK(d->straggler.present);
+	CHECK_INT_EQ(d->straggler.rank, 1);
+	CHECK_INT_EQ(d->straggler.cause, PO_STRAGGLER_CAUSE_INPUT);
 	po_analysis_destroy(analysis);
 }
 
@@ -266,6 +294,7 @@ int main(void)
 {
 	RUN(slow_input_rank);
 	RUN(balanced_ranks);
+	RUN(two_hosts);
 	RUN(no_ranks);
 	return CHECK_SUMMARY();
 }
