@@ -105,7 +105,7 @@ void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *
 /*
  * A recommendation whose effect depends on how many cores the program gets (more or fewer
  * workers or threads, less CPU work): on a busy machine its prediction is withheld, and the
- * effect says why (det_withheld_why).
+ * effect says why (det_withheld_why); one the model itself predicts no gain for is not listed.
  */
 void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
 			 const char *action, const char *why, const char *effect, double step_ms,

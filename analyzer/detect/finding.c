@@ -169,6 +169,13 @@ void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, const 
 {
 	const char *withheld = det_withheld_why(ctx);
 
+	/*
+	 * Withheld is not "no gain", but a change the model itself sees no gain in is no
+	 * advice on a busy machine either.
+	 */
+	if (withheld && isfinite(speedup) && speedup > 0 &&
+	    speedup < 1.0 + ctx->rules->recommend_min_gain_pct / 100.0)
+		return;
 	if (withheld)
 		det_recommend(ctx, finding, knob, action, why, withheld, NAN, NAN);
 	else

@@ -300,6 +300,46 @@ static void test_balanced_loader_silent(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * One gate for every recommendation: a predicted slowdown or no change is not listed, on a
+ * quiet machine or a busy one; a prediction withheld on a busy machine is listed without it.
+ */
+static void test_advice_predicts_gain(void)
+{
+	static const struct synth_breakdown steps = {.ms = {[PO_CAT_FORWARD] = 10}};
+	struct po_analysis *analysis = synth_create(10, &steps, 0);
+	struct det_ctx ctx = {.analysis = analysis,
+			      .rules = &rules,
+			      .quality_factor = 1,
+			      .steps_factor = 1,
+			      .others_cores = NAN};
+	struct po_finding *finding =
+	    det_finding_add(&ctx, PO_FINDING_INPUT_BOUND, PO_SEVERITY_WARNING, 1);
+
+	CHECK(finding != NULL);
+	if (!finding) {
+		synth_destroy(analysis);
+		return;
+	}
+	det_recommend(&ctx, finding, "transform", "slower", "", "", 13.9, 0.72);
+	det_recommend(&ctx, finding, "num_workers", "keep", "", "", 10, 1.0);
+	det_recommend(&ctx, finding, "pin_memory", "not predicted", "", "", NAN, NAN);
+	det_recommend(&ctx, finding, "num_workers", "faster", "", "", 8, 1.25);
+	CHECK_INT_EQ(finding->recommendation_count, 2);
+	CHECK_STR_EQ(finding->recommendations[0].action, "not predicted");
+	CHECK_STR_EQ(finding->recommendations[1].action, "faster");
+	analysis->cpu_count = 2;
+	ctx.machine_busy = true;
+	ctx.others_cores = 1.4;
+	det_recommend_cores(&ctx, finding, "transform", "busy slower", "", "", 13.9, 0.72);
+	det_recommend_cores(&ctx, finding, "num_workers", "busy faster", "", "", 8, 1.25);
+	CHECK_INT_EQ(finding->recommendation_count, 3);
+	CHECK_STR_EQ(finding->recommendations[2].action, "busy faster");
+	CHECK(isnan(finding->recommendations[2].predicted_step_ms));
+	CHECK(strstr(finding->recommendations[2].effect, "not predicted: other programs") != NULL);
+	synth_destroy(analysis);
+}
+
 int main(void)
 {
 	po_rules_init(&rules);
@@ -311,6 +351,7 @@ int main(void)
 	RUN(test_live_workers_not_generations);
 	RUN(test_untraced_loader);
 	RUN(test_untraced_loader_no_config);
+	RUN(test_advice_predicts_gain);
 	RUN(test_queue_model);
 	RUN(test_loader_imbalance);
 	RUN(test_balanced_loader_silent);
