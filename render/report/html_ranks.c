@@ -87,5 +87,16 @@ void po_html_fill_ranks(struct po_html *html)
 			     PO_HTML_NUMERIC_TAIL & ~PO_HTML_COLUMN(1));
 	for (size_t i = 0; i < d->rank_count && i < 1024; i++)
 		rank_row(html, body, &d->ranks[i]);
+	for (size_t i = 1; i < d->host_count && i < 1024; i++) {
+		char text[300];
+
+		snprintf(
+		    text, sizeof(text),
+		    "Clock of %s: %+.3f ms from %s's (residual %.3f ms over %lld collectives).",
+		    d->hosts[i].host ? d->hosts[i].host : "?", d->hosts[i].offset_ns / 1e6,
+		    d->hosts[0].host ? d->hosts[0].host : "?", d->hosts[i].residual_ns / 1e6,
+		    (long long)d->hosts[i].samples);
+		po_html_el(html, parent, "p", "note", text);
+	}
 	straggler_note(html, parent, d);
 }
