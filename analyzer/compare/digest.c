@@ -9,6 +9,7 @@
 #include "common/summary_keys.h"
 #include "compare.h"
 #include "json_read.h"
+#include "metrics.h"
 #include "stats.h"
 
 static enum po_status digest_create(size_t step_count, const char *label, struct po_digest **out)
@@ -65,11 +66,6 @@ static void finish_series(struct po_digest *digest, bool any_gpu, bool any_live)
 		digest->live_bytes = NULL;
 }
 
-static int64_t live_of_step(const struct po_step *step)
-{
-	return step->host_live_bytes >= 0 ? step->host_live_bytes : step->rss_bytes;
-}
-
 enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const char *label,
 				       struct po_digest **out, struct po_error *err)
 {
@@ -87,11 +83,13 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 		const struct po_step step = po_analysis_step(analysis, i);
 		double wall_ms = (double)(step.end_ns - step.begin_ns) / 1e6;
 		size_t k = digest->step_count;
+		int64_t host = po_metric_host_bytes(analysis, &step);
 
-		if (live_of_step(&step) >= 0)
-			digest->live_bytes[digest->live_count++] = (double)live_of_step(&step);
+		/* Lossy steps are out of every figure, the memory slope's too. */
 		if (step.flags & PO_STEP_LOSSY)
 			continue;
+		if (host >= 0)
+			digest->live_bytes[digest->live_count++] = (double)host;
 		digest->step_ms[k] = wall_ms;
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			digest->category_ms[c][k] = (double)step.category_ns[c] / 1e6;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "detect_internal.h"
+#include "metrics.h"
 
 struct po_step det_clean_step(const struct det_ctx *ctx, size_t i)
 {
@@ -90,8 +91,10 @@ static void add_steady_step(struct det_ctx *ctx, size_t i, const struct po_step 
 {
 	walls[ctx->clean_count] = (double)(step->end_ns - step->begin_ns);
 	ctx->clean_wall_ns += walls[ctx->clean_count];
-	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
 		ctx->category_mean_ns[c] += (double)step->category_ns[c];
+		ctx->category_sum_ns[c] += step->category_ns[c];
+	}
 	ctx->clean[ctx->clean_count++] = i;
 }
 
@@ -140,7 +143,6 @@ static void fill_steady(struct det_ctx *ctx)
 {
 	struct po_analysis *analysis = ctx->analysis;
 	struct po_steady_stats *steady = &analysis->steady;
-	const double *mean = ctx->category_mean_ns;
 	double busy = 0;
 
 	*steady = (struct po_steady_stats){.count = (int64_t)ctx->clean_count,
@@ -152,12 +154,10 @@ static void fill_steady(struct det_ctx *ctx)
 	if (!ctx->clean_count)
 		return;
 	steady->mean_ns = ctx->mean_step_ns;
-	steady->input_wait_pct = ctx->mean_step_ns > 0
-				     ? 100.0 *
-					   (mean[PO_CAT_DATA_WAIT] + mean[PO_CAT_LOAD] +
-					    mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE]) /
-					   ctx->mean_step_ns
-				     : NAN;
+	steady->input_wait_pct =
+	    ctx->mean_step_ns > 0
+		? 100.0 * (double)po_metric_input_wait_ns(ctx->category_sum_ns) / ctx->clean_wall_ns
+		: NAN;
 	if (!analysis->gpu_count)
 		return;
 	for (size_t i = 0; i < ctx->clean_count; i++)

@@ -43,6 +43,7 @@ struct det_ctx {
 	double mean_step_ns;  /* over clean steps; 0 without */
 	double median_step_ns;
 	double category_mean_ns[PO_CATEGORY_COUNT];
+	int64_t category_sum_ns[PO_CATEGORY_COUNT]; /* over the steady steps */
 	/*
 	 * What other programs used of the machine while it was recorded (po_machine_load):
 	 * others_cores (NaN unknown), the cores they left to this program (the machine's cores

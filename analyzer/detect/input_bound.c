@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "whatif.h"
 
 #define LOADER_STAGES 3 /* load, preprocess, collate: PO_STAGE_LOAD + i */
@@ -49,18 +50,13 @@ struct ib_facts {
 /* Steps whose own input time is more than half the warning share of the step. */
 static double waiting_steps_pct(const struct det_ctx *ctx, bool with_handoff)
 {
-	double limit = ctx->rules->input_bound_warning_pct / 200.0;
 	size_t waiting = 0;
 
 	for (size_t i = 0; i < ctx->clean_count; i++) {
 		const struct po_step step = det_clean_step(ctx, i);
-		const int64_t *cat = step.category_ns;
-		double input =
-		    (double)(cat[PO_CAT_DATA_WAIT] + cat[PO_CAT_LOAD] + cat[PO_CAT_PREPROCESS] +
-			     cat[PO_CAT_COLLATE] + (with_handoff ? cat[PO_CAT_HANDOFF] : 0));
 
-		if (input > limit * (double)(step.end_ns - step.begin_ns))
-			waiting++;
+		waiting +=
+		    po_metric_step_waits(&step, ctx->rules->input_bound_warning_pct, with_handoff);
 	}
 	return ctx->clean_count ? 100.0 * (double)waiting / (double)ctx->clean_count : 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "detect.h"
+#include "metrics.h"
 #include "stats.h"
 #include "window.h"
 
@@ -78,28 +79,6 @@ static int64_t baseline_begin(const struct po_analysis *analysis, size_t *skip)
 	return po_analysis_step(analysis, startup - 1).end_ns;
 }
 
-/* A step's memory: host from allocation events when the run has them, else resident sets. */
-static int64_t host_bytes_of(const struct po_analysis *analysis, const struct po_step *step)
-{
-	return analysis->memory.has_alloc_events && step->host_live_bytes >= 0
-		   ? step->host_live_bytes
-		   : step->rss_bytes;
-}
-
-/*
- * The data wait of a step as input-bound counts it (detect/input_bound.c): data wait and
- * loading in the main process; a step waits when that is over half the warning share.
- */
-static bool step_waits(const struct po_rules *rules, const struct po_step *step)
-{
-	const int64_t *cat = step->category_ns;
-	double input = (double)(cat[PO_CAT_DATA_WAIT] + cat[PO_CAT_LOAD] + cat[PO_CAT_PREPROCESS] +
-				cat[PO_CAT_COLLATE]);
-
-	return input >
-	       rules->input_bound_warning_pct / 200.0 * (double)(step->end_ns - step->begin_ns);
-}
-
 /*
  * The shares and medians are over steady steps, as the offline statistics (result.h,
  * po_steady_stats): not lossy, and past each epoch's start-up steps, while the workers
@@ -131,7 +110,7 @@ static void gather(const struct po_analysis *analysis, const struct po_rules *ru
 		if (step.end_ns <= window->begin_ns || step.end_ns > window->now_ns)
 			continue;
 		g->rate_count++;
-		host = host_bytes_of(analysis, &step);
+		host = po_metric_host_bytes(analysis, &step);
 		if (host >= 0) {
 			g->host_t[g->host_count] = (double)(step.end_ns - window->begin_ns) / 1e9;
 			g->host_y[g->host_count++] = (double)host;
@@ -148,7 +127,8 @@ static void gather(const struct po_analysis *analysis, const struct po_rules *ru
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 			g->category_ns[c] += step.category_ns[c];
 		g->wall_ns += step.end_ns - step.begin_ns;
-		g->waiting_count += step_waits(rules, &step);
+		g->waiting_count +=
+		    po_metric_step_waits(&step, rules->input_bound_warning_pct, false);
 		g->gpu_busy_ns += step.gpu_busy_ns;
 	}
 }
@@ -253,13 +233,9 @@ static void fill_steps(const struct po_analysis *analysis, const struct po_rules
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 		window->category_pct[c] =
 		    g->wall_ns > 0 ? 100.0 * (double)g->category_ns[c] / (double)g->wall_ns : NAN;
-	/* result.h, po_steady_stats.input_wait_pct: the same four categories */
 	window->data_wait_pct =
 	    g->wall_ns > 0
-		? 100.0 *
-		      (double)(g->category_ns[PO_CAT_DATA_WAIT] + g->category_ns[PO_CAT_LOAD] +
-			       g->category_ns[PO_CAT_PREPROCESS] + g->category_ns[PO_CAT_COLLATE]) /
-		      (double)g->wall_ns
+		? 100.0 * (double)po_metric_input_wait_ns(g->category_ns) / (double)g->wall_ns
 		: NAN;
 	window->waiting_steps_pct =
 	    g->window_count ? 100.0 * (double)g->waiting_count / (double)g->window_count : NAN;

@@ -124,8 +124,7 @@ static void record(void *ptr)
 {
 	struct capture capture;
 
-	if (!ptr || recording ||
-	    !lttng_ust_tracepoint_enabled(profopt_heap, alloc_callers))
+	if (!ptr || recording || !lttng_ust_tracepoint_enabled(profopt_heap, alloc_callers))
 		return;
 	recording = true;
 	capture.count = 0;

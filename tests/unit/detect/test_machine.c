@@ -183,7 +183,8 @@ static void test_main_loading_core_wait_measured(void)
 		CHECK_NEAR(synth_number(finding, "available_cores"), 0.5, 1e-9);
 		rec = synth_rec(finding, "num_workers");
 		CHECK(rec && isnan(rec->predicted_step_ms));
-		CHECK(rec && strncmp(rec->effect, "not predicted: other programs used 1.50", 39) == 0);
+		CHECK(rec &&
+		      strncmp(rec->effect, "not predicted: other programs used 1.50", 39) == 0);
 	}
 	destroy(analysis);
 }
@@ -207,7 +208,8 @@ static void test_light_load_counts_cores_left(void)
 		CHECK(isnan(synth_number(b, "available_cores")));
 		CHECK(synth_number(a, "predicted_step_ms") > 0);
 		CHECK(synth_number(b, "predicted_step_ms") > 0);
-		CHECK(synth_rec(a, "num_workers") && synth_rec(a, "num_workers")->predicted_step_ms > 0);
+		CHECK(synth_rec(a, "num_workers") &&
+		      synth_rec(a, "num_workers")->predicted_step_ms > 0);
 	}
 	CHECK(!has_warning(light, "busy-machine"));
 	CHECK(light->verdict_reason == NULL || !strstr(light->verdict_reason, "other programs"));

@@ -58,8 +58,10 @@ static void test_others_from_busy_less_own(void)
 	steps(model);
 	announce(model, 200 * MS, WORKER, MAIN, 1);
 	for (int64_t t = 0; t <= 1000; t += 100) {
-		counter(model, t * MS + 1, MAIN, PO_COUNTER_PROCESS_CPU, -1, 10000 * MS + t * MS / 2);
-		counter(model, t * MS + 2, MAIN, PO_COUNTER_MACHINE_CPU, -1, 900000 * MS + t * MS * 3 / 2);
+		counter(model, t * MS + 1, MAIN, PO_COUNTER_PROCESS_CPU, -1,
+			10000 * MS + t * MS / 2);
+		counter(model, t * MS + 2, MAIN, PO_COUNTER_MACHINE_CPU, -1,
+			900000 * MS + t * MS * 3 / 2);
 		if (t >= 300)
 			counter(model, t * MS + 3, WORKER, PO_COUNTER_PROCESS_CPU, -1,
 				(t - 200) * MS / 4);
