@@ -263,7 +263,9 @@ EXPECTATIONS = {
         ("advice_gains",),
     ],
     "bursty_prefetch": [
-        ("truth", "wait_share_pct", ">=", 15),
+        # The bursts stall the loop only while its own step is short: a loop slowed by
+        # other programs absorbs them, and the scenario did not happen.
+        ("truth", "wait_share_pct", ">=", 30),
         ("step_count",),
         ("mean_step", SAME_RUN_PCT),
         ("wait_accounted", SAME_RUN_PCT),
