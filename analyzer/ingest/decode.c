@@ -641,6 +641,12 @@ static bool deliver(struct po_decoder *decoder, const struct po_event *event, in
 	return true;
 }
 
+/* A pid of a trace in its recording's pid space (pid_spaces.c); -1 stays unknown. */
+static inline int32_t in_pid_space(const struct po_decoder *decoder, uint32_t trace_id, int32_t pid)
+{
+	return pid >= 0 ? pid + decoder->traces[trace_id].pid_base : pid;
+}
+
 static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 {
 	const bt_event *event = bt_message_event_borrow_event_const(message);
@@ -673,6 +679,7 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 	context = bt_event_borrow_common_context_field_const(event);
 	ev.pid = entry->vpid.type != PO_MEMBER_ABSENT ? (int32_t)member_int(context, &entry->vpid)
 						      : entry->env_pid;
+	ev.pid = in_pid_space(decoder, ev.trace_id, ev.pid);
 	ev.tid = (int32_t)member_int(context, &entry->vtid);
 	ev.procname = member_str(context, &entry->procname);
 	ev.ip = member_u64(context, &entry->ip);
@@ -681,6 +688,11 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 		decoder->stats->malformed_events++;
 		return true;
 	}
+	if (ev.kind == PO_EV_PROCESS)
+		ev.u.process.parent_pid =
+		    in_pid_space(decoder, ev.trace_id, ev.u.process.parent_pid);
+	else if (ev.kind == PO_EV_WORKER_BEGIN || ev.kind == PO_EV_WORKER_END)
+		ev.u.worker.parent_pid = in_pid_space(decoder, ev.trace_id, ev.u.worker.parent_pid);
 	return deliver(decoder, &ev, entry->offset_ns + ev.time_ns);
 }
 
@@ -750,9 +762,9 @@ static bool handle_discarded(struct po_decoder *decoder, const bt_message *messa
 	trace = bt_stream_borrow_trace_const(view.stream);
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = packets ? PO_EV_DISCARDED_PACKETS : PO_EV_DISCARDED_EVENTS;
-	ev.pid = trace_env_pid(trace);
 	ev.tid = -1;
 	ev.trace_id = trace_id_of(decoder, trace);
+	ev.pid = in_pid_space(decoder, ev.trace_id, trace_env_pid(trace));
 	ev.u.discarded.count = view.availability == BT_PROPERTY_AVAILABILITY_AVAILABLE &&
 				       view.count < (UINT64_C(1) << 63)
 				   ? (int64_t)view.count

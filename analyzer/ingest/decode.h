@@ -46,6 +46,7 @@ struct po_class_entry {
 struct po_trace_state {
 	int64_t delivered; /* events handed to the callback (without lanes) */
 	int64_t to_skip;   /* events of this trace to drop after a restart */
+	int32_t pid_base;  /* added to its pids: its recording's pid space (pid_spaces.c) */
 };
 
 struct po_decoder {

@@ -813,6 +813,25 @@ static void exclude_skipped(struct po_run *run, const struct po_ingest_options *
 	}
 }
 
+/* Each trace's pid space, in every lane's decoder (pid_spaces.c). */
+static enum po_status set_pid_spaces(struct po_run *run, struct po_error *err)
+{
+	int32_t *bases = calloc(run->traces->count, sizeof(*bases));
+	enum po_status status;
+
+	if (!bases) {
+		po_error_set(err, "Failed to decode trace: out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	status = po_trace_list_pid_bases(run->trace_dir, run->traces, bases, err);
+	for (size_t l = 0; status == PO_STATUS_OK && l < run->lanes_made; l++) {
+		for (size_t i = 0; i < run->traces->count; i++)
+			run->lanes[l].decoder.traces[i].pid_base = bases[i];
+	}
+	free(bases);
+	return status;
+}
+
 enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_options *options,
 			     po_event_fn callback, void *ctx, struct po_ingest_stats *stats,
 			     struct po_error *err)
@@ -847,6 +866,8 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 		exclude_skipped(&run, options);
 	if (status == PO_STATUS_OK)
 		status = lanes_init(&run, err);
+	if (status == PO_STATUS_OK)
+		status = set_pid_spaces(&run, err);
 	if (status == PO_STATUS_OK)
 		status = run_all(&run, err);
 	lanes_fini(&run);

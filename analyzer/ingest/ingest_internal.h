@@ -79,6 +79,14 @@ enum po_status po_index_read(const char *trace, const char *name, struct po_inde
  */
 const char *po_trace_relative_path(const char *path, const char *root);
 
+/*
+ * What each trace of the list adds to its pids (pid_spaces.c): 0, or, when root holds
+ * several recordings, the trace's recording's index << PO_RECORDING_PID_SHIFT. bases has
+ * traces->count entries.
+ */
+enum po_status po_trace_list_pid_bases(const char *root, const struct po_trace_list *traces,
+				       int32_t *bases, struct po_error *err) PO_NODISCARD;
+
 /* Whether a file name follows LTTng's naming of stream files, CHANNEL_N. */
 bool po_trace_is_stream_name(const char *name);
 

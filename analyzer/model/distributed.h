@@ -83,7 +83,8 @@ struct po_straggler {
 };
 
 /*
- * A host's clock against the lowest rank's host, estimated from the collectives' ends
+ * A host's clock (the ranks of one host name and one recording) against the lowest rank's
+ * host, estimated from the collectives' ends
  * (every rank leaves a collective within microseconds of the others): offset_ns is the
  * median of (this host's lowest rank's end - the reference rank's end) over the collectives
  * every rank completed, residual_ns the median distance of those differences from the
@@ -91,8 +92,13 @@ struct po_straggler {
  */
 struct po_host_clock {
 	const char *host; /* weak: in the analysis arena; NULL when the ranks did not say */
-	int64_t ranks;	  /* ranks on the host */
-	int64_t samples;  /* collectives the estimate used */
+	/*
+	 * The recording its ranks were recorded in: 0, or its index when the trace directory
+	 * holds several (one per host); a host of one name in two recordings is two clocks.
+	 */
+	int32_t recording;
+	int64_t ranks;	 /* ranks on the host */
+	int64_t samples; /* collectives the estimate used */
 	double offset_ns;
 	double residual_ns;
 };

@@ -160,6 +160,9 @@ const char *po_gpu_kind_name(enum po_gpu_kind kind);
 const char *po_event_kind_name(enum po_event_kind kind); /* the trace event name */
 const char *po_collective_op_name(enum po_collective_op op);
 
+/* Pids are below 2^22 (pid_max); above it, the recording a pid belongs to. */
+#define PO_RECORDING_PID_SHIFT 22
+
 /* The longest build id kept (GNU build ids are 20 bytes: SHA-1). */
 #define PO_BUILD_ID_MAX 32
 
@@ -173,7 +176,13 @@ struct po_event {
 	 * GPU activity start_ns/end_ns. For DISCARDED_*, the end of the window.
 	 */
 	int64_t time_ns;
-	int32_t pid;		/* vpid context; -1 when the trace lacks it */
+	/*
+	 * vpid context; -1 when the trace lacks it. When the trace directory holds several
+	 * recordings (hosts), the k-th one's pids are moved by k << PO_RECORDING_PID_SHIFT
+	 * (ingest, pid_spaces.c), so processes of two hosts never share a pid; parent pids
+	 * likewise.
+	 */
+	int32_t pid;
 	int32_t tid;		/* vtid context; -1 when missing */
 	struct po_str procname; /* procname context; len 0 when missing */
 	uint64_t ip;		/* ip context (allocation site), 0 when missing */

@@ -524,7 +524,8 @@ static int64_t end_of_lane(const struct rank_collective *records, size_t from, s
 
 /*
  * The hosts (in the order of their lowest rank) and each lane's host; hosts are told apart
- * by the rank events' interned names, so pointers compare.
+ * by the rank events' interned names (pointers compare) and by the recording their pid
+ * says (PO_RECORDING_PID_SHIFT): two recordings are two clocks, whatever the names.
  */
 static enum po_status find_hosts(struct rank_lane *const *sorted, size_t count,
 				 size_t *host_of_lane, const struct rank_lane *lanes,
@@ -536,11 +537,17 @@ static enum po_status find_hosts(struct rank_lane *const *sorted, size_t count,
 	for (size_t i = 0; i < count; i++) {
 		size_t h = 0;
 
-		while (h < out->host_count && out->hosts[h].host != sorted[i]->host)
+		int32_t recording = sorted[i]->pid >> PO_RECORDING_PID_SHIFT;
+
+		while (h < out->host_count && (out->hosts[h].host != sorted[i]->host ||
+					       out->hosts[h].recording != recording))
 			h++;
 		if (h == out->host_count)
-			out->hosts[out->host_count++] = (struct po_host_clock){
-			    .host = sorted[i]->host, .offset_ns = 0, .residual_ns = NAN};
+			out->hosts[out->host_count++] =
+			    (struct po_host_clock){.host = sorted[i]->host,
+						   .recording = recording,
+						   .offset_ns = 0,
+						   .residual_ns = NAN};
 		out->hosts[h].ranks++;
 		host_of_lane[sorted[i] - lanes] = h;
 	}

@@ -101,6 +101,7 @@ static void write_hosts(struct po_json_writer *writer, const struct po_distribut
 		po_json_write_kv_string(writer, "host", clock->host);
 		kv_ns_as_ms(writer, "offset_ms", clock->offset_ns);
 		po_json_write_kv_int(writer, "ranks", clock->ranks);
+		po_json_write_kv_int(writer, "recording", clock->recording);
 		kv_ns_as_ms(writer, "residual_ms", clock->residual_ns);
 		po_json_write_kv_int(writer, "samples", clock->samples);
 		po_json_write_end_object(writer);

@@ -46,6 +46,10 @@ def options(parser):
                         help="designed compute of a forward on every rank (a sleep)")
     parser.add_argument("--slow-compute-ms", type=float, default=None,
                         help="designed compute of a forward on the slow rank")
+    parser.add_argument("--one-rank", metavar="DIR",
+                        help="run the one rank that RANK, WORLD_SIZE, MASTER_ADDR and "
+                        "MASTER_PORT say (a shell loop, one host each) and write its "
+                        "stamps to DIR/rankN.json")
 
 
 def free_port():
@@ -65,7 +69,8 @@ def compute_ms(args, rank):
 
 
 def rank_main(rank, args, port, out_dir):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    if port is not None:
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
     profopt = common.import_profopt()
@@ -119,6 +124,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     options(parser)
     args = parser.parse_args()
+    if args.one_rank:
+        args.ranks = int(os.environ["WORLD_SIZE"])
+        rank_main(int(os.environ["RANK"]), args, None, args.one_rank)
+        return
     out_dir = os.path.dirname(os.path.abspath(args.truth)) if args.truth else "."
     begin = common.machine_snapshot(os.getpid())
     started = time.monotonic()

@@ -1,0 +1,69 @@
+/*
+ * pid_spaces.c: a directory holding several recordings (one per host of a distributed
+ * job, each profopt-record's output directory) holds several pid spaces, and the same pid
+ * in two of them is two processes. Each trace's recording is the nearest directory above
+ * it, up to the root, that holds profopt-recording.txt; with two recordings or more, the
+ * k-th of them (in path order) has its pids moved by k << PO_RECORDING_PID_SHIFT
+ * (model/event.h). One recording, or none, leaves every pid as it is.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ingest.h"
+#include "ingest_internal.h"
+
+#define RECORDING_FILE "profopt-recording.txt"
+
+/* The length of the nearest directory of path, up to root, holding the recording file; 0. */
+static size_t recording_of(const char *path, size_t root_length)
+{
+	char candidate[4096];
+	size_t length = strlen(path);
+
+	while (length >= root_length) {
+		if ((size_t)snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)length, path,
+				     RECORDING_FILE) < sizeof(candidate) &&
+		    access(candidate, F_OK) == 0)
+			return length;
+		while (length > root_length && path[length - 1] != '/')
+			length--;
+		if (length <= root_length)
+			break;
+		length--; /* the slash */
+	}
+	return 0;
+}
+
+enum po_status po_trace_list_pid_bases(const char *root, const struct po_trace_list *traces,
+				       int32_t *bases, struct po_error *err)
+{
+	size_t root_length = strlen(root), *recording = calloc(traces->count + 1, sizeof(size_t));
+	int32_t group = 0;
+
+	if (!recording) {
+		po_error_set(err, "Failed to find the recordings of %s: out of memory", root);
+		return PO_STATUS_NOMEM;
+	}
+	while (root_length > 1 && root[root_length - 1] == '/')
+		root_length--;
+	for (size_t i = 0; i < traces->count; i++)
+		recording[i] = recording_of(traces->paths[i], root_length);
+	/* paths are sorted: a recording's traces follow each other */
+	for (size_t i = 0; i < traces->count; i++) {
+		if (i > 0 && (recording[i] != recording[i - 1] ||
+			      strncmp(traces->paths[i], traces->paths[i - 1], recording[i]) != 0))
+			group++;
+		bases[i] = group;
+	}
+	free(recording);
+	if (group >= (INT32_C(1) << (31 - PO_RECORDING_PID_SHIFT))) {
+		po_error_set(err, "%s holds %d recordings: at most %d are analysed together", root,
+			     (int)group + 1, (int)(INT32_C(1) << (31 - PO_RECORDING_PID_SHIFT)));
+		return PO_STATUS_INPUT;
+	}
+	for (size_t i = 0; i < traces->count; i++)
+		bases[i] = group ? bases[i] << PO_RECORDING_PID_SHIFT : 0;
+	return PO_STATUS_OK;
+}
