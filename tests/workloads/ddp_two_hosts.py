@@ -11,7 +11,11 @@ the directory holding both recordings. Expected: both ranks, each with its own l
 clocks, the second 50 ms ahead, residual under 1 ms; rank 1 the chronic straggler with
 cause input; each rank's wait within 10% or 2 ms of the script's own stamps.
 
-Prints "ok ..." or "FAIL ..." per check; exits 1 when one failed.
+Prints "ok ..." or "FAIL ..." per check; exits 1 when one failed. The offset and the
+residual depend on when each rank's completion thread gets a core to stamp the
+collective's end: when only those checks fail and other programs used a quarter of the CPUs or more meanwhile
+(tests/lib/machine.py), the test is skipped (77) with one line saying how busy the
+machine was.
 """
 
 import argparse
@@ -27,7 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.normpath(os.path.join(HERE, "..", ".."))
 PYTHON = "/usr/bin/python3"
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
 import ddp_straggler  # noqa: E402 (this directory)
+import machine  # noqa: E402 (tests/lib)
 
 SHIFT_MS = 50.0
 RESIDUAL_LIMIT_MS = 1.0
@@ -84,22 +90,23 @@ def checks(summary, truth):
     per_rank = {entry["rank"]: entry for entry in ranks.get("per_rank", [])}
     hosts = ranks.get("hosts", [])
     straggler = ranks.get("straggler") or {}
-    yield sorted(per_rank) == [0, 1] and all(
+    yield "ranks", sorted(per_rank) == [0, 1] and all(
         per_rank[r]["steps"] == truth[str(r)]["steps"] for r in per_rank), \
         f"both ranks, each with its own loop: steps " \
         f"{ {r: e['steps'] for r, e in per_rank.items()} }"
     offset = hosts[1]["offset_ms"] if len(hosts) == 2 else None
-    yield offset is not None and abs(offset - SHIFT_MS) <= OFFSET_LIMIT_MS, \
+    yield "offset", offset is not None and abs(offset - SHIFT_MS) <= OFFSET_LIMIT_MS, \
         f"two clocks, the second {offset} ms ahead (designed {SHIFT_MS} ms, limit " \
         f"{OFFSET_LIMIT_MS} ms; hosts {hosts})"
     residual = ranks.get("clock_residual_ms")
-    yield residual is not None and residual < RESIDUAL_LIMIT_MS, \
+    yield "residual", residual is not None and residual < RESIDUAL_LIMIT_MS, \
         f"residual after alignment {residual} ms (limit {RESIDUAL_LIMIT_MS} ms)"
-    yield (straggler.get("rank"), straggler.get("cause"), straggler.get("chronic")) == \
+    yield "straggler", (straggler.get("rank"), straggler.get("cause"),
+                        straggler.get("chronic")) == \
         (1, "input", True), f"straggler {straggler}"
     for rank, entry in sorted(per_rank.items()):
         got, want = entry["wait_ms_per_step"], truth[str(rank)]["wait_ms_per_step"]
-        yield abs(got - want) <= max(WAIT_SLACK_MS, WAIT_PCT / 100 * want), \
+        yield "wait", abs(got - want) <= max(WAIT_SLACK_MS, WAIT_PCT / 100 * want), \
             f"rank {rank} waits {got:.2f} ms per step, the script measured {want:.2f} ms " \
             f"(limit {WAIT_PCT}% or {WAIT_SLACK_MS} ms)"
 
@@ -114,17 +121,24 @@ def main(argv):
     work = arguments.keep or tempfile.mkdtemp(prefix="profopt-ddp-two-hosts.")
     os.makedirs(work, exist_ok=True)
     try:
+        begin = machine.snapshot(machine.children_cpu_s())
         job = record_ranks(build, work)
+        measured = machine.others(begin, machine.snapshot(machine.children_cpu_s()))
         stamps = []
         for rank in (0, 1):
             with open(os.path.join(work, f"rank{rank}.json")) as part:
                 stamps.append(json.load(part))
         truth = ddp_straggler.truth_of(None, stamps)
         results = list(checks(analyze(build, job, work), truth))
-        for ok, text in results:
+        for _, ok, text in results:
             print(("ok   " if ok else "FAIL ") + text)
-        failed = sum(not ok for ok, _ in results)
-        print(f"{len(results) - failed} passed, {failed} failed")
+        failed = [name for name, ok, _ in results if not ok]
+        print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+        if failed and set(failed) <= {"residual", "offset"} and machine.is_busy(measured):
+            print(machine.skip_line(measured, "the ranks",
+                                    "the residual depends on when the completion threads "
+                                    "get a core"))
+            return machine.SKIP_STATUS
         return 1 if failed else 0
     finally:
         if not arguments.keep:
