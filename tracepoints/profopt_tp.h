@@ -49,6 +49,9 @@ LTTNG_UST_TRACEPOINT_ENUM(profopt, counter_kind,
 		lttng_ust_field_enum_value("gpu_mem_peak", 7)
 		lttng_ust_field_enum_value("gpu_mem_free", 8)
 		lttng_ust_field_enum_value("machine_cpu", 9)
+		lttng_ust_field_enum_value("host_pss", 10)
+		lttng_ust_field_enum_value("host_uss", 11)
+		lttng_ust_field_enum_value("machine_memory", 12)
 	)
 )
 

@@ -51,7 +51,10 @@ enum po_stage {
 	X(GPU_RECORDS_DROPPED, "gpu_records_dropped")                                              \
 	X(GPU_MEM_PEAK, "gpu_mem_peak")                                                            \
 	X(GPU_MEM_FREE, "gpu_mem_free")                                                            \
-	X(MACHINE_CPU, "machine_cpu")
+	X(MACHINE_CPU, "machine_cpu")                                                              \
+	X(HOST_PSS, "host_pss")                                                                    \
+	X(HOST_USS, "host_uss")                                                                    \
+	X(MACHINE_MEMORY, "machine_memory")
 
 enum po_counter {
 #define PO_X(name, json) PO_COUNTER_##name,

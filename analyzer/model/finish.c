@@ -242,7 +242,8 @@ static enum po_status build_processes(struct po_model *model, struct po_analysis
 					.cpu_first_ns = process->cpu_first_ns,
 					.cpu_last_ns = process->cpu_last_ns,
 					.runq_first_ns = process->runq_first_ns,
-					.runq_last_ns = process->runq_last_ns};
+					.runq_last_ns = process->runq_last_ns,
+					.sets = process->sets};
 	}
 	analysis->process_count = model->procs.process_count;
 	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
@@ -841,6 +842,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	if (status == PO_STATUS_OK) {
 		po_analysis_build_pipeline(analysis);
 		status = memory_tracker_build(&model->memory, analysis, finish_role_of);
+		analysis->memory.machine_bytes = model->procs.machine_memory_bytes;
 	}
 	if (status == PO_STATUS_OK)
 		status = detail_tracker_finish(&model->timeline, analysis);

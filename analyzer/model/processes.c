@@ -9,7 +9,8 @@ static void process_rejoins(struct po_process_tracker *t, struct process *proces
 void process_tracker_init(struct po_process_tracker *t, struct po_strtab *strings,
 			  struct po_memory_tracker *memory)
 {
-	*t = (struct po_process_tracker){.rss_sum_bytes = -1, .strings = strings, .memory = memory};
+	*t = (struct po_process_tracker){
+	    .rss_sum_bytes = -1, .machine_memory_bytes = -1, .strings = strings, .memory = memory};
 }
 
 void process_tracker_fini(struct po_process_tracker *t)
@@ -61,6 +62,7 @@ static struct process *process_get(struct po_process_tracker *t, int32_t pid)
 				    .cpu_last_ns = -1,
 				    .runq_first_ns = -1,
 				    .runq_last_ns = -1,
+				    .sets = PO_MEMORY_SETS_UNKNOWN,
 				    .cpu_since_ns = -1,
 				    .cpu_prev_ns = -1,
 				    .runq_since_ns = -1,
@@ -223,6 +225,9 @@ static bool counter_plausible(const struct process *process, const struct po_eve
 
 	switch (event->u.counter.kind) {
 	case PO_COUNTER_HOST_RSS:
+	case PO_COUNTER_HOST_PSS:
+	case PO_COUNTER_HOST_USS:
+	case PO_COUNTER_MACHINE_MEMORY:
 	case PO_COUNTER_GPU_MEM_USED:
 	case PO_COUNTER_GPU_MEM_RESERVED:
 		return value >= 0 && value <= PO_MEMORY_LIMIT_BYTES;
@@ -311,6 +316,33 @@ static void on_machine_cpu(struct po_process_tracker *t, struct process *process
 	series->traced_last_ns = t->traced_cpu_ns;
 }
 
+/*
+ * A proportional or unique set sample. The resident set beside a unique set is the latest
+ * RSS sample: the sampler reads both in one pass and records RSS first.
+ */
+static void on_memory_set(struct process *process, enum po_counter kind, int64_t value)
+{
+	struct po_memory_sets *sets = &process->sets;
+
+	if (kind == PO_COUNTER_HOST_PSS) {
+		if (sets->pss_first_bytes < 0)
+			sets->pss_first_bytes = value;
+		sets->pss_last_bytes = value;
+		if (value > sets->pss_peak_bytes)
+			sets->pss_peak_bytes = value;
+		return;
+	}
+	if (sets->uss_first_bytes < 0) {
+		sets->uss_first_bytes = value;
+		sets->rss_at_uss_first_bytes = process->rss_last_bytes;
+	}
+	sets->uss_last_bytes = value;
+	if (value > sets->uss_peak_bytes) {
+		sets->uss_peak_bytes = value;
+		sets->rss_at_uss_peak_bytes = process->rss_last_bytes;
+	}
+}
+
 bool process_tracker_counter(struct po_process_tracker *t, struct process *process,
 			     const struct po_event *event, int32_t cpu_count)
 {
@@ -337,6 +369,14 @@ bool process_tracker_counter(struct po_process_tracker *t, struct process *proce
 		break;
 	case PO_COUNTER_MACHINE_CPU:
 		on_machine_cpu(t, process, event->time_ns, value);
+		break;
+	case PO_COUNTER_HOST_PSS:
+	case PO_COUNTER_HOST_USS:
+		on_memory_set(process, event->u.counter.kind, value);
+		break;
+	case PO_COUNTER_MACHINE_MEMORY:
+		if (value > t->machine_memory_bytes)
+			t->machine_memory_bytes = value;
 		break;
 	default:
 		break;

@@ -1,7 +1,8 @@
 /*
  * processes.h: the process tracker, one of the model's trackers. It owns the run's
  * processes and threads: when each was first and last heard of, its name, its samples
- * (resident memory, CPU time, run-queue wait, GPU memory per device) and its life as a
+ * (resident memory and memory sets, CPU time, run-queue wait, GPU memory per device), the
+ * machine's physical memory, and its life as a
  * loader worker (announced, ended, or silent long enough to be taken as gone), and the
  * sum of the live processes' resident memory. It tells the memory tracker what that sum
  * and the processes' GPU memory become. Each thread carries the stack of its open spans,
@@ -87,6 +88,7 @@ struct process {
 	int64_t cpu_last_ns;
 	int64_t runq_first_ns; /* PROCESS_RUNQ_WAIT counter, first and last; -1 */
 	int64_t runq_last_ns;
+	struct po_memory_sets sets; /* HOST_PSS and HOST_USS counters */
 	/*
 	 * A sample's value is read before its event is stamped, and on a crowded machine the
 	 * sampler can wait for a core in between: a stamp bounds when its own value was read
@@ -145,6 +147,7 @@ struct po_process_tracker {
 	 */
 	int64_t traced_cpu_ns;
 	int64_t silent_scan_ns;		  /* when silent processes were last looked for */
+	int64_t machine_memory_bytes;	  /* the largest MACHINE_MEMORY sample; -1 */
 	struct po_strtab *strings;	  /* weak: the model's, for process names */
 	struct po_memory_tracker *memory; /* weak: told of the sums */
 };

@@ -105,6 +105,26 @@ enum po_run_ending {
 
 const char *po_run_ending_name(enum po_run_ending ending);
 
+/*
+ * A process's memory sets, sampled from /proc/PID/smaps_rollup (the host_pss and host_uss
+ * counters): the proportional set (each page divided by the processes that map it) and the
+ * unique set (pages only it maps), first, latest and largest; and its resident set (the
+ * latest host_rss sample) when the unique set was first sampled and when it peaked, to
+ * tell pages it un-shared from memory it allocated. -1 without samples.
+ */
+struct po_memory_sets {
+	int64_t pss_first_bytes;
+	int64_t pss_last_bytes;
+	int64_t pss_peak_bytes;
+	int64_t uss_first_bytes;
+	int64_t uss_last_bytes;
+	int64_t uss_peak_bytes;
+	int64_t rss_at_uss_first_bytes;
+	int64_t rss_at_uss_peak_bytes;
+};
+
+#define PO_MEMORY_SETS_UNKNOWN ((struct po_memory_sets){-1, -1, -1, -1, -1, -1, -1, -1})
+
 struct po_process {
 	int32_t pid;
 	const char *name; /* procname */
@@ -121,6 +141,7 @@ struct po_process {
 	int64_t cpu_last_ns;
 	int64_t runq_first_ns; /* first/last PROCESS_RUNQ_WAIT counter (waiting for a CPU); -1 */
 	int64_t runq_last_ns;
+	struct po_memory_sets sets;
 };
 
 struct po_thread {
@@ -361,6 +382,7 @@ struct po_memory {
 	int64_t gpu_peak_bytes;	 /* -1 */
 	int64_t rss_peak_bytes;	 /* -1 */
 	int64_t unmatched_frees; /* frees of addresses never seen allocated */
+	int64_t machine_bytes;	 /* physical memory of the machine (machine_memory); -1 */
 };
 
 #define PO_DISCARD_EVENTS 0

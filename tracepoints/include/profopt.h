@@ -56,6 +56,11 @@ enum profopt_counter {
 						    counted (cudaMemGetInfo) */
 	PROFOPT_COUNTER_MACHINE_CPU = 9,	 /* nanoseconds all CPUs of the machine were busy
 						    since boot, every program counted (/proc/stat) */
+	PROFOPT_COUNTER_HOST_PSS = 10,		 /* bytes, proportional set of the process: each
+						    page divided by the processes mapping it */
+	PROFOPT_COUNTER_HOST_USS = 11,		 /* bytes, unique set of the process: the pages
+						    only it maps (Private_Clean + Private_Dirty) */
+	PROFOPT_COUNTER_MACHINE_MEMORY = 12,	 /* bytes of physical memory of the machine */
 };
 
 /* Kinds of GPU activity records; values are part of the trace format. */
@@ -206,7 +211,10 @@ void profopt_collective_end(int32_t group, enum profopt_collective_op op, uint64
 /*
  * Sampler thread: every period_ms, records host RSS, process CPU time and the main
  * thread's run-queue wait as counters, and at most every 100 ms the whole machine's busy
- * CPU time (not in forked children: their parent records it). Off unless started here or
+ * CPU time (not in forked children: their parent records it). The proportional and unique
+ * set sizes (/proc/self/smaps_rollup, costlier) are read when the thread starts, then at
+ * most every second and less often in large processes; the machine's physical memory with
+ * them (not in forked children). Off unless started here or
  * by the environment variable PROFOPT_SAMPLE_MS=N at load. Restarted in forked children
  * when it runs in the parent. Returns 0, or -1 on error.
  */

@@ -3,7 +3,9 @@
 # (PROFOPT_SAMPLE_MS, as profopt-record sets it) and a host leak of 2 MiB per step in the
 # main process. Checks that forking workers while the sampler runs works (the simulator
 # finishes), that every process is sampled, and that the main process's RSS grows by
-# about the leaked bytes, which are also reported as profopt mem_alloc events.
+# about the leaked bytes, which are also reported as profopt mem_alloc events. Every
+# process records its proportional and unique sets (smaps_rollup), a forked worker's first
+# at its start, below its resident set; only the main process records the machine's memory.
 set -eu
 bin=$1
 work=$(mktemp -d /tmp/profopt-sim-sampled.XXXXXX)
@@ -50,6 +52,8 @@ import bt2
 rss = collections.defaultdict(list)  # vpid -> [(time, bytes)]
 runq = collections.defaultdict(list)  # vpid -> run-queue wait samples (ns, cumulative)
 leaks = collections.Counter()
+sets = collections.defaultdict(list)  # (vpid, kind) -> values: 10 host_pss, 11 host_uss
+machine_memory = collections.defaultdict(list)  # vpid -> machine_memory samples
 main_pid = None
 for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
     if type(msg) is not bt2._EventMessageConst:
@@ -62,6 +66,10 @@ for msg in bt2.TraceCollectionMessageIterator(sys.argv[1]):
         rss[pid].append((msg.default_clock_snapshot.ns_from_origin, int(ev.payload_field["value"])))
     elif ev.name == "profopt:counter" and int(ev.payload_field["kind"]) == 5:
         runq[pid].append(int(ev.payload_field["value"]))
+    elif ev.name == "profopt:counter" and int(ev.payload_field["kind"]) in (10, 11):
+        sets[pid, int(ev.payload_field["kind"])].append(int(ev.payload_field["value"]))
+    elif ev.name == "profopt:counter" and int(ev.payload_field["kind"]) == 12:
+        machine_memory[pid].append(int(ev.payload_field["value"]))
     elif ev.name == "profopt:mem_alloc" and str(ev.payload_field["label"]) == "leak":
         leaks[pid] += int(ev.payload_field["bytes"])
 failures = 0
@@ -78,5 +86,12 @@ check(growth >= 0.6 * 40 * 2097152, f"main RSS grew by {growth} bytes for {40 * 
 check(len(runq) == 3, f"process_runq_wait sampled in {len(runq)} processes, expected 3")
 check(all(v == sorted(v) and v[0] >= 0 for v in runq.values()),
       "the run-queue wait only grows, from zero or more")
+for kind, name in ((10, "host_pss"), (11, "host_uss")):
+    sampled = [pid for pid in rss if sets.get((pid, kind))]
+    check(len(sampled) == 3, f"{name} sampled in {len(sampled)} processes, expected 3")
+    check(all(0 < v <= max(b for _, b in rss[pid]) for pid in sampled for v in sets[pid, kind]),
+          f"{name} is positive and within the process's largest resident set")
+check(list(machine_memory) == [main_pid] and min(machine_memory[main_pid]) > 0,
+      f"machine_memory recorded by {sorted(machine_memory)}, expected the main process only")
 sys.exit(1 if failures else 0)
 PY

@@ -77,15 +77,43 @@ static void fill_processes(struct po_analysis *analysis)
 	struct po_process *processes = ALLOC(analysis, struct po_process, 3);
 	struct po_thread *threads = ALLOC(analysis, struct po_thread, 4);
 
-	processes[0] = (struct po_process){100,	      "python",	 PO_ROLE_MAIN, -1,	  -1,
-					   T(0),      T(500.25), 9000,	       100 << 20, 140 << 20,
-					   150 << 20, 0,	 400 * MS,     0,	  3 * MS};
-	processes[1] = (struct po_process){
-	    101,      "pt_data_worker", PO_ROLE_WORKER, 0,  100, T(1), T(499), 1500,
-	    50 << 20, 60 << 20,		61 << 20,	-1, -1,	 -1,   -1};
-	processes[2] = (struct po_process){102,	   "worker\xff\"1", PO_ROLE_WORKER, 1,	100,
-					   T(1.5), T(498),	    1500,	    -1, -1,
-					   -1,	   10 * MS,	    90 * MS,	    -1, -1};
+	processes[0] =
+	    (struct po_process){100,	   "python",  PO_ROLE_MAIN, -1,
+				-1,	   T(0),      T(500.25),    9000,
+				100 << 20, 140 << 20, 150 << 20,    0,
+				400 * MS,  0,	      3 * MS,	    PO_MEMORY_SETS_UNKNOWN};
+	processes[1] = (struct po_process){101,
+					   "pt_data_worker",
+					   PO_ROLE_WORKER,
+					   0,
+					   100,
+					   T(1),
+					   T(499),
+					   1500,
+					   50 << 20,
+					   60 << 20,
+					   61 << 20,
+					   -1,
+					   -1,
+					   -1,
+					   -1,
+					   PO_MEMORY_SETS_UNKNOWN};
+	processes[2] = (struct po_process){102,
+					   "worker\xff\"1",
+					   PO_ROLE_WORKER,
+					   1,
+					   100,
+					   T(1.5),
+					   T(498),
+					   1500,
+					   -1,
+					   -1,
+					   -1,
+					   10 * MS,
+					   90 * MS,
+					   -1,
+					   -1,
+					   PO_MEMORY_SETS_UNKNOWN};
 	threads[0] = (struct po_thread){100, 100, "python", true};
 	threads[1] = (struct po_thread){100, 105, "pin_memory", false};
 	threads[2] = (struct po_thread){101, 101, "pt_data_worker", false};
@@ -240,7 +268,8 @@ static void fill_memory(struct po_analysis *analysis)
 {
 	struct po_mem_site *sites = ALLOC(analysis, struct po_mem_site, 2);
 
-	analysis->memory = (struct po_memory){true, true, true, false, 64 << 20, -1, 150 << 20, 2};
+	analysis->memory =
+	    (struct po_memory){true, true, true, false, 64 << 20, -1, 150 << 20, 2, -1};
 	sites[0] = (struct po_mem_site){101,
 					PO_ROLE_WORKER,
 					-1,

@@ -1,8 +1,9 @@
 /*
  * test_processes.c: the process tracker alone, with a memory tracker beside it: processes
  * and threads from events, the live processes' RSS sum (a worker that ends or falls
- * silent leaves it, one that speaks again rejoins), GPU memory per device, counters no
- * machine could produce refused, and two trackers side by side.
+ * silent leaves it, one that speaks again rejoins), GPU memory per device, the memory sets
+ * and the machine's memory, counters no machine could produce refused, and two trackers side
+ * by side.
  */
 #include <string.h>
 
@@ -248,6 +249,41 @@ static void test_sample_stamped_late(void)
 	teardown(&f);
 }
 
+/*
+ * Memory sets: first, latest and largest of each, with the resident set sampled just before
+ * the unique set's first and largest samples; the machine's memory, the largest sample;
+ * negative sets refused.
+ */
+static void test_memory_sets(void)
+{
+	struct fixture f;
+	const struct po_memory_sets *sets;
+
+	setup(&f);
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_RSS, -1, 700 * MIB, 1 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_PSS, -1, 150 * MIB, 1 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_USS, -1, 4 * MIB, 1 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_MACHINE_MEMORY, -1, 2048 * MIB, 1 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_RSS, -1, 710 * MIB, 1000 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_PSS, -1, 300 * MIB, 1000 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_USS, -1, 164 * MIB, 1000 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_RSS, -1, 705 * MIB, 2000 * MS));
+	CHECK(sample(&f, 300, PO_COUNTER_HOST_USS, -1, 160 * MIB, 2000 * MS));
+	CHECK(!sample(&f, 300, PO_COUNTER_HOST_USS, -1, -1, 2100 * MS));
+	CHECK(!sample(&f, 300, PO_COUNTER_HOST_PSS, -1, INT64_MAX, 2100 * MS));
+	sets = &process_tracker_find(&f.tracker, 300)->sets;
+	CHECK_INT_EQ(sets->pss_first_bytes, 150 * MIB);
+	CHECK_INT_EQ(sets->pss_peak_bytes, 300 * MIB);
+	CHECK_INT_EQ(sets->uss_first_bytes, 4 * MIB);
+	CHECK_INT_EQ(sets->uss_peak_bytes, 164 * MIB);
+	CHECK_INT_EQ(sets->uss_last_bytes, 160 * MIB);
+	CHECK_INT_EQ(sets->rss_at_uss_first_bytes, 700 * MIB);
+	CHECK_INT_EQ(sets->rss_at_uss_peak_bytes, 710 * MIB);
+	CHECK_INT_EQ(f.tracker.machine_memory_bytes, 2048 * MIB);
+	CHECK_INT_EQ(process_tracker_rss_sum(&f.tracker), 705 * MIB);
+	teardown(&f);
+}
+
 static void test_side_by_side(void)
 {
 	struct fixture one, two;
@@ -272,6 +308,7 @@ int main(void)
 	RUN(test_implausible_counters);
 	RUN(test_runq_credited_late);
 	RUN(test_sample_stamped_late);
+	RUN(test_memory_sets);
 	RUN(test_side_by_side);
 	return CHECK_SUMMARY();
 }

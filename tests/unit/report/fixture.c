@@ -287,8 +287,8 @@ static void build_memory(struct builder *b)
 {
 	struct po_analysis *a = b->analysis;
 
-	a->memory = (struct po_memory){true,	     false,	   true,	 true,
-				       1400LL << 20, 6200LL << 20, 4400LL << 20, 0};
+	a->memory = (struct po_memory){true,	     false,	   true, true, 1400LL << 20,
+				       6200LL << 20, 4400LL << 20, 0,	 -1};
 	a->mem_site_count = 3;
 	a->mem_sites = NEW_ARRAY(b, struct po_mem_site, 3);
 	for (size_t i = 0; i < 3; i++) {
@@ -515,7 +515,7 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 	b.analysis->main_pid = -1;
 	b.analysis->cpu_count = -1;
 	b.analysis->verdict = PO_VERDICT_UNKNOWN;
-	b.analysis->memory = (struct po_memory){false, false, false, false, -1, -1, -1, 0};
+	b.analysis->memory = (struct po_memory){false, false, false, false, -1, -1, -1, 0, -1};
 	b.analysis->step_stats.samples_per_s = -1;
 	b.analysis->steady = (struct po_steady_stats){0, 1, NAN, NAN, NAN, NAN, false};
 	if (kind == FIXTURE_EMPTY)

@@ -47,6 +47,9 @@ class Counter(enum.IntEnum):
     GPU_MEM_PEAK = 7
     GPU_MEM_FREE = 8
     MACHINE_CPU = 9
+    HOST_PSS = 10
+    HOST_USS = 11
+    MACHINE_MEMORY = 12
 
 
 class GpuKind(enum.IntEnum):
