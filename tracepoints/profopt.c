@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -341,6 +342,26 @@ PO_EXPORT void profopt_collective_end(int32_t group, enum profopt_collective_op 
 {
 	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, collective_end, group, (int)op, bytes, seq, device);
+}
+
+PO_EXPORT void profopt_code(uint32_t code_id, const char *function, const char *file,
+			    int32_t first_line)
+{
+	ANNOUNCE();
+	lttng_ust_tracepoint(profopt, code, code_id, nonnull(function), nonnull(file), first_line);
+}
+
+PO_EXPORT void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t *code_ids,
+				    const uint32_t *lines, uint32_t depth)
+{
+	ANNOUNCE();
+	if (!lttng_ust_tracepoint_enabled(profopt, stack_sample) || !code_ids || !lines)
+		return;
+	if (depth > PROFOPT_STACK_DEPTH_MAX)
+		depth = PROFOPT_STACK_DEPTH_MAX;
+	if (tid < 0)
+		tid = (int32_t)syscall(SYS_gettid);
+	lttng_ust_do_tracepoint(profopt, stack_sample, tid, cpu_ns, code_ids, lines, depth);
 }
 
 PO_EXPORT int profopt_sampler_start(unsigned period_ms)

@@ -315,6 +315,35 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, collective_class, profopt, collecti
 	LTTNG_UST_TP_ARGS(int32_t, group, int, op, uint64_t, bytes, int64_t, seq,
 			  int32_t, device))
 
+/*
+ * Function-level samples (docs/sampling.md). code: a code object (a Python function), once
+ * per process before the first sample that names it: its id in this process, the function's
+ * qualified name, its file and first line. stack_sample: the stack of thread tid when the
+ * process's CPU-time timer fired, innermost frame first, as (code id, line) pairs, and the
+ * CPU time the thread used since its previous sample (-1: unknown), which the sample stands for.
+ */
+LTTNG_UST_TRACEPOINT_EVENT(profopt, code,
+	LTTNG_UST_TP_ARGS(uint32_t, code_id, const char *, function, const char *, file,
+			  int32_t, first_line),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(uint32_t, code_id, code_id)
+		lttng_ust_field_string(function, function)
+		lttng_ust_field_string(file, file)
+		lttng_ust_field_integer(int32_t, first_line, first_line)
+	)
+)
+
+LTTNG_UST_TRACEPOINT_EVENT(profopt, stack_sample,
+	LTTNG_UST_TP_ARGS(int32_t, tid, int64_t, cpu_ns, const uint32_t *, code_ids,
+			  const uint32_t *, lines, uint32_t, depth),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, tid, tid)
+		lttng_ust_field_integer(int64_t, cpu_ns, cpu_ns)
+		lttng_ust_field_sequence(uint32_t, code_ids, code_ids, uint32_t, depth)
+		lttng_ust_field_sequence(uint32_t, lines, lines, uint32_t, depth)
+	)
+)
+
 #endif /* PROFOPT_TP_H */
 
 /* clang-format on */

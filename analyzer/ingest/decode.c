@@ -46,6 +46,8 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
     [PO_EV_RANK] = {"rank", "local_rank", "world_size", "host"},
     [PO_EV_COLLECTIVE_BEGIN] = {"group", "op", "bytes", "seq", "device"},
     [PO_EV_COLLECTIVE_END] = {"group", "op", "bytes", "seq", "device"},
+    [PO_EV_CODE] = {"code_id", "function", "file", "first_line"},
+    [PO_EV_STACK_SAMPLE] = {"tid", "cpu_ns", "code_ids", "lines"},
     [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
     [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
     [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
@@ -523,6 +525,41 @@ static void fill_bin(int kind, const bt_field *p, const struct po_member *m, str
 	}
 }
 
+/*
+ * A stack sample's frames, packed into the decoder's buffer (the event points there until
+ * it is delivered); false when the two arrays differ in length or a value is out of range.
+ */
+static bool fill_stack_sample(struct po_decoder *decoder, const bt_field *p,
+			      const struct po_member *m, struct po_event *ev)
+{
+	const bt_field *ids, *lines;
+	uint64_t depth;
+
+	if (m[2].type != PO_MEMBER_ARRAY || m[3].type != PO_MEMBER_ARRAY)
+		return false;
+	ids = member_field(p, &m[2]);
+	lines = member_field(p, &m[3]);
+	depth = bt_field_array_get_length(ids);
+	if (depth != bt_field_array_get_length(lines) || depth > PO_STACK_DEPTH_MAX)
+		return false;
+	for (uint64_t i = 0; i < depth; i++) {
+		uint64_t id = bt_field_integer_unsigned_get_value(
+		    bt_field_array_borrow_element_field_by_index_const(ids, i));
+		uint64_t line = bt_field_integer_unsigned_get_value(
+		    bt_field_array_borrow_element_field_by_index_const(lines, i));
+
+		if (id > UINT32_MAX || line > UINT32_MAX)
+			return false;
+		decoder->frames[i] = (struct po_stack_frame){(uint32_t)id, (uint32_t)line};
+	}
+	ev->u.stack_sample.tid = (int32_t)member_int(p, &m[0]);
+	ev->u.stack_sample.cpu_ns = member_int(p, &m[1]);
+	ev->u.stack_sample.depth = (uint32_t)depth;
+	ev->u.stack_sample.frames.ptr = (const char *)decoder->frames;
+	ev->u.stack_sample.frames.len = depth * sizeof(decoder->frames[0]);
+	return true;
+}
+
 /* The payload of an event of a known kind; false for a malformed one. */
 static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 			 struct po_event *ev)
@@ -595,6 +632,12 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 	case PO_EV_COLLECTIVE_BEGIN:
 	case PO_EV_COLLECTIVE_END:
 		return fill_collective(p, m, ev);
+	case PO_EV_CODE:
+		ev->u.code.code_id = (uint32_t)member_u64(p, &m[0]);
+		ev->u.code.function = member_str(p, &m[1]);
+		ev->u.code.file = member_str(p, &m[2]);
+		ev->u.code.first_line = (int32_t)member_int(p, &m[3]);
+		return true;
 	case PO_EV_PROCESS:
 		ev->u.process.recording = member_str(p, &m[0]);
 		ev->u.process.parent_pid = (int32_t)member_int(p, &m[1]);
@@ -683,8 +726,11 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 	ev.tid = (int32_t)member_int(context, &entry->vtid);
 	ev.procname = member_str(context, &entry->procname);
 	ev.ip = member_u64(context, &entry->ip);
-	if (!fill_payload(entry->kind, bt_event_borrow_payload_field_const(event), entry->payload,
-			  &ev)) {
+	if (entry->kind == PO_EV_STACK_SAMPLE
+		? !fill_stack_sample(decoder, bt_event_borrow_payload_field_const(event),
+				     entry->payload, &ev)
+		: !fill_payload(entry->kind, bt_event_borrow_payload_field_const(event),
+				entry->payload, &ev)) {
 		decoder->stats->malformed_events++;
 		return true;
 	}

@@ -21,7 +21,7 @@ enum po_member_type {
 	PO_MEMBER_UNSIGNED,
 	PO_MEMBER_SIGNED,
 	PO_MEMBER_STRING,
-	PO_MEMBER_ARRAY, /* of unsigned integers: bytes (a build id) */
+	PO_MEMBER_ARRAY, /* of unsigned integers: bytes (a build id), a stack's frames */
 };
 
 struct po_member {
@@ -62,6 +62,8 @@ struct po_decoder {
 	struct po_ingest_stats *stats;	/* weak */
 	enum po_status callback_status; /* the first non-OK status of the callback */
 	bool probing;			/* decode nothing: a probe for a failing trace */
+	/* the frames of the stack sample being decoded, packed (event.h) */
+	struct po_stack_frame frames[PO_STACK_DEPTH_MAX];
 	bool nomem;
 };
 

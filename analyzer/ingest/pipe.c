@@ -41,6 +41,13 @@ static size_t event_strings(struct po_event *event, struct po_str **out)
 	case PO_EV_RANK:
 		out[count++] = &event->u.rank.host;
 		break;
+	case PO_EV_CODE:
+		out[count++] = &event->u.code.function;
+		out[count++] = &event->u.code.file;
+		break;
+	case PO_EV_STACK_SAMPLE:
+		out[count++] = &event->u.stack_sample.frames;
+		break;
 	case PO_EV_BIN_INFO:
 	case PO_EV_LIB_LOAD:
 	case PO_EV_DL_OPEN:

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A weak, length-delimited byte string. */
 struct po_str {
@@ -132,6 +133,8 @@ enum po_collective_op {
 	X(RANK, "profopt:rank")                                                                    \
 	X(COLLECTIVE_BEGIN, "profopt:collective_begin")                                            \
 	X(COLLECTIVE_END, "profopt:collective_end")                                                \
+	X(CODE, "profopt:code")                                                                    \
+	X(STACK_SAMPLE, "profopt:stack_sample")                                                    \
 	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                                    \
 	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                                    \
 	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                                  \
@@ -168,6 +171,15 @@ const char *po_collective_op_name(enum po_collective_op op);
 
 /* The longest build id kept (GNU build ids are 20 bytes: SHA-1). */
 #define PO_BUILD_ID_MAX 32
+
+/* The deepest stack a sample keeps (PROFOPT_STACK_DEPTH_MAX), innermost frames first. */
+#define PO_STACK_DEPTH_MAX 128
+
+/* One frame of a stack sample: the process's code id and the line it ran. */
+struct po_stack_frame {
+	uint32_t code_id;
+	uint32_t line;
+};
 
 /* Marks a discarded count that is not known (lttng-ust 2.13 reports 2^63 or more). */
 #define PO_COUNT_UNKNOWN (-1)
@@ -279,6 +291,24 @@ struct po_event {
 			int64_t seq;
 			int32_t device;
 		} collective; /* COLLECTIVE_BEGIN, COLLECTIVE_END */
+		/* CODE: a code object of the event's process, described once (docs/sampling.md). */
+		struct {
+			uint32_t code_id;
+			struct po_str function;
+			struct po_str file;
+			int32_t first_line;
+		} code;
+		/*
+		 * STACK_SAMPLE: thread tid's stack, depth frames innermost first, packed in frames
+		 * as struct po_stack_frame (read them with po_stack_frame_at: the bytes may be
+		 * unaligned), and the thread's CPU time since its previous sample (-1: unknown).
+		 */
+		struct {
+			int32_t tid;
+			int64_t cpu_ns;
+			struct po_str frames;
+			uint32_t depth;
+		} stack_sample;
 		/*
 		 * PROCESS: the recording the process belongs to (empty outside one), its
 		 * parent, and why it announced itself (0 at start, 1 after a fork).
@@ -318,5 +348,14 @@ struct po_event {
 		} discarded; /* DISCARDED_EVENTS, DISCARDED_PACKETS; time_ns is the window end */
 	} u;
 };
+
+/* Frame i (< depth) of a STACK_SAMPLE event. */
+static inline struct po_stack_frame po_stack_frame_at(const struct po_event *event, size_t i)
+{
+	struct po_stack_frame frame;
+
+	memcpy(&frame, event->u.stack_sample.frames.ptr + i * sizeof(frame), sizeof(frame));
+	return frame;
+}
 
 #endif /* PO_EVENT_H */

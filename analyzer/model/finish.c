@@ -839,6 +839,8 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		status = build_workers(model, analysis);
 	if (status == PO_STATUS_OK)
 		status = label_tracker_build(&model->labels, analysis, finish_role_of);
+	if (status == PO_STATUS_OK)
+		status = hotspot_tracker_build(&model->hotspots, analysis, finish_role_of);
 	if (status == PO_STATUS_OK) {
 		po_analysis_build_pipeline(analysis);
 		status = memory_tracker_build(&model->memory, analysis, finish_role_of);

@@ -89,7 +89,7 @@ static enum po_status init_strings(struct po_model *model)
 			   model->strings);
 	process_tracker_init(&model->procs, model->strings, &model->memory);
 	rank_tracker_init(&model->ranks, &model->config, model->strings);
-	return PO_STATUS_OK;
+	return hotspot_tracker_init(&model->hotspots, model->strings);
 }
 
 static void init_state(struct po_model *model)
@@ -140,6 +140,7 @@ void po_model_destroy(struct po_model *model)
 	free(model->windows);
 	step_tracker_fini(&model->loop);
 	label_tracker_fini(&model->labels);
+	hotspot_tracker_fini(&model->hotspots);
 	model_gpu_fini(model);
 	detail_tracker_fini(&model->timeline);
 	rank_tracker_fini(&model->ranks);
@@ -436,6 +437,11 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_GPU_SYNC_BEGIN:
 	case PO_EV_GPU_SYNC_END:
 		return spans_sync(model, thread, event);
+	case PO_EV_CODE:
+		return hotspot_tracker_code(&model->hotspots, event->pid, event);
+	case PO_EV_STACK_SAMPLE:
+		return hotspot_tracker_sample(&model->hotspots, event->pid,
+					      spans_innermost_stage(thread), event);
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:
 	case PO_EV_LIBC_MALLOC:
@@ -570,6 +576,7 @@ size_t po_model_bytes(const struct po_model *model)
 	bytes += process_tracker_bytes(&model->procs);
 	bytes += step_tracker_bytes(&model->loop);
 	bytes += label_tracker_bytes(&model->labels);
+	bytes += hotspot_tracker_bytes(&model->hotspots);
 	bytes += model->run_config_capacity * sizeof(struct po_kv);
 	bytes += PO_WINDOW_CAP * sizeof(struct po_discard_window);
 	bytes += po_map_bytes(&model->names) + po_map_bytes(&model->traces);

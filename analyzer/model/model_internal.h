@@ -8,6 +8,7 @@
 #include "batches.h"
 #include "detail.h"
 #include "gpu.h"
+#include "hotspots.h"
 #include "kernel_tracker.h"
 #include "labels.h"
 #include "map.h"
@@ -87,6 +88,9 @@ struct po_model {
 
 	/* the stage spans' labels: the tracker (labels.h) */
 	struct po_label_tracker labels;
+
+	/* function-level samples per process, stage and function (hotspots.h) */
+	struct po_hotspot_tracker hotspots;
 
 	/* GPU activity: the tracker (gpu.h), whose host is the model (model_gpu.c) */
 	struct po_gpu_tracker gpu;

@@ -243,6 +243,32 @@ struct po_label_stat {
 	int64_t cpu_ns; /* -1 when unknown */
 };
 
+/*
+ * A function's share of the sampled CPU time of one (role, stage) (docs/sampling.md): self,
+ * in the samples whose innermost frame it was, and total, in those whose stack it was in.
+ * Shares are of the group's sampled CPU time (each sample weighs the CPU time it stands
+ * for; by count when the samples carry none).
+ */
+struct po_hotspot {
+	const char *function; /* qualified name, as the sampler described it */
+	const char *file;
+	int32_t line;	       /* first line of the function */
+	int64_t samples;       /* samples in which it was innermost */
+	int64_t total_samples; /* samples in whose stack it was */
+	double self_pct;       /* of the group's sampled CPU time */
+	double total_pct;
+};
+
+/* The function samples of one (role, stage): its hotspots, largest self share first. */
+struct po_hotspot_group {
+	enum po_role role;
+	int stage;		     /* enum po_stage; -1: samples taken with no stage open */
+	int64_t samples;	     /* in the group */
+	int64_t cpu_ns;		     /* the CPU time they stand for; 0 when not measured */
+	struct po_hotspot *hotspots; /* in the arena: the top by self and by total time */
+	size_t hotspot_count;
+};
+
 struct po_gpu_stream {
 	int32_t device;
 	int32_t stream;
@@ -886,6 +912,10 @@ struct po_analysis {
 	struct po_label_stat *label_stats; /* sorted by total_ns, descending */
 	size_t label_stat_count;
 
+	/* function samples per (role, stage), by role then stage (-1 last); in the arena */
+	struct po_hotspot_group *hotspot_groups;
+	size_t hotspot_group_count;
+	int64_t stack_samples; /* every stack sample of the analysed processes */
 	struct po_gpu_device *gpus; /* sorted by device */
 	size_t gpu_count;
 	struct po_gpu_stream *streams; /* sorted by device, stream */

@@ -64,6 +64,13 @@ void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysi
 void po_render_ranks_text(const struct po_analysis *analysis, FILE *out);
 
 /*
+ * The "hotspots" member of summary.json and the stdout summary's hotspots table
+ * (hotspots_json.c). Written only when the run has function samples.
+ */
+void po_render_hotspots_json(struct po_json_writer *writer, const struct po_analysis *analysis);
+void po_render_hotspots_text(const struct po_analysis *analysis, FILE *out);
+
+/*
  * Time 0 of the outputs: the trace's first event, else the first step's begin. Times are
  * written relative to it so that no absolute clock value appears.
  */

@@ -1028,6 +1028,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 		return PO_STATUS_NOMEM;
 	write_gpu(summary);
 	write_gpu_work(summary);
+	po_render_hotspots_json(writer, summary->analysis);
 	write_kernels(summary);
 	write_labels(summary);
 	write_memory(summary);

@@ -206,5 +206,6 @@ void po_render_text_summary(const struct po_analysis *analysis, FILE *out)
 	print_steps(analysis, out);
 	print_breakdown(analysis, out);
 	po_render_ranks_text(analysis, out);
+	po_render_hotspots_text(analysis, out);
 	print_findings(analysis, out);
 }

@@ -123,6 +123,19 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 		event->u.mem.device = (int32_t)(take(cursor, 1) % 3) - 1;
 		event->u.mem.label = take_str(cursor);
 		break;
+	case PO_EV_CODE:
+		event->u.code.code_id = (uint32_t)(take(cursor, 1) % 8);
+		event->u.code.function = take_str(cursor);
+		event->u.code.file = take_str(cursor);
+		event->u.code.first_line = (int32_t)take_int(cursor);
+		break;
+	case PO_EV_STACK_SAMPLE:
+		/* frames are raw bytes; a depth they cannot hold is a malformed sample */
+		event->u.stack_sample.tid = event->tid;
+		event->u.stack_sample.cpu_ns = take_int(cursor);
+		event->u.stack_sample.depth = (uint32_t)(take(cursor, 1) % 5);
+		event->u.stack_sample.frames = take_str(cursor);
+		break;
 	case PO_EV_DISCARDED_EVENTS:
 	case PO_EV_DISCARDED_PACKETS:
 		event->u.discarded.count = take_int(cursor);

@@ -81,7 +81,8 @@ RERUN_CHECKS = ("whatif_more_workers", "persistent_rerun", "whatif_or_withheld",
 BACKGROUND = {"busy_compute_bound": 2, "busy_main_decode": 2}
 
 # Options of profopt-record a workload is recorded with (the default: none).
-RECORD_OPTIONS = {"leak_heap": ("--heap",)}
+RECORD_OPTIONS = {"leak_heap": ("--heap",), "hotspots_workers": ("--stacks",),
+                  "hotspots_main": ("--stacks",)}
 
 # What each workload must show. Every check is (check name, parameters...); the checks
 # are defined below, each compares summary.json with the truth file or states a fact
@@ -1245,6 +1246,37 @@ EXPECTATIONS.update({
         ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "compute"}),
     ],
     "ddp_balanced": [
+# --- function samples (hotspots_workers, hotspots_main; docs/sampling.md) ---------------
+
+@check
+def check_hotspot_shares(run, role, stage, points):
+    """Each function the script designed a share of its loading for has that self share
+    of the (role, stage)'s sampled CPU time, within points."""
+    groups = [g for g in run.summary.get("hotspots", [])
+              if g["role"] == role and g["stage"] == stage]
+    if not groups:
+        return False, f"no hotspots for {role} {stage}"
+    shares = {f["function"]: f["self_pct"] for f in groups[0]["functions"]}
+    designed = run.truth["facts"]["designed_self_pct"]
+    misses = {name: shares.get(name) for name, pct in designed.items()
+              if shares.get(name) is None or abs(shares[name] - pct) > points}
+    said = ", ".join(f"{name} {shares.get(name)}% (designed {pct:.0f}%)"
+                     for name, pct in designed.items())
+    return not misses, f"{role} {stage} self shares over {groups[0]['samples']} samples: {said}"
+
+
+EXPECTATIONS.update({
+    "hotspots_workers": [
+        ("step_count",),
+        ("hotspot_shares", "worker", "load", SHARE_POINTS),
+    ],
+    "hotspots_main": [
+        ("step_count",),
+        ("hotspot_shares", "main", "load", SHARE_POINTS),
+    ],
+})
+
+
         ("truth", "rank_wait_spread_ms", "<=", 2),
         ("ranks_found",),
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),

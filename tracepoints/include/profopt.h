@@ -221,6 +221,20 @@ void profopt_collective_end(int32_t group, enum profopt_collective_op op, uint64
 int profopt_sampler_start(unsigned period_ms);
 void profopt_sampler_stop(void);
 
+/*
+ * Function-level samples (docs/sampling.md), written by a sampler such as the Python
+ * module's (profopt._stacks). profopt_code() describes a code object once per process:
+ * code_id (the sampler's own number for it, unique in the process), its function, file and
+ * first line. profopt_stack_sample() records the stack of thread tid (-1: the calling
+ * thread) at one sample, innermost frame first: code_ids[i] ran line lines[i], and the CPU
+ * time the thread used since its previous sample, which the sample stands for (-1: unknown).
+ * At most PROFOPT_STACK_DEPTH_MAX frames are kept (the innermost).
+ */
+#define PROFOPT_STACK_DEPTH_MAX 128
+void profopt_code(uint32_t code_id, const char *function, const char *file, int32_t first_line);
+void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t *code_ids,
+			  const uint32_t *lines, uint32_t depth);
+
 /* Monotonic clock in nanoseconds, the same clock the trace uses. */
 int64_t profopt_now_ns(void);
 

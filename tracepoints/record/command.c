@@ -240,16 +240,18 @@ static enum rec_status gpu_environment(char *entry, size_t size, struct po_error
  * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper, libprofopt-heap, which
  * records each allocation's callers, and liblttng-ust-dl.so, which reports the objects that
  * dlopen maps) first, then the user's own preloads.
- * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler.
+ * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler; with --stacks, PROFOPT_STACKS_HZ
+ * starts the Python module's stack sampler.
  */
 static enum rec_status build_environment(struct rec_command *command,
 					 const struct rec_options *options, struct po_error *err)
 {
 	static char preload[12288];
 	static char sample[64];
+	static char stacks[64];
 	static char injection[4200];
 	const char *user_preload = getenv("LD_PRELOAD");
-	char *replacements[3];
+	char *replacements[4];
 	size_t replacement_count = 0;
 	char dl_wrapper[4096], heap[4096] = "";
 
@@ -272,6 +274,10 @@ static enum rec_status build_environment(struct rec_command *command,
 			 options->sample_ms >= 0 ? options->sample_ms
 						 : (long)REC_DEFAULT_SAMPLE_MS);
 		replacements[replacement_count++] = sample;
+	}
+	if (options->stacks_hz > 0) {
+		snprintf(stacks, sizeof(stacks), "PROFOPT_STACKS_HZ=%ld", options->stacks_hz);
+		replacements[replacement_count++] = stacks;
 	}
 	if (options->gpu) {
 		enum rec_status status = gpu_environment(injection, sizeof(injection), err);

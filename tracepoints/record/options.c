@@ -17,6 +17,7 @@ enum {
 	OPT_SUBBUF_SIZE,
 	OPT_NUM_SUBBUF,
 	OPT_SAMPLE_MS,
+	OPT_STACKS,
 	OPT_LIVE,
 	OPT_ALERTS,
 	OPT_ON_ALERT,
@@ -36,6 +37,7 @@ static const struct option long_options[] = {
     {"subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE},
     {"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
     {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
+    {"stacks", optional_argument, NULL, OPT_STACKS},
     {"live", no_argument, NULL, OPT_LIVE},
     {"alerts", required_argument, NULL, OPT_ALERTS},
     {"on-alert", required_argument, NULL, OPT_ON_ALERT},
@@ -71,6 +73,9 @@ void rec_options_print_help(void)
 	       "                      power of 2 (default 8)\n"
 	       "      --sample-ms N   RSS/CPU sampling period of libprofopt in ms, 0 to disable\n"
 	       "                      (default: PROFOPT_SAMPLE_MS if set, else 20)\n"
+	       "      --stacks[=HZ]   sample the Python stacks of every traced Python process\n"
+	       "                      HZ times per second of its CPU time (default 100;\n"
+	       "                      docs/sampling.md)\n"
 	       "      --live          also show the run while it records (profopt-analyze\n"
 	       "                      --live through lttng-relayd, docs/live.md): a panel on\n"
 	       "                      a terminal, else one JSON line per window on stdout;\n"
@@ -177,6 +182,19 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 		if (errno || end == arg || *end || options->sample_ms < 0 ||
 		    options->sample_ms > 3600000) {
 			po_error_set(err, "invalid --sample-ms '%s': 0 to 3600000", arg);
+			return REC_STATUS_USAGE;
+		}
+		break;
+	case OPT_STACKS:
+		options->stacks_hz = REC_DEFAULT_STACKS_HZ;
+		if (!arg)
+			break;
+		errno = 0;
+		options->stacks_hz = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || options->stacks_hz < 1 ||
+		    options->stacks_hz > REC_MAX_STACKS_HZ) {
+			po_error_set(err, "invalid --stacks '%s': 1 to %d samples per second", arg,
+				     REC_MAX_STACKS_HZ);
 			return REC_STATUS_USAGE;
 		}
 		break;

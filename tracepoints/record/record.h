@@ -95,6 +95,9 @@ int rec_ctl_timeout_ms(void);
 #define REC_DEFAULT_SUBBUF_BYTES (4u * 1024 * 1024)
 #define REC_DEFAULT_SUBBUF_COUNT 8u
 #define REC_DEFAULT_SAMPLE_MS 20u
+/* --stacks: Python stack samples per second of a process's CPU time (docs/sampling.md). */
+#define REC_DEFAULT_STACKS_HZ 100
+#define REC_MAX_STACKS_HZ 10000
 /* Switch timer: flushes partly filled sub-buffers of quiet processes every second. */
 #define REC_SWITCH_TIMER_US 1000000u
 /* How long to wait for the session daemon to finish destroying the session. */
@@ -108,6 +111,7 @@ struct rec_options {
 	uint64_t subbuf_bytes;
 	uint64_t subbuf_count;
 	long sample_ms;		   /* -1: keep the user's PROFOPT_SAMPLE_MS, else 20 */
+	long stacks_hz;		   /* --stacks: PROFOPT_STACKS_HZ for the command; 0: off */
 	char *const *command_argv; /* weak: argv, NULL-terminated */
 	/* --live: also stream to profopt-analyze --live through lttng-relayd (live.c) */
 	bool live;

@@ -122,10 +122,14 @@ class run:
     tracemalloc and records the lines whose memory grew most (see profopt._pymem).
     In a distributed job the run first records the process's rank, and a
     DistributedDataParallel model gets a communication hook that times its all-reduce
-    (profopt._dist, docs/distributed.md)."""
+    (profopt._dist, docs/distributed.md). stacks_hz=HZ samples the Python stacks of this
+    process and of its DataLoader workers HZ times per CPU second (profopt._stacks,
+    docs/sampling.md; default: PROFOPT_STACKS_HZ, which profopt-record --stacks sets)."""
 
     def __init__(self, config=None, loader=None, framework="pytorch", *, model=None,
-                 optimizer=None, sample_ms=50, python_memory=None):
+                 optimizer=None, sample_ms=50, python_memory=None, stacks_hz=None):
+        self.stacks_hz = stacks_hz  # function samples per CPU second; None: the environment's
+        self.stacks_started = False  # this run started the sampler, and stops it
         self.config = dict(config or {})  # user's pairs, recorded after the derived ones
         self.loader = loader
         self.framework = framework
@@ -171,10 +175,22 @@ class run:
             from . import _pymem
             _pymem.start()
             _api.STATE.python_memory = True
+        self._start_stacks()
         return self
+
+    def _start_stacks(self):
+        from . import _stacks
+        if not self.stacks_hz or _stacks._State.running:
+            return
+        os.environ[_stacks.ENVIRONMENT] = str(int(self.stacks_hz))  # spawned workers
+        self.stacks_started = _stacks.start(self.stacks_hz)
 
     def __exit__(self, exc_type, exc, traceback):
         _api.stop_host_sampler()
+        if self.stacks_started:
+            from . import _stacks
+            _stacks.stop()
+            self.stacks_started = False
         if _api.STATE.python_memory:
             from . import _pymem
             _pymem.stop()
@@ -220,7 +236,7 @@ def _at_exit():
 
 
 def start(config=None, loader=None, framework="pytorch", *, model=None, optimizer=None,
-          sample_ms=50, python_memory=None):
+          sample_ms=50, python_memory=None, stacks_hz=None):
     """Starts a run as `with profopt.run(...)` would, for programs where the training loop
     cannot be put inside a `with` block without re-indenting it; same arguments. Returns
     the run. profopt.stop() ends it; a run still open when the interpreter exits is ended
@@ -231,7 +247,7 @@ def start(config=None, loader=None, framework="pytorch", *, model=None, optimize
         raise RuntimeError("profopt.start: a run is already started; call profopt.stop() "
                            "first")
     started = run(config, loader, framework, model=model, optimizer=optimizer,
-                  sample_ms=sample_ms, python_memory=python_memory)
+                  sample_ms=sample_ms, python_memory=python_memory, stacks_hz=stacks_hz)
     started.__enter__()
     _STARTED = started
     if sys.excepthook is not _excepthook:
@@ -254,3 +270,6 @@ def stop(*, exc_type=None, exc=None):
 
 
 atexit.register(_at_exit)
+
+from . import _stacks  # noqa: E402 (after the API it samples through)
+_stacks.start_from_environment()

@@ -79,6 +79,9 @@ SIGNATURES = {
     "profopt_sampler_start": (_c_int, [ctypes.c_uint]),
     "profopt_sampler_stop": (None, []),
     "profopt_now_ns": (_c_int64, []),
+    "profopt_code": (None, [ctypes.c_uint32, _c_str, _c_str, _c_int32]),
+    "profopt_stack_sample": (None, [_c_int32, _c_int64, ctypes.POINTER(ctypes.c_uint32),
+                                    ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32]),
 }
 
 

@@ -1,0 +1,391 @@
+/* hotspots.c: the hotspot tracker (hotspots.h): function-level samples per stage and role. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotspots.h"
+#include "saturate.h"
+
+enum po_status hotspot_tracker_init(struct po_hotspot_tracker *t, struct po_strtab *strings)
+{
+	*t = (struct po_hotspot_tracker){.strings = strings};
+	t->seen = calloc(PO_STACK_DEPTH_MAX, sizeof(*t->seen));
+	return t->seen ? PO_STATUS_OK : PO_STATUS_NOMEM;
+}
+
+void hotspot_tracker_fini(struct po_hotspot_tracker *t)
+{
+	free(t->functions);
+	free(t->cells);
+	free(t->seen);
+	po_map_free(&t->function_index);
+	po_map_free(&t->codes);
+	po_map_free(&t->cell_index);
+}
+
+size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *t)
+{
+	return t->function_capacity * sizeof(*t->functions) + t->cell_capacity * sizeof(*t->cells) +
+	       po_map_bytes(&t->function_index) + po_map_bytes(&t->codes) +
+	       po_map_bytes(&t->cell_index);
+}
+
+static bool grow(void **items, size_t *capacity, size_t count, size_t size)
+{
+	size_t bigger = *capacity ? *capacity * 2 : 64;
+	void *moved;
+
+	if (count < *capacity)
+		return true;
+	moved = realloc(*items, bigger * size);
+	if (!moved)
+		return false;
+	*items = moved;
+	*capacity = bigger;
+	return true;
+}
+
+/* The index of (function, file, line), interned texts, added on first sight. */
+static enum po_status function_index(struct po_hotspot_tracker *t, const char *function,
+				     const char *file, int32_t line, uint32_t *out)
+{
+	uint64_t b = (uint64_t)(uintptr_t)file ^ ((uint64_t)(uint16_t)line << 48);
+	struct po_map_entry *entry;
+	bool created;
+
+	entry = po_map_upsert(&t->function_index, (uint64_t)(uintptr_t)function, b, &created);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	if (!created) {
+		*out = (uint32_t)entry->value;
+		return PO_STATUS_OK;
+	}
+	if (!grow((void **)&t->functions, &t->function_capacity, t->function_count,
+		  sizeof(*t->functions)))
+		return PO_STATUS_NOMEM;
+	entry->value = t->function_count;
+	t->functions[t->function_count] = (struct hotspot_function){function, file, line};
+	*out = (uint32_t)t->function_count++;
+	return PO_STATUS_OK;
+}
+
+/* The index of a fixed name ("(unknown code)"), created once; UINT32_MAX when out of memory. */
+static uint32_t named_function(struct po_hotspot_tracker *t, uint32_t *slot, const char *name)
+{
+	const char *text;
+	uint32_t index;
+
+	if (*slot)
+		return *slot - 1;
+	text = po_strtab_intern(t->strings, name, strlen(name));
+	if (!text || function_index(t, text, text, 0, &index) != PO_STATUS_OK)
+		return UINT32_MAX;
+	*slot = index + 1;
+	return index;
+}
+
+enum po_status hotspot_tracker_code(struct po_hotspot_tracker *t, int32_t pid,
+				    const struct po_event *event)
+{
+	const struct po_str *name = &event->u.code.function, *path = &event->u.code.file;
+	struct po_map_entry *entry;
+	const char *function, *file;
+	uint32_t index;
+	bool created;
+
+	if (t->function_count >= PO_HOTSPOT_FUNCTION_CAP) {
+		index = named_function(t, &t->other_function, "(other code)");
+	} else {
+		function = po_strtab_intern(t->strings, name->ptr ? name->ptr : "", name->len);
+		file = po_strtab_intern(t->strings, path->ptr ? path->ptr : "", path->len);
+		if (!function || !file ||
+		    function_index(t, function, file, event->u.code.first_line, &index) !=
+			PO_STATUS_OK)
+			return PO_STATUS_NOMEM;
+	}
+	if (index == UINT32_MAX)
+		return PO_STATUS_NOMEM;
+	entry = po_map_upsert(&t->codes, (uint32_t)pid, event->u.code.code_id, &created);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	entry->value = (uint64_t)index + 1; /* a code id described again: the latest wins */
+	return PO_STATUS_OK;
+}
+
+static struct hotspot_cell *cell_of(struct po_hotspot_tracker *t, int32_t pid, int stage,
+				    uint32_t function)
+{
+	uint64_t a = (uint64_t)(uint32_t)pid | ((uint64_t)(stage + 1) << 32);
+	struct po_map_entry *entry;
+	bool created;
+
+	entry = po_map_upsert(&t->cell_index, a, function, &created);
+	if (!entry)
+		return NULL;
+	if (created) {
+		if (!grow((void **)&t->cells, &t->cell_capacity, t->cell_count,
+			  sizeof(*t->cells))) {
+			po_map_remove(&t->cell_index, entry);
+			return NULL;
+		}
+		entry->value = t->cell_count;
+		t->cells[t->cell_count++] =
+		    (struct hotspot_cell){.pid = pid, .stage = stage, .function = function};
+	}
+	return &t->cells[entry->value];
+}
+
+static uint32_t frame_function(struct po_hotspot_tracker *t, int32_t pid, uint32_t code_id)
+{
+	const struct po_map_entry *entry = po_map_find(&t->codes, (uint32_t)pid, code_id);
+
+	if (entry)
+		return (uint32_t)(entry->value - 1);
+	return named_function(t, &t->unknown_function, "(unknown code)");
+}
+
+/* Adds one sample to a cell: self when innermost, total once per sample. */
+static void add(struct hotspot_cell *cell, bool self, int64_t cpu_ns)
+{
+	cell->total_samples++;
+	cell->total_ns = po_add_sat(cell->total_ns, cpu_ns);
+	if (self) {
+		cell->self_samples++;
+		cell->self_ns = po_add_sat(cell->self_ns, cpu_ns);
+	}
+}
+
+enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
+				      const struct po_event *event)
+{
+	uint32_t depth = event->u.stack_sample.depth;
+	int64_t cpu_ns = event->u.stack_sample.cpu_ns > 0 ? event->u.stack_sample.cpu_ns : 0;
+	size_t seen_count = 0;
+	struct hotspot_cell *cell;
+
+	if (depth > PO_STACK_DEPTH_MAX ||
+	    event->u.stack_sample.frames.len < depth * sizeof(struct po_stack_frame)) {
+		t->malformed_samples++;
+		return PO_STATUS_OK;
+	}
+	t->sample_count++;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t function = frame_function(t, pid, po_stack_frame_at(event, i).code_id);
+		bool repeated = false;
+
+		if (function == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+		for (size_t k = 0; k < seen_count && !repeated; k++)
+			repeated = t->seen[k] == function;
+		if (repeated) /* recursion: a function counts once per sample */
+			continue;
+		t->seen[seen_count++] = function;
+		cell = cell_of(t, pid, stage, function);
+		if (!cell)
+			return PO_STATUS_NOMEM;
+		add(cell, i == 0, cpu_ns);
+	}
+	cell = cell_of(t, pid, stage, HOTSPOT_GROUP_TOTAL);
+	if (!cell)
+		return PO_STATUS_NOMEM;
+	add(cell, true, cpu_ns);
+	return PO_STATUS_OK;
+}
+
+/* ---- build ---- */
+
+/* A cell merged over the processes of one role. */
+struct merged {
+	enum po_role role;
+	int stage;
+	uint32_t function;
+	int64_t self_samples, total_samples, self_ns, total_ns;
+	double self_pct, total_pct;
+	bool kept;
+};
+
+/* Groups by role, then stage, samples with no stage open last. */
+static int compare_groups(const struct merged *a, const struct merged *b)
+{
+	int a_stage = a->stage < 0 ? PO_STAGE_COUNT : a->stage;
+	int b_stage = b->stage < 0 ? PO_STAGE_COUNT : b->stage;
+
+	if (a->role != b->role)
+		return a->role < b->role ? -1 : 1;
+	return a_stage < b_stage ? -1 : a_stage > b_stage;
+}
+
+static int compare_group_then_self(const void *left, const void *right)
+{
+	const struct merged *a = left, *b = right;
+
+	if (compare_groups(a, b))
+		return compare_groups(a, b);
+	if (a->self_pct != b->self_pct)
+		return a->self_pct > b->self_pct ? -1 : 1;
+	if (a->total_pct != b->total_pct)
+		return a->total_pct > b->total_pct ? -1 : 1;
+	return a->function < b->function ? -1 : a->function > b->function;
+}
+
+static int compare_total(const void *left, const void *right)
+{
+	const struct merged *const *a = left, *const *b = right;
+
+	if ((*a)->total_pct != (*b)->total_pct)
+		return (*a)->total_pct > (*b)->total_pct ? -1 : 1;
+	return (*a)->function < (*b)->function ? -1 : (*a)->function > (*b)->function;
+}
+
+/* The cells merged per (role, stage, function) into *out (owned by the caller). */
+static enum po_status merge_cells(const struct po_hotspot_tracker *t,
+				  const struct po_analysis *analysis,
+				  enum po_role (*role_of)(const struct po_analysis *, int32_t),
+				  struct merged **out, size_t *count)
+{
+	struct merged *merged = calloc(t->cell_count + 1, sizeof(*merged));
+	struct po_map index = {0};
+	size_t used = 0;
+
+	if (!merged)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < t->cell_count; i++) {
+		const struct hotspot_cell *cell = &t->cells[i];
+		enum po_role role = role_of(analysis, cell->pid);
+		bool created;
+		struct po_map_entry *entry =
+		    po_map_upsert(&index, (uint64_t)role << 32 | (uint32_t)(cell->stage + 1),
+				  cell->function, &created);
+		struct merged *m;
+
+		if (!entry) {
+			po_map_free(&index);
+			free(merged);
+			return PO_STATUS_NOMEM;
+		}
+		if (created) {
+			entry->value = used;
+			merged[used++] = (struct merged){
+			    .role = role, .stage = cell->stage, .function = cell->function};
+		}
+		m = &merged[entry->value];
+		m->self_samples += cell->self_samples;
+		m->total_samples += cell->total_samples;
+		m->self_ns = po_add_sat(m->self_ns, cell->self_ns);
+		m->total_ns = po_add_sat(m->total_ns, cell->total_ns);
+	}
+	po_map_free(&index);
+	*out = merged;
+	*count = used;
+	return PO_STATUS_OK;
+}
+
+static double share(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The shares of a group's functions, and the top ones by total share marked kept. */
+static enum po_status rank_group(struct merged *group, size_t count, const struct merged *total)
+{
+	bool by_time = total->total_ns > 0;
+	struct merged **order = calloc(count + 1, sizeof(*order));
+
+	if (!order)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < count; i++) {
+		struct merged *m = &group[i];
+
+		m->self_pct = by_time ? share(m->self_ns, total->total_ns)
+				      : share(m->self_samples, total->total_samples);
+		m->total_pct = by_time ? share(m->total_ns, total->total_ns)
+				       : share(m->total_samples, total->total_samples);
+		order[i] = m;
+	}
+	qsort(order, count, sizeof(*order), compare_total);
+	for (size_t i = 0; i < count && i < PO_HOTSPOTS_TOP; i++)
+		order[i]->kept = true;
+	free(order);
+	return PO_STATUS_OK;
+}
+
+static enum po_status emit_group(const struct po_hotspot_tracker *t, struct po_analysis *analysis,
+				 struct merged *group, size_t count, const struct merged *total,
+				 struct po_hotspot_group *out)
+{
+	size_t kept = 0;
+
+	*out = (struct po_hotspot_group){.role = total->role,
+					 .stage = total->stage,
+					 .samples = total->total_samples,
+					 .cpu_ns = total->total_ns};
+	if (rank_group(group, count, total) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
+	qsort(group, count, sizeof(*group), compare_group_then_self);
+	for (size_t i = 0; i < count; i++)
+		group[i].kept |= i < PO_HOTSPOTS_TOP;
+	out->hotspots = po_arena_alloc(analysis->arena, (count + 1) * sizeof(*out->hotspots));
+	if (!out->hotspots)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct hotspot_function *f = &t->functions[group[i].function];
+
+		if (!group[i].kept)
+			continue;
+		out->hotspots[kept++] = (struct po_hotspot){.function = f->function,
+							    .file = f->file,
+							    .line = f->line,
+							    .samples = group[i].self_samples,
+							    .total_samples = group[i].total_samples,
+							    .self_pct = group[i].self_pct,
+							    .total_pct = group[i].total_pct};
+	}
+	out->hotspot_count = kept;
+	return PO_STATUS_OK;
+}
+
+/* Sorts so that each group's total comes first (its function is the largest index). */
+static int compare_total_first(const void *left, const void *right)
+{
+	const struct merged *a = left, *b = right;
+
+	if (compare_groups(a, b))
+		return compare_groups(a, b);
+	return a->function > b->function ? -1 : a->function < b->function;
+}
+
+enum po_status hotspot_tracker_build(const struct po_hotspot_tracker *t,
+				     struct po_analysis *analysis,
+				     enum po_role (*role_of)(const struct po_analysis *, int32_t))
+{
+	struct merged *merged;
+	size_t count, groups = 0, first;
+	enum po_status status;
+
+	analysis->stack_samples = t->sample_count;
+	analysis->hotspot_groups = NULL;
+	analysis->hotspot_group_count = 0;
+	if (!t->cell_count)
+		return PO_STATUS_OK;
+	status = merge_cells(t, analysis, role_of, &merged, &count);
+	if (status != PO_STATUS_OK)
+		return status;
+	qsort(merged, count, sizeof(*merged), compare_total_first);
+	analysis->hotspot_groups =
+	    po_arena_alloc(analysis->arena, (count + 1) * sizeof(*analysis->hotspot_groups));
+	for (first = 0; status == PO_STATUS_OK && first < count;) {
+		size_t end = first + 1;
+
+		if (!analysis->hotspot_groups) {
+			status = PO_STATUS_NOMEM;
+			break;
+		}
+		while (end < count && !compare_groups(&merged[first], &merged[end]))
+			end++;
+		status = emit_group(t, analysis, &merged[first + 1], end - first - 1,
+				    &merged[first], &analysis->hotspot_groups[groups++]);
+		first = end;
+	}
+	analysis->hotspot_group_count = status == PO_STATUS_OK ? groups : 0;
+	free(merged);
+	return status;
+}

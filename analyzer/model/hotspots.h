@@ -1,0 +1,81 @@
+/*
+ * hotspots.h: the hotspot tracker, one of the model's trackers. It owns the function-level
+ * samples (docs/sampling.md): each process's code objects (profopt:code), and per
+ * (process, stage open on the sampled thread, function) the samples and CPU time in which
+ * the function ran its own code (innermost frame) and in which it was on the stack. Its
+ * build merges processes by role and keeps each (role, stage)'s top functions.
+ *
+ * Life: init, consume code descriptions and samples (the model says which stage was open),
+ * build at any moment (hotspot_tracker_build changes nothing in the tracker), fini.
+ */
+#ifndef PO_MODEL_HOTSPOTS_H
+#define PO_MODEL_HOTSPOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/arena.h"
+#include "event.h"
+#include "map.h"
+#include "result.h"
+
+/* Functions kept per (role, stage) by self share and by total share (their union). */
+#define PO_HOTSPOTS_TOP 10
+/* Distinct functions kept in all; samples of code past it go to "(other code)". */
+#define PO_HOTSPOT_FUNCTION_CAP 65536
+
+struct hotspot_function {
+	const char *function; /* weak: interned */
+	const char *file;     /* weak: interned */
+	int32_t line;
+};
+
+/* One (pid, stage, function), or with function HOTSPOT_GROUP_TOTAL the (pid, stage) total. */
+struct hotspot_cell {
+	int32_t pid;
+	int stage; /* enum po_stage, or -1 */
+	uint32_t function;
+	int64_t self_samples, total_samples;
+	int64_t self_ns, total_ns;
+};
+
+#define HOTSPOT_GROUP_TOTAL UINT32_MAX
+
+struct po_hotspot_tracker {
+	struct hotspot_function *functions; /* owned */
+	size_t function_count, function_capacity;
+	struct po_map function_index; /* (function ptr, file ptr ^ line) -> index */
+	struct po_map codes;	      /* (pid, code id) -> function index + 1 */
+	struct hotspot_cell *cells;   /* owned */
+	size_t cell_count, cell_capacity;
+	struct po_map cell_index;  /* (pid, stage + 1, function) -> index into cells */
+	uint32_t *seen;		   /* owned: PO_STACK_DEPTH_MAX, the functions of one sample */
+	int64_t sample_count;	   /* every sample consumed */
+	int64_t malformed_samples; /* frames that do not fit their bytes */
+	uint32_t unknown_function; /* "(unknown code)": a code id never described */
+	uint32_t other_function;   /* "(other code)": past the cap */
+	struct po_strtab *strings; /* weak: the model's */
+};
+
+enum po_status hotspot_tracker_init(struct po_hotspot_tracker *tracker,
+				    struct po_strtab *strings) PO_NODISCARD;
+void hotspot_tracker_fini(struct po_hotspot_tracker *tracker);
+size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *tracker);
+
+/* A profopt:code event: the code object code_id of process pid. */
+enum po_status hotspot_tracker_code(struct po_hotspot_tracker *tracker, int32_t pid,
+				    const struct po_event *event) PO_NODISCARD;
+
+/* A profopt:stack_sample event of process pid, taken while stage (-1: none) was open. */
+enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *tracker, int32_t pid, int stage,
+				      const struct po_event *event) PO_NODISCARD;
+
+/*
+ * Fills analysis->hotspot_groups (in analysis->arena): the cells merged per (role, stage)
+ * with each pid's role from role_of, each group's top functions by self and by total share.
+ */
+enum po_status
+hotspot_tracker_build(const struct po_hotspot_tracker *tracker, struct po_analysis *analysis,
+		      enum po_role (*role_of)(const struct po_analysis *, int32_t)) PO_NODISCARD;
+
+#endif /* PO_MODEL_HOTSPOTS_H */

@@ -1,0 +1,213 @@
+"""Function-level samples of a Python process (opt-in, docs/sampling.md).
+
+Every 1/hz seconds of the process's CPU time (setitimer(ITIMER_PROF), whose SIGPROF runs a
+Python signal handler on the main thread), the main thread's Python stack is recorded as a
+profopt:stack_sample event: (code id, line) pairs, innermost first, with the thread CPU time
+used since the previous sample (the time the sample stands for: several timer expirations
+while a C call runs arrive as one signal, and time other threads burn must not be given to
+the main thread's stack). Each code object is described once per process (profopt:code).
+
+The timer stops at interpreter exit and before os.execv/os.execve (a timer survives exec).
+
+On with profopt-record --stacks[=HZ] (PROFOPT_STACKS_HZ in the environment, read when
+profopt is imported: also in spawned DataLoader workers) or profopt.run(stacks_hz=HZ), which
+sets the same variable for the processes it starts. Forked children (DataLoader workers)
+restart the timer, which fork does not inherit, and describe their code objects again.
+
+A program that already has a SIGPROF handler or an ITIMER_PROF timer is left alone, with
+one warning line. CPython 3.8 and later run it; another implementation or version is
+refused with one line saying why. The program's own results are unchanged: the handler
+reads frames and never raises.
+"""
+
+import atexit
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+
+from ._api import encode
+from ._lib import LIB
+
+ENVIRONMENT = "PROFOPT_STACKS_HZ"
+DEFAULT_HZ = 100
+MAX_HZ = 10000
+MAX_DEPTH = 128  # PROFOPT_STACK_DEPTH_MAX
+UNSUPPORTED = "unsupported"  # what start() returns when this interpreter is refused
+
+
+class _State:
+    hz = 0                # the sampling rate while running, else 0
+    running = False
+    in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
+    codes = {}            # code object -> its id in this process
+    last_cpu_ns = 0       # the main thread's CPU time at the previous sample
+    hooks = False         # the fork, exit and exec hooks are installed
+    warned = False        # the one warning line was issued
+
+
+def _warn_once(text):
+    if not _State.warned:
+        _State.warned = True
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
+def unsupported_reason():
+    """Why this interpreter cannot be sampled, or None."""
+    if sys.implementation.name != "cpython":
+        return (f"profopt: function samples need CPython; this is "
+                f"{sys.implementation.name}, whose frames are not CPython's")
+    if sys.version_info < (3, 8):
+        return "profopt: function samples need CPython 3.8 or later (os.register_at_fork)"
+    if not hasattr(signal, "setitimer") or not hasattr(signal, "SIGPROF"):
+        return "profopt: function samples need setitimer(ITIMER_PROF) and SIGPROF"
+    return None
+
+
+def _function_name(code):
+    return getattr(code, "co_qualname", None) or code.co_name
+
+
+def _code_id(code):
+    code_id = _State.codes.get(code)
+    if code_id is None:
+        code_id = len(_State.codes) + 1
+        _State.codes[code] = code_id
+        LIB.profopt_code(code_id, encode(_function_name(code)), encode(code.co_filename),
+                         code.co_firstlineno)
+    return code_id
+
+
+def _record(frame):
+    ids = []
+    lines = []
+    while frame is not None and len(ids) < MAX_DEPTH:
+        ids.append(_code_id(frame.f_code))
+        lines.append(frame.f_lineno or 0)
+        frame = frame.f_back
+    now = time.thread_time_ns()
+    cpu_ns, _State.last_cpu_ns = now - _State.last_cpu_ns, now
+    depth = len(ids)
+    array = ctypes.c_uint32 * depth
+    LIB.profopt_stack_sample(-1, cpu_ns, array(*ids), array(*lines), depth)
+
+
+def _on_sample(signum, frame):
+    if _State.in_handler or not _State.running or frame is None:
+        return
+    _State.in_handler = True
+    try:
+        _record(frame)
+    except Exception:  # a sample is never worth an exception in the program
+        pass
+    finally:
+        _State.in_handler = False
+
+
+def _arm(hz):
+    period = 1.0 / hz
+    _State.last_cpu_ns = time.thread_time_ns()
+    signal.setitimer(signal.ITIMER_PROF, period, period)
+
+
+def _after_fork_in_child():
+    if not _State.running:
+        return
+    _State.codes = {}  # a new process describes its code objects again
+    _State.in_handler = False
+    try:
+        _arm(_State.hz)
+    except (OSError, ValueError):
+        _State.running = False
+
+
+def _stopping(function):
+    """function, after the timer is stopped: an ITIMER_PROF survives execve, whose new
+    program would die of its first SIGPROF."""
+    def wrapper(*args, **kwargs):
+        stop()
+        return function(*args, **kwargs)
+    wrapper.__wrapped__ = function
+    return wrapper
+
+
+def _install_hooks():
+    """Forked children restart the timer (fork does not inherit it). The timer stops at
+    interpreter exit (finalization restores SIGPROF's default action, which ends the
+    process) and before os.execv/os.execve (os.exec* and os.spawnv* go through them)."""
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+    atexit.register(stop)
+    os.execv = _stopping(os.execv)
+    os.execve = _stopping(os.execve)
+    _State.hooks = True
+
+
+def _taken():
+    """Whether the program already uses SIGPROF or ITIMER_PROF itself."""
+    handler = signal.getsignal(signal.SIGPROF)
+    if handler is _on_sample:
+        return False
+    return handler not in (signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0)
+
+
+def start(hz=DEFAULT_HZ):
+    """Starts sampling this process (and the children it forks) hz times per CPU second.
+    Returns True when running, False when it could not start (one warning said why)."""
+    if _State.running:
+        return True
+    hz = int(hz)
+    if hz <= 0:
+        return False
+    hz = min(hz, MAX_HZ)
+    reason = unsupported_reason()
+    if reason is None and threading.current_thread() is not threading.main_thread():
+        reason = "profopt: function samples not started: only the main thread can set signals"
+    if reason is None and _taken():
+        reason = ("profopt: function samples off: this program already uses SIGPROF or "
+                  "ITIMER_PROF, left as they are")
+    if reason is None and getattr(LIB, "path", None) is None:
+        reason = "profopt: function samples off: libprofopt is not loaded"
+    if reason is not None:
+        _warn_once(reason)
+        return False
+    signal.signal(signal.SIGPROF, _on_sample)
+    signal.siginterrupt(signal.SIGPROF, False)  # system calls restart (SA_RESTART)
+    if not _State.hooks:
+        _install_hooks()
+    _State.hz = hz
+    _State.running = True
+    _arm(hz)
+    return True
+
+
+def stop():
+    """Stops sampling in this process; children forked later do not sample."""
+    if not _State.running:
+        return
+    _State.running = False
+    signal.setitimer(signal.ITIMER_PROF, 0, 0)
+    if signal.getsignal(signal.SIGPROF) is _on_sample:
+        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+
+
+def hz_from_environment():
+    """The rate PROFOPT_STACKS_HZ asks for, 0 when unset or invalid."""
+    text = os.environ.get(ENVIRONMENT, "").strip()
+    if not text:
+        return 0
+    try:
+        return max(0, int(text))
+    except ValueError:
+        _warn_once(f"profopt: {ENVIRONMENT}={text!r} is not a number of samples per "
+                   "second; function samples off")
+        return 0
+
+
+def start_from_environment():
+    """Starts sampling when PROFOPT_STACKS_HZ asks for it (profopt-record --stacks)."""
+    hz = hz_from_environment()
+    if hz:
+        start(hz)
