@@ -16,6 +16,7 @@
 
 #include "detect_internal.h"
 #include "rules.h"
+#include "stats.h"
 
 static enum po_straggler_cause cause_of_category(enum po_category category)
 {
@@ -42,22 +43,6 @@ static enum po_straggler_cause cause_of_category(enum po_category category)
 	}
 }
 
-static int compare_double(const void *left, const void *right)
-{
-	double a = *(const double *)left, b = *(const double *)right;
-
-	return (a > b) - (a < b);
-}
-
-/* The median of values[0 .. count), sorted in place; NaN without any. */
-static double median_of(double *values, size_t count)
-{
-	if (!count)
-		return NAN;
-	qsort(values, count, sizeof(*values), compare_double);
-	return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
-
 /* The ranks' median mean step: the step the job takes. */
 static double job_step_ns(const struct po_distributed *d, double *scratch)
 {
@@ -67,7 +52,7 @@ static double job_step_ns(const struct po_distributed *d, double *scratch)
 		if (!isnan(d->ranks[r].mean_step_ns))
 			scratch[count++] = d->ranks[r].mean_step_ns;
 	}
-	return median_of(scratch, count);
+	return po_stats_median(scratch, count);
 }
 
 /* The rank the most lost time is owed to, and that time summed over the matched steps. */
@@ -105,7 +90,7 @@ static void find_cause(const struct po_distributed *d, size_t straggler, double 
 			if (r != straggler && !isnan(d->ranks[r].mean_step_ns))
 				scratch[count++] = d->ranks[r].category_mean_ns[c];
 		}
-		excess = d->ranks[straggler].category_mean_ns[c] - median_of(scratch, count);
+		excess = d->ranks[straggler].category_mean_ns[c] - po_stats_median(scratch, count);
 		if (excess > best_excess) {
 			best_excess = excess;
 			best = (enum po_category)c;

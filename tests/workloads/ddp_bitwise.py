@@ -7,7 +7,6 @@ profopt says so in one warning. Runs without a recording (the hook runs either w
 Prints "ok ..." or "FAIL ..." lines; exits 1 on a failure."""
 
 import os
-import socket
 import sys
 import tempfile
 import warnings
@@ -20,15 +19,10 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
 import common
+import ddp_straggler
 
 STEPS = 12
 RANKS = 2
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def train(rank, with_profopt, own_hook):
@@ -76,7 +70,7 @@ def rank_main(rank, port, out_dir):
 def main():
     failures = 0
     with tempfile.TemporaryDirectory() as out_dir:
-        mp.spawn(rank_main, args=(free_port(), out_dir), nprocs=RANKS, join=True)
+        mp.spawn(rank_main, args=(ddp_straggler.free_port(), out_dir), nprocs=RANKS, join=True)
         for rank in range(RANKS):
             result = torch.load(os.path.join(out_dir, f"rank{rank}.pt"))
             checks = [

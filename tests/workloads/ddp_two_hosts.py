@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,15 +40,9 @@ OFFSET_LIMIT_MS = 1.0
 WAIT_PCT, WAIT_SLACK_MS = 10, 2.0
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def record_ranks(build, work):
     """Both ranks, each under its own recorder; returns the job directory."""
-    job, port, recorders = os.path.join(work, "job"), free_port(), []
+    job, port, recorders = os.path.join(work, "job"), ddp_straggler.free_port(), []
     os.makedirs(job)
     for rank in (0, 1):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK="0", WORLD_SIZE="2",
