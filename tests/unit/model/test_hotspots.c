@@ -1,0 +1,183 @@
+/*
+ * test_hotspots.c: function-level samples through the whole model. Each sample goes to its
+ * process's role and the stage open on its thread (none open: stage -1); self shares weigh
+ * the CPU time a sample stands for, total shares count a function once per sample however
+ * often it recurses; code ids are per process; a code never described is "(unknown code)";
+ * frames that do not fit their bytes are dropped; a run without samples has no hotspots.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "builder.h"
+
+#define MAIN 100
+#define WORKER 200
+
+static void code(struct po_model *model, int64_t t, int32_t pid, uint32_t id, const char *name,
+		 int32_t line)
+{
+	struct po_event event = event_at(PO_EV_CODE, t, pid, pid);
+
+	event.u.code.code_id = id;
+	event.u.code.function = str_of(name);
+	event.u.code.file = str_of("dataset.py");
+	event.u.code.first_line = line;
+	feed(model, &event);
+}
+
+/* A sample of thread tid: ids innermost first, count of them. */
+static void sample(struct po_model *model, int64_t t, int32_t pid, int32_t tid, int64_t cpu_ns,
+		   const uint32_t *ids, uint32_t count)
+{
+	struct po_stack_frame frames[8];
+	struct po_event event = event_at(PO_EV_STACK_SAMPLE, t, pid, tid);
+
+	CHECK(count <= 8);
+	for (uint32_t i = 0; i < count; i++)
+		frames[i] = (struct po_stack_frame){ids[i], 10 + i};
+	event.u.stack_sample.tid = tid;
+	event.u.stack_sample.cpu_ns = cpu_ns;
+	event.u.stack_sample.depth = count;
+	event.u.stack_sample.frames =
+	    (struct po_str){(const char *)frames, count * sizeof(frames[0])};
+	feed(model, &event);
+}
+
+static const struct po_hotspot_group *group_of(const struct po_analysis *analysis,
+					       enum po_role role, int stage)
+{
+	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {
+		const struct po_hotspot_group *group = &analysis->hotspot_groups[i];
+
+		if (group->role == role && group->stage == stage)
+			return group;
+	}
+	return NULL;
+}
+
+static const struct po_hotspot *function_of(const struct po_hotspot_group *group, const char *name)
+{
+	for (size_t i = 0; group && i < group->hotspot_count; i++)
+		if (strcmp(group->hotspots[i].function, name) == 0)
+			return &group->hotspots[i];
+	return NULL;
+}
+
+static bool near(double value, double want)
+{
+	return value > want - 0.01 && value < want + 0.01;
+}
+
+/*
+ * The worker (its code ids 1..3 mean other functions than the main process's 1..3) loads
+ * with three samples in load: decode twice (once for 20 ms of CPU, once for 10), resize
+ * once (10 ms). The main process samples forward twice and one sample between stages.
+ */
+static struct po_analysis *two_processes(void)
+{
+	static const uint32_t decode[] = {1, 2, 3}, resize[] = {2, 3}, forward[] = {1, 2, 2, 1},
+			      loop[] = {2};
+	struct po_model *model = model_new(NULL);
+
+	worker_begin(model, 1 * MS, WORKER, 0, MAIN);
+	code(model, 1 * MS, WORKER, 1, "decode", 40);
+	code(model, 1 * MS, WORKER, 2, "__getitem__", 30);
+	code(model, 1 * MS, WORKER, 3, "_worker_loop", 200);
+	stage_begin(model, 2 * MS, WORKER, WORKER, PO_STAGE_LOAD, "sample", 0);
+	sample(model, 3 * MS, WORKER, WORKER, 20 * MS, decode, 3);
+	sample(model, 4 * MS, WORKER, WORKER, 10 * MS, decode, 3);
+	sample(model, 5 * MS, WORKER, WORKER, 10 * MS, resize, 2);
+	stage_end(model, 6 * MS, WORKER, WORKER, PO_STAGE_LOAD, 0);
+
+	code(model, 1 * MS, MAIN, 1, "Linear.forward", 110);
+	code(model, 1 * MS, MAIN, 2, "train", 5);
+	step_begin(model, 2 * MS, MAIN, MAIN, 0);
+	stage_begin(model, 3 * MS, MAIN, MAIN, PO_STAGE_FORWARD, "", -1);
+	sample(model, 4 * MS, MAIN, MAIN, 5 * MS, forward, 4);
+	sample(model, 5 * MS, MAIN, MAIN, 5 * MS, forward, 4);
+	stage_end(model, 6 * MS, MAIN, MAIN, PO_STAGE_FORWARD, -1);
+	sample(model, 7 * MS, MAIN, MAIN, 5 * MS, loop, 1);
+	step_end_sized(model, 8 * MS, MAIN, MAIN, 0, 4);
+	return model_done(model);
+}
+
+static void test_roles_and_stages(void)
+{
+	struct po_analysis *analysis = two_processes();
+	const struct po_hotspot_group *load = group_of(analysis, PO_ROLE_WORKER, PO_STAGE_LOAD);
+	const struct po_hotspot_group *forward = group_of(analysis, PO_ROLE_MAIN, PO_STAGE_FORWARD);
+	const struct po_hotspot_group *none = group_of(analysis, PO_ROLE_MAIN, -1);
+	const struct po_hotspot *decode = function_of(load, "decode");
+	const struct po_hotspot *getitem = function_of(load, "__getitem__");
+
+	CHECK(analysis->stack_samples == 6);
+	CHECK(analysis->hotspot_group_count == 3);
+	CHECK(load && load->samples == 3 && load->cpu_ns == 40 * MS);
+	/* decode: innermost in 30 of the 40 ms; __getitem__ innermost in 10, on every stack */
+	CHECK(decode && decode->samples == 2 && near(decode->self_pct, 75.0));
+	CHECK(near(decode->total_pct, 75.0) && decode->total_samples == 2);
+	CHECK(getitem && getitem->samples == 1 && near(getitem->self_pct, 25.0));
+	CHECK(near(getitem->total_pct, 100.0) && getitem->total_samples == 3);
+	CHECK(strcmp(load->hotspots[0].function, "decode") == 0); /* largest self share first */
+	CHECK(load->hotspots[0].line == 40 && strcmp(load->hotspots[0].file, "dataset.py") == 0);
+	/* the main process's code 1 is its own Linear.forward, counted once per sample */
+	CHECK(forward && forward->samples == 2);
+	CHECK(function_of(forward, "decode") == NULL);
+	CHECK(near(function_of(forward, "Linear.forward")->self_pct, 100.0));
+	CHECK(function_of(forward, "train")->total_samples == 2);
+	CHECK(near(function_of(forward, "train")->total_pct, 100.0));
+	CHECK(none && none->samples == 1 && near(function_of(none, "train")->self_pct, 100.0));
+	/* groups by role, then stage, samples outside any stage last */
+	CHECK(analysis->hotspot_groups[0].role == PO_ROLE_MAIN &&
+	      analysis->hotspot_groups[0].stage == PO_STAGE_FORWARD);
+	CHECK(analysis->hotspot_groups[1].stage == -1);
+	po_analysis_destroy(analysis);
+}
+
+/* Without CPU times the shares are by count; unknown code and malformed frames. */
+static void test_counts_unknown_malformed(void)
+{
+	static const uint32_t known[] = {1}, unknown[] = {9, 1};
+	struct po_model *model = model_new(NULL);
+	struct po_event broken = event_at(PO_EV_STACK_SAMPLE, 6 * MS, MAIN, MAIN);
+	struct po_analysis *analysis;
+	const struct po_hotspot_group *group;
+
+	code(model, 1 * MS, MAIN, 1, "work", 1);
+	sample(model, 2 * MS, MAIN, MAIN, -1, known, 1);
+	sample(model, 3 * MS, MAIN, MAIN, -1, known, 1);
+	sample(model, 4 * MS, MAIN, MAIN, -1, known, 1);
+	sample(model, 5 * MS, MAIN, MAIN, -1, unknown, 2);
+	broken.u.stack_sample.depth = 3; /* three frames in no bytes */
+	feed(model, &broken);
+	analysis = model_done(model);
+	group = analysis->hotspot_groups;
+	CHECK(analysis->stack_samples == 4 && analysis->hotspot_group_count == 1);
+	CHECK(group->samples == 4 && group->cpu_ns == 0);
+	CHECK(near(function_of(group, "work")->self_pct, 75.0));
+	CHECK(near(function_of(group, "work")->total_pct, 100.0));
+	CHECK(near(function_of(group, "(unknown code)")->self_pct, 25.0));
+	po_analysis_destroy(analysis);
+}
+
+static void test_no_samples(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	step_begin(model, 1 * MS, MAIN, MAIN, 0);
+	step_end_sized(model, 2 * MS, MAIN, MAIN, 0, 4);
+	analysis = model_done(model);
+	CHECK(analysis->stack_samples == 0 && analysis->hotspot_group_count == 0);
+	CHECK(analysis->hotspot_groups == NULL);
+	po_analysis_destroy(analysis);
+}
+
+int main(void)
+{
+	test_roles_and_stages();
+	test_counts_unknown_malformed();
+	test_no_samples();
+	printf("unit.model.hotspots: ok\n");
+	return 0;
+}
