@@ -13,6 +13,9 @@ the same value to its printed precision:
   summary.json's steady.input_wait_pct and the finding's "waits for data P% of each steady
   step".
 
+The comparison (--baseline): its gpu.busy_pct, steps.mean_ms and workers.busy_pct are the
+two runs' own steady.gpu_busy_pct, steps.mean_ms and steady.workers_busy_pct.
+
 A device's share of the whole window is another metric: it is named "busy over the
 window" wherever it appears, never "GPU busy"."""
 
@@ -142,9 +145,36 @@ def input_wait(name, text, html, summary):
           f"differing: {wrong})")
 
 
+def comparison(bin_dir, work, summaries):
+    """main-loading against too-few-workers: the comparison's figures are the runs' own."""
+    new, old = summaries.get("main-loading"), summaries.get("too-few-workers")
+    if not new or not old:
+        check(False, "comparison: the two golden traces were not analysed")
+        return
+    out = os.path.join(work, "comparison")
+    done = subprocess.run([os.path.join(bin_dir, "profopt-analyze"), "--json-only", "-q", "-o",
+                           out, "--baseline", old[0], new[0]], capture_output=True, text=True,
+                          timeout=240)
+    if done.returncode != 0:
+        check(False, f"comparison: profopt-analyze exited {done.returncode}: {done.stderr}")
+        return
+    with open(os.path.join(out, "summary.json")) as file:
+        metrics = {m["name"]: m for m in json.load(file)["comparison"]["metrics"]}
+    for name, path in (("gpu.busy_pct", ("steady", "gpu_busy_pct")),
+                       ("steps.mean_ms", ("steps", "mean_ms")),
+                       ("workers.busy_pct", ("steady", "workers_busy_pct"))):
+        want = [run[1][path[0]].get(path[1]) for run in (old, new)]
+        got = [metrics.get(name, {}).get(side) for side in ("old", "new")]
+        agree = all((w is None and g is None) or
+                    (w is not None and g is not None and same(f"{g:.3f}", w, 2))
+                    for w, g in zip(want, got))
+        check(agree, f"comparison: {name} old/new {got} are the runs' {'.'.join(path)} {want}")
+
+
 def main():
     bin_dir = sys.argv[1]
     work = tempfile.mkdtemp(prefix="profopt-agreement.")
+    summaries = {}
     try:
         for trace in traces(work):
             name = os.path.basename(trace)
@@ -157,6 +187,7 @@ def main():
                 continue
             with open(os.path.join(out, "summary.json")) as file:
                 summary = json.load(file)
+            summaries[name] = (trace, summary)
             with open(os.path.join(out, "index.html")) as file:
                 html = file.read()
             pdf = subprocess.run(["pdftotext", "-layout", os.path.join(out, "report.pdf"), "-"],
@@ -164,6 +195,7 @@ def main():
             gpu_busy(name, done.stdout, html, pdf, summary)
             steady_mean(name, done.stdout, summary)
             input_wait(name, done.stdout, html, summary)
+        comparison(bin_dir, work, summaries)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{'FAIL' if failures else 'ok'}: {failures} disagreement(s)")

@@ -6,6 +6,7 @@
   check_report.py --renderer TEST_REPORT chromium hostile|comparison-hostile
   check_report.py --renderer TEST_REPORT golden normal|comparison --golden-dir DIR  (UPDATE_GOLDEN=1 rewrites)
   check_report.py --output-dir DIR outputs|chromium recorded   (a report profopt-analyze wrote)
+  check_report.py --output-dir DIR golden recorded --golden-dir DIR --golden-name NAME
 
 Each mode renders a synthetic analysis into a fresh directory with `TEST_REPORT render`,
 checks it, prints "N passed, N failed" and exits non-zero on any failure. The chromium mode
@@ -528,7 +529,8 @@ def compare_golden(checks, golden_dir, name, actual):
 
 
 def run_golden(args, checks):
-    prefix = "" if args.kind == "normal" else args.kind + "-"
+    prefix = args.golden_name + "-" if args.golden_name else \
+        "" if args.kind == "normal" else args.kind + "-"
     with OutputDir(args) as out_dir:
         pdf = normalized(pdf_text(os.path.join(out_dir, "report.pdf")))
         root = ET.parse(os.path.join(out_dir, "index.html")).getroot()
@@ -542,6 +544,7 @@ def main():
     parser.add_argument("--renderer")
     parser.add_argument("--output-dir")
     parser.add_argument("--golden-dir")
+    parser.add_argument("--golden-name", help="golden files' prefix (a recorded trace's name)")
     parser.add_argument("mode", choices=("outputs", "absent", "chromium", "golden"))
     parser.add_argument("kind", choices=KINDS)
     args = parser.parse_args()
