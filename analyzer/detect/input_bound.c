@@ -43,6 +43,8 @@ struct ib_facts {
 	double load_cv;		/* variation of the consumed batches' service time */
 	enum po_stage dominant;
 	const char *label;
+	/* weak: the function with the largest self share of the dominant stage, or NULL */
+	const struct po_hotspot *hotspot;
 	enum po_input_cause cause;
 	struct det_whatif model;
 };
@@ -494,6 +496,25 @@ static const char *dominant_label(const struct po_analysis *analysis, enum po_st
 	return "";
 }
 
+/*
+ * The function that dominates a stage in the role that loads: the first hotspot (largest
+ * self share) of its group, when the group has enough samples to say so.
+ */
+static const struct po_hotspot *dominant_hotspot(const struct det_ctx *ctx, enum po_stage stage,
+						 enum po_role role)
+{
+	const struct po_analysis *analysis = ctx->analysis;
+
+	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {
+		const struct po_hotspot_group *group = &analysis->hotspot_groups[i];
+
+		if (group->role == role && group->stage == (int)stage && group->hotspot_count &&
+		    (double)group->samples >= ctx->rules->input_bound_hotspot_min_samples)
+			return &group->hotspots[0];
+	}
+	return NULL;
+}
+
 static enum po_input_cause choose_cause(const struct det_ctx *ctx, const struct ib_facts *facts)
 {
 	const struct det_whatif *model = &facts->model;
@@ -561,6 +582,8 @@ static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 	facts->load_cv = service_cv(ctx);
 	facts->label = dominant_label(analysis, facts->dominant,
 				      facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
+	facts->hotspot = dominant_hotspot(ctx, facts->dominant,
+					  facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
 	facts->cause = choose_cause(ctx, facts);
 }
 
@@ -581,6 +604,20 @@ static enum po_severity severity_of(const struct det_ctx *ctx, const struct ib_f
 	if (share >= rules->input_bound_critical_pct)
 		return PO_SEVERITY_CRITICAL;
 	return share >= rules->input_bound_warning_pct ? PO_SEVERITY_WARNING : PO_SEVERITY_COUNT;
+}
+
+/* "; load: 71% in decode_jpeg (dataset.py:42)" when a function dominates the stage, else "". */
+static const char *hotspot_sentence(struct det_ctx *ctx, const struct ib_facts *facts)
+{
+	const struct po_hotspot *hotspot = facts->hotspot;
+	const char *slash;
+
+	if (!hotspot)
+		return "";
+	slash = strrchr(hotspot->file, '/');
+	return det_printf(ctx, "; %s: %.0f%% in %s (%s:%d)", po_stage_name(facts->dominant),
+			  hotspot->self_pct, hotspot->function, slash ? slash + 1 : hotspot->file,
+			  (int)hotspot->line);
 }
 
 /* The recommendations, defined below. */
@@ -606,6 +643,12 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 					: po_category_of_stage(facts->dominant);
 	det_ev_text(ctx, finding, "stage", po_stage_name(facts->dominant));
 	det_ev_text(ctx, finding, "label", facts->label);
+	if (facts->hotspot) {
+		det_ev_text(ctx, finding, "hotspot_function", facts->hotspot->function);
+		det_ev_text(ctx, finding, "hotspot_file", facts->hotspot->file);
+		det_ev_int(ctx, finding, "hotspot_line", facts->hotspot->line);
+		det_ev_number(ctx, finding, "hotspot_self_pct", facts->hotspot->self_pct);
+	}
 	det_ev_int(ctx, finding, "num_workers", facts->workers);
 	det_ev_int(ctx, finding, "cpu_count", ctx->analysis->cpu_count);
 	if (!isnan(facts->busy_pct))
@@ -692,14 +735,15 @@ enum po_status det_input_bound(struct det_ctx *ctx)
 	det_summary(
 	    ctx, finding,
 	    "The training loop waits for data %.1f%% of each steady step (%.2f ms of %.2f ms on "
-	    "average over %zu steady steps): %s%s%s%s%s%s.",
+	    "average over %zu steady steps): %s%s%s%s%s%s%s.",
 	    facts.share_pct, facts.wait_ns / DET_NS_PER_MS, ctx->mean_step_ns / DET_NS_PER_MS,
 	    ctx->clean_count, cause_sentence(ctx, &facts),
 	    facts.model.service_ns > 0 ? ". The slowest loading stage is " : "",
 	    facts.model.service_ns > 0 ? po_stage_name(facts.dominant) : "",
 	    facts.model.service_ns > 0 && facts.label[0] ? " (" : "",
 	    facts.model.service_ns > 0 ? facts.label : "",
-	    facts.model.service_ns > 0 && facts.label[0] ? ")" : "");
+	    facts.model.service_ns > 0 && facts.label[0] ? ")" : "",
+	    facts.model.service_ns > 0 ? hotspot_sentence(ctx, &facts) : "");
 	add_evidence(ctx, finding, &facts);
 	recommend(ctx, finding, &facts);
 	return PO_STATUS_OK;

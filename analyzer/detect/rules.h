@@ -71,6 +71,11 @@
 	  "profopt: PyTorch's hand-off of a batch of small images measured 0.8-1.6 ms on 2 cores") \
 	X(input_bound_handoff_min_steps, "input-bound", "handoff_min_steps", 5, "steps",           \
 	  "steps that found their batch ready needed to measure the hand-off cost", "profopt")     \
+	X(input_bound_hotspot_min_samples, "input-bound", "hotspot_min_samples", 20, "samples",    \
+	  "function samples of the slowest loading stage needed to name the function that "        \
+	  "dominates it (docs/sampling.md)",                                                       \
+	  "profopt: at 100 Hz, 0.2 s of the stage's CPU time; a share from 20 samples is within "  \
+	  "about 10 points")                                                                       \
 	X(gpu_idle_min_gap_ms, "gpu-idle", "min_gap_ms", 1, "ms",                                  \
 	  "GPU gaps shorter than this are ignored (also passed to the model)", "profopt")          \
 	X(gpu_idle_min_gap_step_pct, "gpu-idle", "min_gap_step_pct", 5, "%",                       \
@@ -394,6 +399,7 @@ struct po_rule_info {
 	size_t offset; /* of the member in struct po_rules */
 	double lowest; /* the valid range, from the unit (PO_RULE_UNITS) */
 	double highest;
+	X("samples", 1, 1e9, true)                                                                 \
 	bool whole; /* only whole numbers */
 };
 

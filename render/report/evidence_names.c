@@ -109,6 +109,13 @@
 	  "The loader stage (load, preprocess or collate) that takes longest per batch.")          \
 	X(INPUT_BOUND, "label", "Slowest stage's label", "",                                       \
 	  "The program's label of the costliest work in that stage.")                              \
+	X(ANY, "hotspot_function", "Function dominating the stage", "",                            \
+	  "The function with the largest self share of the slowest stage's sampled CPU time "      \
+	  "(profopt-record --stacks; docs/sampling.md).")                                          \
+	X(ANY, "hotspot_file", "Its file", "", "The file of that function.")                       \
+	X(ANY, "hotspot_line", "Its first line", "", "The first line of that function.")           \
+	X(ANY, "hotspot_self_pct", "Its self share", "%",                                          \
+	  "Share of the slowest stage's sampled CPU time spent in that function's own code.")      \
 	/* cpu-contention */                                                                       \
 	X(ANY, "loop_ms_per_step", "Loop compute time", "ms/step",                                 \
 	  "Wall time per step of forward, backward and optimizer on the training thread.")         \

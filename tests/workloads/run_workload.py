@@ -1269,10 +1269,12 @@ EXPECTATIONS.update({
     "hotspots_workers": [
         ("step_count",),
         ("hotspot_shares", "worker", "load", SHARE_POINTS),
+        ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
     ],
     "hotspots_main": [
         ("step_count",),
         ("hotspot_shares", "main", "load", SHARE_POINTS),
+        ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
     ],
 })
 

@@ -45,6 +45,7 @@ class _State:
     in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
     codes = {}            # code object -> its id in this process
     last_cpu_ns = 0       # the main thread's CPU time at the previous sample
+    samples = 0           # samples taken in this process (a fork starts again from 0)
     hooks = False         # the fork, exit and exec hooks are installed
     warned = False        # the one warning line was issued
 
@@ -93,6 +94,7 @@ def _record(frame):
     depth = len(ids)
     array = ctypes.c_uint32 * depth
     LIB.profopt_stack_sample(-1, cpu_ns, array(*ids), array(*lines), depth)
+    _State.samples += 1
 
 
 def _on_sample(signum, frame):
@@ -117,6 +119,7 @@ def _after_fork_in_child():
     if not _State.running:
         return
     _State.codes = {}  # a new process describes its code objects again
+    _State.samples = 0
     _State.in_handler = False
     try:
         _arm(_State.hz)

@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+"""The stack sampler (profopt._stacks, docs/sampling.md) is safe and invisible: at a high
+rate it samples through generators, exceptions and threads with the same results as
+without it; a forked child restarts it, spawned and forkserver DataLoader workers start it
+from the environment, and a DataLoader's training gives the same losses bit for bit with
+and without it for each start method; an exec'd program does not die of SIGPROF; a program
+that uses SIGPROF itself is left alone with one warning. Runs without a recording session
+(the events are then dropped in libprofopt, after all of the sampler's own work)."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "tracepoints", "python"))
+
+import profopt  # noqa: E402
+from profopt import _stacks  # noqa: E402
+
+HZ = 2000  # 20 times the default: more chances to interrupt anything
+RESULTS = {"passed": 0, "failed": 0}
+
+
+def check(condition, text):
+    print(("ok   " if condition else "FAIL ") + text, flush=True)
+    RESULTS["passed" if condition else "failed"] += 1
+
+
+def squares(count):
+    for value in range(count):
+        yield value * value
+
+
+def fragile(value):
+    if value % 7 == 0:
+        raise ValueError(value)
+    return value + 1
+
+
+def python_work(rounds):
+    """CPU work through a generator, exceptions and a thread pool; deterministic."""
+    total = 0
+    for _ in range(rounds):
+        for value in squares(2000):
+            try:
+                total += fragile(value)
+            except ValueError as error:
+                total -= error.args[0] % 5
+    results = [0] * 3
+
+    def worker(slot):
+        results[slot] = sum(fragile(v) for v in range(1, 20000) if v % 7)
+
+    threads = [threading.Thread(target=worker, args=(slot,)) for slot in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return total, tuple(results)
+
+
+class Noisy(Dataset):
+    """Samples whose making takes CPU in Python; the first item says whether this process
+    samples and how often it did."""
+
+    def __len__(self):
+        return 48
+
+    def __getitem__(self, index):
+        generator = torch.Generator().manual_seed(index)
+        value = sum(fragile(v) for v in range(3000) if v % 7)
+        features = torch.randn(16, generator=generator) + value % 3
+        return features, index % 2, int(_stacks._State.running), _stacks._State.samples
+
+
+def losses_and_sampling(context):
+    torch.manual_seed(3)
+    loader = DataLoader(Noisy(), batch_size=8, num_workers=2, multiprocessing_context=context)
+    model = torch.nn.Linear(16, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses, running, samples = [], [], []
+    for features, labels, worker_running, worker_samples in profopt.instrument(loader):
+        loss = torch.nn.functional.cross_entropy(model(features), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        running += worker_running.tolist()
+        samples.append(int(worker_samples.max()))
+    return losses, all(running), max(samples)
+
+
+def test_same_results():
+    _stacks.stop()
+    plain = python_work(150)
+    check(_stacks.start(HZ), "the sampler starts on this interpreter")
+    before = _stacks._State.samples
+    sampled = python_work(150)
+    check(sampled == plain, "generators, exceptions and threads: the same results sampled")
+    check(_stacks._State.samples > before,
+          f"samples were taken meanwhile ({_stacks._State.samples - before})")
+
+
+def test_fork():
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        deadline = time.process_time() + 0.3
+        while time.process_time() < deadline:
+            python_work(1)
+        timer = signal.getitimer(signal.ITIMER_PROF)
+        os.write(write, f"{int(_stacks._State.running)} {_stacks._State.samples} "
+                        f"{timer[1] > 0}".encode())
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 100).decode().split()
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    check(status == 0 and answer[0] == "1" and int(answer[1]) > 0 and answer[2] == "True",
+          f"a forked child restarts the timer and samples ({answer})")
+
+
+def test_exec():
+    pid = os.fork()
+    if pid == 0:
+        os.execv(sys.executable, [sys.executable, "-c",
+                                  "import time\nt = time.process_time() + 0.3\n"
+                                  "while time.process_time() < t: pass"])
+    _, status = os.waitpid(pid, 0)
+    check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
+          f"an exec'd program runs to its end (wait status {status})")
+
+
+def loader_run(context, hz):
+    """losses_and_sampling(context) in a new interpreter, PROFOPT_STACKS_HZ=hz (0: unset),
+    so that its forkserver starts with the environment of the run."""
+    env = dict(os.environ)
+    env.pop(_stacks.ENVIRONMENT, None)
+    if hz:
+        env[_stacks.ENVIRONMENT] = str(hz)
+    done = subprocess.run([sys.executable, __file__, "--loader", context], env=env,
+                          capture_output=True, text=True, timeout=240)
+    if done.returncode != 0:
+        print(done.stdout + done.stderr)
+        return None, False, 0
+    losses, running, samples = done.stdout.strip().splitlines()[-1].split(" | ")
+    return losses, running == "True", int(samples)
+
+
+def test_loaders():
+    for context in ("fork", "spawn", "forkserver"):
+        plain, _, _ = loader_run(context, 0)
+        sampled, running, samples = loader_run(context, HZ)
+        check(plain is not None and sampled == plain,
+              f"{context} workers: the same losses bit for bit")
+        check(running and samples > 0,
+              f"{context} workers sample ({samples} samples in the busiest worker)")
+
+
+def test_taken():
+    _stacks.stop()
+    own = lambda signum, frame: None  # noqa: E731
+    previous = signal.signal(signal.SIGPROF, own)
+    _stacks._State.warned = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        started = _stacks.start(HZ)
+        again = _stacks.start(HZ)
+    check(not started and not again and signal.getsignal(signal.SIGPROF) is own,
+          "a program's own SIGPROF handler is left alone")
+    check(len(caught) == 1 and "already uses SIGPROF" in str(caught[0].message),
+          f"with one warning line ({[str(w.message) for w in caught]})")
+    signal.signal(signal.SIGPROF, previous)
+
+
+def test_refused():
+    check(_stacks.unsupported_reason() is None, "CPython 3.8+ on Linux is supported")
+    script = ("import sys; sys.implementation.name = 'pypy'\n"
+              "from profopt import _stacks\nprint(_stacks.unsupported_reason())")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tracepoints",
+                                                                      "python")))
+    check("need CPython" in out.stdout and out.stdout.count("\n") == 1,
+          f"another interpreter is refused in one line ({out.stdout.strip()!r})")
+
+
+def main():
+    test_refused()
+    test_same_results()
+    test_fork()
+    test_exec()
+    test_loaders()
+    test_taken()
+    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
+    return 1 if RESULTS["failed"] else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--loader"]:
+        losses, running, samples = losses_and_sampling(sys.argv[2])
+        print(f"{losses!r} | {running} | {samples}")
+        sys.exit(0)
+    sys.exit(main())
