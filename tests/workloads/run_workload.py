@@ -1225,27 +1225,6 @@ def measure_recording_overhead(run):
                      f"step, the same loop unrecorded {unrecorded:.3f} ms ({off:+.1f}%)")
 
 
-# --- distributed jobs (ddp_straggler, ddp_balanced; docs/distributed.md) ------------------
-
-RANK_WAIT_PCT = 10      # a rank's wait per step: the trace's collective against the script's
-RANK_WAIT_SLACK_MS = 2  # stamp before backward (the backward before the hook differs a little)
-
-EXPECTATIONS.update({
-    "ddp_straggler": [
-        ("truth", "rank0_wait_ms", ">=", 20),
-        ("ranks_found",),
-        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
-        ("straggler", 1, "input", True),
-        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
-    ],
-    "ddp_compute": [
-        ("truth", "rank0_wait_ms", ">=", 15),
-        ("ranks_found",),
-        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
-        ("straggler", 1, "compute", True),
-        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "compute"}),
-    ],
-    "ddp_balanced": [
 # --- function samples (hotspots_workers, hotspots_main; docs/sampling.md) ---------------
 
 @check
@@ -1279,6 +1258,27 @@ EXPECTATIONS.update({
 })
 
 
+# --- distributed jobs (ddp_straggler, ddp_balanced; docs/distributed.md) ------------------
+
+RANK_WAIT_PCT = 10      # a rank's wait per step: the trace's collective against the script's
+RANK_WAIT_SLACK_MS = 2  # stamp before backward (the backward before the hook differs a little)
+
+EXPECTATIONS.update({
+    "ddp_straggler": [
+        ("truth", "rank0_wait_ms", ">=", 20),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("straggler", 1, "input", True),
+        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
+    ],
+    "ddp_compute": [
+        ("truth", "rank0_wait_ms", ">=", 15),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("straggler", 1, "compute", True),
+        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "compute"}),
+    ],
+    "ddp_balanced": [
         ("truth", "rank_wait_spread_ms", "<=", 2),
         ("ranks_found",),
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
