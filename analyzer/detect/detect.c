@@ -262,7 +262,7 @@ static const det_fn detectors[] = {
     det_trace_data_loss, det_input_bound,      det_gpu_bound,	   det_launch_bound,
     det_gpu_idle,	 det_memory_growth,    det_unfreed,	   det_level_shift,
     det_step_outliers,	 det_cpu_contention,   det_loader_handoff, det_worker_restart,
-    det_straggler,	 det_loader_imbalance,
+    det_straggler,	 det_loader_imbalance, det_copy_on_access,
 };
 
 static struct po_recommendation *find_rec(const struct po_finding *finding, const char *knob)

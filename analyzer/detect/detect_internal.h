@@ -150,6 +150,8 @@ enum po_status det_launch_bound(struct det_ctx *ctx);
 void det_fill_gpu_work(struct det_ctx *ctx);
 enum po_status det_memory_growth(struct det_ctx *ctx);
 enum po_status det_unfreed(struct det_ctx *ctx);
+/* copy_on_access.c */
+enum po_status det_copy_on_access(struct det_ctx *ctx);
 /* level_shift.c: sets ctx->levels, which det_step_outliers reads. */
 enum po_status det_level_shift(struct det_ctx *ctx);
 enum po_status det_step_outliers(struct det_ctx *ctx);

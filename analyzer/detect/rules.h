@@ -127,6 +127,28 @@
 	  "live bytes at the end of the trace below which nothing is reported", "profopt")         \
 	X(unfreed_max_sites, "unfreed-allocations", "max_sites", 5, "sites",                       \
 	  "allocation sites named in the evidence", "profopt")                                     \
+	X(copy_on_access_min_mib, "worker-copy-on-access", "min_mib", 32, "MiB",                   \
+	  "private growth per loader worker (the mean over the workers alive together) below "     \
+	  "which nothing is reported",                                                             \
+	  "profopt: a forked PyTorch worker un-shares 3 to 6 MiB of its parent by itself "         \
+	  "(copy_on_access_numpy); one reading a list of 2 million str, 158 MiB")                  \
+	X(copy_on_access_unshared_pct, "worker-copy-on-access", "unshared_pct", 50, "%",           \
+	  "share of the workers' private growth that their resident sets did not grow by (pages "  \
+	  "un-shared from the parent, not allocated) from which the growth is copy-on-access; "    \
+	  "below, the workers allocated it themselves, which memory-growth judges",                \
+	  "profopt: un-shared pages were resident already (95% in copy_on_access_list); "          \
+	  "a worker's own allocations grow both sets alike")                                       \
+	X(copy_on_access_warning_machine_pct, "worker-copy-on-access", "warning_machine_pct", 10,  \
+	  "%",                                                                                     \
+	  "the workers' private growth, as a share of the machine's memory, from which the "       \
+	  "finding is a warning (info below; a warning when the machine's memory is unknown)",     \
+	  "profopt")                                                                               \
+	X(copy_on_access_critical_machine_pct, "worker-copy-on-access", "critical_machine_pct",    \
+	  50, "%",                                                                                 \
+	  "the workers' private growth, as a share of the machine's memory, from which the "       \
+	  "finding is critical: one more worker or a larger dataset runs the machine out of "      \
+	  "memory",                                                                                \
+	  "profopt")                                                                               \
 	X(step_outliers_mad_k, "step-outliers", "mad_k", 3, "MADs",                                \
 	  "a step is an outlier above median + k scaled MADs",                                     \
 	  "robust statistics (Hampel filter)")                                                     \

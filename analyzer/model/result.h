@@ -699,6 +699,7 @@ struct po_step_detail {
 	X(HOST_MEMORY_GROWTH, "host-memory-growth")                                                \
 	X(GPU_MEMORY_GROWTH, "gpu-memory-growth")                                                  \
 	X(UNFREED_ALLOCATIONS, "unfreed-allocations")                                              \
+	X(WORKER_COPY_ON_ACCESS, "worker-copy-on-access")                                          \
 	X(STEP_OUTLIERS, "step-outliers")                                                          \
 	X(LEVEL_SHIFT, "level-shift")                                                              \
 	X(TRACE_DATA_LOSS, "trace-data-loss")                                                      \

@@ -268,6 +268,30 @@
 	  "The stage that ran when the site's memory still held was allocated.")                   \
 	X(GPU_MEMORY_GROWTH, "label", "Allocating span's label", "",                               \
 	  "The program's label of the span in which that memory was allocated.")                   \
+	/* worker-copy-on-access */                                                                \
+	X(ANY, "private_growth_bytes", "Workers' private growth", "B",                             \
+	  "How much the unique sets (pages only the process maps) of the loader workers alive "    \
+	  "together grew from their first sample to their largest, summed.")                       \
+	X(ANY, "private_growth_per_worker_mib", "Private growth per worker", "MiB",                \
+	  "The workers' private growth divided by the number of workers.")                         \
+	X(ANY, "largest_worker_growth_mib", "Largest worker's growth", "MiB",                      \
+	  "The private growth of the worker that grew the most.")                                  \
+	X(ANY, "unshared_pct", "Un-shared share", "%",                                             \
+	  "Share of the private growth the resident sets did not grow by: pages that were "        \
+	  "shared with the training process and were copied when written.")                        \
+	X(ANY, "worker_rss_growth_mib", "Workers' resident growth", "MiB",                         \
+	  "How much the same workers' resident sets grew over the same samples, summed.")          \
+	X(ANY, "machine_memory_mib", "Machine's memory", "MiB",                                    \
+	  "Physical memory of the traced machine.")                                                \
+	X(ANY, "machine_pct", "Share of the machine's memory", "%",                                \
+	  "The workers' private growth over the machine's memory.")                                \
+	X(ANY, "job_pss_mib", "Memory of the job", "MiB",                                          \
+	  "Proportional sets (each page divided by the processes that map it) of the training "    \
+	  "process and those workers at their peaks, summed: what they hold of the machine.")      \
+	X(ANY, "job_machine_pct", "Job's share of the machine's memory", "%",                      \
+	  "The job's proportional sets over the machine's memory.")                                \
+	X(WORKER_COPY_ON_ACCESS, "num_workers", "Workers alive together", "",                      \
+	  "The loader workers whose private growth is summed: those alive at one moment.")         \
 	/* unfreed-allocations */                                                                  \
 	X(ANY, "live_mib", "Memory never freed", "MiB",                                            \
 	  "Memory still allocated at the end of the trace, all sites together.")                   \

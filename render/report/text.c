@@ -186,6 +186,7 @@ static const char *const finding_titles[PO_FINDING_ID_COUNT] = {
     [PO_FINDING_HOST_MEMORY_GROWTH] = "Host memory grows step over step",
     [PO_FINDING_GPU_MEMORY_GROWTH] = "GPU memory grows step over step",
     [PO_FINDING_UNFREED_ALLOCATIONS] = "Allocations are never freed",
+    [PO_FINDING_WORKER_COPY_ON_ACCESS] = "The loader workers copy the dataset they read",
     [PO_FINDING_STEP_OUTLIERS] = "Some steps are much slower than the rest",
     [PO_FINDING_LEVEL_SHIFT] = "The step time moved to a new level during the run",
     [PO_FINDING_TRACE_DATA_LOSS] = "The trace lost data",

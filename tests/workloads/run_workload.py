@@ -27,6 +27,9 @@ Tolerances. The machine these run on is small (2 cores) and shared, so:
 - a slope of memory against steps must agree within 25%: /proc RSS moves in pages and
   allocator chunks, and the sampler reads it every 50 ms while the script reads it at
   each step end, so the two fits see different points (measured: within 2%);
+- the workers' private growth, within 15%: the sampler reads each worker's smaps_rollup at
+  its start and then about once a second, the script at the worker's start and once at
+  the epoch's end, so the last readings differ by what the workers copied meanwhile;
 - a what-if prediction is compared with a separate rerun, which sees different
   scheduling noise: 11 unrecorded runs of few_io_workers with the recommended workers
   measured mean steps of 9.97 to 12.55 ms (coefficient of variation 7%) while other
@@ -62,6 +65,7 @@ import machine  # noqa: E402 (tests/lib)
 SAME_RUN_PCT = 5       # a number measured twice in one run (trace vs script)
 WAIT_SLACK_MS = 0.15  # the instrumented loader's own Python around a data wait
 SLOPE_PCT = 25         # memory slopes (trace vs /proc)
+PRIVATE_PCT = 15       # workers' private growth (trace vs the script's smaps_rollup)
 RERUN_PCT = 15         # a prediction against a rerun
 SHARE_POINTS = 5       # shares of the step, in percentage points
 EXCESS_PCT = 25        # the excess of periodic slow steps over the median step
@@ -171,6 +175,20 @@ EXPECTATIONS = {
          "worker_rss_slope_bytes", SLOPE_PCT),
         ("evidence_equals_fact", "host-memory-growth", "python_line", "store_line"),
         ("evidence_equals_fact", "host-memory-growth", "python_created_line", "decode_line"),
+    ],
+    "copy_on_access_list": [
+        ("truth", "private_growth_per_worker_mib", ">=", 64),
+        ("step_count",),
+        ("finding", "worker-copy-on-access", {"num_workers": 4}),
+        ("evidence_near", "worker-copy-on-access", "private_growth_bytes",
+         "private_growth_bytes", PRIVATE_PCT),
+        ("no_finding", "host-memory-growth"),
+    ],
+    "copy_on_access_numpy": [
+        ("truth", "private_growth_per_worker_mib", "<=", 16),
+        ("step_count",),
+        ("no_finding", "worker-copy-on-access"),
+        ("no_finding", "host-memory-growth"),
     ],
     "memory_plateau": [
         ("truth", "main_rss_rise_mib", ">=", 40),
@@ -516,6 +534,9 @@ TRUTH_METRICS = {
     "main_rss_rise_mib": lambda t: (max(v for _, v in main_rss(t)) - main_rss(t)[0][1]) / 2**20,
     "main_rss_late_rise_mib": lambda t: main_rss_late_rise(t) / 2**20,
     "tree_rss_peak_bytes": lambda t: max(tree_rss(s) for s in t["rss"]),
+    "private_growth_bytes": lambda t: t["facts"]["private_growth_bytes"],
+    "private_growth_per_worker_mib": lambda t:
+    t["facts"]["private_growth_per_worker_bytes"] / 2**20,
     "tree_rss_growth_pct": lambda t: 100 * rss_slope(t, "tree") * len(t["rss"]) /
     statistics.fmean(tree_rss(s) for s in t["rss"]),
     "max_live_workers": lambda t: max(len(child_pids(t, s)) for s in t["rss"]),
