@@ -50,6 +50,11 @@ class _State:
     warned = False        # the one warning line was issued
 
 
+# The frames of the sample being recorded, handed to libprofopt (which copies them).
+_IDS = (ctypes.c_uint32 * MAX_DEPTH)()
+_LINES = (ctypes.c_uint32 * MAX_DEPTH)()
+
+
 def _warn_once(text):
     if not _State.warned:
         _State.warned = True
@@ -92,8 +97,9 @@ def _record(frame):
     now = time.thread_time_ns()
     cpu_ns, _State.last_cpu_ns = now - _State.last_cpu_ns, now
     depth = len(ids)
-    array = ctypes.c_uint32 * depth
-    LIB.profopt_stack_sample(-1, cpu_ns, array(*ids), array(*lines), depth)
+    _IDS[:depth] = ids  # one sample at a time: the handler never runs twice at once
+    _LINES[:depth] = lines
+    LIB.profopt_stack_sample(-1, cpu_ns, _IDS, _LINES, depth)
     _State.samples += 1
 
 

@@ -1,0 +1,59 @@
+/*
+ * html_hotspots.c: the function samples in index.html, after the findings: per (role,
+ * stage), its top functions by self share. Only for a recording with function samples
+ * (--stacks): other reports are unchanged. Every number is a field of the result
+ * (analysis->hotspot_groups).
+ */
+#include <stdio.h>
+
+#include "html.h"
+
+/* Rows per (role, stage); summary.json has every kept function. */
+#define HTML_HOTSPOT_ROWS 5
+
+static void hotspot_row(struct po_html *html, xmlNodePtr body, const struct po_hotspot_group *group,
+			const struct po_hotspot *hotspot, bool first)
+{
+	char samples[24], self[16], total[16], where[512];
+	const char *cells[7] = {first ? po_role_name(group->role) : "",
+				first ? (group->stage < 0 ? "none" : po_stage_name(group->stage))
+				      : "",
+				hotspot->function,
+				where,
+				self,
+				total,
+				samples};
+
+	snprintf(where, sizeof(where), "%s:%d", hotspot->file, (int)hotspot->line);
+	snprintf(self, sizeof(self), "%.1f%%", hotspot->self_pct);
+	snprintf(total, sizeof(total), "%.1f%%", hotspot->total_pct);
+	snprintf(samples, sizeof(samples), "%lld", (long long)hotspot->samples);
+	po_html_row(html, body, cells, 7,
+		    PO_HTML_COLUMN(4) | PO_HTML_COLUMN(5) | PO_HTML_COLUMN(6));
+}
+
+void po_html_fill_hotspots(struct po_html *html)
+{
+	static const char *const headers[] = {"Role", "Stage", "Function", "Where",
+					      "Self", "Total", "Samples"};
+	const struct po_analysis *analysis = html->analysis;
+	xmlNodePtr parent = po_html_find(html, "findings"), body;
+	char text[200];
+
+	if (!analysis->hotspot_group_count || !parent)
+		return;
+	po_html_el(html, parent, "h3", NULL, "Hotspots");
+	snprintf(text, sizeof(text),
+		 "Function samples (%lld): each function's share of its stage's sampled CPU "
+		 "time, in its own code (self) and below it (total).",
+		 (long long)analysis->stack_samples);
+	po_html_el(html, parent, "p", "note", text);
+	body = po_html_table(html, parent, "data", headers, 7,
+			     PO_HTML_COLUMN(4) | PO_HTML_COLUMN(5) | PO_HTML_COLUMN(6));
+	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {
+		const struct po_hotspot_group *group = &analysis->hotspot_groups[i];
+
+		for (size_t k = 0; k < group->hotspot_count && k < HTML_HOTSPOT_ROWS; k++)
+			hotspot_row(html, body, group, &group->hotspots[k], k == 0);
+	}
+}
