@@ -24,6 +24,7 @@ The harness (run_workload.py) compares profopt-analyze's summary.json with this 
 """
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -47,8 +48,26 @@ FEATURES = 256
 CLASSES = 10
 
 
+class _Plain:
+    """profopt's calls doing nothing, for the script without its three lines
+    (PROFOPT_WORKLOAD_PLAIN=1: bench/recording_distortion.py's plain runs)."""
+
+    @staticmethod
+    def instrument(loader, *args, **kwargs):
+        return loader
+
+    def __getattr__(self, name):
+        def nothing(*args, **kwargs):
+            return contextlib.nullcontext()
+        return nothing
+
+
 def import_profopt():
-    """The profopt module of this source tree (as samples/pytorch/train.py does)."""
+    """The profopt module of this source tree (as samples/pytorch/train.py does), or, with
+    PROFOPT_WORKLOAD_PLAIN=1, a stand-in whose calls do nothing (the script as it was before
+    the three lines)."""
+    if os.environ.get("PROFOPT_WORKLOAD_PLAIN") == "1":
+        return _Plain()
     try:
         import profopt
     except ImportError:

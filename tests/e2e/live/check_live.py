@@ -305,15 +305,17 @@ def check_change_at(args):
 
 def findings_over(args, after_ns, until_ns, steady=None):
     """The findings profopt-analyze gives over the steps that ended in (after, until]; the
-    summary's steady object goes into steady (a dict) when one is given."""
+    summary's steady object goes into steady (a dict) when one is given. Each range is
+    analysed once."""
     out = os.path.join(os.path.dirname(os.path.abspath(args.windows)),
                        "steps-in-%d-%d" % (after_ns, until_ns))
-    done = subprocess.run([args.analyze, "--json-only", "-q", "-o", out, "--steps-in",
-                           "%d:%d" % (after_ns, until_ns), args.trace],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        problem("profopt-analyze --steps-in failed: %s" % done.stderr.strip())
-        return []
+    if not os.path.exists(os.path.join(out, "summary.json")):
+        done = subprocess.run([args.analyze, "--json-only", "-q", "-o", out, "--steps-in",
+                               "%d:%d" % (after_ns, until_ns), args.trace],
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            problem("profopt-analyze --steps-in failed: %s" % done.stderr.strip())
+            return []
     with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
         summary = json.load(f)
     if steady is not None:
