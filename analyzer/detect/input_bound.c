@@ -816,17 +816,24 @@ static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 	enum po_stage stage = facts->stage_cpu_ns[1] >= facts->stage_cpu_ns[2] ? PO_STAGE_PREPROCESS
 									       : PO_STAGE_COLLATE;
 	int s = stage - PO_STAGE_LOAD;
-	double step_ns;
+	const char *label = dominant_label(ctx->analysis, stage,
+					   facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
+	double now_ns = det_whatif_step_ns(&facts->model, facts->workers), step_ns;
 
-	/* More workers are no advice here: the summary says they will not help. */
+	/*
+	 * More workers are no advice here: the summary says they will not help. The gain is the
+	 * model's own, without the stage against with it, applied to the measured step: a
+	 * stage that costs nothing gains nothing, whatever the model leaves out.
+	 */
 	lighter.service_ns -= facts->stage_wall_ns[s];
 	lighter.cpu_ns = fmax(0, lighter.cpu_ns - facts->stage_cpu_ns[s]);
-	step_ns = det_whatif_step_ns(&lighter, facts->workers);
+	step_ns = now_ns > 0
+		      ? ctx->mean_step_ns * det_whatif_step_ns(&lighter, facts->workers) / now_ns
+		      : NAN;
 	det_recommend_cores(
 	    ctx, finding, "transform",
 	    det_printf(ctx, "move the %s transform%s%s%s to the GPU or cache its output",
-		       po_stage_name(stage), facts->label[0] ? " (" : "", facts->label,
-		       facts->label[0] ? ")" : ""),
+		       po_stage_name(stage), label[0] ? " (" : "", label, label[0] ? ")" : ""),
 	    det_printf(ctx, "it costs %.2f ms of CPU per batch on saturated cores",
 		       facts->stage_cpu_ns[s] / DET_NS_PER_MS),
 	    det_printf(ctx, "at best step %.2f ms (%.2fx) if its CPU time left the loader",

@@ -293,7 +293,9 @@ EXPECTATIONS = {
         ("whatif_prefetch", RERUN_PCT),
     ],
     "unbalanced_loader": [
-        ("truth", "wait_share_pct", ">=", 30),
+        # The slow worker paces the loop only while the loop's own step is shorter than its
+        # turn: a loop slowed by other programs waits less, and the scenario did not happen.
+        ("truth", "wait_share_pct", ">=", 45),
         ("step_count",),
         ("mean_step", SAME_RUN_PCT),
         ("wait_accounted", SAME_RUN_PCT),
