@@ -77,26 +77,32 @@ def _function_name(code):
     return getattr(code, "co_qualname", None) or code.co_name
 
 
-def _code_id(code):
-    code_id = _State.codes.get(code)
-    if code_id is None:
-        code_id = len(_State.codes) + 1
-        _State.codes[code] = code_id
-        LIB.profopt_code(code_id, encode(_function_name(code)), encode(code.co_filename),
-                         code.co_firstlineno)
+def _describe(code):
+    """A new id for code, recorded with its name, file and first line."""
+    code_id = len(_State.codes) + 1
+    _State.codes[code] = code_id
+    LIB.profopt_code(code_id, encode(_function_name(code)), encode(code.co_filename),
+                     code.co_firstlineno)
     return code_id
 
 
 def _record(frame):
+    # Every sample runs this: the loop is written out for speed (no call per frame).
+    codes = _State.codes
     ids = []
     lines = []
-    while frame is not None and len(ids) < MAX_DEPTH:
-        ids.append(_code_id(frame.f_code))
+    depth = 0
+    while frame is not None and depth < MAX_DEPTH:
+        code = frame.f_code
+        code_id = codes.get(code)
+        if code_id is None:
+            code_id = _describe(code)
+        ids.append(code_id)
         lines.append(frame.f_lineno or 0)
         frame = frame.f_back
+        depth += 1
     now = time.thread_time_ns()
     cpu_ns, _State.last_cpu_ns = now - _State.last_cpu_ns, now
-    depth = len(ids)
     _IDS[:depth] = ids  # one sample at a time: the handler never runs twice at once
     _LINES[:depth] = lines
     LIB.profopt_stack_sample(-1, cpu_ns, _IDS, _LINES, depth)
