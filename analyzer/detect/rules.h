@@ -399,6 +399,7 @@
 	X("ratio", 0, 1000, false)                                                                 \
 	X("runs", 1, 1000, false)                                                                  \
 	X("s", 0.1, 1e6, false)                                                                    \
+	X("samples", 1, 1e9, true)                                                                 \
 	X("sites", 0, 1000, true)                                                                  \
 	X("steps", 0, 1e9, true)                                                                   \
 	X("windows", 1, 1000, true)                                                                \
@@ -421,7 +422,6 @@ struct po_rule_info {
 	size_t offset; /* of the member in struct po_rules */
 	double lowest; /* the valid range, from the unit (PO_RULE_UNITS) */
 	double highest;
-	X("samples", 1, 1e9, true)                                                                 \
 	bool whole; /* only whole numbers */
 };
 

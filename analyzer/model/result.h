@@ -912,11 +912,11 @@ struct po_analysis {
 	int64_t worker_alive_ns;	   /* union of the workers' lifetimes */
 	struct po_label_stat *label_stats; /* sorted by total_ns, descending */
 	size_t label_stat_count;
-
 	/* function samples per (role, stage), by role then stage (-1 last); in the arena */
 	struct po_hotspot_group *hotspot_groups;
 	size_t hotspot_group_count;
 	int64_t stack_samples; /* every stack sample of the analysed processes */
+
 	struct po_gpu_device *gpus; /* sorted by device */
 	size_t gpu_count;
 	struct po_gpu_stream *streams; /* sorted by device, stream */
