@@ -171,6 +171,7 @@ PO_EXPORT void profopt_worker_begin(int64_t worker_id)
 PO_EXPORT void profopt_worker_end(int64_t worker_id)
 {
 	ANNOUNCE();
+	po_sampler_last_sets(); /* before worker_end: the analysis takes it out of the sums */
 	if (lttng_ust_tracepoint_enabled(profopt, worker_end))
 		lttng_ust_do_tracepoint(profopt, worker_end, worker_id, (int32_t)getppid());
 }

@@ -299,6 +299,20 @@ static void sample_once(void)
 		    the_sampler.forked_child ? -1 : machine_cpu_ns());
 }
 
+void po_sampler_last_sets(void)
+{
+	struct memory_sets sets = PO_NO_SETS;
+	unsigned period_ms;
+
+	pthread_mutex_lock(&the_sampler.lock);
+	period_ms = the_sampler.period_ms;
+	pthread_mutex_unlock(&the_sampler.lock);
+	if (!period_ms)
+		return;
+	read_sets(&sets);
+	sets_emit(&sets, 1);
+}
+
 static void deadline_after(struct timespec *deadline, unsigned period_ms)
 {
 	clock_gettime(CLOCK_MONOTONIC, deadline);

@@ -11,5 +11,11 @@ void po_sampler_stop(void);
 void po_announce_after_fork(void);
 /* After the announcement of a forked child: starts the sampler if the parent ran one. */
 void po_sampler_resume(void);
+/*
+ * A loader worker ends (profopt_worker_end): when the sampler runs, records the process's
+ * memory sets once more, so that a worker shorter than their period is not left with its
+ * first reading only.
+ */
+void po_sampler_last_sets(void);
 
 #endif /* PROFOPT_SAMPLER_H */

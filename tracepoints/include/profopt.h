@@ -213,8 +213,9 @@ void profopt_collective_end(int32_t group, enum profopt_collective_op op, uint64
  * thread's run-queue wait as counters, and at most every 100 ms the whole machine's busy
  * CPU time (not in forked children: their parent records it). The proportional and unique
  * set sizes (/proc/self/smaps_rollup, costlier) are read when the thread starts, then at
- * most every second and less often in large processes; the machine's physical memory with
- * them (not in forked children). Off unless started here or
+ * most every second and less often in large processes, and once more at
+ * profopt_worker_end(); the machine's physical memory with them (not in forked children).
+ * Off unless started here or
  * by the environment variable PROFOPT_SAMPLE_MS=N at load. Restarted in forked children
  * when it runs in the parent. Returns 0, or -1 on error.
  */
