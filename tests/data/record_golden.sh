@@ -3,8 +3,8 @@
 # next to a private session daemon. Run it only to change what the traces hold (a new
 # event, a new case); then run the golden test with UPDATE_GOLDEN=1, review the diff of
 # tests/data/expected and commit both. Traces are small real recordings: profopt-sim in
-# the main scenarios, one PyTorch training script (Debian's python3-torch, CPU), and the
-# CUPTI collector's events from records built by hand.
+# the main scenarios, two PyTorch training scripts (Debian's python3-torch, CPU; one with
+# --stacks), and the CUPTI collector's events from records built by hand.
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,6 +41,11 @@ rm -rf "$here/traces/pytorch-main-loading"
 PROFOPT_LIBRARY=$build/lib/libprofopt.so PYTHONPATH=$root/tracepoints/python \
 	"$bin/profopt-record" -o "$here/traces/pytorch-main-loading" -- /usr/bin/python3 \
 	"$root/tests/workloads/main_loading.py" --steps 60 --truth /dev/null >/dev/null
+# Function samples (--stacks): three functions of designed shares in 2 workers' load stage.
+rm -rf "$here/traces/pytorch-hotspots"
+PROFOPT_LIBRARY=$build/lib/libprofopt.so PYTHONPATH=$root/tracepoints/python \
+	"$bin/profopt-record" --stacks -o "$here/traces/pytorch-hotspots" -- /usr/bin/python3 \
+	"$root/tests/workloads/hotspots_workers.py" --steps 30 --truth /dev/null >/dev/null
 # GPU activity as the CUPTI collector records it: records built by hand through its
 # conversion (tests/e2e/cupti/cupti_replay.c; built when CUPTI is found).
 if [ -x "$bin/po_cupti_replay" ]; then
