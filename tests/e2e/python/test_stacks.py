@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The stack sampler (profopt._stacks, docs/sampling.md) is safe and invisible: at a high
-rate it samples through generators, exceptions and threads with the same results as
+"""The stack sampler (profopt._stacks, docs/sampling.md) is safe and invisible: profopt.run
+(stacks_hz=...) starts it for the run and stops it at its end; at a high rate it samples through generators, exceptions and threads with the same results as
 without it; a forked child restarts it, spawned and forkserver DataLoader workers start it
 from the environment, and a DataLoader's training gives the same losses bit for bit with
 and without it for each start method; an exec'd program does not die of SIGPROF; a program
@@ -182,6 +182,22 @@ def test_taken():
     signal.signal(signal.SIGPROF, previous)
 
 
+def test_run_option():
+    _stacks.stop()
+    os.environ.pop(_stacks.ENVIRONMENT, None)
+    with profopt.run(stacks_hz=200):
+        running = _stacks._State.running
+        environment = os.environ.get(_stacks.ENVIRONMENT)
+        before = _stacks._State.samples
+        python_work(100)
+        taken = _stacks._State.samples - before
+    check(running and environment == "200" and taken > 0,
+          f"profopt.run(stacks_hz=200) samples ({taken}) and sets {_stacks.ENVIRONMENT} "
+          f"({environment}) for the workers it spawns")
+    check(not _stacks._State.running and _stacks.ENVIRONMENT not in os.environ,
+          "the run's end stops the sampler and restores the environment")
+
+
 def test_refused():
     check(_stacks.unsupported_reason() is None, "CPython 3.8+ on Linux is supported")
     script = ("import sys; sys.implementation.name = 'pypy'\n"
@@ -195,6 +211,7 @@ def test_refused():
 
 def main():
     test_refused()
+    test_run_option()
     test_same_results()
     test_fork()
     test_exec()

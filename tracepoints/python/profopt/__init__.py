@@ -130,6 +130,7 @@ class run:
                  optimizer=None, sample_ms=50, python_memory=None, stacks_hz=None):
         self.stacks_hz = stacks_hz  # function samples per CPU second; None: the environment's
         self.stacks_started = False  # this run started the sampler, and stops it
+        self.stacks_environment = None  # PROFOPT_STACKS_HZ before the run set it
         self.config = dict(config or {})  # user's pairs, recorded after the derived ones
         self.loader = loader
         self.framework = framework
@@ -182,8 +183,10 @@ class run:
         from . import _stacks
         if not self.stacks_hz or _stacks._State.running:
             return
-        os.environ[_stacks.ENVIRONMENT] = str(int(self.stacks_hz))  # spawned workers
         self.stacks_started = _stacks.start(self.stacks_hz)
+        if self.stacks_started:  # for the workers it spawns, until the run ends
+            self.stacks_environment = os.environ.get(_stacks.ENVIRONMENT)
+            os.environ[_stacks.ENVIRONMENT] = str(int(self.stacks_hz))
 
     def __exit__(self, exc_type, exc, traceback):
         _api.stop_host_sampler()
@@ -191,6 +194,10 @@ class run:
             from . import _stacks
             _stacks.stop()
             self.stacks_started = False
+            if self.stacks_environment is None:
+                os.environ.pop(_stacks.ENVIRONMENT, None)
+            else:
+                os.environ[_stacks.ENVIRONMENT] = self.stacks_environment
         if _api.STATE.python_memory:
             from . import _pymem
             _pymem.stop()
