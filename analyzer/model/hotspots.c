@@ -16,7 +16,9 @@ void hotspot_tracker_fini(struct po_hotspot_tracker *t)
 {
 	free(t->functions);
 	free(t->cells);
+	free(t->labels);
 	free(t->seen);
+	po_map_free(&t->label_index);
 	po_map_free(&t->function_index);
 	po_map_free(&t->codes);
 	po_map_free(&t->cell_index);
@@ -26,7 +28,8 @@ size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *t)
 {
 	return t->function_capacity * sizeof(*t->functions) + t->cell_capacity * sizeof(*t->cells) +
 	       po_map_bytes(&t->function_index) + po_map_bytes(&t->codes) +
-	       po_map_bytes(&t->cell_index);
+	       po_map_bytes(&t->cell_index) + t->label_capacity * sizeof(*t->labels) +
+	       po_map_bytes(&t->label_index);
 }
 
 static bool grow(void **items, size_t *capacity, size_t count, size_t size)
@@ -154,8 +157,36 @@ static void add(struct hotspot_cell *cell, bool self, int64_t cpu_ns)
 	}
 }
 
+/* Adds a sample to its (pid, stage, label) count. */
+static enum po_status add_label(struct po_hotspot_tracker *t, int32_t pid, int stage,
+				const char *label, int64_t cpu_ns)
+{
+	uint64_t a = (uint64_t)(uint32_t)pid | ((uint64_t)(stage + 1) << 32);
+	struct po_map_entry *entry;
+	struct hotspot_label_cell *cell;
+	bool created;
+
+	entry = po_map_upsert(&t->label_index, a, (uint64_t)(uintptr_t)label, &created);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	if (created) {
+		if (!grow((void **)&t->labels, &t->label_capacity, t->label_count,
+			  sizeof(*t->labels))) {
+			po_map_remove(&t->label_index, entry);
+			return PO_STATUS_NOMEM;
+		}
+		entry->value = t->label_count;
+		t->labels[t->label_count++] =
+		    (struct hotspot_label_cell){.pid = pid, .stage = stage, .label = label};
+	}
+	cell = &t->labels[entry->value];
+	cell->samples++;
+	cell->cpu_ns = po_add_sat(cell->cpu_ns, cpu_ns);
+	return PO_STATUS_OK;
+}
+
 enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
-				      const struct po_event *event)
+				      const char *label, const struct po_event *event)
 {
 	uint32_t depth = event->u.stack_sample.depth;
 	int64_t cpu_ns = event->u.stack_sample.cpu_ns > 0 ? event->u.stack_sample.cpu_ns : 0;
@@ -188,7 +219,7 @@ enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid,
 	if (!cell)
 		return PO_STATUS_NOMEM;
 	add(cell, true, cpu_ns);
-	return PO_STATUS_OK;
+	return label ? add_label(t, pid, stage, label, cpu_ns) : PO_STATUS_OK;
 }
 
 /* ---- build ---- */
@@ -308,6 +339,55 @@ static enum po_status rank_group(struct merged *group, size_t count, const struc
 	return PO_STATUS_OK;
 }
 
+static int compare_labels(const void *left, const void *right)
+{
+	const struct po_hotspot_label *a = left, *b = right;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return strcmp(a->label, b->label);
+}
+
+/* The group's labels: the label cells of its role and stage merged, most samples first. */
+static enum po_status emit_labels(const struct po_hotspot_tracker *t, struct po_analysis *analysis,
+				  enum po_role (*role_of)(const struct po_analysis *, int32_t),
+				  struct po_hotspot_group *group)
+{
+	struct po_hotspot_label *labels = calloc(t->label_count + 1, sizeof(*labels));
+	int64_t *cpu_ns = calloc(t->label_count + 1, sizeof(*cpu_ns));
+	size_t count = 0;
+
+	if (!labels || !cpu_ns) {
+		free(labels);
+		free(cpu_ns);
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < t->label_count; i++) {
+		const struct hotspot_label_cell *cell = &t->labels[i];
+		size_t k = 0;
+
+		if (cell->stage != group->stage || role_of(analysis, cell->pid) != group->role)
+			continue;
+		while (k < count && labels[k].label != cell->label)
+			k++;
+		count += k == count;
+		labels[k].label = cell->label;
+		labels[k].samples += cell->samples;
+		cpu_ns[k] = po_add_sat(cpu_ns[k], cell->cpu_ns);
+	}
+	for (size_t k = 0; k < count; k++)
+		labels[k].pct = group->cpu_ns > 0 ? share(cpu_ns[k], group->cpu_ns)
+						  : share(labels[k].samples, group->samples);
+	po_sort(labels, count, sizeof(*labels), compare_labels);
+	group->label_count = count < PO_HOTSPOT_LABELS_TOP ? count : PO_HOTSPOT_LABELS_TOP;
+	group->labels = po_arena_alloc(analysis->arena, (group->label_count + 1) * sizeof(*labels));
+	if (group->labels)
+		memcpy(group->labels, labels, group->label_count * sizeof(*labels));
+	free(labels);
+	free(cpu_ns);
+	return group->labels ? PO_STATUS_OK : PO_STATUS_NOMEM;
+}
+
 static enum po_status emit_group(const struct po_hotspot_tracker *t, struct po_analysis *analysis,
 				 struct merged *group, size_t count, const struct merged *total,
 				 struct po_hotspot_group *out)
@@ -382,7 +462,11 @@ enum po_status hotspot_tracker_build(const struct po_hotspot_tracker *t,
 		while (end < count && !compare_groups(&merged[first], &merged[end]))
 			end++;
 		status = emit_group(t, analysis, &merged[first + 1], end - first - 1,
-				    &merged[first], &analysis->hotspot_groups[groups++]);
+				    &merged[first], &analysis->hotspot_groups[groups]);
+		if (status == PO_STATUS_OK)
+			status =
+			    emit_labels(t, analysis, role_of, &analysis->hotspot_groups[groups]);
+		groups++;
 		first = end;
 	}
 	analysis->hotspot_group_count = status == PO_STATUS_OK ? groups : 0;

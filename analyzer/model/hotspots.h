@@ -5,6 +5,8 @@
  * the function ran its own code (innermost frame) and in which it was on the stack. Its
  * build merges processes by role and keeps each (role, stage)'s top functions.
  *
+ * It also counts each (process, stage, label of that span)'s samples.
+ *
  * Life: init, consume code descriptions and samples (the model says which stage was open),
  * build at any moment (hotspot_tracker_build changes nothing in the tracker), fini.
  */
@@ -41,6 +43,18 @@ struct hotspot_cell {
 
 #define HOTSPOT_GROUP_TOTAL UINT32_MAX
 
+/* Labels kept per (role, stage) in the result. */
+#define PO_HOTSPOT_LABELS_TOP 5
+
+/* The samples of one (pid, stage, label). */
+struct hotspot_label_cell {
+	int32_t pid;
+	int stage;
+	const char *label; /* weak: interned by the model */
+	int64_t samples;
+	int64_t cpu_ns;
+};
+
 struct po_hotspot_tracker {
 	struct hotspot_function *functions; /* owned */
 	size_t function_count, function_capacity;
@@ -48,7 +62,10 @@ struct po_hotspot_tracker {
 	struct po_map codes;	      /* (pid, code id) -> function index + 1 */
 	struct hotspot_cell *cells;   /* owned */
 	size_t cell_count, cell_capacity;
-	struct po_map cell_index;  /* (pid, stage + 1, function) -> index into cells */
+	struct po_map cell_index;	   /* (pid, stage + 1, function) -> index into cells */
+	struct hotspot_label_cell *labels; /* owned */
+	size_t label_count, label_capacity;
+	struct po_map label_index; /* (pid, stage + 1, label ptr) -> index into labels */
 	uint32_t *seen;		   /* owned: PO_STACK_DEPTH_MAX, the functions of one sample */
 	int64_t sample_count;	   /* every sample consumed */
 	int64_t malformed_samples; /* frames that do not fit their bytes */
@@ -66,9 +83,12 @@ size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *tracker);
 enum po_status hotspot_tracker_code(struct po_hotspot_tracker *tracker, int32_t pid,
 				    const struct po_event *event) PO_NODISCARD;
 
-/* A profopt:stack_sample event of process pid, taken while stage (-1: none) was open. */
+/*
+ * A profopt:stack_sample event of process pid, taken while stage (-1: none) was the innermost
+ * open stage span on its thread, that span labelled label (weak, interned; NULL: none).
+ */
 enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *tracker, int32_t pid, int stage,
-				      const struct po_event *event) PO_NODISCARD;
+				      const char *label, const struct po_event *event) PO_NODISCARD;
 
 /*
  * Fills analysis->hotspot_groups (in analysis->arena): the cells merged per (role, stage)

@@ -395,6 +395,20 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
 	return status;
 }
 
+/* A stack sample for the hotspot tracker, with the innermost stage span open on its thread. */
+static enum po_status stack_sample(struct po_model *model, const struct thread *thread,
+				   const struct po_event *event)
+{
+	for (size_t i = thread->depth; i-- > 0;) {
+		const struct open_span *span = &thread->stack[i];
+
+		if (span->kind == OPEN_STAGE)
+			return hotspot_tracker_sample(&model->hotspots, event->pid,
+						      (int)span->stage, span->label, event);
+	}
+	return hotspot_tracker_sample(&model->hotspots, event->pid, -1, NULL, event);
+}
+
 static enum po_status dispatch(struct po_model *model, struct process *process,
 			       struct thread *thread, const struct po_event *event)
 {
@@ -440,8 +454,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_CODE:
 		return hotspot_tracker_code(&model->hotspots, event->pid, event);
 	case PO_EV_STACK_SAMPLE:
-		return hotspot_tracker_sample(&model->hotspots, event->pid,
-					      spans_innermost_stage(thread), event);
+		return stack_sample(model, thread, event);
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:
 	case PO_EV_LIBC_MALLOC:

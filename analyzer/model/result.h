@@ -259,6 +259,13 @@ struct po_hotspot {
 	double total_pct;
 };
 
+/* The samples of a (role, stage) taken in the spans of one label, and their share. */
+struct po_hotspot_label {
+	const char *label; /* the span's label ("(other labels)" past the model's cap) */
+	int64_t samples;
+	double pct; /* of the group's sampled CPU time */
+};
+
 /* The function samples of one (role, stage): its hotspots, largest self share first. */
 struct po_hotspot_group {
 	enum po_role role;
@@ -267,6 +274,8 @@ struct po_hotspot_group {
 	int64_t cpu_ns;		     /* the CPU time they stand for; 0 when not measured */
 	struct po_hotspot *hotspots; /* in the arena: the top by self and by total time */
 	size_t hotspot_count;
+	struct po_hotspot_label *labels; /* in the arena: the labels of the innermost spans */
+	size_t label_count;		 /* open at the samples, most samples first */
 };
 
 struct po_gpu_stream {

@@ -37,6 +37,17 @@ static void write_group(struct po_json_writer *writer, const struct po_hotspot_g
 	for (size_t i = 0; i < group->hotspot_count; i++)
 		write_function(writer, &group->hotspots[i]);
 	po_json_write_end_array(writer);
+	po_json_write_key(writer, "labels");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (size_t i = 0; i < group->label_count; i++) {
+		po_json_write_begin_object(writer);
+		po_json_write_kv_string(writer, "label", group->labels[i].label);
+		po_json_write_kv_double(writer, "pct", group->labels[i].pct, 1);
+		po_json_write_kv_int(writer, "samples", group->labels[i].samples);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
 	po_json_write_kv_string(writer, "role", po_json_role_name(group->role));
 	po_json_write_kv_int(writer, "samples", group->samples);
 	po_json_write_kv_string(writer, "stage", stage_text(group->stage));

@@ -4,6 +4,7 @@
  * the CPU time a sample stands for, total shares count a function once per sample however
  * often it recurses; code ids are per process; a code never described is "(unknown code)";
  * frames that do not fit their bytes are dropped; a run without samples has no hotspots.
+ * Each group counts the samples per label of the span they were taken in.
  */
 #include <stdio.h>
 #include <string.h>
@@ -83,11 +84,13 @@ static struct po_analysis *two_processes(void)
 	code(model, 1 * MS, WORKER, 1, "decode", 40);
 	code(model, 1 * MS, WORKER, 2, "__getitem__", 30);
 	code(model, 1 * MS, WORKER, 3, "_worker_loop", 200);
-	stage_begin(model, 2 * MS, WORKER, WORKER, PO_STAGE_LOAD, "sample", 0);
+	stage_begin(model, 2 * MS, WORKER, WORKER, PO_STAGE_LOAD, "a.jpg", 0);
 	sample(model, 3 * MS, WORKER, WORKER, 20 * MS, decode, 3);
 	sample(model, 4 * MS, WORKER, WORKER, 10 * MS, decode, 3);
+	stage_end(model, 4 * MS, WORKER, WORKER, PO_STAGE_LOAD, 0);
+	stage_begin(model, 4 * MS, WORKER, WORKER, PO_STAGE_LOAD, "b.jpg", 1);
 	sample(model, 5 * MS, WORKER, WORKER, 10 * MS, resize, 2);
-	stage_end(model, 6 * MS, WORKER, WORKER, PO_STAGE_LOAD, 0);
+	stage_end(model, 6 * MS, WORKER, WORKER, PO_STAGE_LOAD, 1);
 
 	code(model, 1 * MS, MAIN, 1, "Linear.forward", 110);
 	code(model, 1 * MS, MAIN, 2, "train", 5);
@@ -120,6 +123,10 @@ static void test_roles_and_stages(void)
 	CHECK(near(getitem->total_pct, 100.0) && getitem->total_samples == 3);
 	CHECK(strcmp(load->hotspots[0].function, "decode") == 0); /* largest self share first */
 	CHECK(load->hotspots[0].line == 40 && strcmp(load->hotspots[0].file, "dataset.py") == 0);
+	/* the labels of the spans the samples fell in: a.jpg's 30 ms, b.jpg's 10 */
+	CHECK(load->label_count == 2 && strcmp(load->labels[0].label, "a.jpg") == 0);
+	CHECK(load->labels[0].samples == 2 && near(load->labels[0].pct, 75.0));
+	CHECK(strcmp(load->labels[1].label, "b.jpg") == 0 && near(load->labels[1].pct, 25.0));
 	/* the main process's code 1 is its own Linear.forward, counted once per sample */
 	CHECK(forward && forward->samples == 2);
 	CHECK(function_of(forward, "decode") == NULL);
@@ -127,6 +134,7 @@ static void test_roles_and_stages(void)
 	CHECK(function_of(forward, "train")->total_samples == 2);
 	CHECK(near(function_of(forward, "train")->total_pct, 100.0));
 	CHECK(none && none->samples == 1 && near(function_of(none, "train")->self_pct, 100.0));
+	CHECK(none->label_count == 0 && forward->label_count == 1);
 	/* groups by role, then stage, samples outside any stage last */
 	CHECK(analysis->hotspot_groups[0].role == PO_ROLE_MAIN &&
 	      analysis->hotspot_groups[0].stage == PO_STAGE_FORWARD);
