@@ -381,14 +381,17 @@ def check_real_change(args):
         problem("the raising window's data wait is %.2f%%, the offline steady input wait of "
                 "the same steps %s%%" % (window["data_wait_pct"], steady.get("input_wait_pct")))
     # The whole run changed: its report says input-bound, or that the step moved to a new
-    # level because the data wait did (as many of the run's steps are fast as slow).
+    # level because the data wait did (as many of the run's steps are fast as slow). On a
+    # busy machine the other programs' load can blur the levels of the whole run while
+    # each window still shows the change: that is the scenario's, not the view's.
     with open(os.path.join(args.report, "summary.json"), encoding="utf-8") as f:
         whole = json.load(f)["findings"]
     if not any(f["id"] == "input-bound" or (f["id"] == "level-shift" and
                                             f["evidence"].get("category") == "data_wait")
                for f in whole):
-        problem("the whole trace's report finds neither input-bound nor a level shift in "
-                "data_wait: %s" % [(f["id"], f["evidence"].get("category")) for f in whole])
+        scenario_failed("the whole trace's report finds neither input-bound nor a level "
+                        "shift in data_wait: %s"
+                        % [(f["id"], f["evidence"].get("category")) for f in whole])
 
 
 def check_killed(args):
