@@ -818,7 +818,7 @@ static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 	int s = stage - PO_STAGE_LOAD;
 	const char *label = dominant_label(ctx->analysis, stage,
 					   facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
-	double now_ns = det_whatif_step_ns(&facts->model, facts->workers), step_ns;
+	double now_ns = det_whatif_step_ns(&facts->model, facts->workers), step_ns, cpu_ns;
 
 	/*
 	 * More workers are no advice here: the summary says they will not help. The gain is the
@@ -830,6 +830,16 @@ static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 	step_ns = now_ns > 0
 		      ? ctx->mean_step_ns * det_whatif_step_ns(&lighter, facts->workers) / now_ns
 		      : NAN;
+	/*
+	 * Where the model does not explain the loop's measured wait (its step is the loop's own
+	 * time while the loop still waits: the cores are shared unevenly), the stage's share of
+	 * the loader's CPU time is at least its share of that wait.
+	 */
+	cpu_ns = facts->stage_cpu_ns[0] + facts->stage_cpu_ns[1] + facts->stage_cpu_ns[2];
+	if (cpu_ns > 0 && facts->wait_ns > 0)
+		step_ns =
+		    fmin(isnan(step_ns) ? INFINITY : step_ns,
+			 ctx->mean_step_ns - facts->wait_ns * facts->stage_cpu_ns[s] / cpu_ns);
 	det_recommend_cores(
 	    ctx, finding, "transform",
 	    det_printf(ctx, "move the %s transform%s%s%s to the GPU or cache its output",
