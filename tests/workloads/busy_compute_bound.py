@@ -6,37 +6,20 @@ records this (run_workload.py, BACKGROUND), and the script measures what they us
 /proc/stat. The loop receives batches that were ready long before it asked for them, slowly
 because it waits for a core. Expected: host-bound, never input-bound; the trace quality and
 the verdict say what other programs used, within a quarter of a core of the script's
-measure."""
-
-import torch
-from torch.utils.data import DataLoader
+measure. The loop is compute_bound_idle_workers's, with a narrower model."""
 
 import common
-
-profopt = common.import_profopt()
+import compute_bound_idle_workers
 
 
 def options(parser):
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--batch-size", type=int, default=16)
-
-
-def train(args, truth):
-    torch.manual_seed(1)
-    dataset = common.Samples(args.steps * args.batch_size)
-    loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
-                        num_workers=args.workers)
-    model = common.make_model(512)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    truth.facts.update(num_workers=args.workers, batch_size=args.batch_size)
-    loader = profopt.instrument(loader)
-    with profopt.run(loader=loader, model=model, optimizer=optimizer):
-        for features, labels in truth.timed(loader, epoch=0):
-            common.train_step(model, optimizer, features, labels)
+    parser.add_argument("--hidden", type=int, default=512, help="the model's width")
 
 
 if __name__ == "__main__":
     arguments = common.parse_args(__doc__.split("\n")[0], options)
     common.run_workload("busy_compute_bound", arguments.truth,
-                        lambda truth: train(arguments, truth))
+                        lambda truth: compute_bound_idle_workers.train(arguments, truth))

@@ -15,6 +15,7 @@ def options(parser):
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--hidden", type=int, default=1280, help="the model's width")
 
 
 def train(args, truth):
@@ -22,7 +23,7 @@ def train(args, truth):
     dataset = common.Samples(args.steps * args.batch_size)
     loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
                         num_workers=args.workers)
-    model = common.make_model(1280)
+    model = common.make_model(args.hidden)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     truth.facts.update(num_workers=args.workers, batch_size=args.batch_size)
     loader = profopt.instrument(loader)
