@@ -384,14 +384,31 @@ static enum po_status add_file_warnings(struct po_analysis *analysis,
  * Runs the model over the trace's events; the result in *out. The events come from
  * files->repair's shadow directory when --salvage repaired streams.
  */
+/* The ingest options of the analysis of trace_dir. */
+static struct po_ingest_options ingest_options_for(const struct po_cli_options *options,
+						   const struct trace_files *files)
+{
+	return (struct po_ingest_options){.salvage = options->salvage,
+					  .decode_threads = options->decode_threads,
+					  .skip_traces = files->skip,
+					  .skip_trace_count = files->skip_count};
+}
+
+/* PO_STATUS_DECODE (and the error) when the decoder crashes on the trace (--salvage). */
+static enum po_status survives(const struct po_cli_options *options, const char *trace_dir,
+			       const struct trace_files *files, struct po_error *err)
+{
+	struct po_ingest_options ingest_options = ingest_options_for(options, files);
+
+	po_isolate_progress("decoding", trace_dir);
+	return po_ingest_survives(trace_dir, &ingest_options, err);
+}
+
 static enum po_status model_trace(const struct po_cli_options *options, const char *trace_dir,
 				  const struct trace_files *files, struct po_ingest_stats *stats,
 				  struct po_analysis **out, struct po_error *err)
 {
-	struct po_ingest_options ingest_options = {.salvage = options->salvage,
-						   .decode_threads = options->decode_threads,
-						   .skip_traces = files->skip,
-						   .skip_trace_count = files->skip_count};
+	struct po_ingest_options ingest_options = ingest_options_for(options, files);
 	struct po_model_config config;
 	struct po_model *model = NULL;
 	struct feed feed;
@@ -491,6 +508,9 @@ static enum po_status analyze_trace(const struct po_cli_options *options, const 
 
 	*out = NULL;
 	status = read_trace_files(trace_dir, &files, err);
+	/* --salvage goes on past a decoder that aborts on the damage: asked first, aside. */
+	if (status == PO_STATUS_OK && options->salvage)
+		status = survives(options, trace_dir, &files, err);
 	if (status == PO_STATUS_OK)
 		status = model_trace(options, trace_dir, &files, &stats, out, err);
 	/* A decoder failure with --salvage left nothing to analyse: one per-user trace. */

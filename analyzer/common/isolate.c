@@ -20,6 +20,8 @@
 #include "isolate.h"
 
 #define PO_MIB (1024ull * 1024ull)
+/* The most of what the child wrote on stderr that is kept: its start and its end. */
+#define PO_STDERR_KEPT (64u * 1024u)
 
 /* What the child is doing, written by the child and read by the parent after it died. */
 struct po_isolate_shared {
@@ -388,13 +390,15 @@ static void child_bind_to_parent(pid_t parent)
 }
 
 static void child_main(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits, int fd,
-		       pid_t parent)
+		       int capture, pid_t parent)
 {
 	struct po_error err = {{0}};
 	enum po_status status;
 	FILE *output; /* owned */
 
 	child_bind_to_parent(parent);
+	if (capture >= 0)
+		dup2(capture, STDERR_FILENO);
 	child_set_limits(limits);
 	output = tmpfile();
 	if (!output) {
@@ -533,7 +537,8 @@ static bool reading_input(void)
  * status: the trace's (DECODE) while it was being read, profopt's own (INTERNAL) after.
  */
 static enum po_status describe_death(int signo, const struct rusage *usage,
-				     const struct po_isolate_limits *limits, struct po_error *err)
+				     const struct po_isolate_limits *limits, const char *reason,
+				     struct po_error *err)
 {
 	char where[1200];
 	uint64_t peak_bytes = (uint64_t)usage->ru_maxrss * 1024;
@@ -563,10 +568,110 @@ static enum po_status describe_death(int signo, const struct rusage *usage,
 		po_error_set(err, "the trace decoder exceeded its memory limit (%zu MiB) %s",
 			     (size_t)(limits->memory_bytes / PO_MIB), where);
 	} else {
-		po_error_set(err, "the trace decoder crashed (%s) %s; the trace is malformed",
-			     po_signal_name(signo), where);
+		po_error_set(err, "the trace decoder crashed (%s%s%s) %s; the trace is malformed",
+			     po_signal_name(signo), reason[0] ? ": " : "", reason, where);
 	}
 	return PO_STATUS_DECODE;
+}
+
+/* ---- what the child writes on stderr ----
+ * The child's stderr is an anonymous file, not the terminal: libbabeltrace2 prints its own
+ * log lines there before it aborts on some damaged traces (a precondition it checks in
+ * itself fails), which would break the one-line error. When the child ends with a result,
+ * what it wrote is passed on as it is; when it crashed, the library's log lines become the
+ * reason in the error, and any other line is passed on.
+ */
+
+/* Reads the capture: all of it, or its first and last PO_STDERR_KEPT bytes. */
+static char *capture_read(int fd, size_t *len)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	size_t head, tail;
+	char *text;
+
+	*len = 0;
+	if (size <= 0)
+		return NULL;
+	head = (size_t)size <= 2 * PO_STDERR_KEPT ? (size_t)size : PO_STDERR_KEPT;
+	tail = (size_t)size - head <= PO_STDERR_KEPT ? (size_t)size - head : PO_STDERR_KEPT;
+	text = malloc(head + tail + 1);
+	if (!text)
+		return NULL;
+	if (pread(fd, text, head, 0) != (ssize_t)head ||
+	    (tail && pread(fd, text + head, tail, size - (off_t)tail) != (ssize_t)tail)) {
+		free(text);
+		return NULL;
+	}
+	*len = head + tail;
+	text[*len] = '\0';
+	return text;
+}
+
+/*
+ * Whether a line is libbabeltrace2's log format: "MM-DD HH:MM:SS.mmm PID TID L TAG ...",
+ * L one of T D I W E F.
+ */
+static bool is_library_log_line(const char *line, size_t len)
+{
+	size_t i = 18;
+
+	if (len < 24 || line[2] != '-' || line[5] != ' ' || line[8] != ':' || line[11] != ':' ||
+	    line[14] != '.')
+		return false;
+	for (int field = 0; field < 2; field++) {
+		while (i < len && line[i] == ' ')
+			i++;
+		if (i >= len || line[i] < '0' || line[i] > '9')
+			return false;
+		while (i < len && line[i] >= '0' && line[i] <= '9')
+			i++;
+	}
+	return i + 2 < len && line[i] == ' ' && strchr("TDIWEF", line[i + 1]) && line[i + 2] == ' ';
+}
+
+/* Appends "what" of the library's lines to reason, once. */
+static void reason_add(char *reason, size_t size, const char *what)
+{
+	size_t used = strlen(reason);
+
+	if (strstr(reason, what) || used + 3 >= size)
+		return;
+	snprintf(reason + used, size - used, "%s%s", used ? ", " : "", what);
+}
+
+/*
+ * Passes the child's lines on to stderr, leaving out libbabeltrace2's log lines when the
+ * child crashed (all_lines false); what those say becomes reason.
+ */
+static void capture_relay(const char *text, size_t len, bool all_lines, char *reason,
+			  size_t reason_size)
+{
+	const char *line = text, *end = text + len;
+
+	reason[0] = '\0';
+	if (all_lines) {
+		(void)!write(STDERR_FILENO, text, len);
+		return;
+	}
+	while (line < end) {
+		const char *next = memchr(line, '\n', (size_t)(end - line));
+		size_t line_len = next ? (size_t)(next - line) : (size_t)(end - line);
+		const char *function;
+		char what[160];
+
+		if (!is_library_log_line(line, line_len)) {
+			(void)!write(STDERR_FILENO, line, next ? line_len + 1 : line_len);
+		} else if (memmem(line, line_len, "precondition not satisfied", 26)) {
+			reason_add(reason, reason_size, "a libbabeltrace2 precondition failed");
+		} else if ((function = memmem(line, line_len, "function=", 9)) != NULL) {
+			size_t n = strcspn(function + 9, " ,:\n");
+
+			snprintf(what, sizeof(what), "in %.*s", (int)(n < 100 ? n : 100),
+				 function + 9);
+			reason_add(reason, reason_size, what);
+		}
+		line = next ? next + 1 : end;
+	}
 }
 
 /* Turns the bytes the child sent into the status, error and output of po_isolate_run(). */
@@ -604,16 +709,25 @@ static enum po_status parse_reply(const struct po_isolate_buffer *buf, char **ou
 
 static enum po_status parent_finish(pid_t child, enum po_isolate_end end,
 				    const struct po_isolate_buffer *buf,
-				    const struct po_isolate_limits *limits, char **output_text,
-				    struct po_error *err)
+				    const struct po_isolate_limits *limits, int capture,
+				    char **output_text, struct po_error *err)
 {
 	struct rusage usage;
 	int wstatus = 0;
+	char reason[400] = "";
+	size_t captured_len;
+	char *captured; /* owned */
 
 	if (end != PO_END_EOF)
 		kill(child, SIGKILL);
 	while (wait4(child, &wstatus, 0, &usage) < 0 && errno == EINTR)
 		;
+	captured = capture < 0 ? NULL : capture_read(capture, &captured_len);
+	if (captured)
+		capture_relay(captured, captured_len,
+			      end == PO_END_EOF && WIFEXITED(wstatus) && buf->len > 0, reason,
+			      sizeof(reason));
+	free(captured);
 	switch (end) {
 	case PO_END_INTERRUPTED:
 		po_error_set(err, "interrupted by %s", po_signal_name(po_signals_caught()));
@@ -638,13 +752,15 @@ static enum po_status parent_finish(pid_t child, enum po_isolate_end end,
 		return PO_STATUS_INTERRUPTED;
 	}
 	if (WIFSIGNALED(wstatus))
-		return describe_death(WTERMSIG(wstatus), &usage, limits, err);
+		return describe_death(WTERMSIG(wstatus), &usage, limits, reason, err);
 	if (buf->len == 0 && WIFEXITED(wstatus)) {
 		char where[1200];
 
 		/* A library that calls exit() itself, or a sanitizer that stops the process. */
-		po_error_set(err, "the trace decoder stopped (exit status %d) %s, without a result",
-			     WEXITSTATUS(wstatus), where_text(where, sizeof(where)));
+		po_error_set(err,
+			     "the trace decoder stopped (exit status %d%s%s) %s, without a result",
+			     WEXITSTATUS(wstatus), reason[0] ? ": " : "", reason,
+			     where_text(where, sizeof(where)));
 		return PO_STATUS_DECODE;
 	}
 	return parse_reply(buf, output_text, err);
@@ -657,7 +773,7 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 	unsigned signals_before;
 	enum po_isolate_end end;
 	enum po_status status;
-	int fds[2];
+	int fds[2], capture = -1;
 	pid_t child, parent = getpid();
 
 	if (output_text)
@@ -675,6 +791,8 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 		status = PO_STATUS_INTERNAL;
 		goto end_unmap;
 	}
+	/* Without an anonymous file, the child writes to stderr as it is. */
+	capture = memfd_create("profopt-decoder-stderr", MFD_CLOEXEC);
 	/* Caught before the count is taken: a signal from now on stops the run. */
 	po_signals_catch();
 	signals_before = po_signals_count();
@@ -689,15 +807,17 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 	}
 	if (child == 0) {
 		close(fds[0]);
-		child_main(fn, ctx, limits, fds[1], parent);
+		child_main(fn, ctx, limits, fds[1], capture, parent);
 	}
 	close(fds[1]);
 	end = parent_collect(fds[0], limits, signals_before, &buf);
 	close(fds[0]);
-	status = parent_finish(child, end, &buf, limits, output_text, err);
+	status = parent_finish(child, end, &buf, limits, capture, output_text, err);
 	free(buf.bytes);
 end_handlers:
 	po_signals_release();
+	if (capture >= 0)
+		close(capture);
 end_unmap:
 	munmap(isolate_shared, sizeof(*isolate_shared));
 	isolate_shared = NULL;

@@ -242,6 +242,17 @@ struct po_repair {
 	size_t window_capacity;
 };
 
+/*
+ * Whether the decoder survives trace_dir, asked in a child process that decodes it with
+ * options and drops the events: libbabeltrace2 aborts on some damage (a precondition it
+ * checks in itself fails), which would end the whole analysis, where --salvage must go on
+ * to po_ingest_repair(). PO_STATUS_DECODE with "the trace decoder crashed (SIGNAL) on
+ * DIR" when the child died of a signal; PO_STATUS_OK when it ended (whether the trace
+ * decoded or failed with an error, which po_ingest_run() reports as usual).
+ */
+enum po_status po_ingest_survives(const char *trace_dir, const struct po_ingest_options *options,
+				  struct po_error *err) PO_NODISCARD;
+
 enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, size_t skip_count,
 				struct po_repair *repair, struct po_error *err) PO_NODISCARD;
 void po_repair_fini(struct po_repair *repair);

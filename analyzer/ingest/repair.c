@@ -9,7 +9,9 @@
  * packets come from their headers, or from the stream's index where a header is damaged.
  * A shadow trace directory (under TMPDIR, made and removed here, never in the trace) holds
  * the repaired trace: links to the good files, and copies of the bad streams without their
- * bad packets. The analysis then reads the shadow.
+ * bad packets. The analysis then reads the shadow. Each probe decodes in a child process:
+ * libbabeltrace2 aborts on some damaged packets, and such a packet is one that does not
+ * decode, not the end of the repair.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -20,10 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/arena.h"
+#include "../common/isolate.h"
 #include "ingest.h"
 #include "ingest_internal.h"
 
@@ -253,15 +259,66 @@ static enum po_status count_event(void *ctx, const struct po_event *event)
 	return PO_STATUS_OK;
 }
 
-/* Whether a directory decodes whole. */
+/*
+ * Decodes a directory in a child process, its stderr on /dev/null (the library's log lines
+ * before an abort). Returns 1 when it decodes whole, 0 when it fails with an error, -1 when
+ * the child died (a crash of the decoder) or could not be started; the signal in *signo.
+ */
+static int decodes_in_child(const char *trace, const struct po_ingest_options *options, int *signo)
+{
+	int wstatus = 0;
+	pid_t child;
+
+	*signo = 0;
+	fflush(NULL);
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		struct po_ingest_stats stats;
+		struct po_error err = {{0}};
+		int64_t events = 0;
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+			_exit(3);
+		_exit(po_ingest_run(trace, options, count_event, &events, &stats, &err) ==
+			      PO_STATUS_OK
+			  ? 0
+			  : 1);
+	}
+	while (waitpid(child, &wstatus, 0) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) <= 1)
+		return WEXITSTATUS(wstatus) == 0;
+	if (WIFSIGNALED(wstatus))
+		*signo = WTERMSIG(wstatus);
+	return -1;
+}
+
+/* Whether a directory decodes whole; a crash of the decoder is a no. */
 static bool decodes_whole(const char *trace)
 {
 	struct po_ingest_options options = {.decode_threads = 1};
-	struct po_ingest_stats stats;
-	struct po_error err = {{0}};
-	int64_t events = 0;
+	int signo;
 
-	return po_ingest_run(trace, &options, count_event, &events, &stats, &err) == PO_STATUS_OK;
+	return decodes_in_child(trace, &options, &signo) == 1;
+}
+
+enum po_status po_ingest_survives(const char *trace_dir, const struct po_ingest_options *options,
+				  struct po_error *err)
+{
+	int signo;
+
+	if (decodes_in_child(trace_dir, options, &signo) >= 0 || signo == 0)
+		return PO_STATUS_OK;
+	po_error_set(err, "the trace decoder crashed (%s) on %s; the trace is malformed",
+		     po_signal_name(signo), trace_dir);
+	return PO_STATUS_DECODE;
 }
 
 /*

@@ -1,5 +1,6 @@
 /* test_isolate.c: po_isolate_run() turns crashes, limits and hangs of the child into errors. */
 #define _DEFAULT_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,29 @@ child_render_segfault(void *ctx, FILE *output, struct po_error *err)
 
 	po_isolate_progress("writing the report", "/reports/.staging");
 	sink_value = *null_pointer;
+	return PO_STATUS_OK;
+}
+
+/* What libbabeltrace2 prints before it aborts on a precondition a damaged trace broke. */
+static enum po_status child_library_abort(void *ctx, FILE *output, struct po_error *err)
+{
+	po_isolate_progress("decoding", "/traces/bad/channel0_3");
+	fputs("11-26 23:30:39.090   299   300 F LIB/PACKET bt_packet_create@packet.c:221 "
+	      "Babeltrace 2 library precondition not satisfied; error is:\n"
+	      "11-26 23:30:39.090   299   300 F LIB/PACKET bt_packet_create@packet.c:221 "
+	      "API function called while current thread has an error: "
+	      "function=bt_packet_create\n"
+	      "a line of the program's own\n",
+	      stderr);
+	fflush(stderr);
+	abort();
+}
+
+/* A child that writes on stderr and ends with a result: its lines are passed on. */
+static enum po_status child_warns(void *ctx, FILE *output, struct po_error *err)
+{
+	fputs("11-26 23:30:39.090   299   300 W PLUGIN/SRC a warning of the library\n", stderr);
+	fprintf(output, "done\n");
 	return PO_STATUS_OK;
 }
 
@@ -194,6 +218,56 @@ static void test_abort(void)
 	check_crash(child_abort, "(SIGABRT)", "/traces/bad/metadata");
 }
 
+/* Runs fn with this process's stderr in a file; returns what reached it (owned). */
+static char *run_capturing_stderr(po_isolated_fn fn, enum po_status *status, struct po_error *err)
+{
+	struct po_isolate_limits limits = test_limits();
+	char path[] = "/tmp/profopt-test-isolate-XXXXXX", *text = calloc(1, 4096), *output = NULL;
+	int saved = dup(STDERR_FILENO), fd = mkstemp(path);
+
+	CHECK(fd >= 0 && saved >= 0 && text);
+	fflush(stderr);
+	dup2(fd, STDERR_FILENO);
+	*status = run(fn, &limits, &output, err);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	CHECK(pread(fd, text, 4095, 0) >= 0);
+	close(fd);
+	unlink(path);
+	free(output);
+	return text;
+}
+
+/* The library's log lines become the reason in the one-line error; other lines pass. */
+static void test_library_abort_is_one_line(void)
+{
+	struct po_error err;
+	enum po_status status;
+	char *printed = run_capturing_stderr(child_library_abort, &status, &err);
+
+	CHECK_INT_EQ(status, PO_STATUS_DECODE);
+	CHECK(strstr(err.message,
+		     "crashed (SIGABRT: a libbabeltrace2 precondition failed, in "
+		     "bt_packet_create) while reading /traces/bad/channel0_3") != NULL);
+	CHECK(strstr(printed, "LIB/PACKET") == NULL);
+	CHECK_STR_EQ(printed, "a line of the program's own\n");
+	fprintf(stderr, "  %s\n", err.message);
+	free(printed);
+}
+
+static void test_warnings_pass_on_success(void)
+{
+	struct po_error err;
+	enum po_status status;
+	char *printed = run_capturing_stderr(child_warns, &status, &err);
+
+	CHECK_INT_EQ(status, PO_STATUS_OK);
+	CHECK_STR_EQ(printed, "11-26 23:30:39.090   299   300 W PLUGIN/SRC a warning of the "
+			      "library\n");
+	free(printed);
+}
+
 static void test_cpu_limit(void)
 {
 	struct po_isolate_limits limits = {.cpu_seconds = 1, .wall_seconds = 120};
@@ -293,6 +367,8 @@ int main(void)
 	RUN(test_render_crash);
 	RUN(test_divide_by_zero);
 	RUN(test_abort);
+	RUN(test_library_abort_is_one_line);
+	RUN(test_warnings_pass_on_success);
 	RUN(test_cpu_limit);
 	RUN(test_wall_limit);
 #if !defined(__SANITIZE_ADDRESS__)
