@@ -34,6 +34,9 @@ enum po_straggler_cause {
 const char *po_straggler_cause_name(enum po_straggler_cause cause);
 
 /* One rank: its place in the job and its own training loop. */
+/* The most columns of the ranks' step-time heatmap. */
+#define PO_RANK_HEAT_BINS 200
+
 struct po_rank_summary {
 	int32_t rank;
 	int32_t local_rank; /* -1 when unknown */
@@ -114,6 +117,25 @@ struct po_distributed {
 	 * arrival_ns[step * rank_count + rank index]; in the arena.
 	 */
 	int64_t *arrival_ns;
+	/*
+	 * Each rank's wall time of each matched step (its own step of that number, steady), laid
+	 * out as arrival_ns; -1 where the rank has no steady step of that number. In the arena.
+	 */
+	int64_t *step_ns;
+	/* Each rank's wait in each matched step's collectives beyond the rank that waited least. */
+	int64_t *waited_ns;
+	/*
+	 * The heatmap of the report: the matched steps in heat_bins runs of consecutive steps
+	 * (at most PO_RANK_HEAT_BINS, each of step_count / heat_bins steps or one more), and
+	 * each rank's mean own time per step over a run (step_ns less waited_ns: the all-reduce
+	 * makes every rank's wall time the same, the time it works is its own):
+	 * heat_ns[bin * rank_count + rank index], -1 where it has none; heat_low_ns and
+	 * heat_high_ns the least and the most of them.
+	 */
+	int64_t *heat_ns;
+	size_t heat_bins;
+	int64_t heat_low_ns;
+	int64_t heat_high_ns;
 	int64_t collectives;	       /* collectives every rank began and ended */
 	int64_t unmatched_collectives; /* seen on some ranks only, or never ended */
 	double lost_ns_per_step;       /* mean of the matched steps' lost_ns; NaN without */

@@ -259,12 +259,23 @@ static int64_t startup_steps(const struct po_analysis *own)
 	return workers > 1 ? workers : 1;
 }
 
+/* walls: step number -> its wall time + 1 (0 is an empty value). */
+static bool wall_note(struct po_map *walls, int64_t step, int64_t wall_ns)
+{
+	struct po_map_entry *entry = po_map_upsert(walls, (uint64_t)step, 0, NULL);
+
+	if (!entry)
+		return false;
+	entry->value = (uint64_t)(wall_ns > 0 ? wall_ns : 0) + 1;
+	return true;
+}
+
 /*
  * A rank's own loop over its steady steps (not lossy, past each epoch's start-up), from
  * the analysis of its model; their step numbers go to steady when it is given.
  */
 static enum po_status steady_means(const struct po_analysis *own, struct po_rank_summary *summary,
-				   struct po_map *steady)
+				   struct po_map *steady, struct po_map *walls)
 {
 	int64_t startup = startup_steps(own), in_epoch = 0, previous_epoch = 0;
 	double wall_ns = 0, count = 0;
@@ -277,6 +288,8 @@ static enum po_status steady_means(const struct po_analysis *own, struct po_rank
 		if ((step.flags & PO_STEP_LOSSY) || in_epoch < startup)
 			continue;
 		if (steady && !po_map_upsert(steady, (uint64_t)step.index, 0, NULL))
+			return PO_STATUS_NOMEM;
+		if (!wall_note(walls, step.index, step.end_ns - step.begin_ns))
 			return PO_STATUS_NOMEM;
 		wall_ns += (double)(step.end_ns - step.begin_ns);
 		for (int c = 0; c < PO_CATEGORY_COUNT; c++)
@@ -294,7 +307,7 @@ static enum po_status steady_means(const struct po_analysis *own, struct po_rank
 
 /* A rank's own loop, from the analysis of its model. */
 static enum po_status summarize_loop(struct rank_lane *lane, struct po_rank_summary *summary,
-				     struct po_map *steady)
+				     struct po_map *steady, struct po_map *walls)
 {
 	struct po_analysis *own = NULL;
 	struct po_error err = {0};
@@ -314,7 +327,7 @@ static enum po_status summarize_loop(struct rank_lane *lane, struct po_rank_summ
 		return PO_STATUS_OK; /* no step of its own: an empty summary */
 	summary->steps = (int64_t)own->step_count;
 	summary->p50_step_ns = own->step_stats.clean_count > 0 ? own->step_stats.p50_ns : -1;
-	status = steady_means(own, summary, steady);
+	status = steady_means(own, summary, steady, walls);
 	if (status == PO_STATUS_OK)
 		status = po_analysis_steps_check(own, &err);
 	po_analysis_destroy(own);
@@ -337,6 +350,7 @@ struct step_builder {
 	size_t rank_count;
 	const size_t *position;	     /* weak: lane -> rank position */
 	const struct po_map *steady; /* weak: the lowest rank's steady step numbers */
+	const struct po_map *walls;  /* weak: per rank position, step number -> wall_ns + 1 */
 	struct po_map slots;	     /* step number -> slot + 1 */
 	struct po_rank_step *steps;
 	size_t step_count;
@@ -480,6 +494,46 @@ static int compare_step_order(const void *left, const void *right)
 	return (a->step > b->step) - (a->step < b->step);
 }
 
+/* The heatmap: each rank's mean step time over runs of consecutive matched steps. */
+static enum po_status heat_bins(struct po_distributed *out, struct po_arena *arena)
+{
+	size_t count = out->rank_count, steps = out->step_count;
+	size_t bins = steps < PO_RANK_HEAT_BINS ? steps : PO_RANK_HEAT_BINS;
+
+	out->heat_bins = bins;
+	out->heat_low_ns = -1;
+	out->heat_high_ns = -1;
+	if (!bins)
+		return PO_STATUS_OK;
+	out->heat_ns = po_arena_alloc(arena, bins * count * sizeof(int64_t));
+	if (!out->heat_ns)
+		return PO_STATUS_NOMEM;
+	for (size_t b = 0; b < bins; b++) {
+		size_t first = b * steps / bins, last = (b + 1) * steps / bins;
+
+		for (size_t r = 0; r < count; r++) {
+			int64_t sum = 0, n = 0, *cell = &out->heat_ns[b * count + r];
+
+			for (size_t s = first; s < last; s++) {
+				int64_t wall = out->step_ns[s * count + r];
+
+				if (wall >= 0) {
+					sum += wall - out->waited_ns[s * count + r];
+					n++;
+				}
+			}
+			*cell = n ? sum / n : -1;
+			if (*cell < 0)
+				continue;
+			if (out->heat_low_ns < 0 || *cell < out->heat_low_ns)
+				out->heat_low_ns = *cell;
+			if (*cell > out->heat_high_ns)
+				out->heat_high_ns = *cell;
+		}
+	}
+	return PO_STATUS_OK;
+}
+
 /* Copies the matched steps into the arena in step order. */
 static enum po_status emit_steps(const struct step_builder *builder, struct po_arena *arena,
 				 struct po_distributed *out)
@@ -490,7 +544,9 @@ static enum po_status emit_steps(const struct step_builder *builder, struct po_a
 
 	out->steps = po_arena_alloc(arena, (steps ? steps : 1) * sizeof(*out->steps));
 	out->arrival_ns = po_arena_alloc(arena, (steps ? steps : 1) * count * sizeof(int64_t));
-	if (!order || !out->steps || !out->arrival_ns) {
+	out->step_ns = po_arena_alloc(arena, (steps ? steps : 1) * count * sizeof(int64_t));
+	out->waited_ns = po_arena_alloc(arena, (steps ? steps : 1) * count * sizeof(int64_t));
+	if (!order || !out->steps || !out->arrival_ns || !out->step_ns || !out->waited_ns) {
 		free(order);
 		return PO_STATUS_NOMEM;
 	}
@@ -501,12 +557,24 @@ static enum po_status emit_steps(const struct step_builder *builder, struct po_a
 		out->steps[s] = builder->steps[order[s].slot];
 		memcpy(&out->arrival_ns[s * count], &builder->arrival_ns[order[s].slot * count],
 		       count * sizeof(int64_t));
+		const int64_t *wait = &builder->wait_ns[order[s].slot * count];
+		int64_t least = wait[0];
+
+		for (size_t r = 1; r < count; r++)
+			least = wait[r] < least ? wait[r] : least;
+		for (size_t r = 0; r < count; r++) {
+			const struct po_map_entry *wall =
+			    po_map_find(&builder->walls[r], (uint64_t)out->steps[s].step, 0);
+
+			out->step_ns[s * count + r] = wall ? (int64_t)(wall->value - 1) : -1;
+			out->waited_ns[s * count + r] = wait[r] - least;
+		}
 		lost += (double)out->steps[s].lost_ns;
 	}
 	out->step_count = steps;
 	out->lost_ns_per_step = steps ? lost / (double)steps : NAN;
 	free(order);
-	return PO_STATUS_OK;
+	return heat_bins(out, arena);
 }
 
 /* ---- the hosts' clocks ---- */
@@ -622,11 +690,11 @@ static enum po_status align_clocks(struct po_rank_tracker *tracker, struct rank_
 
 /* Matches the collectives across ranks, by (group, seq), into steps. */
 static enum po_status match_steps(struct po_rank_tracker *tracker, const size_t *position,
-				  const struct po_map *steady, struct po_distributed *out,
-				  struct po_arena *arena)
+				  const struct po_map *steady, const struct po_map *walls,
+				  struct po_distributed *out, struct po_arena *arena)
 {
 	struct step_builder builder = {
-	    .rank_count = out->rank_count, .position = position, .steady = steady};
+	    .rank_count = out->rank_count, .position = position, .steady = steady, .walls = walls};
 	struct rank_collective *records = tracker->records;
 	enum po_status status = PO_STATUS_OK;
 	size_t from = 0;
@@ -662,6 +730,7 @@ enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_ana
 {
 	size_t count = tracker->lane_count;
 	struct po_map steady = {0}; /* the lowest rank's steady step numbers */
+	struct po_map *walls;	    /* per rank position: its steady steps' wall times */
 	struct rank_lane **sorted;
 	size_t *position;
 	struct po_distributed *out;
@@ -679,9 +748,11 @@ enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_ana
 	out->ranks = po_arena_alloc(analysis->arena, count * sizeof(*out->ranks));
 	sorted = malloc(count * sizeof(*sorted));
 	position = malloc(count * sizeof(*position));
-	if (!out->ranks || !sorted || !position) {
+	walls = calloc(count, sizeof(*walls));
+	if (!out->ranks || !sorted || !position || !walls) {
 		free(sorted);
 		free(position);
+		free(walls);
 		return PO_STATUS_NOMEM;
 	}
 	for (size_t i = 0; i < count; i++)
@@ -694,13 +765,17 @@ enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_ana
 	}
 	status = PO_STATUS_OK;
 	for (size_t i = 0; i < count && status == PO_STATUS_OK; i++)
-		status = summarize_loop(sorted[i], &out->ranks[i], i == 0 ? &steady : NULL);
+		status =
+		    summarize_loop(sorted[i], &out->ranks[i], i == 0 ? &steady : NULL, &walls[i]);
 	po_sort(tracker->records, tracker->record_count, sizeof(*tracker->records), compare_record);
 	if (status == PO_STATUS_OK)
 		status = align_clocks(tracker, sorted, out, analysis->arena);
 	if (status == PO_STATUS_OK)
-		status = match_steps(tracker, position, &steady, out, analysis->arena);
+		status = match_steps(tracker, position, &steady, walls, out, analysis->arena);
 	po_map_free(&steady);
+	for (size_t i = 0; i < count; i++)
+		po_map_free(&walls[i]);
+	free(walls);
 	out->unmatched_collectives += tracker->unpaired_ends;
 	free(sorted);
 	free(position);

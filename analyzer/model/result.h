@@ -718,7 +718,7 @@ struct po_step_detail {
 	X(LOADER_IMBALANCE, "loader-imbalance")                                                    \
 	X(GPU_BOUND, "gpu-bound")                                                                  \
 	X(LAUNCH_BOUND, "launch-bound")                                                            \
-	X(STRAGGLER, "straggler")
+	X(STRAGGLER, "rank-straggler")
 
 enum po_finding_id {
 #define PO_X(name, json) PO_FINDING_##name,

@@ -1,5 +1,5 @@
 /*
- * ranks_json.c: the "ranks" member of summary.json, written only for a recording with
+ * ranks_json.c: the "distributed" member of summary.json, written only for a recording with
  * ranks (analysis->distributed): each rank's own loop, the steps matched across ranks and
  * the straggler, or null for "no straggler" (docs/summary-schema.md).
  */
@@ -115,14 +115,14 @@ void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysi
 
 	if (!d)
 		return;
-	po_json_write_key(writer, "ranks");
+	po_json_write_key(writer, "distributed");
 	po_json_write_begin_object(writer);
 	kv_ns_as_ms(writer, "clock_residual_ms", d->clock_residual_ns);
 	po_json_write_kv_int(writer, "collectives", d->collectives);
 	write_hosts(writer, d);
 	kv_ns_as_ms(writer, "lost_ms_per_step", d->lost_ns_per_step);
 	po_json_write_kv_int(writer, "matched_steps", (int64_t)d->step_count);
-	po_json_write_key(writer, "per_rank");
+	po_json_write_key(writer, "ranks");
 	po_json_write_begin_array(writer);
 	for (size_t i = 0; i < d->rank_count; i++)
 		write_rank(writer, &d->ranks[i]);

@@ -1024,6 +1024,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_breakdown(summary);
 	if (summary->analysis->comparison)
 		po_render_comparison_json(writer, summary->analysis->comparison);
+	po_render_ranks_json(writer, summary->analysis);
 	if (write_findings(summary, err) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	write_gpu(summary);
@@ -1032,7 +1033,6 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_kernels(summary);
 	write_labels(summary);
 	write_memory(summary);
-	po_render_ranks_json(writer, summary->analysis);
 	write_rules(summary);
 	write_run(summary);
 	po_json_write_kv_string(writer, PO_SK_SCHEMA, PO_SUMMARY_SCHEMA);

@@ -678,6 +678,9 @@ enum po_status po_report_charts_create(const struct po_analysis *analysis,
 	chart_add(list, analysis, "memory.svg", "Memory over time", 250, po_chart_memory);
 	chart_add(list, analysis, "workers.svg", "Data-loader worker utilization", workers_height,
 		  po_chart_workers);
+	if (analysis->distributed)
+		chart_add(list, analysis, "ranks.svg", "Each rank's own time per step",
+			  po_chart_ranks_height(analysis), po_chart_ranks);
 	if (analysis->comparison)
 		comparison_charts_add(list, analysis);
 	return PO_STATUS_OK;

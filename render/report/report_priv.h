@@ -112,6 +112,9 @@ void po_chart_histogram(cairo_t *cr, const struct po_chart *chart);
 void po_chart_gpu(cairo_t *cr, const struct po_chart *chart);
 void po_chart_memory(cairo_t *cr, const struct po_chart *chart);
 void po_chart_workers(cairo_t *cr, const struct po_chart *chart);
+/* charts_ranks.c: the ranks' step-time heatmap, and its height. */
+void po_chart_ranks(cairo_t *cr, const struct po_chart *chart);
+double po_chart_ranks_height(const struct po_analysis *analysis);
 /* Lanes a timeline needs, to size its chart. */
 size_t po_timeline_lane_count(const struct po_analysis *analysis,
 			      const struct po_step_detail *detail);

@@ -79,8 +79,8 @@ def analyze(build, job, work):
 
 
 def checks(summary, truth):
-    ranks = summary.get("ranks") or {}
-    per_rank = {entry["rank"]: entry for entry in ranks.get("per_rank", [])}
+    ranks = summary.get("distributed") or {}
+    per_rank = {entry["rank"]: entry for entry in ranks.get("ranks", [])}
     hosts = ranks.get("hosts", [])
     straggler = ranks.get("straggler") or {}
     yield "ranks", sorted(per_rank) == [0, 1] and all(

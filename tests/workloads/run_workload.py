@@ -1324,21 +1324,21 @@ EXPECTATIONS.update({
         ("ranks_found",),
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
         ("straggler", 1, "input", True),
-        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
+        ("finding", "rank-straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
     ],
     "ddp_compute": [
         ("truth", "rank0_wait_ms", ">=", 15),
         ("ranks_found",),
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
         ("straggler", 1, "compute", True),
-        ("finding", "straggler", {"rank": 1, "pattern": "chronic", "cause": "compute"}),
+        ("finding", "rank-straggler", {"rank": 1, "pattern": "chronic", "cause": "compute"}),
     ],
     "ddp_balanced": [
         ("truth", "rank_wait_spread_ms", "<=", 2),
         ("ranks_found",),
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
         ("no_straggler",),
-        ("no_finding", "straggler"),
+        ("no_finding", "rank-straggler"),
     ],
 })
 SAME_RUN_CHECKS += ("ranks_found", "rank_waits")
@@ -1356,7 +1356,7 @@ TRUTH_METRICS.update({
 
 
 def per_rank(run):
-    return {entry["rank"]: entry for entry in member(run.summary, "ranks.per_rank")}
+    return {entry["rank"]: entry for entry in member(run.summary, "distributed.ranks")}
 
 
 @check
@@ -1385,7 +1385,7 @@ def check_rank_waits(run, tolerance_pct, slack_ms):
 
 @check
 def check_straggler(run, rank, cause, chronic):
-    straggler = member(run.summary, "ranks").get("straggler")
+    straggler = member(run.summary, "distributed").get("straggler")
     if straggler is None:
         return False, "no straggler named, expected rank " + str(rank)
     got = (straggler["rank"], straggler["cause"], straggler["chronic"])
@@ -1397,7 +1397,7 @@ def check_straggler(run, rank, cause, chronic):
 
 @check
 def check_no_straggler(run):
-    ranks = member(run.summary, "ranks")
+    ranks = member(run.summary, "distributed")
     straggler = ranks.get("straggler")
     return straggler is None, "no straggler" if straggler is None else \
         f"straggler rank {straggler['rank']} named (the job loses " \

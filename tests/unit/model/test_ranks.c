@@ -232,6 +232,15 @@ static void slow_input_rank(void)
 	CHECK(fabs(d->lost_ns_per_step - 30.0 * MS) < 1);
 	CHECK_INT_EQ(d->steps[3].last_rank, 1);
 	CHECK_INT_EQ(d->arrival_ns[3 * 2 + 1] - d->arrival_ns[3 * 2], 30 * MS);
+	/* the all-reduce makes both steps as long; rank 0 waited 30 ms of its own for rank 1 */
+	CHECK_INT_EQ(d->step_ns[3 * 2], d->step_ns[3 * 2 + 1]);
+	CHECK_INT_EQ(d->waited_ns[3 * 2], 30 * MS);
+	CHECK_INT_EQ(d->waited_ns[3 * 2 + 1], 0);
+	/* the heatmap: one column per matched step here, rank 1's own time 30 ms longer */
+	CHECK_INT_EQ(d->heat_bins, STEPS - 1);
+	CHECK_INT_EQ(d->heat_ns[3 * 2 + 1] - d->heat_ns[3 * 2], 30 * MS);
+	CHECK_INT_EQ(d->heat_low_ns, d->heat_ns[3 * 2]);
+	CHECK_INT_EQ(d->heat_high_ns, d->heat_ns[3 * 2 + 1]);
 	/* rank 1 waits 30 ms more for its data: the straggler, chronic, cause input */
 	CHECK(d->straggler.present);
 	CHECK_INT_EQ(d->straggler.rank, 1);
