@@ -1340,6 +1340,21 @@ EXPECTATIONS.update({
         ("no_straggler",),
         ("no_finding", "rank-straggler"),
     ],
+    # four ranks and their four workers on two cores
+    "ddp_straggler_4": [
+        ("truth", "rank0_wait_ms", ">=", 20),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("straggler", 3, "input", True),
+        ("finding", "rank-straggler", {"rank": 3, "pattern": "chronic", "cause": "input"}),
+    ],
+    "ddp_balanced_4": [
+        ("truth", "rank_wait_spread_ms", "<=", 2),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("no_straggler",),
+        ("no_finding", "rank-straggler"),
+    ],
 })
 SAME_RUN_CHECKS += ("ranks_found", "rank_waits")
 
