@@ -4,7 +4,8 @@
  * analysis (pipeline.h) in a resource-limited child process that writes every output into
  * a staging directory, and only when all of it succeeded moves the staging directory into
  * place (common/outdir.h). Errors from every level arrive here as one chain and are
- * printed once.
+ * printed once. Several TRACE_DIRs are analysed as one directory holding them: a private
+ * directory under TMPDIR of links to them (the job directory), removed at the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,21 +54,172 @@ static bool path_is_within(const char *inner, const char *outer)
 	return strncmp(inner, outer, len) == 0 && (inner[len] == '/' || inner[len] == '\0');
 }
 
-/* OUT_DIR must not overlap the trace; what it may hold is outdir.c's to check. */
+/* OUT_DIR must not overlap a trace; what it may hold is outdir.c's to check. */
 static enum po_status check_output(const struct po_cli_options *options, struct po_error *err)
 {
+	size_t count = options->trace_dir_count > 1 ? options->trace_dir_count : 1;
 	char trace_real[PATH_MAX], out_real[PATH_MAX];
 
-	if (!realpath(options->trace_dir, trace_real) || !resolve_path(options->out_dir, out_real))
+	if (!resolve_path(options->out_dir, out_real))
 		return PO_STATUS_OK; /* the input check names the missing path */
-	if (path_is_within(out_real, trace_real) || path_is_within(trace_real, out_real)) {
-		po_error_set(err,
-			     "the output directory %s overlaps the trace directory %s; "
-			     "choose another -o",
-			     options->out_dir, options->trace_dir);
-		return PO_STATUS_USAGE;
+	for (size_t i = 0; i < count; i++) {
+		const char *trace = count > 1 ? options->trace_dirs[i] : options->trace_dir;
+
+		if (!realpath(trace, trace_real))
+			continue;
+		if (path_is_within(out_real, trace_real) || path_is_within(trace_real, out_real)) {
+			po_error_set(err,
+				     "the output directory %s overlaps the trace directory %s; "
+				     "choose another -o",
+				     options->out_dir, trace);
+			return PO_STATUS_USAGE;
+		}
 	}
 	return PO_STATUS_OK;
+}
+
+/* The job directory of several TRACE_DIRs: links named NN-BASENAME to each of them. */
+struct job_dir {
+	char path[PATH_MAX];	     /* "" when there is none */
+	char (*names)[NAME_MAX + 1]; /* owned: the links made, options->trace_dirs' order */
+	size_t count;
+};
+
+/*
+ * Each TRACE_DIR must be a directory that holds a trace (its own input check, whose error
+ * names it), and none given twice; the job directory is checked again as a whole.
+ */
+static enum po_status job_dirs_check(const struct po_cli_options *options, char (*real)[PATH_MAX],
+				     struct po_error *err)
+{
+	for (size_t i = 0; i < options->trace_dir_count; i++) {
+		const char *dir = options->trace_dirs[i];
+		struct stat st;
+
+		if (stat(dir, &st) != 0) {
+			po_error_set(err, "%s: %s", dir, strerror(errno));
+			return PO_STATUS_INPUT;
+		}
+		if (!S_ISDIR(st.st_mode) || !realpath(dir, real[i])) {
+			po_error_set(err, "%s: not a trace directory (%s)", dir,
+				     S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+			return PO_STATUS_INPUT;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(real[i], real[j]) == 0) {
+				po_error_set(err, "%s and %s are the same trace directory",
+					     options->trace_dirs[j], dir);
+				return PO_STATUS_USAGE;
+			}
+		}
+	}
+	for (size_t i = 0; i < options->trace_dir_count; i++) {
+		struct po_ingest_watch *watch = NULL; /* owned */
+		enum po_status status =
+		    options->salvage
+			? po_ingest_check_start_salvage(options->trace_dirs[i], &watch, err)
+			: po_ingest_check_start(options->trace_dirs[i], &watch, err);
+
+		po_ingest_watch_destroy(watch);
+		if (status != PO_STATUS_OK)
+			return status;
+	}
+	return PO_STATUS_OK;
+}
+
+static void job_dir_remove(struct job_dir *job)
+{
+	int fd;
+
+	if (!job->path[0])
+		return;
+	fd = open(job->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (size_t i = 0; fd >= 0 && i < job->count; i++)
+		unlinkat(fd, job->names[i], 0); /* the links only, never what they name */
+	if (fd >= 0)
+		close(fd);
+	rmdir(job->path);
+	free(job->names);
+	*job = (struct job_dir){0};
+}
+
+/* Makes the job directory (mode 0700, a name mkdtemp chose) and points trace_dir at it. */
+static enum po_status job_dir_create(struct po_cli_options *options, struct job_dir *job,
+				     struct po_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char(*real)[PATH_MAX] = calloc(options->trace_dir_count, sizeof(*real));
+	enum po_status status;
+	int fd;
+
+	*job = (struct job_dir){0};
+	job->names = calloc(options->trace_dir_count, sizeof(*job->names));
+	if (!real || !job->names) {
+		free(real);
+		free(job->names);
+		job->names = NULL;
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	status = job_dirs_check(options, real, err);
+	if (status == PO_STATUS_OK) {
+		snprintf(job->path, sizeof(job->path), "%s/profopt-job-XXXXXX",
+			 tmp && tmp[0] ? tmp : "/tmp");
+		if (!mkdtemp(job->path)) {
+			po_error_set(err, "Failed to create the job directory %s: %s", job->path,
+				     strerror(errno));
+			job->path[0] = '\0';
+			status = PO_STATUS_OUTPUT;
+		}
+	}
+	fd = status == PO_STATUS_OK
+		 ? open(job->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		 : -1;
+	for (size_t i = 0; status == PO_STATUS_OK && i < options->trace_dir_count; i++) {
+		snprintf(job->names[i], sizeof(job->names[i]), "%02zu-%.200s", i + 1,
+			 basename(real[i]));
+		if (fd < 0 || symlinkat(real[i], fd, job->names[i]) != 0) {
+			po_error_set(err, "Failed to link %s into the job directory %s: %s",
+				     options->trace_dirs[i], job->path, strerror(errno));
+			status = PO_STATUS_OUTPUT;
+			break;
+		}
+		job->count++;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	if (status != PO_STATUS_OK) {
+		job_dir_remove(job);
+		return status;
+	}
+	options->trace_dir = job->path;
+	return PO_STATUS_OK;
+}
+
+/* Puts each TRACE_DIR back in a message where its link in the job directory stands. */
+static void job_dir_unname(const struct job_dir *job, const struct po_cli_options *options,
+			   struct po_error *err)
+{
+	for (size_t i = 0; i < job->count; i++) {
+		char link[PATH_MAX + NAME_MAX + 2], *at;
+
+		snprintf(link, sizeof(link), "%s/%s", job->path, job->names[i]);
+		while ((at = strstr(err->message, link)) != NULL) {
+			char rest[sizeof(err->message)];
+
+			snprintf(rest, sizeof(rest), "%s", at + strlen(link));
+			snprintf(at, sizeof(err->message) - (size_t)(at - err->message), "%s%s",
+				 options->trace_dirs[i], rest);
+		}
+	}
+	for (char *at; job->path[0] && (at = strstr(err->message, job->path)) != NULL;) {
+		char rest[sizeof(err->message)];
+
+		snprintf(rest, sizeof(rest), "%s", at + strlen(job->path));
+		snprintf(at, sizeof(err->message) - (size_t)(at - err->message), "the TRACE_DIRs%s",
+			 rest);
+	}
 }
 
 /*
@@ -357,6 +509,7 @@ int main(int argc, char **argv)
 {
 	struct po_cli_options options;
 	struct po_error err = {{0}};
+	struct job_dir job = {0};
 	bool exit_now = false;
 	enum po_status status;
 
@@ -366,10 +519,14 @@ int main(int argc, char **argv)
 
 		status = po_isolate_limits_init(&limits, &err);
 	}
+	if (status == PO_STATUS_OK && !exit_now && options.trace_dir_count > 1)
+		status = job_dir_create(&options, &job, &err);
 	if (status == PO_STATUS_OK && !exit_now && options.live_url)
 		status = run_live(&options, &err);
 	else if (status == PO_STATUS_OK && !exit_now)
 		status = run(&options, NULL, &err);
+	job_dir_unname(&job, &options, &err);
+	job_dir_remove(&job);
 	po_cli_options_fini(&options);
 	if (status != PO_STATUS_OK) {
 		fprintf(stderr, "profopt-analyze: %s\n",

@@ -40,13 +40,15 @@ struct option_row {
 
 static const char usage_head[] =
     "Usage: profopt-analyze [OPTIONS] TRACE_DIR\n"
+    "       profopt-analyze [OPTIONS] -o DIR TRACE_DIR TRACE_DIR...\n"
     "       profopt-analyze --live URL [OPTIONS] [TRACE_DIR]\n"
     "\n"
     "Reads an LTTng trace of a program instrumented with profopt (recorded with\n"
     "profopt-record, or any lttng session that enabled the profopt events with the vpid,\n"
     "vtid and procname contexts), rebuilds every training step across the main process\n"
     "and its data-loader workers, diagnoses stalls, GPU idle gaps and memory growth, and\n"
-    "writes a report.\n"
+    "writes a report. Several TRACE_DIRs (the recordings of one job's hosts) make one\n"
+    "report, as one directory holding them would.\n"
     "\n"
     "Options:\n";
 
@@ -592,13 +594,22 @@ enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *option
 		}
 		return PO_STATUS_OK;
 	}
-	if (optind != argc - 1) {
-		po_error_set(err, optind >= argc
-				      ? "missing TRACE_DIR (see profopt-analyze --help)"
-				      : "too many arguments (see profopt-analyze --help)");
+	if (optind >= argc) {
+		po_error_set(err, "missing TRACE_DIR (see profopt-analyze --help)");
+		return PO_STATUS_USAGE;
+	}
+	if (argc - optind > 1 && options->live_url) {
+		po_error_set(err, "--live takes one TRACE_DIR");
+		return PO_STATUS_USAGE;
+	}
+	if (argc - optind > 1 && !options->out_dir) {
+		po_error_set(err, "several TRACE_DIRs need -o DIR: no report is written beside one "
+				  "of them by default");
 		return PO_STATUS_USAGE;
 	}
 	options->trace_dir = argv[optind];
+	options->trace_dirs = (const char *const *)&argv[optind];
+	options->trace_dir_count = (size_t)(argc - optind);
 	if (options->gate_count && !options->baseline) {
 		po_error_set(err, "--fail-if needs --baseline");
 		return PO_STATUS_USAGE;

@@ -17,7 +17,10 @@
 #define PO_CLI_MAX_GATES 16
 
 struct po_cli_options {
-	const char *trace_dir; /* weak: argv */
+	const char *trace_dir; /* weak: argv, or the job directory of several (main.c) */
+	/* TRACE_DIR...: every directory given (one for most runs); weak: argv */
+	const char *const *trace_dirs;
+	size_t trace_dir_count;
 	const char *out_dir;   /* weak: argv, or owned default_out_dir */
 	char *default_out_dir; /* owned */
 	bool force;

@@ -283,12 +283,70 @@ static bool is_trace_dir(const char *dir)
 	return is_buffer_dir(dir) && !has_subdirectory(dir);
 }
 
+/* The directories a walk entered, so that one reached twice (a link to it) is read once. */
+struct visited {
+	dev_t *devices;
+	ino_t *inodes;
+	size_t count;
+	size_t capacity;
+};
+
+/* Whether dir was entered before; notes it when not. Out of memory: treated as new. */
+static bool visited_before(struct visited *visited, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) != 0)
+		return false;
+	for (size_t i = 0; i < visited->count; i++) {
+		if (visited->devices[i] == st.st_dev && visited->inodes[i] == st.st_ino)
+			return true;
+	}
+	if (visited->count == visited->capacity) {
+		size_t capacity = visited->capacity ? visited->capacity * 2 : 64;
+		dev_t *devices = realloc(visited->devices, capacity * sizeof(*devices));
+		ino_t *inodes;
+
+		if (!devices)
+			return false;
+		visited->devices = devices;
+		inodes = realloc(visited->inodes, capacity * sizeof(*inodes));
+		if (!inodes)
+			return false;
+		visited->inodes = inodes;
+		visited->capacity = capacity;
+	}
+	visited->devices[visited->count] = st.st_dev;
+	visited->inodes[visited->count++] = st.st_ino;
+	return false;
+}
+
+/*
+ * Whether to walk into child: a directory, or at the top of the walk a symbolic link to
+ * one (the hosts' recordings gathered under one directory by links, or the job directory
+ * of several TRACE_DIRs); deeper links are not followed.
+ */
+static bool walks_into(const char *child, int depth)
+{
+	struct stat st;
+
+	if (lstat(child, &st) != 0)
+		return false;
+	if (S_ISLNK(st.st_mode) && depth == 0)
+		return stat(child, &st) == 0 && S_ISDIR(st.st_mode);
+	return S_ISDIR(st.st_mode);
+}
+
 static enum po_status walk(const char *dir, int depth, struct po_trace_list *list,
-			   struct po_error *err)
+			   struct visited *visited, struct po_error *err)
 {
 	enum po_status status = PO_STATUS_OK;
 	struct dirent *entry;
-	DIR *handle = opendir(dir); /* owned */
+	DIR *handle;
+
+	if (visited_before(visited, dir))
+		return PO_STATUS_OK;
+	handle = opendir(dir); /* owned */
 
 	if (!handle || is_trace_dir(dir))
 		status = list_add(list, dir, err);
@@ -299,14 +357,13 @@ static enum po_status walk(const char *dir, int depth, struct po_trace_list *lis
 	}
 	while (status == PO_STATUS_OK && (entry = readdir(handle))) {
 		char child[4096];
-		struct stat st;
 
 		/* Dot entries and LTTng's index folders hold no trace. */
 		if (entry->d_name[0] == '.' || strcmp(entry->d_name, "index") == 0 ||
 		    !join(child, sizeof(child), dir, entry->d_name))
 			continue;
-		if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
-			status = walk(child, depth + 1, list, err);
+		if (walks_into(child, depth))
+			status = walk(child, depth + 1, list, visited, err);
 	}
 	closedir(handle);
 	return status;
@@ -320,8 +377,11 @@ static int compare_paths(const void *a, const void *b)
 enum po_status po_trace_list_find_all(const char *root, struct po_trace_list *list,
 				      struct po_error *err)
 {
-	enum po_status status = walk(root, 0, list, err);
+	struct visited visited = {0};
+	enum po_status status = walk(root, 0, list, &visited, err);
 
+	free(visited.devices);
+	free(visited.inodes);
 	if (status == PO_STATUS_OK && list->count > 1)
 		qsort(list->paths, list->count, sizeof(*list->paths), compare_paths);
 	return status;

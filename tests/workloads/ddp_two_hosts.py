@@ -7,7 +7,8 @@ loop's worth of environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), each u
 own profopt-record next to its own session daemon (tests/lib/with-sessiond.sh: its own
 PID namespace, so the two recordings' pids collide as two hosts' would). Rank 1's trace
 clock runs 50 ms ahead (clock_shift.c, an LTTng-UST clock plugin). profopt-analyze reads
-the directory holding both recordings. Expected: both ranks, each with its own loop; two
+the directory holding both recordings, and both directories given as two arguments.
+Expected, the same both ways: both ranks, each with its own loop; two
 clocks, the second 50 ms ahead, residual under 1 ms; rank 1 the chronic straggler with
 cause input; each rank's wait within 10% or 2 ms of the script's own stamps.
 
@@ -66,9 +67,11 @@ def record_ranks(build, work):
     return job
 
 
-def analyze(build, job, work):
-    report = os.path.join(work, "report")
-    done = subprocess.run([os.path.join(build, "bin", "profopt-analyze"), job, "-o", report],
+def analyze(build, job, work, name="report"):
+    """The report of job: a directory, or a list of TRACE_DIRs given as arguments."""
+    report = os.path.join(work, name)
+    jobs = job if isinstance(job, list) else [job]
+    done = subprocess.run([os.path.join(build, "bin", "profopt-analyze"), *jobs, "-o", report],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=300)
     print(done.stdout, end="")
@@ -122,7 +125,15 @@ def main(argv):
             with open(os.path.join(work, f"rank{rank}.json")) as part:
                 stamps.append(json.load(part))
         truth = ddp_straggler.truth_of(None, stamps)
-        results = list(checks(analyze(build, job, work), truth))
+        summary = analyze(build, job, work)
+        results = list(checks(summary, truth))
+        # the hosts' directories given as arguments: the same job, the same answers
+        separate = analyze(build, [os.path.join(job, "host0"), os.path.join(job, "host1")],
+                           work, "report-arguments")
+        results.append(("arguments", separate.get("distributed") == summary.get("distributed")
+                        and separate["findings"] == summary["findings"],
+                        "profopt-analyze job/host0 job/host1 gives the same ranks, clocks "
+                        "and findings as profopt-analyze job/"))
         for _, ok, text in results:
             print(("ok   " if ok else "FAIL ") + text)
         failed = [name for name, ok, _ in results if not ok]

@@ -34,7 +34,30 @@ fi
 expect 2 "unknown option" "$a" --bogus "$work/trace"
 expect 2 "missing option argument" "$a" "$work/trace" -o
 expect 2 "empty output directory" "$a" "$work/trace" -o ""
-expect 2 "two traces" "$a" "$work/trace" "$work/trace"
+expect 2 "two traces without -o" "$a" "$work/trace" "$work/trace"
+# Several TRACE_DIRs: one report from a private job directory of links under TMPDIR,
+# removed afterwards whatever the outcome.
+"$bin/profopt-record" -o "$work/trace2" -- "$bin/profopt-sim" --workers 1 --steps 20 \
+	--load-ms 1 --forward-ms 1 >/dev/null 2>&1 || { echo "FAIL record the second trace"; exit 1; }
+mkdir -m 700 "$work/jobtmp"
+TMPDIR=$work/jobtmp expect 2 "the same trace twice" "$a" "$work/trace" "$work/trace/" -o "$work/r-same"
+TMPDIR=$work/jobtmp expect 3 "a second trace that is missing" "$a" "$work/trace" "$work/nope" \
+	-o "$work/r-missing"
+grep -q "$work/nope: No such file" "$work/err" ||
+	{ failed=$((failed + 1)); echo "FAIL the missing second trace is not named"; }
+TMPDIR=$work/jobtmp expect 2 "-o inside the second trace" "$a" "$work/trace" "$work/trace2" \
+	-o "$work/trace2/r"
+TMPDIR=$work/jobtmp expect 0 "two traces with -o" "$a" -q "$work/trace" "$work/trace2" -o "$work/r-two"
+[ -f "$work/r-two/summary.json" ] ||
+	{ failed=$((failed + 1)); echo "FAIL no report from two traces"; }
+mkdir -p "$work/not-a-trace2" && echo data >"$work/not-a-trace2/file.bin"
+TMPDIR=$work/jobtmp expect 3 "two traces, one not a trace" "$a" "$work/trace" "$work/not-a-trace2" \
+	-o "$work/r-bad-two"
+if [ -n "$(ls -A "$work/jobtmp")" ]; then
+	failed=$((failed + 1)); echo "FAIL a job directory was left behind: $(ls -A "$work/jobtmp")"
+else
+	passed=$((passed + 1)); echo "ok   no job directory left behind"
+fi
 expect 2 "bad --set" "$a" --set nonsense "$work/trace"
 expect 2 "--set outside the rule's range" "$a" --set input-bound.max_workers=1e12 "$work/trace"
 expect 2 "--set a fraction of a count" "$a" --set step-outliers.min_steps=2.5 "$work/trace"
