@@ -341,7 +341,10 @@ EXPECTATIONS = {
         ("whatif_or_withheld", RERUN_PCT),
     ],
     "threads_and_workers": [
-        ("truth", "tree_cpu_cores", ">=", 1.8),
+        # the scenario is cores that do not suffice: other programs' use counts too (with
+        # them at 0.24 to 0.40 of the 2 cores the tree used 1.57 to 1.73, and the loop still
+        # waited for a core)
+        ("truth", "machine_cpu_cores", ">=", 1.8),
         ("step_count",),
         ("mean_step", SAME_RUN_PCT),
         ("finding", "cpu-contention", {"loop_threads": 2}),
@@ -556,6 +559,9 @@ TRUTH_METRICS = {
     statistics.fmean(tree_rss(s) for s in t["rss"]),
     "max_live_workers": lambda t: max(len(child_pids(t, s)) for s in t["rss"]),
     "tree_cpu_cores": lambda t: cpu_cores(t, "tree"),
+    # the recorded tree's and other programs' CPU while the loop ran
+    "machine_cpu_cores": lambda t: cpu_cores(t, "tree") + (machine_measure(t) or
+                                                            {"others_cpus": 0.0})["others_cpus"],
     "main_cpu_cores": lambda t: cpu_cores(t, "main"),
     "worker_cpu_cores": lambda t: cpu_cores(t, "workers"),
     "checkpoint_excess_ms": checkpoint_excess_ms,
