@@ -9,12 +9,6 @@
 
 #include "html.h"
 
-static const char *const straggler_cause_names[] = {
-#define PO_X(name, json) json,
-    PO_STRAGGLER_CAUSES(PO_X)
-#undef PO_X
-};
-
 static void fmt_ms(double ns, char *text, size_t size)
 {
 	if (isnan(ns))
@@ -51,25 +45,10 @@ static void rank_row(struct po_html *html, xmlNodePtr body, const struct po_rank
 
 static void straggler_note(struct po_html *html, xmlNodePtr parent, const struct po_distributed *d)
 {
-	const struct po_straggler *s = &d->straggler;
 	char text[400];
 
-	if (!s->present) {
-		snprintf(text, sizeof(text),
-			 "No straggler: no rank makes the others wait at the collectives (%zu "
-			 "steps matched).",
-			 d->step_count);
-		po_html_el(html, parent, "p", "note note-ok", text);
-		return;
-	}
-	snprintf(text, sizeof(text),
-		 "Straggler: rank %d (%s), last in %.1f%% of the steps; cause %s; the others wait "
-		 "%.3f ms per step, the job loses %.3f ms per step.",
-		 (int)s->rank, s->chronic ? "chronic" : "occasional", s->last_pct,
-		 (unsigned)s->cause < PO_STRAGGLER_CAUSE_COUNT ? straggler_cause_names[s->cause]
-							       : "?",
-		 s->others_wait_ns_per_step / 1e6, s->lost_ns_per_step / 1e6);
-	po_html_el(html, parent, "p", "note", text);
+	po_report_straggler_sentence(d, text, sizeof(text));
+	po_html_el(html, parent, "p", d->straggler.present ? "note" : "note note-ok", text);
 }
 
 void po_html_fill_ranks(struct po_html *html)
@@ -90,12 +69,7 @@ void po_html_fill_ranks(struct po_html *html)
 	for (size_t i = 1; i < d->host_count && i < 1024; i++) {
 		char text[300];
 
-		snprintf(
-		    text, sizeof(text),
-		    "Clock of %s: %+.3f ms from %s's (residual %.3f ms over %lld collectives).",
-		    d->hosts[i].host ? d->hosts[i].host : "?", d->hosts[i].offset_ns / 1e6,
-		    d->hosts[0].host ? d->hosts[0].host : "?", d->hosts[i].residual_ns / 1e6,
-		    (long long)d->hosts[i].samples);
+		po_report_clock_sentence(d, i, text, sizeof(text));
 		po_html_el(html, parent, "p", "note", text);
 	}
 	straggler_note(html, parent, d);

@@ -376,6 +376,8 @@ static enum po_status draw_pages(struct po_page *page, const struct po_chart_lis
 		finding_block(page, &page->analysis->findings[i]);
 	if (page->analysis->comparison)
 		po_pdf_comparison(page, charts);
+	po_pdf_ranks(page);
+	po_pdf_hotspots(page);
 	quality_section(page);
 	gpu_work_section(page);
 	po_page_break(page);

@@ -30,6 +30,11 @@ void po_page_row(struct po_page *page, const char *label, const char *value);
 /* A chart with its title, drawn at the content width. */
 void po_page_chart(struct po_page *page, const struct po_chart *chart);
 
+/* A distributed job's ranks and the function samples, when the result has them
+ * (pdf_tables.c). */
+void po_pdf_ranks(struct po_page *page);
+void po_pdf_hotspots(struct po_page *page);
+
 /* The comparison with the baseline, on its own pages (comparison_pdf.c). */
 void po_pdf_comparison(struct po_page *page, const struct po_chart_list *charts);
 

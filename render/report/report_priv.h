@@ -112,6 +112,9 @@ void po_chart_histogram(cairo_t *cr, const struct po_chart *chart);
 void po_chart_gpu(cairo_t *cr, const struct po_chart *chart);
 void po_chart_memory(cairo_t *cr, const struct po_chart *chart);
 void po_chart_workers(cairo_t *cr, const struct po_chart *chart);
+/* ranks_words.c: the straggler's sentence, and host's clock against the first host's. */
+void po_report_straggler_sentence(const struct po_distributed *d, char *text, size_t size);
+void po_report_clock_sentence(const struct po_distributed *d, size_t host, char *text, size_t size);
 /* charts_ranks.c: the ranks' step-time heatmap, and its height. */
 void po_chart_ranks(cairo_t *cr, const struct po_chart *chart);
 double po_chart_ranks_height(const struct po_analysis *analysis);

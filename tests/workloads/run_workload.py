@@ -787,6 +787,35 @@ def check_evidence_equals_fact(run, finding_id, key, fact):
     return got == want, f"{finding_id} {key} {got}, the script's {fact} is {want}"
 
 
+def report_texts(run):
+    """The text of index.html (tags dropped) and of report.pdf (pdftotext)."""
+    report = os.path.join(run.work, "report")
+    with open(os.path.join(report, "index.html"), encoding="utf-8") as page:
+        html = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", page.read()))
+    pdf = subprocess.run(["pdftotext", os.path.join(report, "report.pdf"), "-"],
+                         capture_output=True, text=True, check=False).stdout
+    return html, re.sub(r"\s+", " ", pdf)
+
+
+@check
+def check_reports_name_fact(run, heading, fact):
+    """index.html and report.pdf both have the section and name the script's fact in it."""
+    want = str(run.truth["facts"][fact])
+    missing = [name for name, text in zip(("index.html", "report.pdf"), report_texts(run))
+               if heading not in text or want not in text.split(heading, 1)[1]]
+    return not missing, f"{heading} with {want} ({fact}) in " + \
+        ("index.html and report.pdf" if not missing else "neither of " + ", ".join(missing))
+
+
+@check
+def check_reports_say(run, heading, words):
+    """index.html and report.pdf both have the section and say words in it."""
+    missing = [name for name, text in zip(("index.html", "report.pdf"), report_texts(run))
+               if heading not in text or words not in text.split(heading, 1)[1]]
+    return not missing, f"{heading}: \"{words}\" in " + \
+        ("index.html and report.pdf" if not missing else "not in " + ", ".join(missing))
+
+
 @check
 def check_evidence_equals_count(run, finding_id, key, fact):
     got = the_finding(run, finding_id).get("evidence", {}).get(key)
@@ -1310,6 +1339,7 @@ EXPECTATIONS.update({
         ("step_count",),
         ("hotspot_shares", "worker", "load", SHARE_POINTS),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
+        ("reports_name_fact", "Hotspots", "dominant_function"),
     ],
     "hotspots_main": [
         ("step_count",),
@@ -1331,6 +1361,7 @@ EXPECTATIONS.update({
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
         ("straggler", 1, "input", True),
         ("finding", "rank-straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
+        ("reports_say", "Ranks", "Straggler: rank 1 (chronic)"),
     ],
     "ddp_compute": [
         ("truth", "rank0_wait_ms", ">=", 15),
