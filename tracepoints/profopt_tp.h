@@ -34,6 +34,7 @@ LTTNG_UST_TRACEPOINT_ENUM(profopt, stage,
 		lttng_ust_field_enum_value("eval", 8)
 		lttng_ust_field_enum_value("checkpoint", 9)
 		lttng_ust_field_enum_value("custom", 10)
+		lttng_ust_field_enum_value("gc", 11)
 	)
 )
 

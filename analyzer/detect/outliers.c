@@ -454,6 +454,10 @@ static const char *advice_for(const struct det_ctx *ctx, enum po_category cause)
 	case PO_CAT_GPU_SYNC:
 		return "remove the periodic synchronization (logging .item() calls) or do it less "
 		       "often";
+	case PO_CAT_GC:
+		return "spare the garbage collector the long-lived objects: gc.freeze() once the "
+		       "dataset and model are built, higher thresholds (gc.set_threshold), or "
+		       "fewer Python objects in the dataset (NumPy arrays instead of lists)";
 	default:
 		return "look at the timeline of the slowest steps in the report";
 	}

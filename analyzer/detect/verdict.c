@@ -16,7 +16,7 @@ static double host_compute_ns(const struct det_ctx *ctx)
 {
 	static const enum po_category host[] = {
 	    PO_CAT_FORWARD, PO_CAT_BACKWARD, PO_CAT_OPTIMIZER, PO_CAT_CHECKPOINT,
-	    PO_CAT_EVAL,    PO_CAT_CUSTOM,   PO_CAT_OTHER};
+	    PO_CAT_EVAL,    PO_CAT_CUSTOM,   PO_CAT_GC,	       PO_CAT_OTHER};
 	double total = 0;
 
 	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++)

@@ -30,13 +30,13 @@
  * One character per category in the breakdown bar, by category so that a new category
  * cannot shift the others; the assertion makes whoever adds one choose its character.
  */
-_Static_assert(PO_CATEGORY_COUNT == 14, "give the new category a character in the bar");
+_Static_assert(PO_CATEGORY_COUNT == 15, "give the new category a character in the bar");
 static const char category_chars[PO_CATEGORY_COUNT] = {
     [PO_CAT_LOAD] = 'L',     [PO_CAT_PREPROCESS] = 'P', [PO_CAT_COLLATE] = 'C',
     [PO_CAT_GPU_SYNC] = 'S', [PO_CAT_H2D_COPY] = 'D',	[PO_CAT_OPTIMIZER] = 'O',
     [PO_CAT_BACKWARD] = 'B', [PO_CAT_FORWARD] = 'F',	[PO_CAT_CHECKPOINT] = 'K',
     [PO_CAT_EVAL] = 'E',     [PO_CAT_CUSTOM] = 'U',	[PO_CAT_DATA_WAIT] = 'W',
-    [PO_CAT_HANDOFF] = 'H',  [PO_CAT_OTHER] = '.',
+    [PO_CAT_HANDOFF] = 'H',  [PO_CAT_GC] = 'G',		[PO_CAT_OTHER] = '.',
 };
 
 /* The panel's lines are built as text first, then cut to the width as they are written. */

@@ -32,7 +32,8 @@ struct po_str {
 	X(OPTIMIZER, "optimizer")                                                                  \
 	X(EVAL, "eval")                                                                            \
 	X(CHECKPOINT, "checkpoint")                                                                \
-	X(CUSTOM, "custom")
+	X(CUSTOM, "custom")                                                                        \
+	X(GC, "gc")
 
 enum po_stage {
 #define PO_X(name, json) PO_STAGE_##name,

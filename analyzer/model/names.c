@@ -28,7 +28,7 @@ PO_STAGES(PO_SAME_STAGE)
 PO_COLLECTIVE_OPS(PO_SAME_COLLECTIVE)
 PO_COUNTERS(PO_SAME_COUNTER)
 PO_GPU_KINDS(PO_SAME_GPU_KIND)
-_Static_assert(PO_STAGE_COUNT == PROFOPT_STAGE_CUSTOM + 1, "a stage the analyzer does not know");
+_Static_assert(PO_STAGE_COUNT == PROFOPT_STAGE_GC + 1, "a stage the analyzer does not know");
 _Static_assert(PO_COUNTER_COUNT == PROFOPT_COUNTER_MACHINE_MEMORY + 1,
 	       "a counter the analyzer does not know");
 _Static_assert(PO_GPU_KIND_COUNT == PROFOPT_GPU_MEMSET + 1,

@@ -43,6 +43,7 @@ enum po_role {
  * X(NAME, json name)
  */
 #define PO_CATEGORIES(X)                                                                           \
+	X(GC, "gc")                                                                                \
 	X(LOAD, "load")                                                                            \
 	X(PREPROCESS, "preprocess")                                                                \
 	X(COLLATE, "collate")                                                                      \

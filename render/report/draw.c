@@ -14,13 +14,13 @@ static const uint32_t category_colors[PO_CATEGORY_COUNT] = {
     [PO_CAT_GPU_SYNC] = 0xedc948, [PO_CAT_H2D_COPY] = 0xb07aa1,	  [PO_CAT_OPTIMIZER] = 0xff9da7,
     [PO_CAT_BACKWARD] = 0x9c755f, [PO_CAT_FORWARD] = 0xf28e2b,	  [PO_CAT_CHECKPOINT] = 0x8c8c8c,
     [PO_CAT_EVAL] = 0x8cd17d,	  [PO_CAT_CUSTOM] = 0xd4a6c8,	  [PO_CAT_DATA_WAIT] = 0xe15759,
-    [PO_CAT_HANDOFF] = 0xf1a3a4,  [PO_CAT_OTHER] = 0xcfd4da,
+    [PO_CAT_HANDOFF] = 0xf1a3a4,  [PO_CAT_GC] = 0x6b5b95,	  [PO_CAT_OTHER] = 0xcfd4da,
 };
 
 const enum po_category po_report_category_order[PO_CATEGORY_COUNT] = {
     PO_CAT_DATA_WAIT,  PO_CAT_HANDOFF, PO_CAT_LOAD,	PO_CAT_PREPROCESS, PO_CAT_COLLATE,
     PO_CAT_H2D_COPY,   PO_CAT_FORWARD, PO_CAT_BACKWARD, PO_CAT_OPTIMIZER,  PO_CAT_GPU_SYNC,
-    PO_CAT_CHECKPOINT, PO_CAT_EVAL,    PO_CAT_CUSTOM,	PO_CAT_OTHER,
+    PO_CAT_CHECKPOINT, PO_CAT_EVAL,    PO_CAT_CUSTOM,	PO_CAT_GC,	   PO_CAT_OTHER,
 };
 
 uint32_t po_report_category_color(enum po_category category)

@@ -154,6 +154,7 @@ static const char *const category_titles[PO_CATEGORY_COUNT] = {
     [PO_CAT_CHECKPOINT] = "Checkpoint",
     [PO_CAT_EVAL] = "Evaluation",
     [PO_CAT_CUSTOM] = "Custom",
+    [PO_CAT_GC] = "Garbage collection",
     [PO_CAT_DATA_WAIT] = "Data wait",
     [PO_CAT_HANDOFF] = "Batch hand-off",
     [PO_CAT_OTHER] = "Other",

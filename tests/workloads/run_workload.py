@@ -263,7 +263,9 @@ EXPECTATIONS = {
         ("truth", "stall_visible_pct", ">=", 75),
         ("step_count",),
         ("mean_step", SAME_RUN_PCT),
-        ("finding", "step-outliers", {"pattern": "periodic"}),
+        # the module records the collections (gc.callbacks): the stall is named gc
+        ("finding", "step-outliers", {"pattern": "periodic", "cause": "gc"}),
+        ("advice_mentions", "step-outliers", "gc.freeze()"),
         ("evidence_equals_fact", "step-outliers", "period_steps", "checkpoint_period"),
         ("evidence_equals_count", "step-outliers", "outliers", "checkpoint_steps"),
         ("evidence_near", "step-outliers", "excess_ms_per_outlier", "checkpoint_excess_ms",
@@ -785,6 +787,15 @@ def check_evidence_equals_fact(run, finding_id, key, fact):
     got = the_finding(run, finding_id).get("evidence", {}).get(key)
     want = run.truth["facts"][fact]
     return got == want, f"{finding_id} {key} {got}, the script's {fact} is {want}"
+
+
+@check
+def check_advice_mentions(run, finding_id, words):
+    """The finding's recommendation says words (advice specific to what was found)."""
+    actions = [r.get("action", "") for r in the_finding(run, finding_id).get(
+        "recommendations", [])]
+    return any(words in action for action in actions), \
+        f"{finding_id} advises: {actions}"
 
 
 def report_texts(run):

@@ -37,6 +37,7 @@ enum profopt_stage {
 	PROFOPT_STAGE_EVAL = 8,
 	PROFOPT_STAGE_CHECKPOINT = 9,
 	PROFOPT_STAGE_CUSTOM = 10,
+	PROFOPT_STAGE_GC = 11, /* the language runtime's garbage collector (Python's gc) */
 };
 
 /* Counter kinds; values are part of the trace format. */

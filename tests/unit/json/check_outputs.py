@@ -138,7 +138,7 @@ def check_empty(summary, timeline):
     """An analysis with nothing in it still gives complete, valid documents."""
     check(summary["steps"]["count"] == 0 and summary["steps"]["mean_ms"] is None, "empty steps")
     check(all(value is None for value in summary["breakdown_ms"].values()), "empty breakdown")
-    check(len(summary["breakdown_ms"]) == 14, "every category in breakdown_ms")
+    check(len(summary["breakdown_ms"]) == 15, "every category in breakdown_ms")
     check(summary["step_series"] == [] and summary["gpu"] == [], "empty arrays")
     check(summary["run"]["framework"] is None and summary["run"]["cpu_count"] is None, "run")
     check(summary["trace"]["duration_ms"] is None, "unknown duration")

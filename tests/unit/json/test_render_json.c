@@ -182,16 +182,16 @@ static void test_breakdown_rounding(void)
 	int64_t parts_us[PO_CATEGORY_COUNT], total_us;
 	int category;
 
-	/* Thirteen parts of 0.6 us: each rounds up, the total is 7.8 us -> 8. */
+	/* A part of 0.6 us per category: each rounds up, the total (0.6 us each) less. */
 	for (category = 0; category < PO_CATEGORY_COUNT; category++)
 		parts_ns[category] = 600;
 	check_parts_sum(parts_ns, 600.0 * PO_CATEGORY_COUNT);
 	po_render_round_parts_us(parts_ns, 600.0 * PO_CATEGORY_COUNT, parts_us, &total_us);
-	CHECK_INT_EQ(total_us, 8);
-	/* The first eight in category order get the microsecond; none goes negative. */
+	CHECK_INT_EQ(total_us, (600 * PO_CATEGORY_COUNT + 500) / 1000);
+	/* The first total_us in category order get the microsecond; none goes negative. */
 	CHECK_INT_EQ(parts_us[0], 1);
-	CHECK_INT_EQ(parts_us[7], 1);
-	CHECK_INT_EQ(parts_us[8], 0);
+	CHECK_INT_EQ(parts_us[total_us - 1], 1);
+	CHECK_INT_EQ(parts_us[total_us], 0);
 	memset(parts_ns, 0, sizeof(parts_ns));
 	parts_ns[PO_CAT_DATA_WAIT] = 3333400;
 	parts_ns[PO_CAT_FORWARD] = 3333500;

@@ -150,9 +150,10 @@ class run:
         return pairs
 
     def __enter__(self):
-        from . import _dist
+        from . import _dist, _gc
         _dist.record_rank()
         run_begin(self.framework)
+        _gc.install()
         pairs = self._pairs()
         for key, value in pairs.items():
             run_config(key, value)
@@ -189,6 +190,8 @@ class run:
             os.environ[_stacks.ENVIRONMENT] = str(int(self.stacks_hz))
 
     def __exit__(self, exc_type, exc, traceback):
+        from . import _gc
+        _gc.uninstall()
         _api.stop_host_sampler()
         if self.stacks_started:
             from . import _stacks

@@ -32,6 +32,7 @@ class Stage(enum.IntEnum):
     EVAL = 8
     CHECKPOINT = 9
     CUSTOM = 10
+    GC = 11  # the garbage collector (recorded by profopt itself: profopt._gc)
 
 
 class Counter(enum.IntEnum):

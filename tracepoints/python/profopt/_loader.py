@@ -33,7 +33,7 @@ import weakref
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from torch.utils.data import dataloader as _torch_dataloader
 
-from . import _api, _pymem
+from . import _api, _gc, _pymem
 from ._api import LIB, STATE, Stage, UNKNOWN
 
 _LOAD = int(Stage.LOAD)
@@ -317,6 +317,7 @@ class _WorkerInit:
         multiprocessing.util.Finalize(None, LIB.profopt_worker_end, args=(worker_id,),
                                       exitpriority=100)
         _pymem.on_worker_start()
+        _gc.install()
         if self.inner is not None:
             self.inner(worker_id)
 
