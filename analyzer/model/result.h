@@ -43,7 +43,6 @@ enum po_role {
  * X(NAME, json name)
  */
 #define PO_CATEGORIES(X)                                                                           \
-	X(GC, "gc")                                                                                \
 	X(LOAD, "load")                                                                            \
 	X(PREPROCESS, "preprocess")                                                                \
 	X(COLLATE, "collate")                                                                      \
@@ -57,6 +56,7 @@ enum po_role {
 	X(CUSTOM, "custom")                                                                        \
 	X(DATA_WAIT, "data_wait")                                                                  \
 	X(HANDOFF, "handoff")                                                                      \
+	X(GC, "gc")                                                                                \
 	X(OTHER, "other")
 
 enum po_category {
