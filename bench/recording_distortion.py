@@ -10,7 +10,9 @@ running the script once in each mode, in an order that rotates from round to rou
   no-sampler    under profopt-record --sample-ms 0
 
 It prints each mode's median steady step (the script's own clock, the truth file) over
-the rounds, and recorded against plain and instrumented in %. A benchmark, not a test: run
+the rounds, recorded against plain and instrumented in %, and the median over the rounds
+of recorded against plain within the same round (the runs of a round are close in time,
+so the machine's slower swings cancel). A benchmark, not a test: run
 it on a quiet machine, next to nothing else (README, "Costs of the tracepoints")."""
 
 import argparse
@@ -76,9 +78,14 @@ def main():
             print(f"{workload}: median steady step over {args.rounds} rounds, ms: " +
                   ", ".join(f"{mode} {median[mode]:.2f}" for mode in MODES))
             for mode in ("recorded", "no-sampler"):
+                # runs of one round are minutes apart at most: their ratio cancels the
+                # machine's slower drift (on a shared VM whole rounds run 20% apart)
+                paired = statistics.median(
+                    100 * (mine / plain - 1) for mine, plain in zip(times[mode], times["plain"]))
                 print(f"  {mode} against plain {100 * (median[mode] / median['plain'] - 1):+.1f}%,"
                       f" against instrumented "
-                      f"{100 * (median[mode] / median['instrumented'] - 1):+.1f}%")
+                      f"{100 * (median[mode] / median['instrumented'] - 1):+.1f}%; "
+                      f"within each round against plain, median {paired:+.1f}%")
             print("  every round: " + "; ".join(
                 f"{mode} " + " ".join(f"{t:.1f}" for t in times[mode]) for mode in MODES))
 
