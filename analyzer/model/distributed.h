@@ -39,7 +39,13 @@ const char *po_straggler_cause_name(enum po_straggler_cause cause);
 
 struct po_rank_summary {
 	int32_t rank;
-	int32_t local_rank; /* -1 when unknown */
+	/*
+	 * -1 when unknown. A launcher that sets none (torch.multiprocessing.spawn sets no
+	 * LOCAL_RANK): the rank's place among the ranks of its host and recording, in rank
+	 * order, with local_rank_inferred set.
+	 */
+	int32_t local_rank;
+	bool local_rank_inferred;
 	int32_t world_size; /* as this rank reported it; -1 */
 	int32_t pid;	    /* the process that recorded the rank event */
 	const char *host;   /* weak: in the analysis arena; NULL when unknown */

@@ -334,6 +334,29 @@ static enum po_status summarize_loop(struct rank_lane *lane, struct po_rank_summ
 	return status;
 }
 
+/* Whether two ranks ran on one host: the same host name, in the same recording. */
+static bool same_host(const struct rank_lane *a, const struct rank_lane *b)
+{
+	return a->host == b->host &&
+	       (a->pid >> PO_RECORDING_PID_SHIFT) == (b->pid >> PO_RECORDING_PID_SHIFT);
+}
+
+/* The local ranks a launcher did not give, from the ranks' places on their host. */
+static void infer_local_ranks(struct rank_lane *const *sorted, struct po_rank_summary *ranks,
+			      size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		int32_t place = 0;
+
+		if (ranks[i].local_rank >= 0)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			place += same_host(sorted[j], sorted[i]);
+		ranks[i].local_rank = place;
+		ranks[i].local_rank_inferred = true;
+	}
+}
+
 static int compare_record(const void *left, const void *right)
 {
 	const struct rank_collective *a = left, *b = right;
@@ -767,6 +790,7 @@ enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_ana
 	for (size_t i = 0; i < count && status == PO_STATUS_OK; i++)
 		status =
 		    summarize_loop(sorted[i], &out->ranks[i], i == 0 ? &steady : NULL, &walls[i]);
+	infer_local_ranks(sorted, out->ranks, count);
 	po_sort(tracker->records, tracker->record_count, sizeof(*tracker->records), compare_record);
 	if (status == PO_STATUS_OK)
 		status = align_clocks(tracker, sorted, out, analysis->arena);

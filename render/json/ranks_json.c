@@ -59,6 +59,7 @@ static void write_rank(struct po_json_writer *writer, const struct po_rank_summa
 	po_json_write_kv_string(writer, "host", rank->host);
 	po_json_write_kv_double(writer, "last_pct", rank->last_pct, 1);
 	po_json_write_kv_int_or_null(writer, "local_rank", rank->local_rank);
+	po_json_write_kv_bool(writer, "local_rank_inferred", rank->local_rank_inferred);
 	kv_ns_as_ms(writer, "mean_step_ms", rank->mean_step_ns);
 	kv_ns_as_ms(writer, "p50_step_ms", rank->p50_step_ns < 0 ? NAN : (double)rank->p50_step_ns);
 	po_json_write_kv_int(writer, "pid", rank->pid);

@@ -20,7 +20,7 @@ static void rank_event(struct po_model *model, int64_t t, int32_t pid, int32_t r
 	struct po_event event = event_at(PO_EV_RANK, t, pid, pid);
 
 	event.u.rank.rank = rank;
-	event.u.rank.local_rank = rank;
+	event.u.rank.local_rank = -1; /* as under torch.multiprocessing.spawn */
 	event.u.rank.world_size = 2;
 	event.u.rank.host = str_of(host);
 	feed(model, &event);
@@ -220,6 +220,10 @@ static void slow_input_rank(void)
 	CHECK_INT_EQ(d->ranks[1].rank, 1);
 	CHECK_INT_EQ(d->ranks[1].pid, RANK1);
 	CHECK_STR_EQ(d->ranks[1].host, "node1");
+	/* no local rank given: each rank's place on its host, in rank order, inferred */
+	CHECK_INT_EQ(d->ranks[0].local_rank, 0);
+	CHECK_INT_EQ(d->ranks[1].local_rank, 1);
+	CHECK(d->ranks[1].local_rank_inferred);
 	CHECK_INT_EQ(d->ranks[1].steps, STEPS);
 	CHECK_INT_EQ(d->collectives, STEPS);
 	CHECK_INT_EQ(d->unmatched_collectives, 0);
@@ -275,6 +279,7 @@ static void two_hosts(void)
 	CHECK_INT_EQ(d->host_count, 2);
 	CHECK_STR_EQ(d->hosts[0].host, "node1");
 	CHECK_STR_EQ(d->hosts[1].host, "node2");
+	CHECK_INT_EQ(d->ranks[1].local_rank, 0); /* alone on node2 */
 	CHECK(fabs(d->hosts[1].offset_ns - 50.0 * MS) < 1);
 	CHECK_INT_EQ(d->hosts[1].samples, STEPS);
 	CHECK(d->clock_residual_ns < 1);
