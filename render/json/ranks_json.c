@@ -91,6 +91,28 @@ static void write_straggler(struct po_json_writer *writer, const struct po_strag
 	po_json_write_end_object(writer);
 }
 
+/* Each matched step: the rank that arrived last, the job's loss and each rank's wait. */
+static void write_steps(struct po_json_writer *writer, const struct po_distributed *d)
+{
+	po_json_write_key(writer, "steps");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (size_t s = 0; s < d->step_count; s++) {
+		po_json_write_begin_object(writer);
+		po_json_write_kv_int(writer, "last_rank", d->steps[s].last_rank);
+		kv_ns_as_ms(writer, "lost_ms", (double)d->steps[s].lost_ns);
+		po_json_write_kv_int(writer, "step", d->steps[s].step);
+		po_json_write_key(writer, "waited_ms");
+		po_json_write_begin_array(writer);
+		for (size_t r = 0; r < d->rank_count; r++)
+			po_json_write_double(writer,
+					     (double)d->waited_ns[s * d->rank_count + r] / 1e6, 3);
+		po_json_write_end_array(writer);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_array(writer);
+}
+
 static void write_hosts(struct po_json_writer *writer, const struct po_distributed *d)
 {
 	po_json_write_key(writer, "hosts");
@@ -128,6 +150,7 @@ void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysi
 	for (size_t i = 0; i < d->rank_count; i++)
 		write_rank(writer, &d->ranks[i]);
 	po_json_write_end_array(writer);
+	write_steps(writer, d);
 	write_straggler(writer, &d->straggler);
 	po_json_write_kv_int(writer, "unmatched_collectives", d->unmatched_collectives);
 	po_json_write_kv_int_or_null(writer, "world_size", d->world_size);

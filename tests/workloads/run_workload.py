@@ -1385,6 +1385,7 @@ EXPECTATIONS.update({
         ("truth", "rank_wait_spread_ms", "<=", 2),
         ("ranks_found",),
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("rank_steps",),
         ("no_straggler",),
         ("no_finding", "rank-straggler"),
     ],
@@ -1394,6 +1395,7 @@ EXPECTATIONS.update({
         ("ranks_found",),
         ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
         ("straggler", 3, "input", True),
+        ("rank_steps",),
         ("finding", "rank-straggler", {"rank": 3, "pattern": "chronic", "cause": "input"}),
     ],
     "ddp_balanced_4": [
@@ -1404,7 +1406,7 @@ EXPECTATIONS.update({
         ("no_finding", "rank-straggler"),
     ],
 })
-SAME_RUN_CHECKS += ("ranks_found", "rank_waits")
+SAME_RUN_CHECKS += ("ranks_found", "rank_waits", "rank_steps")
 
 
 def rank_waits(truth):
@@ -1456,6 +1458,26 @@ def check_straggler(run, rank, cause, chronic):
         f"straggler rank {got[0]}, cause {got[1]}, chronic {got[2]}; the others wait " \
         f"{straggler['others_wait_ms_per_step']:.2f} ms per step, the job loses " \
         f"{straggler['lost_ms_per_step']:.2f} ms"
+
+
+@check
+def check_rank_steps(run):
+    """summary.json's per-step record agrees with its totals: one entry per matched step,
+    each rank's share of steps last and its wait per step from them."""
+    distributed = member(run.summary, "distributed")
+    steps, ranks = distributed["steps"], per_rank(run)
+    problems = []
+    if len(steps) != distributed["matched_steps"]:
+        problems.append(f"{len(steps)} steps for {distributed['matched_steps']} matched")
+    for position, (rank, entry) in enumerate(sorted(ranks.items())):
+        last = 100.0 * sum(s["last_rank"] == rank for s in steps) / max(len(steps), 1)
+        waited = sum(s["waited_ms"][position] for s in steps) / max(len(steps), 1)
+        if abs(last - entry["last_pct"]) > 0.1 or abs(waited - entry["wait_ms_per_step"]) > 0.01:
+            problems.append(f"rank {rank}: last {last:.1f}% and waits {waited:.3f} ms from the "
+                            f"steps, {entry['last_pct']}% and {entry['wait_ms_per_step']} ms "
+                            f"in its entry")
+    return not problems, "; ".join(problems) or \
+        f"{len(steps)} steps, each with the rank last and every rank's wait, agree with the totals"
 
 
 @check
