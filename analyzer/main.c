@@ -129,16 +129,15 @@ static enum po_status job_dirs_check(const struct po_cli_options *options, char 
 
 static void job_dir_remove(struct job_dir *job)
 {
-	int fd;
+	if (job->path[0]) {
+		int fd = open(job->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (!job->path[0])
-		return;
-	fd = open(job->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	for (size_t i = 0; fd >= 0 && i < job->count; i++)
-		unlinkat(fd, job->names[i], 0); /* the links only, never what they name */
-	if (fd >= 0)
-		close(fd);
-	rmdir(job->path);
+		for (size_t i = 0; fd >= 0 && i < job->count; i++)
+			unlinkat(fd, job->names[i], 0); /* the links only, never what they name */
+		if (fd >= 0)
+			close(fd);
+		rmdir(job->path);
+	}
 	free(job->names);
 	*job = (struct job_dir){0};
 }
