@@ -196,29 +196,33 @@ static enum po_status job_dir_create(struct po_cli_options *options, struct job_
 	return PO_STATUS_OK;
 }
 
+/* Replaces every from in message by to, searching on after each replacement. */
+static void message_replace(struct po_error *err, const char *from, const char *to)
+{
+	char *message = err->message, *at = message;
+	size_t from_len = strlen(from), to_len = strlen(to);
+
+	while (from_len && (at = strstr(at, from)) != NULL) {
+		char rest[sizeof(err->message)];
+		size_t room = sizeof(err->message) - (size_t)(at - message);
+
+		snprintf(rest, sizeof(rest), "%s", at + from_len);
+		snprintf(at, room, "%s%s", to, rest);
+		at += to_len < room ? to_len : room - 1;
+	}
+}
+
 /* Puts each TRACE_DIR back in a message where its link in the job directory stands. */
 static void job_dir_unname(const struct job_dir *job, const struct po_cli_options *options,
 			   struct po_error *err)
 {
 	for (size_t i = 0; i < job->count; i++) {
-		char link[PATH_MAX + NAME_MAX + 2], *at;
+		char link[PATH_MAX + NAME_MAX + 2];
 
 		snprintf(link, sizeof(link), "%s/%s", job->path, job->names[i]);
-		while ((at = strstr(err->message, link)) != NULL) {
-			char rest[sizeof(err->message)];
-
-			snprintf(rest, sizeof(rest), "%s", at + strlen(link));
-			snprintf(at, sizeof(err->message) - (size_t)(at - err->message), "%s%s",
-				 options->trace_dirs[i], rest);
-		}
+		message_replace(err, link, options->trace_dirs[i]);
 	}
-	for (char *at; job->path[0] && (at = strstr(err->message, job->path)) != NULL;) {
-		char rest[sizeof(err->message)];
-
-		snprintf(rest, sizeof(rest), "%s", at + strlen(job->path));
-		snprintf(at, sizeof(err->message) - (size_t)(at - err->message), "the TRACE_DIRs%s",
-			 rest);
-	}
+	message_replace(err, job->path, "the TRACE_DIRs");
 }
 
 /*
