@@ -1411,7 +1411,11 @@ EXPECTATIONS.update({
         ("no_finding", "rank-straggler"),
     ],
 })
-SAME_RUN_CHECKS += ("ranks_found", "rank_waits", "rank_steps")
+# rank_waits compares the trace's collective waits with the script's stamps before
+# backward: the same run, but not the same instants (the backward up to the last gradient
+# bucket lies between them, and it stretches when other programs take the cores: 3.8 ms
+# apart with two busy loops beside four ranks). It is judged like a timing check.
+SAME_RUN_CHECKS += ("ranks_found", "rank_steps")
 
 
 def rank_waits(truth):
