@@ -68,7 +68,9 @@ REGRESSION_PCT = 30.0  # live.regression_pct
 REGRESSION_MARGIN_POINTS = 5.0  # the view's window edges against the trace's
 TRACE_DISCARDED = {}  # "events": what babeltrace2 reports, set before judging
 IDLE_MARGIN_POINTS = 5.0  # the trace's GPU idle share against the view's: its steps' edges
+RAISE_WINDOWS = 2  # live.raise_windows
 LATE_WINDOWS = 4  # windows from the first that holds to the raise: live.raise_windows (2) and pacing
+PACING_WINDOWS = 2  # windows from the one that completes RAISE_WINDOWS to the raise: pacing
 
 problems = []  # faults of the view, whatever the machine did
 moot = []  # faults that a scenario that did not happen makes moot
@@ -323,14 +325,23 @@ def findings_over(args, after_ns, until_ns, steady=None):
     return [f["id"] for f in summary["findings"] if f["severity"] in ("critical", "warning")]
 
 
+def judged_before(windows, seq, count, after_ns):
+    """The seq of the judged window COUNT judged windows before window SEQ (judged: ended
+    after AFTER_NS with enough steps), or None."""
+    judged = [w["seq"] for w in windows if w["now_ns"] >= after_ns and
+              w["window_steps"] >= MIN_STEPS and w["seq"] <= seq]
+    return judged[-1 - count] if len(judged) > count else None
+
+
 def check_real_change(args):
     """The input-bound alert of a real loop follows the offline finding on the same steps:
     raised once, after the change, no later than a few windows after the first window whose
     steps the offline detectors find input-bound; over the raising window's steps they find
     it too, with the window's steady steps and input wait; the whole trace's report says
-    input-bound or a level shift in data_wait. When no window's steps are input-bound
-    offline, the loading never became the slower side (a busy machine slows the model
-    more): the scenario did not happen."""
+    input-bound or a level shift in data_wait. When the offline detectors do not find the
+    windows' steps input-bound in live.raise_windows windows in a row, the loading never
+    stayed the slower side (a busy machine slows the model more): the scenario did not
+    happen."""
     windows = read_windows(args.windows)
     alerts = read_alerts(args.alerts)
     steps = trace_steps(args.trace)
@@ -342,33 +353,46 @@ def check_real_change(args):
     raised = [a for a in alerts if a["alert"] == "input-bound" and a["state"] == "raised"]
     if any(a["at_ns"] < change_ns for a in raised):
         problem("input-bound raised before the change at step %d" % args.step)
-    first = next((w for w in windows if w["now_ns"] >= change_ns and
-                  w["window_steps"] >= MIN_STEPS and
-                  "input-bound" in findings_over(args, w["begin_ns"], w["now_ns"])), None)
+    # The view raises an alert when it holds in live.raise_windows judged windows in a row
+    # (a window with too few steps is not judged). The same count over the offline
+    # detectors' findings of each window's steps gives the window where it must be raised.
+    first, held = None, []
+    for w in windows:
+        if w["now_ns"] < change_ns or w["window_steps"] < MIN_STEPS:
+            continue
+        if "input-bound" in findings_over(args, w["begin_ns"], w["now_ns"]):
+            held.append(w["seq"])
+            if len(held) >= RAISE_WINDOWS and held[-RAISE_WINDOWS] == \
+                    judged_before(windows, w["seq"], RAISE_WINDOWS - 1, change_ns):
+                first = w
+                break
     if first is None:
-        scenario_failed("no window after the change at step %d whose steps the offline "
-                        "detectors find input-bound: the loading never became the slower "
-                        "side" % args.step)
+        scenario_failed("no %d windows in a row after the change at step %d whose steps the "
+                        "offline detectors find input-bound (only windows %s): the loading "
+                        "never stayed the slower side" % (RAISE_WINDOWS, args.step, held))
         if raised:
-            problem("input-bound raised where the offline detectors find it in no window")
+            problem("input-bound raised where the offline detectors do not find it in %d "
+                    "windows in a row" % RAISE_WINDOWS)
         return
     if len(raised) != 1:
         problem("input-bound raised %d times, want once: %s" % (len(raised), alerts))
         return
-    if raised[0]["window"] - first["seq"] > LATE_WINDOWS:
-        problem("input-bound raised in window %d, %d windows after the first whose steps "
-                "the offline detectors find input-bound (limit %d)"
-                % (raised[0]["window"], raised[0]["window"] - first["seq"], LATE_WINDOWS))
+    if raised[0]["window"] - first["seq"] > PACING_WINDOWS:
+        problem("input-bound raised in window %d, %d windows after the one that completed %d "
+                "in a row whose steps the offline detectors find input-bound (limit %d)"
+                % (raised[0]["window"], raised[0]["window"] - first["seq"], RAISE_WINDOWS,
+                   PACING_WINDOWS))
     window = next((w for w in windows if w["seq"] == raised[0]["window"]), None)
     if window is None:
         problem("no window %d on stdout" % raised[0]["window"])
         return
     steady = {}
     found = findings_over(args, window["begin_ns"], window["now_ns"], steady)
-    print("input-bound raised %.2f s after the change, %d windows after the first whose "
-          "steps are input-bound offline; the offline findings over the raising window's "
+    print("input-bound raised %.2f s after the change, %d windows after the one that "
+          "completed %d in a row input-bound offline; the offline findings over the raising "
+          "window's "
           "steps: %s" % ((raised[0]["at_ns"] - change_ns) / 1e9,
-                         raised[0]["window"] - first["seq"], found))
+                         raised[0]["window"] - first["seq"], RAISE_WINDOWS, found))
     if "input-bound" not in found:
         problem("the offline detectors over the raising window's steps find %s, not "
                 "input-bound" % found)

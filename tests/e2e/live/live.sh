@@ -245,10 +245,11 @@ sys.exit(0 if ok else 1)
 PY
 	;;
 real_change)
-	# 300 steps that never wait, then 150 whose loading is 20 times slower.
+	# 300 steps that never wait, then 120 (19 s) whose loading is 40 times slower: a
+	# 10 s window wholly after the change, twice.
 	PROFOPT_LIBRARY=$3 PYTHONPATH=$4 measured machine.json "$bin/profopt-record" --live \
 		--every 1 --alerts alerts.jsonl -o trace -- /usr/bin/python3 "$here/slow_loading.py" \
-		450 300 >windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
+		420 300 >windows.jsonl 2>rec.err || fail "profopt-record exited with $?"
 	check real_change --step 300 --trace trace --windows windows.jsonl --alerts alerts.jsonl \
 		--report trace-report --analyze "$bin/profopt-analyze" --machine machine.json
 	;;

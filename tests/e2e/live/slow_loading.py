@@ -3,9 +3,9 @@
 (live.sh real_change). An MLP trains on one intra-op thread (10 to 60 ms a step on 2
 cores, quiet to busy) from 2 DataLoader workers whose samples take 0.5 ms of waiting each
 (16 per batch: 8 ms a batch, 4 ms a step with two workers: the loop never waits). From
-the samples of step CHANGE_STEP on, a sample waits 10 ms (a remote read that slowed
-down): 160 ms a batch, 80 ms a step with two workers, and the loop waits for its data
-most of each step. The change is at a known step whatever the prefetching: the samples
+the samples of step CHANGE_STEP on, a sample waits 20 ms (a remote read that slowed
+down): 320 ms a batch, 160 ms a step with two workers, and the loop waits for its data
+most of each step, even when other programs slow the model to 60 ms a step. The change is at a known step whatever the prefetching: the samples
 know which step they are for."""
 
 import sys
@@ -28,7 +28,7 @@ class Remote(Dataset):
         return self.count
 
     def __getitem__(self, index):
-        time.sleep(0.010 if index >= self.change_sample else 0.0005)
+        time.sleep(0.020 if index >= self.change_sample else 0.0005)
         features = torch.full((64,), float(index % 7))
         return features, index % 4
 
