@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/status.h"
+
 /*
  * What makes the straggler late, from the category of its own breakdown that exceeds the
  * other ranks' most: X(NAME, json name)
@@ -49,6 +51,11 @@ struct po_rank_summary {
 	int32_t world_size; /* as this rank reported it; -1 */
 	int32_t pid;	    /* the process that recorded the rank event */
 	const char *host;   /* weak: in the analysis arena; NULL when unknown */
+	/*
+	 * Its clock: the recording it was recorded in (0, or its index when the trace
+	 * directory holds several); after a merge, one per recording of each partial summary.
+	 */
+	int32_t recording;
 	int64_t steps;	    /* the steps of its training loop */
 	/*
 	 * Its steady steps: not lossy, past each epoch's first max(1, workers) steps (as the
@@ -112,6 +119,34 @@ struct po_host_clock {
 	double residual_ns;
 };
 
+/*
+ * A collective as one rank saw it (trace clock, before the hosts' clocks are aligned): what
+ * a partial summary keeps of the sampled steps (profopt-analyze --partial) and a merge reads.
+ */
+struct po_rank_record {
+	int32_t rank;
+	int32_t group;
+	int64_t seq;
+	int64_t step; /* the rank's open step at the begin; -1 outside steps */
+	int64_t begin_ns;
+	int64_t end_ns; /* -1: never ended */
+};
+
+/* A rank's steady step and its wall time, for the sampled steps. */
+struct po_rank_wall {
+	int32_t rank;
+	int64_t step;
+	int64_t wall_ns;
+};
+
+/*
+ * The sampled steps of a partial summary: step numbers that are multiples of step_stride,
+ * the least power of two that keeps at most PO_PARTIAL_STEPS of the lowest rank's steady
+ * steps, so that its size does not grow with the run. A merge samples every partial at
+ * the largest stride among them (a multiple of every other).
+ */
+#define PO_PARTIAL_STEPS 1024
+
 struct po_distributed {
 	int32_t world_size;	       /* the largest the ranks reported; -1 */
 	struct po_rank_summary *ranks; /* sorted by rank; in the analysis arena */
@@ -154,6 +189,38 @@ struct po_distributed {
 	size_t host_count;
 	double clock_residual_ns;
 	struct po_straggler straggler; /* filled by the detectors */
+	/*
+	 * The sampled steps' collectives and steady wall times (see PO_PARTIAL_STEPS), in the
+	 * trace's clocks, for a partial summary; in the arena. step_stride is 1 for an analysis
+	 * of a trace (every matched step above), the merge's stride after a merge.
+	 */
+	int64_t step_stride;
+	int64_t sample_stride; /* the stride of records and walls */
+	struct po_rank_record *records;
+	size_t record_count;
+	struct po_rank_wall *walls;
+	size_t wall_count;
+	int64_t unpaired_ends; /* collective ends with no begin */
 };
+
+/* A rank read back from a partial summary, for po_distributed_merge. */
+struct po_rank_part {
+	/* Its place, clock and own loop: rank .. category_mean_ns; the rest is recomputed. */
+	struct po_rank_summary summary;
+};
+
+struct po_arena;
+
+/*
+ * The ranks of several partial summaries as one job: the same clocks, matching, steps and
+ * heatmap as an analysis of their traces together, over the steps sampled at stride (every
+ * record and wall given has step % stride == 0). Host names are compared by content.
+ * The result and what it points to are in arena; the straggler is left to the detectors.
+ */
+enum po_status po_distributed_merge(const struct po_rank_part *parts, size_t part_count,
+				    const struct po_rank_record *records, size_t record_count,
+				    const struct po_rank_wall *walls, size_t wall_count,
+				    int64_t unpaired_ends, int64_t stride, struct po_arena *arena,
+				    struct po_distributed **out) PO_NODISCARD;
 
 #endif /* PO_DISTRIBUTED_H */

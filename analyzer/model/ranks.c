@@ -121,6 +121,7 @@ static enum po_status on_rank(struct po_rank_tracker *tracker, const struct po_e
 	}
 	lane = &tracker->lanes[index];
 	lane->pid = event->pid;
+	lane->recording = event->pid >> PO_RECORDING_PID_SHIFT;
 	lane->local_rank = event->u.rank.local_rank;
 	lane->world_size = event->u.rank.world_size;
 	if (event->u.rank.host.len) {
@@ -318,6 +319,7 @@ static enum po_status summarize_loop(struct rank_lane *lane, struct po_rank_summ
 					    .world_size = lane->world_size,
 					    .pid = lane->pid,
 					    .host = lane->host,
+					    .recording = lane->recording,
 					    .mean_step_ns = NAN,
 					    .p50_step_ns = -1,
 					    .collective_ns_per_step = NAN,
@@ -334,11 +336,16 @@ static enum po_status summarize_loop(struct rank_lane *lane, struct po_rank_summ
 	return status;
 }
 
+/* Host names: interned in one analysis (pointers compare), or read from several partials. */
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
 /* Whether two ranks ran on one host: the same host name, in the same recording. */
 static bool same_host(const struct rank_lane *a, const struct rank_lane *b)
 {
-	return a->host == b->host &&
-	       (a->pid >> PO_RECORDING_PID_SHIFT) == (b->pid >> PO_RECORDING_PID_SHIFT);
+	return same_name(a->host, b->host) && a->recording == b->recording;
 }
 
 /* The local ranks a launcher did not give, from the ranks' places on their host. */
@@ -479,29 +486,33 @@ static size_t last_position(const struct step_builder *builder, size_t slot)
 }
 
 /* The ranks' collective times, waits and last shares over the matched steps. */
-static void rank_step_means(const struct step_builder *builder, struct po_rank_summary *ranks)
+static enum po_status rank_step_means(const struct step_builder *builder,
+				      struct po_rank_summary *ranks)
 {
 	size_t count = builder->rank_count, steps = builder->step_count;
+	double *sums = calloc(3 * count, sizeof(double)); /* total, waited, last */
 
-	if (!steps)
-		return;
-	for (size_t r = 0; r < count; r++) {
-		double total = 0, waited = 0, last = 0;
+	if (!sums)
+		return PO_STATUS_NOMEM;
+	for (size_t s = 0; s < steps; s++) {
+		const int64_t *wait = &builder->wait_ns[s * count];
+		int64_t least = wait[0];
 
-		for (size_t s = 0; s < steps; s++) {
-			const int64_t *wait = &builder->wait_ns[s * count];
-			int64_t least = wait[0];
-
-			for (size_t q = 1; q < count; q++)
-				least = wait[q] < least ? wait[q] : least;
-			total += (double)wait[r];
-			waited += (double)(wait[r] - least);
-			last += builder->steps[s].last_rank == ranks[r].rank;
+		for (size_t q = 1; q < count; q++)
+			least = wait[q] < least ? wait[q] : least;
+		for (size_t r = 0; r < count; r++) {
+			sums[r] += (double)wait[r];
+			sums[count + r] += (double)(wait[r] - least);
+			sums[2 * count + r] += builder->steps[s].last_rank == ranks[r].rank;
 		}
-		ranks[r].collective_ns_per_step = total / (double)steps;
-		ranks[r].wait_ns_per_step = waited / (double)steps;
-		ranks[r].last_pct = 100.0 * last / (double)steps;
 	}
+	for (size_t r = 0; steps && r < count; r++) {
+		ranks[r].collective_ns_per_step = sums[r] / (double)steps;
+		ranks[r].wait_ns_per_step = sums[count + r] / (double)steps;
+		ranks[r].last_pct = 100.0 * sums[2 * count + r] / (double)steps;
+	}
+	free(sums);
+	return PO_STATUS_OK;
 }
 
 /* A matched step's number and its slot in the builder, to put the steps in order. */
@@ -616,7 +627,7 @@ static int64_t end_of_lane(const struct rank_collective *records, size_t from, s
 /*
  * The hosts (in the order of their lowest rank) and each lane's host; hosts are told apart
  * by the rank events' interned names (pointers compare) and by the recording their pid
- * says (PO_RECORDING_PID_SHIFT): two recordings are two clocks, whatever the names.
+ * says (lane->recording): two recordings are two clocks, whatever the names.
  */
 static enum po_status find_hosts(struct rank_lane *const *sorted, size_t count,
 				 size_t *host_of_lane, const struct rank_lane *lanes,
@@ -627,10 +638,9 @@ static enum po_status find_hosts(struct rank_lane *const *sorted, size_t count,
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < count; i++) {
 		size_t h = 0;
+		int32_t recording = sorted[i]->recording;
 
-		int32_t recording = sorted[i]->pid >> PO_RECORDING_PID_SHIFT;
-
-		while (h < out->host_count && (out->hosts[h].host != sorted[i]->host ||
+		while (h < out->host_count && (!same_name(out->hosts[h].host, sorted[i]->host) ||
 					       out->hosts[h].recording != recording))
 			h++;
 		if (h == out->host_count)
@@ -645,24 +655,48 @@ static enum po_status find_hosts(struct rank_lane *const *sorted, size_t count,
 	return PO_STATUS_OK;
 }
 
-/* Records [from, to) of one collective: the differences of two lanes' ends, when both ended. */
-static size_t end_differences(const struct rank_collective *records, size_t record_count,
-			      size_t rank_count, size_t lane, size_t reference, double *out)
+/* The number of collectives (runs of one group and sequence number) among sorted records. */
+static size_t collective_count(const struct rank_collective *records, size_t record_count)
 {
-	size_t count = 0, from = 0;
+	size_t count = 0;
 
-	while (from < record_count) {
+	for (size_t i = 0; i < record_count; i++)
+		count += i == 0 || records[i].group != records[i - 1].group ||
+			 records[i].seq != records[i - 1].seq;
+	return count;
+}
+
+/*
+ * For each host but the reference, the differences of its lowest rank's ends from the
+ * reference rank's over the collectives every rank completed, in one pass over the
+ * records: differences[h * collectives + i], samples[h] of them.
+ */
+static void end_differences(const struct po_rank_tracker *tracker, const size_t *host_of_first,
+			    size_t reference, size_t collectives, double *differences,
+			    size_t *samples)
+{
+	const struct rank_collective *records = tracker->records;
+	size_t from = 0, count = tracker->lane_count;
+
+	while (from < tracker->record_count) {
 		size_t to = from + 1;
 
-		while (to < record_count && records[to].group == records[from].group &&
+		while (to < tracker->record_count && records[to].group == records[from].group &&
 		       records[to].seq == records[from].seq)
 			to++;
-		if (collective_complete(records, from, to, rank_count))
-			out[count++] = (double)(end_of_lane(records, from, to, lane) -
-						end_of_lane(records, from, to, reference));
+		if (collective_complete(records, from, to, count)) {
+			int64_t reference_end = end_of_lane(records, from, to, reference);
+
+			for (size_t i = from; i < to; i++) {
+				size_t h = host_of_first[records[i].lane];
+
+				if (h)
+					differences[h * collectives + samples[h]++] =
+					    (double)(records[i].end_ns - reference_end);
+			}
+		}
 		from = to;
 	}
-	return count;
 }
 
 /*
@@ -673,41 +707,61 @@ static enum po_status align_clocks(struct po_rank_tracker *tracker, struct rank_
 				   struct po_distributed *out, struct po_arena *arena)
 {
 	size_t count = tracker->lane_count, *host_of_lane = malloc(count * sizeof(size_t));
-	double *differences = malloc((tracker->record_count + 1) * sizeof(double));
-	enum po_status status = host_of_lane && differences ? PO_STATUS_OK : PO_STATUS_NOMEM;
+	size_t *host_of_first = calloc(count, sizeof(size_t)), *samples = NULL;
+	size_t collectives = collective_count(tracker->records, tracker->record_count);
+	double *differences = NULL, *offsets = NULL;
+	enum po_status status = host_of_lane && host_of_first ? PO_STATUS_OK : PO_STATUS_NOMEM;
 
 	if (status == PO_STATUS_OK)
 		status = find_hosts(sorted, count, host_of_lane, tracker->lanes, out, arena);
-	for (size_t h = 1; status == PO_STATUS_OK && h < out->host_count; h++) {
-		size_t first = 0, lane, reference = (size_t)(sorted[0] - tracker->lanes), samples;
-		struct po_host_clock *clock = &out->hosts[h];
+	if (status == PO_STATUS_OK && out->host_count > 1) {
+		differences = malloc((out->host_count * collectives + 1) * sizeof(double));
+		samples = calloc(out->host_count, sizeof(size_t));
+		offsets = calloc(out->host_count, sizeof(double));
+		status = differences && samples && offsets ? PO_STATUS_OK : PO_STATUS_NOMEM;
+	}
+	if (status != PO_STATUS_OK || out->host_count < 2)
+		goto done;
+	/* A host's lowest rank is its first in rank order (samples[] marks hosts seen). */
+	for (size_t i = 0; i < count; i++) {
+		size_t lane = (size_t)(sorted[i] - tracker->lanes), h = host_of_lane[lane];
 
-		while (host_of_lane[sorted[first] - tracker->lanes] != h)
-			first++; /* the host's lowest rank: the first of it in rank order */
-		lane = (size_t)(sorted[first] - tracker->lanes);
-		samples = end_differences(tracker->records, tracker->record_count, count, lane,
-					  reference, differences);
-		clock->samples = (int64_t)samples;
-		if (!samples)
+		if (h && !samples[h])
+			host_of_first[lane] = h;
+		samples[h] = 1;
+	}
+	memset(samples, 0, out->host_count * sizeof(size_t));
+	end_differences(tracker, host_of_first, (size_t)(sorted[0] - tracker->lanes), collectives,
+			differences, samples);
+	for (size_t h = 1; h < out->host_count; h++) {
+		struct po_host_clock *clock = &out->hosts[h];
+		double *mine = &differences[h * collectives];
+
+		clock->samples = (int64_t)samples[h];
+		if (!samples[h])
 			continue;
-		clock->offset_ns = po_stats_median(differences, samples);
-		for (size_t i = 0; i < samples; i++)
-			differences[i] = fabs(differences[i] - clock->offset_ns);
-		clock->residual_ns = po_stats_median(differences, samples);
+		clock->offset_ns = po_stats_median(mine, samples[h]);
+		offsets[h] = clock->offset_ns;
+		for (size_t i = 0; i < samples[h]; i++)
+			mine[i] = fabs(mine[i] - clock->offset_ns);
+		clock->residual_ns = po_stats_median(mine, samples[h]);
 		if (isnan(out->clock_residual_ns) || clock->residual_ns > out->clock_residual_ns)
 			out->clock_residual_ns = clock->residual_ns;
-		for (size_t i = 0; i < tracker->record_count; i++) {
-			struct rank_collective *record = &tracker->records[i];
-
-			if (host_of_lane[record->lane] != h)
-				continue;
-			record->begin_ns -= llround(clock->offset_ns);
-			if (record->end_ns >= 0)
-				record->end_ns -= llround(clock->offset_ns);
-		}
 	}
+	for (size_t i = 0; i < tracker->record_count; i++) {
+		struct rank_collective *record = &tracker->records[i];
+		int64_t offset = llround(offsets[host_of_lane[record->lane]]);
+
+		record->begin_ns -= offset;
+		if (record->end_ns >= 0)
+			record->end_ns -= offset;
+	}
+done:
 	free(host_of_lane);
+	free(host_of_first);
 	free(differences);
+	free(samples);
+	free(offsets);
 	return status;
 }
 
@@ -738,10 +792,10 @@ static enum po_status match_steps(struct po_rank_tracker *tracker, const size_t 
 	}
 	for (size_t s = 0; status == PO_STATUS_OK && s < builder.step_count; s++)
 		builder.steps[s].last_rank = out->ranks[last_position(&builder, s)].rank;
-	if (status == PO_STATUS_OK) {
-		rank_step_means(&builder, out->ranks);
+	if (status == PO_STATUS_OK)
+		status = rank_step_means(&builder, out->ranks);
+	if (status == PO_STATUS_OK)
 		status = emit_steps(&builder, arena, out);
-	}
 	po_map_free(&builder.slots);
 	free(builder.steps);
 	free(builder.wait_ns);
@@ -749,61 +803,294 @@ static enum po_status match_steps(struct po_rank_tracker *tracker, const size_t 
 	return status;
 }
 
-enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_analysis *analysis)
+/* ---- what a partial summary keeps ---- */
+
+static int compare_wall(const void *left, const void *right)
+{
+	const struct po_rank_wall *a = left, *b = right;
+
+	if (a->rank != b->rank)
+		return (a->rank > b->rank) - (a->rank < b->rank);
+	return (a->step > b->step) - (a->step < b->step);
+}
+
+/*
+ * The sampled steps' records (before the clocks are aligned) and steady wall times, in the
+ * arena: step numbers that are multiples of the least power of two that keeps at most
+ * PO_PARTIAL_STEPS of the lowest rank's steady steps.
+ */
+static enum po_status keep_samples(const struct po_rank_tracker *tracker,
+				   struct rank_lane *const *sorted, const struct po_map *walls,
+				   struct po_distributed *out, struct po_arena *arena)
+{
+	size_t count = tracker->lane_count, kept = 0, walls_kept = 0;
+	int64_t stride = 1;
+
+	while (out->ranks[0].steady_steps / stride > PO_PARTIAL_STEPS)
+		stride *= 2;
+	out->sample_stride = stride;
+	for (size_t i = 0; i < tracker->record_count; i++) {
+		const struct rank_collective *record = &tracker->records[i];
+
+		kept += record->step >= 0 && record->step % stride == 0;
+	}
+	for (size_t r = 0; r < count; r++) {
+		for (size_t e = 0; e < walls[r].capacity; e++)
+			walls_kept += walls[r].slots[e].used &&
+				      (int64_t)walls[r].slots[e].a % stride == 0;
+	}
+	out->records = po_arena_alloc(arena, (kept ? kept : 1) * sizeof(*out->records));
+	out->walls = po_arena_alloc(arena, (walls_kept ? walls_kept : 1) * sizeof(*out->walls));
+	if (!out->records || !out->walls)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < tracker->record_count; i++) {
+		const struct rank_collective *record = &tracker->records[i];
+
+		if (record->step < 0 || record->step % stride != 0)
+			continue;
+		out->records[out->record_count++] =
+		    (struct po_rank_record){.rank = tracker->lanes[record->lane].rank,
+					    .group = record->group,
+					    .seq = record->seq,
+					    .step = record->step,
+					    .begin_ns = record->begin_ns,
+					    .end_ns = record->end_ns};
+	}
+	for (size_t r = 0; r < count; r++) {
+		for (size_t e = 0; e < walls[r].capacity; e++) {
+			const struct po_map_entry *entry = &walls[r].slots[e];
+
+			if (!entry->used || (int64_t)entry->a % stride != 0)
+				continue;
+			out->walls[out->wall_count++] =
+			    (struct po_rank_wall){.rank = sorted[r]->rank,
+						  .step = (int64_t)entry->a,
+						  .wall_ns = (int64_t)entry->value - 1};
+		}
+	}
+	po_sort(out->walls, out->wall_count, sizeof(*out->walls), compare_wall);
+	return PO_STATUS_OK;
+}
+
+/*
+ * From the ranks' summaries (out->ranks, in rank order: sorted) on, what an analysis and
+ * a merge share: the local ranks, the clocks, the matched steps and the heatmap.
+ */
+static enum po_status assemble(struct po_rank_tracker *tracker, struct rank_lane *const *sorted,
+			       const size_t *position, const struct po_map *steady,
+			       const struct po_map *walls, struct po_distributed *out,
+			       struct po_arena *arena)
+{
+	enum po_status status;
+
+	infer_local_ranks(sorted, out->ranks, tracker->lane_count);
+	po_sort(tracker->records, tracker->record_count, sizeof(*tracker->records), compare_record);
+	status = align_clocks(tracker, sorted, out, arena);
+	if (status == PO_STATUS_OK)
+		status = match_steps(tracker, position, steady, walls, out, arena);
+	out->unmatched_collectives += tracker->unpaired_ends;
+	out->unpaired_ends = tracker->unpaired_ends;
+	return status;
+}
+
+/* The lanes in rank order and each lane's position in it; the largest world size. */
+static enum po_status order_lanes(struct po_rank_tracker *tracker, struct rank_lane ***sorted,
+				  size_t **position, struct po_distributed *out)
 {
 	size_t count = tracker->lane_count;
+
+	*sorted = malloc(count * sizeof(**sorted));
+	*position = malloc(count * sizeof(**position));
+	if (!*sorted || !*position)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < count; i++)
+		(*sorted)[i] = &tracker->lanes[i];
+	qsort(*sorted, count, sizeof(**sorted), compare_lane_rank);
+	for (size_t i = 0; i < count; i++) {
+		(*position)[(*sorted)[i] - tracker->lanes] = i;
+		if ((*sorted)[i]->world_size > out->world_size)
+			out->world_size = (*sorted)[i]->world_size;
+	}
+	return PO_STATUS_OK;
+}
+
+static enum po_status distributed_new(size_t count, struct po_arena *arena,
+				      struct po_distributed **out)
+{
+	*out = po_arena_alloc(arena, sizeof(**out));
+	if (!*out)
+		return PO_STATUS_NOMEM;
+	**out = (struct po_distributed){.world_size = -1,
+					.rank_count = count,
+					.lost_ns_per_step = NAN,
+					.clock_residual_ns = NAN,
+					.step_stride = 1,
+					.sample_stride = 1};
+	(*out)->ranks = po_arena_alloc(arena, count * sizeof(*(*out)->ranks));
+	return (*out)->ranks ? PO_STATUS_OK : PO_STATUS_NOMEM;
+}
+
+enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_analysis *analysis)
+{
+	size_t count = tracker->lane_count, *position = NULL;
 	struct po_map steady = {0}; /* the lowest rank's steady step numbers */
 	struct po_map *walls;	    /* per rank position: its steady steps' wall times */
-	struct rank_lane **sorted;
-	size_t *position;
+	struct rank_lane **sorted = NULL;
 	struct po_distributed *out;
 	enum po_status status;
 
 	if (!count)
 		return PO_STATUS_OK;
-	out = po_arena_alloc(analysis->arena, sizeof(*out));
-	if (!out)
-		return PO_STATUS_NOMEM;
-	*out = (struct po_distributed){.world_size = -1,
-				       .rank_count = count,
-				       .lost_ns_per_step = NAN,
-				       .clock_residual_ns = NAN};
-	out->ranks = po_arena_alloc(analysis->arena, count * sizeof(*out->ranks));
-	sorted = malloc(count * sizeof(*sorted));
-	position = malloc(count * sizeof(*position));
+	status = distributed_new(count, analysis->arena, &out);
 	walls = calloc(count, sizeof(*walls));
-	if (!out->ranks || !sorted || !position || !walls) {
-		free(sorted);
-		free(position);
-		free(walls);
-		return PO_STATUS_NOMEM;
-	}
-	for (size_t i = 0; i < count; i++)
-		sorted[i] = &tracker->lanes[i];
-	qsort(sorted, count, sizeof(*sorted), compare_lane_rank);
-	for (size_t i = 0; i < count; i++) {
-		position[sorted[i] - tracker->lanes] = i;
-		if (sorted[i]->world_size > out->world_size)
-			out->world_size = sorted[i]->world_size;
-	}
-	status = PO_STATUS_OK;
+	if (status == PO_STATUS_OK && !walls)
+		status = PO_STATUS_NOMEM;
+	if (status == PO_STATUS_OK)
+		status = order_lanes(tracker, &sorted, &position, out);
 	for (size_t i = 0; i < count && status == PO_STATUS_OK; i++)
 		status =
 		    summarize_loop(sorted[i], &out->ranks[i], i == 0 ? &steady : NULL, &walls[i]);
-	infer_local_ranks(sorted, out->ranks, count);
-	po_sort(tracker->records, tracker->record_count, sizeof(*tracker->records), compare_record);
+	if (status == PO_STATUS_OK) {
+		po_sort(tracker->records, tracker->record_count, sizeof(*tracker->records),
+			compare_record);
+		status = keep_samples(tracker, sorted, walls, out, analysis->arena);
+	}
 	if (status == PO_STATUS_OK)
-		status = align_clocks(tracker, sorted, out, analysis->arena);
-	if (status == PO_STATUS_OK)
-		status = match_steps(tracker, position, &steady, walls, out, analysis->arena);
+		status = assemble(tracker, sorted, position, &steady, walls, out, analysis->arena);
 	po_map_free(&steady);
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; walls && i < count; i++)
 		po_map_free(&walls[i]);
 	free(walls);
-	out->unmatched_collectives += tracker->unpaired_ends;
 	free(sorted);
 	free(position);
 	if (status == PO_STATUS_OK)
 		analysis->distributed = out;
+	return status;
+}
+
+/* ---- a merge of partial summaries ---- */
+
+/* The lane of each rank number, in a map: rank -> lane + 1. */
+static int64_t merge_lane(const struct po_map *lanes, int32_t rank)
+{
+	const struct po_map_entry *entry = po_map_find(lanes, (uint32_t)rank, 0);
+
+	return entry ? (int64_t)entry->value - 1 : -1;
+}
+
+/* The parts as lanes without models, their records and their walls by lane. */
+static enum po_status merge_lanes(struct po_rank_tracker *tracker, struct po_map *by_rank,
+				  const struct po_rank_part *parts, size_t part_count,
+				  const struct po_rank_record *records, size_t record_count,
+				  const struct po_rank_wall *walls, size_t wall_count,
+				  struct po_map *lane_walls)
+{
+	tracker->lanes = calloc(part_count, sizeof(*tracker->lanes));
+	tracker->records = malloc((record_count ? record_count : 1) * sizeof(*tracker->records));
+	if (!tracker->lanes || !tracker->records)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < part_count; i++) {
+		const struct po_rank_summary *summary = &parts[i].summary;
+		struct po_map_entry *entry = po_map_upsert(by_rank, (uint32_t)summary->rank, 0, NULL);
+
+		if (!entry)
+			return PO_STATUS_NOMEM;
+		if (entry->value)
+			return PO_STATUS_INPUT; /* a rank twice: the caller refuses it first */
+		entry->value = i + 1;
+		tracker->lanes[i] = (struct rank_lane){.rank = summary->rank,
+						       .local_rank = summary->local_rank,
+						       .world_size = summary->world_size,
+						       .pid = summary->pid,
+						       .recording = summary->recording,
+						       .host = summary->host};
+	}
+	tracker->lane_count = part_count;
+	for (size_t i = 0; i < record_count; i++) {
+		int64_t lane = merge_lane(by_rank, records[i].rank);
+
+		if (lane < 0) {
+			tracker->unpaired_ends++; /* a rank the merge was not given */
+			continue;
+		}
+		tracker->records[tracker->record_count++] =
+		    (struct rank_collective){.lane = (uint32_t)lane,
+					     .group = records[i].group,
+					     .seq = records[i].seq,
+					     .step = records[i].step,
+					     .begin_ns = records[i].begin_ns,
+					     .end_ns = records[i].end_ns};
+	}
+	for (size_t i = 0; i < wall_count; i++) {
+		int64_t lane = merge_lane(by_rank, walls[i].rank);
+
+		if (lane >= 0 && !wall_note(&lane_walls[lane], walls[i].step, walls[i].wall_ns))
+			return PO_STATUS_NOMEM;
+	}
+	return PO_STATUS_OK;
+}
+
+enum po_status po_distributed_merge(const struct po_rank_part *parts, size_t part_count,
+				    const struct po_rank_record *records, size_t record_count,
+				    const struct po_rank_wall *walls, size_t wall_count,
+				    int64_t unpaired_ends, int64_t stride, struct po_arena *arena,
+				    struct po_distributed **result)
+{
+	struct po_rank_tracker tracker = {.primary_rank = -1, .unpaired_ends = unpaired_ends};
+	struct po_map by_rank = {0}, steady = {0};
+	struct po_map *lane_walls = calloc(part_count ? part_count : 1, sizeof(*lane_walls));
+	struct po_map *walls_in_order = calloc(part_count ? part_count : 1, sizeof(*lane_walls));
+	struct rank_lane **sorted = NULL;
+	size_t *position = NULL;
+	struct po_distributed *out = NULL;
+	enum po_status status = lane_walls && walls_in_order ? PO_STATUS_OK : PO_STATUS_NOMEM;
+
+	*result = NULL;
+	if (status == PO_STATUS_OK && !part_count)
+		status = PO_STATUS_INPUT;
+	if (status == PO_STATUS_OK)
+		status = distributed_new(part_count, arena, &out);
+	if (status == PO_STATUS_OK)
+		status = merge_lanes(&tracker, &by_rank, parts, part_count, records, record_count,
+				     walls, wall_count, lane_walls);
+	if (status == PO_STATUS_OK)
+		status = order_lanes(&tracker, &sorted, &position, out);
+	for (size_t i = 0; status == PO_STATUS_OK && i < part_count; i++) {
+		size_t lane = (size_t)(sorted[i] - tracker.lanes);
+		struct po_rank_summary *summary = &out->ranks[i];
+
+		*summary = parts[lane].summary;
+		summary->collectives = 0;
+		summary->collective_ns_per_step = NAN;
+		summary->wait_ns_per_step = NAN;
+		summary->last_pct = NAN;
+		walls_in_order[i] = lane_walls[lane]; /* moved: freed once, below */
+		lane_walls[lane] = (struct po_map){0};
+	}
+	/* The lowest rank's steady steps: those of its walls. */
+	for (size_t e = 0; status == PO_STATUS_OK && e < walls_in_order[0].capacity; e++) {
+		if (walls_in_order[0].slots[e].used &&
+		    !po_map_upsert(&steady, walls_in_order[0].slots[e].a, 0, NULL))
+			status = PO_STATUS_NOMEM;
+	}
+	if (status == PO_STATUS_OK) {
+		out->step_stride = stride;
+		out->sample_stride = stride;
+		status = assemble(&tracker, sorted, position, &steady, walls_in_order, out, arena);
+	}
+	for (size_t i = 0; lane_walls && walls_in_order && i < part_count; i++) {
+		po_map_free(&lane_walls[i]);
+		po_map_free(&walls_in_order[i]);
+	}
+	free(lane_walls);
+	free(walls_in_order);
+	po_map_free(&by_rank);
+	po_map_free(&steady);
+	free(tracker.lanes);
+	free(tracker.records);
+	free(sorted);
+	free(position);
+	if (status == PO_STATUS_OK)
+		*result = out;
 	return status;
 }

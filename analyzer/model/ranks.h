@@ -36,6 +36,7 @@ struct rank_lane {
 	int32_t local_rank;
 	int32_t world_size;
 	int32_t pid;		  /* the process that recorded the rank event */
+	int32_t recording;	  /* its clock: the recording its pid says (event.h) */
 	const char *host;	  /* weak: interned in the owning model's strings; NULL */
 	struct po_model *model;	  /* owned: this rank's own model */
 	int64_t open_collectives; /* begun and not yet ended */
