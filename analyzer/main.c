@@ -25,6 +25,7 @@
 #include "common/status.h"
 #include "ingest/ingest.h"
 #include "live_run.h"
+#include "merge_run.h"
 #include "pipeline.h"
 
 /* realpath() of a path that may not exist yet: its deepest existing ancestor, resolved. */
@@ -508,6 +509,21 @@ static enum po_status run_live(struct po_cli_options *options, struct po_error *
 	return status;
 }
 
+/* --merge: partial summaries in, the job's summary.json out (merge_run.c). */
+static enum po_status run_merge(const struct po_cli_options *options, struct po_error *err)
+{
+	char *text = NULL; /* owned */
+	enum po_status status;
+
+	po_signals_catch();
+	status = check_signals(po_merge_run(options, &text, err), err);
+	if (status == PO_STATUS_OK && text && !options->quiet)
+		printf("%sReport: %s\n", text, options->out_dir);
+	free(text);
+	po_signals_release();
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct po_cli_options options;
@@ -522,9 +538,11 @@ int main(int argc, char **argv)
 
 		status = po_isolate_limits_init(&limits, &err);
 	}
-	if (status == PO_STATUS_OK && !exit_now && options.trace_dir_count > 1)
+	if (status == PO_STATUS_OK && !exit_now && options.trace_dir_count > 1 && !options.merge)
 		status = job_dir_create(&options, &job, &err);
-	if (status == PO_STATUS_OK && !exit_now && options.live_url)
+	if (status == PO_STATUS_OK && !exit_now && options.merge)
+		status = run_merge(&options, &err);
+	else if (status == PO_STATUS_OK && !exit_now && options.live_url)
 		status = run_live(&options, &err);
 	else if (status == PO_STATUS_OK && !exit_now)
 		status = run(&options, NULL, &err);

@@ -6,6 +6,7 @@
  * comparison and the renderers follow.
  */
 #define _GNU_SOURCE
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -75,6 +76,20 @@ static enum po_status render_all(const struct po_analysis *analysis,
 	char path[PATH_MAX];
 	enum po_status status;
 
+	if (job->options->partial) {
+		po_isolate_progress("writing partial.json", job->staging_dir);
+		status = make_path(job->staging_dir, "partial.json", path, sizeof(path), err);
+		if (status == PO_STATUS_OK && !analysis->distributed) {
+			po_error_set(err,
+				     "%s: no process of the trace said its rank (profopt.run in a "
+				     "torch.distributed job, or profopt_rank()): --partial has "
+				     "nothing to summarise",
+				     job->options->trace_dir);
+			return PO_STATUS_INPUT;
+		}
+		return status == PO_STATUS_OK ? po_render_partial_json(analysis, path, err)
+					      : status;
+	}
 	po_isolate_progress("writing summary.json", job->staging_dir);
 	status = make_path(job->staging_dir, "summary.json", path, sizeof(path), err);
 	if (status == PO_STATUS_OK)
@@ -675,7 +690,13 @@ enum po_status po_pipeline_run(void *ctx, FILE *output, struct po_error *err)
 	po_digest_destroy(old_run);
 	if (status == PO_STATUS_OK)
 		status = render_all(analysis, job, err);
-	if (status == PO_STATUS_OK && !options->quiet) {
+	if (status == PO_STATUS_OK && !options->quiet && options->partial) {
+		size_t ranks = analysis->distributed->rank_count;
+
+		fprintf(output,
+			"Partial summary: %zu rank%s, step numbers sampled every %" PRId64 "\n",
+			ranks, ranks == 1 ? "" : "s", analysis->distributed->sample_stride);
+	} else if (status == PO_STATUS_OK && !options->quiet) {
 		po_render_text_summary(analysis, output);
 		if (analysis->comparison)
 			po_comparison_print(analysis->comparison, output);

@@ -9,6 +9,9 @@
 
 /* The schema string written as "schema"; a reader refuses other schemas. */
 #define PO_SUMMARY_SCHEMA "profopt.summary/1"
+/* A host's ranks as a mergeable summary (--partial) and the merged job's (--merge). */
+#define PO_PARTIAL_SCHEMA "profopt.partial/1"
+#define PO_MERGED_SCHEMA "profopt.merged/1"
 
 /* Top level. */
 #define PO_SK_SCHEMA "schema"

@@ -42,13 +42,17 @@ static const char usage_head[] =
     "Usage: profopt-analyze [OPTIONS] TRACE_DIR\n"
     "       profopt-analyze [OPTIONS] -o DIR TRACE_DIR TRACE_DIR...\n"
     "       profopt-analyze --live URL [OPTIONS] [TRACE_DIR]\n"
+    "       profopt-analyze --partial -o DIR TRACE_DIR...\n"
+    "       profopt-analyze --merge -o DIR PARTIAL...\n"
     "\n"
     "Reads an LTTng trace of a program instrumented with profopt (recorded with\n"
     "profopt-record, or any lttng session that enabled the profopt events with the vpid,\n"
     "vtid and procname contexts), rebuilds every training step across the main process\n"
     "and its data-loader workers, diagnoses stalls, GPU idle gaps and memory growth, and\n"
     "writes a report. Several TRACE_DIRs (the recordings of one job's hosts) make one\n"
-    "report, as one directory holding them would.\n"
+    "report, as one directory holding them would. On many hosts, --partial reduces each\n"
+    "host's trace to a small summary where it was recorded, and --merge makes the job's\n"
+    "ranks, clocks and straggler from them.\n"
     "\n"
     "Options:\n";
 
@@ -209,6 +213,20 @@ static enum po_status apply_json_only(struct po_cli_options *options, const char
 				      bool *exit_now, struct po_error *err)
 {
 	options->json_only = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_partial(struct po_cli_options *options, const char *value,
+				    bool *exit_now, struct po_error *err)
+{
+	options->partial = true;
+	return PO_STATUS_OK;
+}
+
+static enum po_status apply_merge(struct po_cli_options *options, const char *value, bool *exit_now,
+				  struct po_error *err)
+{
+	options->merge = true;
 	return PO_STATUS_OK;
 }
 
@@ -410,6 +428,15 @@ static const struct option_row option_table[] = {
      "command's (see profopt-recording.txt)",
      apply_all_processes},
     {"json-only", 0, NULL, "write summary.json and timeline.json only", apply_json_only},
+    {"partial", 0, NULL,
+     "write only partial.json: this host's ranks as a small summary\n"
+     "that --merge reads (docs/distributed.md)",
+     apply_partial},
+    {"merge", 0, NULL,
+     "the arguments are partial summaries (partial.json, or the\n"
+     "directories holding them): write the job's ranks, clocks and\n"
+     "straggler to -o DIR/summary.json",
+     apply_merge},
     {"jobs", 'j', "N", "decode with N threads (default: one per CPU, at most 4)", apply_jobs},
     {"baseline", 0, "OLD",
      "compare with an earlier run: a trace directory or the\n"
@@ -584,6 +611,28 @@ enum po_status po_cli_parse(int argc, char **argv, struct po_cli_options *option
 		po_error_set(err,
 			     "--alerts, --on-alert, --recording, --ready-fd and --trace-done-fd "
 			     "need --live");
+		return PO_STATUS_USAGE;
+	}
+	if (options->merge &&
+	    (options->partial || options->live_url || options->baseline || options->salvage ||
+	     options->steps_after_ns != INT64_MIN || options->timeline_first_step >= 0)) {
+		po_error_set(err, "--merge reads partial summaries: --partial, --live, --baseline, "
+				  "--salvage, --steps-in and --timeline-steps do not apply");
+		return PO_STATUS_USAGE;
+	}
+	if (options->partial && (options->live_url || options->baseline)) {
+		po_error_set(err,
+			     "--partial writes partial.json only: --live and --baseline do not "
+			     "apply");
+		return PO_STATUS_USAGE;
+	}
+	if (options->merge && optind >= argc) {
+		po_error_set(err, "--merge needs PARTIAL... (see profopt-analyze --help)");
+		return PO_STATUS_USAGE;
+	}
+	if (options->merge && !options->out_dir) {
+		po_error_set(err, "--merge needs -o DIR: the merged job's report has no trace "
+				  "directory to sit beside");
 		return PO_STATUS_USAGE;
 	}
 	if (options->live_url && optind == argc) {

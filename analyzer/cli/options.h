@@ -28,6 +28,8 @@ struct po_cli_options {
 	bool all_processes; /* --all-processes: do not restrict to the recorded command */
 	bool quiet;
 	bool json_only;
+	bool partial; /* --partial: write partial.json, the ranks as a mergeable summary */
+	bool merge;   /* --merge: the arguments are partial summaries, merged into one job's */
 	int decode_threads;	     /* 0: one per CPU, at most 4 */
 	int64_t timeline_first_step; /* -1: none */
 	int64_t timeline_last_step;

@@ -394,3 +394,33 @@ enum po_status po_detect_run_steps(struct po_analysis *analysis, const struct po
 	free(ctx.all_clean);
 	return status == PO_STATUS_OK ? steps_readable(analysis, err) : status;
 }
+
+enum po_status po_detect_distributed(struct po_analysis *analysis, const struct po_rules *rules,
+				     struct po_error *err)
+{
+	struct det_ctx ctx = {.analysis = analysis,
+			      .rules = rules,
+			      .steps_after_ns = INT64_MIN,
+			      .steps_until_ns = INT64_MAX,
+			      .quality_factor = 1,
+			      .steps_factor = 1};
+	enum po_status status = note_rule_changes(analysis, rules);
+
+	if (status == PO_STATUS_OK)
+		status = det_straggler(&ctx);
+	if (status == PO_STATUS_OK && ctx.nomem)
+		status = PO_STATUS_NOMEM;
+	if (status != PO_STATUS_OK) {
+		po_error_set(err, "Failed to run the detectors: %s", po_status_description(status));
+		return status;
+	}
+	sort_findings(ctx.findings, ctx.finding_count);
+	analysis->findings = ctx.findings;
+	analysis->finding_count = ctx.finding_count;
+	analysis->verdict = PO_VERDICT_UNKNOWN;
+	analysis->verdict_reason =
+	    det_printf(&ctx, "a merge holds the ranks' collectives and breakdowns, not their "
+			     "steps: each host's own report (profopt-analyze TRACE_DIR) gives the "
+			     "verdict of its loop");
+	return ctx.nomem ? PO_STATUS_NOMEM : PO_STATUS_OK;
+}

@@ -29,4 +29,12 @@ enum po_status po_detect_run_steps(struct po_analysis *analysis, const struct po
 				   int64_t after_ns, int64_t until_ns,
 				   struct po_error *err) PO_NODISCARD;
 
+/*
+ * The findings of a job whose ranks were merged from partial summaries (analyzer/merge):
+ * only analysis->distributed is there, so only the straggler detector runs, and the
+ * verdict is unknown with its reason.
+ */
+enum po_status po_detect_distributed(struct po_analysis *analysis, const struct po_rules *rules,
+				     struct po_error *err) PO_NODISCARD;
+
 #endif /* PO_DETECT_H */

@@ -49,14 +49,14 @@ struct po_rank_summary {
 	int32_t local_rank;
 	bool local_rank_inferred;
 	int32_t world_size; /* as this rank reported it; -1 */
-	int32_t pid;	    /* the process that recorded the rank event */
+	int32_t pid;	    /* the process that recorded the rank event, as its host knew it */
 	const char *host;   /* weak: in the analysis arena; NULL when unknown */
 	/*
 	 * Its clock: the recording it was recorded in (0, or its index when the trace
 	 * directory holds several); after a merge, one per recording of each partial summary.
 	 */
 	int32_t recording;
-	int64_t steps;	    /* the steps of its training loop */
+	int64_t steps; /* the steps of its training loop */
 	/*
 	 * Its steady steps: not lossy, past each epoch's first max(1, workers) steps (as the
 	 * detectors' steady steps); the means below are over them.

@@ -317,7 +317,7 @@ static enum po_status summarize_loop(struct rank_lane *lane, struct po_rank_summ
 	*summary = (struct po_rank_summary){.rank = lane->rank,
 					    .local_rank = lane->local_rank,
 					    .world_size = lane->world_size,
-					    .pid = lane->pid,
+					    .pid = lane->pid & ((1 << PO_RECORDING_PID_SHIFT) - 1),
 					    .host = lane->host,
 					    .recording = lane->recording,
 					    .mean_step_ns = NAN,
@@ -836,8 +836,8 @@ static enum po_status keep_samples(const struct po_rank_tracker *tracker,
 	}
 	for (size_t r = 0; r < count; r++) {
 		for (size_t e = 0; e < walls[r].capacity; e++)
-			walls_kept += walls[r].slots[e].used &&
-				      (int64_t)walls[r].slots[e].a % stride == 0;
+			walls_kept +=
+			    walls[r].slots[e].used && (int64_t)walls[r].slots[e].a % stride == 0;
 	}
 	out->records = po_arena_alloc(arena, (kept ? kept : 1) * sizeof(*out->records));
 	out->walls = po_arena_alloc(arena, (walls_kept ? walls_kept : 1) * sizeof(*out->walls));
@@ -991,7 +991,8 @@ static enum po_status merge_lanes(struct po_rank_tracker *tracker, struct po_map
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < part_count; i++) {
 		const struct po_rank_summary *summary = &parts[i].summary;
-		struct po_map_entry *entry = po_map_upsert(by_rank, (uint32_t)summary->rank, 0, NULL);
+		struct po_map_entry *entry =
+		    po_map_upsert(by_rank, (uint32_t)summary->rank, 0, NULL);
 
 		if (!entry)
 			return PO_STATUS_NOMEM;

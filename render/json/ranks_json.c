@@ -150,6 +150,7 @@ void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysi
 	for (size_t i = 0; i < d->rank_count; i++)
 		write_rank(writer, &d->ranks[i]);
 	po_json_write_end_array(writer);
+	po_json_write_kv_int(writer, "step_stride", d->step_stride);
 	write_steps(writer, d);
 	write_straggler(writer, &d->straggler);
 	po_json_write_kv_int(writer, "unmatched_collectives", d->unmatched_collectives);

@@ -60,6 +60,26 @@ void po_render_comparison_json(struct po_json_writer *writer,
  * the straggler. Written only when analysis->distributed is set.
  */
 void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysis *analysis);
+/*
+ * The findings array of summary.json, alone (the merged job's summary writes it too).
+ */
+enum po_status po_render_findings_json(struct po_json_writer *writer,
+				       const struct po_analysis *analysis,
+				       struct po_error *err) PO_NODISCARD;
+/*
+ * partial.json (partial_json.c): the ranks of the analysis as a mergeable summary
+ * (profopt-analyze --partial); PO_STATUS_INPUT when the analysis has no ranks.
+ */
+enum po_status po_render_partial_json(const struct po_analysis *analysis, const char *path,
+				      struct po_error *err) PO_NODISCARD;
+/* The merged job's summary.json (profopt-analyze --merge): its ranks and findings. */
+struct po_merged_info {
+	const char *const *partials; /* weak: the partial summaries merged, as given */
+	size_t partial_count;
+};
+enum po_status po_render_merged_json(const struct po_analysis *analysis,
+				     const struct po_merged_info *info, const char *path,
+				     struct po_error *err) PO_NODISCARD;
 /* The ranks table and the straggler in the stdout summary (ranks_text.c); likewise. */
 void po_render_ranks_text(const struct po_analysis *analysis, FILE *out);
 

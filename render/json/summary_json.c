@@ -246,6 +246,15 @@ static enum po_status write_findings(struct summary *summary, struct po_error *e
 	return PO_STATUS_OK;
 }
 
+enum po_status po_render_findings_json(struct po_json_writer *writer,
+				       const struct po_analysis *analysis, struct po_error *err)
+{
+	struct summary summary = {
+	    .writer = writer, .analysis = analysis, .base_ns = po_render_time_base_ns(analysis)};
+
+	return write_findings(&summary, err);
+}
+
 /* ---- GPU ---- */
 
 static void write_kind_ms(struct po_json_writer *writer, const int64_t kind_ns[PO_GPU_KIND_COUNT])
