@@ -7,7 +7,8 @@ loop's worth of environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), each u
 own profopt-record next to its own session daemon (tests/lib/with-sessiond.sh: its own
 PID namespace, so the two recordings' pids collide as two hosts' would). Rank 1's trace
 clock runs 50 ms ahead (clock_shift.c, an LTTng-UST clock plugin). profopt-analyze reads
-the directory holding both recordings, and both directories given as two arguments.
+the directory holding both recordings, both directories given as two arguments, and the
+merge of each host's partial summary (--partial, then --merge).
 Expected, the same both ways: both ranks, each with its own loop; two
 clocks, the second 50 ms ahead, residual under 1 ms; rank 1 the chronic straggler with
 cause input; each rank's wait within 10% or 2 ms of the script's own stamps.
@@ -81,6 +82,33 @@ def analyze(build, job, work, name="report"):
         return json.load(summary)
 
 
+def merge(build, job, work):
+    """Each host's trace reduced where it was recorded (--partial), then merged (--merge)."""
+    analyze_bin, partials = os.path.join(build, "bin", "profopt-analyze"), []
+    for host in ("host0", "host1"):
+        partial = os.path.join(work, f"partial-{host}")
+        done = subprocess.run([analyze_bin, "--partial", "-o", partial,
+                               os.path.join(job, host)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=300)
+        print(done.stdout, end="")
+        if done.returncode != 0:
+            raise SystemExit(f"FAIL profopt-analyze --partial {host} failed ({done.returncode})")
+        partials.append(partial)
+    report = os.path.join(work, "report-merged")
+    done = subprocess.run([analyze_bin, "--merge", "-o", report, *partials],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=300)
+    print(done.stdout, end="")
+    if done.returncode != 0:
+        raise SystemExit(f"FAIL profopt-analyze --merge failed ({done.returncode})")
+    with open(os.path.join(report, "summary.json")) as summary:
+        return json.load(summary)
+
+
+def evidence_of(summary, finding_id):
+    return [f["evidence"] for f in summary["findings"] if f["id"] == finding_id]
+
+
 def checks(summary, truth):
     ranks = summary.get("distributed") or {}
     per_rank = {entry["rank"]: entry for entry in ranks.get("ranks", [])}
@@ -134,6 +162,14 @@ def main(argv):
                         and separate["findings"] == summary["findings"],
                         "profopt-analyze job/host0 job/host1 gives the same ranks, clocks "
                         "and findings as profopt-analyze job/"))
+        # the hosts' partial summaries merged: the same ranks, clocks, steps and straggler
+        merged = merge(build, job, work)
+        results.append(("merge", merged.get("distributed") == summary.get("distributed") and
+                        evidence_of(merged, "rank-straggler") ==
+                        evidence_of(summary, "rank-straggler"),
+                        "profopt-analyze --merge of the two hosts' --partial summaries gives "
+                        "the same ranks, clocks, matched steps and straggler as "
+                        "profopt-analyze job/"))
         for _, ok, text in results:
             print(("ok   " if ok else "FAIL ") + text)
         failed = [name for name, ok, _ in results if not ok]
