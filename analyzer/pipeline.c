@@ -419,11 +419,44 @@ static enum po_status survives(const struct po_cli_options *options, const char 
 	return po_ingest_survives(trace_dir, &ingest_options, err);
 }
 
+/*
+ * A directory of several recordings (one per host): each recording's own processes, by
+ * its profopt-recording.txt, in its own pid space (config->recordings; *members owned).
+ */
+static enum po_status member_recordings(const char *trace_dir, const struct trace_files *files,
+					struct po_member_recording **members,
+					struct po_model_config *config, struct po_error *err)
+{
+	struct po_recording *recordings = NULL;
+	size_t count = 0;
+	enum po_status status = po_recordings_list(trace_dir, &recordings, &count, err);
+
+	if (status != PO_STATUS_OK || !count)
+		return status;
+	*members = calloc(count, sizeof(**members));
+	if (!*members) {
+		free(recordings);
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t k = 0; k < count; k++) {
+		snprintf((*members)[k].id, sizeof((*members)[k].id), "%s",
+			 recordings[k].present ? recordings[k].id : "");
+		(*members)[k].command_pid = recordings[k].present ? recordings[k].command_pid : -1;
+	}
+	free(recordings);
+	config->recordings = *members;
+	config->recording_count = count;
+	config->keep_unannounced = files->repair.count > 0 || files->survey.cut_count > 0;
+	return PO_STATUS_OK;
+}
+
 static enum po_status model_trace(const struct po_cli_options *options, const char *trace_dir,
 				  const struct trace_files *files, struct po_ingest_stats *stats,
 				  struct po_analysis **out, struct po_error *err)
 {
 	struct po_ingest_options ingest_options = ingest_options_for(options, files);
+	struct po_member_recording *members = NULL; /* owned */
 	struct po_model_config config;
 	struct po_model *model = NULL;
 	struct feed feed;
@@ -438,9 +471,16 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 		/* packets are missing: they may have held processes' announcements */
 		config.keep_unannounced = files->repair.count > 0 || files->survey.cut_count > 0;
 	}
+	if (!files->recording.present && !options->all_processes) {
+		status = member_recordings(trace_dir, files, &members, &config, err);
+		if (status != PO_STATUS_OK)
+			return status;
+	}
 	status = po_model_create(&config, &model, err);
-	if (status != PO_STATUS_OK)
+	if (status != PO_STATUS_OK) {
+		free(members);
 		return status;
+	}
 	feed = (struct feed){.model = model, .end_ns = files->survey.end_ns};
 	status = po_ingest_run(files->repair.shadow_root[0] ? files->repair.shadow_root : trace_dir,
 			       &ingest_options, feed_event, &feed, stats, err);
@@ -464,6 +504,7 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 			po_error_prepend(err, "%s", trace_dir);
 	}
 	po_model_destroy(model);
+	free(members);
 	return status;
 }
 

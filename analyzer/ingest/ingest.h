@@ -165,6 +165,15 @@ enum po_status po_recording_read(const char *trace_dir, struct po_recording *rec
 				 struct po_error *err) PO_NODISCARD;
 
 /*
+ * The recordings of a directory that holds several (one per host, pid_spaces.c), in the
+ * order of their pid spaces: (*out)[k] is the recording whose pids are moved by
+ * k << PO_RECORDING_PID_SHIFT, its profopt-recording.txt read (present false where it has
+ * none). *out NULL and *count 0 with one recording or none. *out is owned by the caller.
+ */
+enum po_status po_recordings_list(const char *root, struct po_recording **out, size_t *count,
+				  struct po_error *err) PO_NODISCARD;
+
+/*
  * The survey of a trace's streams (streams.c), from LTTng's packet headers and index files
  * without babeltrace2: streams cut short, and traces that are copies of another.
  *

@@ -751,6 +751,8 @@ static enum po_status build_quality(struct po_model *model, struct po_analysis *
 	memcpy(analysis->discard_windows, model->windows,
 	       model->quality.window_count * sizeof(*model->windows));
 	analysis->quality.recording_known = model->config.recording_id[0] != '\0';
+	for (size_t k = 0; k < model->config.recording_count; k++)
+		analysis->quality.recording_known |= model->config.recordings[k].id[0] != '\0';
 	analysis->quality.recording_unannounced =
 	    analysis->quality.recording_known && !model->any_announced;
 	if (model->missing_count) {

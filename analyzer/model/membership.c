@@ -18,7 +18,10 @@
  * events it emitted before are lost to the analysis and counted. Non-profopt events (the
  * libc wrapper, lttng-ust's object state dumps) of a process not yet announced are kept: a
  * process loads libprofopt after it started allocating. A trace without a recording id
- * (recorded with plain lttng, or by an older profopt-record) keeps every process.
+ * (recorded with plain lttng, or by an older profopt-record) keeps every process. A
+ * directory of several recordings (one per host) applies each recording's id to the
+ * processes of its own pid space (config.recordings): two recordings made through one
+ * session daemon each hold the other's processes too, left out of each.
  */
 #include <string.h>
 
@@ -135,9 +138,34 @@ static void count_excluded(struct po_model *model, const struct po_event *event)
 		entry->events++;
 }
 
+/*
+ * The recording a pid belongs to: its id (empty: every process of it is kept) and its
+ * command's pid in the analysis's pid space (-1).
+ */
+static const char *recording_of(const struct po_model *model, int32_t pid, int32_t *command_pid)
+{
+	const struct po_model_config *config = &model->config;
+	uint32_t k = (uint32_t)pid >> PO_RECORDING_PID_SHIFT;
+
+	if (!config->recording_count) {
+		*command_pid = config->command_pid;
+		return config->recording_id;
+	}
+	if (pid < 0 || k >= config->recording_count) {
+		*command_pid = -1;
+		return "";
+	}
+	*command_pid =
+	    config->recordings[k].command_pid >= 0
+		? config->recordings[k].command_pid + (int32_t)(k << PO_RECORDING_PID_SHIFT)
+		: -1;
+	return config->recordings[k].id;
+}
+
 static void on_announcement(struct po_model *model, const struct po_event *event)
 {
-	const char *recording = model->config.recording_id;
+	int32_t command_pid;
+	const char *recording = recording_of(model, event->pid, &command_pid);
 	int32_t parent = event->u.process.parent_pid;
 	bool in;
 
@@ -148,9 +176,8 @@ static void on_announcement(struct po_model *model, const struct po_event *event
 		exclude(model, event, PO_EXCLUDED_OTHER_RECORDING);
 		return;
 	} else {
-		in = parent >= 0 &&
-		     ((model->config.command_pid >= 0 && parent == model->config.command_pid) ||
-		      state_of(model, parent) == MEMBER_IN);
+		in = parent >= 0 && ((command_pid >= 0 && parent == command_pid) ||
+				     state_of(model, parent) == MEMBER_IN);
 	}
 	if (!in) {
 		exclude(model, event, PO_EXCLUDED_OUTSIDE_COMMAND);
@@ -164,9 +191,10 @@ static void on_announcement(struct po_model *model, const struct po_event *event
 
 bool model_admits(struct po_model *model, const struct po_event *event)
 {
+	int32_t command_pid;
 	int state;
 
-	if (!model->config.recording_id[0] || event->pid < 0)
+	if (event->pid < 0 || !recording_of(model, event->pid, &command_pid)[0])
 		return true;
 	if (event->kind == PO_EV_PROCESS) {
 		on_announcement(model, event);

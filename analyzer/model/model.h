@@ -19,6 +19,12 @@
 
 #define PO_RECORDING_ID_MAX 64
 
+/* One recording of a directory that holds several: see po_model_config.recordings. */
+struct po_member_recording {
+	char id[PO_RECORDING_ID_MAX + 1];
+	int32_t command_pid; /* in the recording's own pid space; -1 */
+};
+
 struct po_model_config {
 	int64_t min_gap_ns;	   /* GPU gaps shorter than this are not recorded */
 	size_t max_gaps;	   /* gaps kept per device; more are counted only */
@@ -41,6 +47,15 @@ struct po_model_config {
 	 * announcement is not found is kept as the command's, not left out.
 	 */
 	bool keep_unannounced;
+	/*
+	 * A directory of several recordings (one per host): the k-th recording's id and
+	 * command pid (its own pid space, event.h), whose processes alone are analysed of
+	 * those with pids of that space; an empty id keeps every process of its space. NULL
+	 * (count 0): recording_id and command_pid above apply. Weak: the caller's, alive
+	 * until the model is finished.
+	 */
+	const struct po_member_recording *recordings;
+	size_t recording_count;
 };
 
 /* Fills the defaults (from detect/rules.h where a rule sets them). */

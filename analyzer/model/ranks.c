@@ -72,6 +72,8 @@ static enum po_status lane_create(struct po_rank_tracker *tracker, int32_t rank,
 
 	config.recording_id[0] = '\0';
 	config.command_pid = -1;
+	config.recordings = NULL;
+	config.recording_count = 0;
 	config.keep_unannounced = false;
 	status = po_array_reserve((void **)&tracker->lanes, &tracker->lane_capacity,
 				  tracker->lane_count + 1, sizeof(*tracker->lanes));

@@ -78,6 +78,14 @@ export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID
 trace=$PROFOPT_TRACE_ROOT/rank$RANK
 partial=$PROFOPT_OUT/partials/rank$RANK
 mkdir -p "$PROFOPT_TRACE_ROOT" || exit 1
+# Not root: the daemon of this user lives in $LTTNG_HOME/.lttng ($HOME by default),
+# which a home directory shared by the nodes would make one for all nodes; a directory
+# of the node'\''s own keeps one daemon per node.
+if [ "$(id -u)" -ne 0 ] && [ -z "${LTTNG_HOME:-}" ]; then
+	export LTTNG_HOME=${PROFOPT_LTTNG_HOME:-/tmp/profopt-lttng-$(id -u)}
+	mkdir -p -m 700 "$LTTNG_HOME" && [ -O "$LTTNG_HOME" ] ||
+		{ echo "rank $RANK: $LTTNG_HOME is not a directory of this user" >&2; exit 1; }
+fi
 # One session daemon per node: the node'\''s first task starts it (through
 # profopt-record), the others wait for it to answer, 60 s at most.
 if [ "$LOCAL_RANK" != 0 ]; then

@@ -133,6 +133,19 @@ cluster_check() {
 		return
 	fi
 	ok "profopt-analyze --merge wrote report/summary.json"
+	# The two ranks' traces analysed together (they were recorded through one session
+	# daemon, so each holds the other's processes too): the same job as the merge.
+	if "$build/bin/profopt-analyze" -q --json-only -o "$work/joint" \
+		"$out/traces/rank0" "$out/traces/rank1" 2>"$work/joint.err"; then
+		if /usr/bin/python3 -c 'import json, sys; a, b = (json.load(open(p)).get("distributed") for p in sys.argv[1:3]); sys.exit(a != b)' \
+			"$out/report/summary.json" "$work/joint/summary.json"; then
+			ok "profopt-analyze traces/rank0 traces/rank1 gives the merge's ranks, clocks and straggler"
+		else
+			fail "profopt-analyze traces/rank0 traces/rank1 differs from the merge: $(head -c 600 "$work/joint/summary.json")"
+		fi
+	else
+		fail "profopt-analyze traces/rank0 traces/rank1 failed: $(cat "$work/joint.err")"
+	fi
 	# shellcheck disable=SC2034 # read by the sourcing script
 	/usr/bin/python3 - "$out/report/summary.json" "$work/stamps" <<'EOF' || failed=1
 import json, os, sys

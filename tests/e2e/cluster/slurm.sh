@@ -19,11 +19,15 @@
 # slurmd needs no cgroup hierarchy of its own. Ports: free ones, chosen at start.
 # The whole test runs in private mount and PID namespaces (lib.sh): a session daemon of
 # the machine is not seen, and nothing the job started outlives the test.
-# Prints "ok ..."/"FAIL ..." lines; exits 1 when a check failed, 77 when the packages are
-# missing and cannot be installed.
+# Prints "ok ..."/"FAIL ..." lines; exits 1 when a check failed, 77 when not root or when
+# the packages are missing and cannot be installed.
 set -u
 # shellcheck source=tests/e2e/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "skip: a private Slurm node needs root (slurmd runs the job as its user)"
+	exit 77
+fi
 cluster_setup slurm "${1:-$cluster_root/build}" slurm-wlm munge
 
 munged_pid='' slurmctld_pid='' slurmd_pid=''
