@@ -1,4 +1,5 @@
 /* hotspots.c: the hotspot tracker (hotspots.h): function-level samples per stage and role. */
+#define _GNU_SOURCE /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,8 @@ void hotspot_tracker_fini(struct po_hotspot_tracker *t)
 	free(t->cells);
 	free(t->labels);
 	free(t->seen);
+	free(t->paths);
+	po_map_free(&t->path_index);
 	po_map_free(&t->label_index);
 	po_map_free(&t->function_index);
 	po_map_free(&t->codes);
@@ -29,7 +32,8 @@ size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *t)
 	return t->function_capacity * sizeof(*t->functions) + t->cell_capacity * sizeof(*t->cells) +
 	       po_map_bytes(&t->function_index) + po_map_bytes(&t->codes) +
 	       po_map_bytes(&t->cell_index) + t->label_capacity * sizeof(*t->labels) +
-	       po_map_bytes(&t->label_index);
+	       po_map_bytes(&t->label_index) + t->path_capacity * sizeof(*t->paths) +
+	       po_map_bytes(&t->path_index);
 }
 
 static bool grow(void **items, size_t *capacity, size_t count, size_t size)
@@ -185,6 +189,57 @@ static enum po_status add_label(struct po_hotspot_tracker *t, int32_t pid, int s
 	return PO_STATUS_OK;
 }
 
+/* The call path (pid, parent, function), made on first sight; UINT32_MAX past the cap. */
+static enum po_status path_of(struct po_hotspot_tracker *t, int32_t pid, uint32_t parent,
+			      uint32_t function, uint32_t *out)
+{
+	uint64_t a = (uint64_t)(uint32_t)pid << 32 | (uint32_t)(parent + 1);
+	struct po_map_entry *entry = po_map_find(&t->path_index, a, function);
+
+	if (entry) {
+		*out = (uint32_t)entry->value;
+		return PO_STATUS_OK;
+	}
+	*out = UINT32_MAX;
+	if (t->path_count >= PO_FLAME_NODE_CAP)
+		return PO_STATUS_OK;
+	if (!grow((void **)&t->paths, &t->path_capacity, t->path_count, sizeof(*t->paths)) ||
+	    !(entry = po_map_upsert(&t->path_index, a, function, NULL)))
+		return PO_STATUS_NOMEM;
+	entry->value = t->path_count;
+	t->paths[t->path_count] =
+	    (struct flame_node){.pid = pid, .parent = parent, .function = function};
+	*out = (uint32_t)t->path_count++;
+	return PO_STATUS_OK;
+}
+
+/* A sample's call path, outermost frame first (frames[depth - 1] .. frames[0]). */
+static enum po_status add_path(struct po_hotspot_tracker *t, int32_t pid,
+			       const struct po_event *event, uint32_t depth)
+{
+	uint32_t parent = UINT32_MAX, node;
+
+	for (uint32_t i = depth; i-- > 0;) {
+		uint32_t function = frame_function(t, pid, po_stack_frame_at(event, i).code_id);
+		enum po_status status;
+
+		if (function == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+		status = path_of(t, pid, parent, function, &node);
+		if (status != PO_STATUS_OK)
+			return status;
+		if (node == UINT32_MAX) { /* no room: the sample ends at its parent */
+			t->paths_cut++;
+			break;
+		}
+		t->paths[node].samples++;
+		parent = node;
+	}
+	if (parent != UINT32_MAX)
+		t->paths[parent].self_samples++;
+	return PO_STATUS_OK;
+}
+
 enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
 				      const char *label, const struct po_event *event)
 {
@@ -219,6 +274,8 @@ enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid,
 	if (!cell)
 		return PO_STATUS_NOMEM;
 	add(cell, true, cpu_ns);
+	if (add_path(t, pid, event, depth) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
 	return label ? add_label(t, pid, stage, label, cpu_ns) : PO_STATUS_OK;
 }
 
@@ -423,6 +480,201 @@ static enum po_status emit_group(const struct po_hotspot_tracker *t, struct po_a
 	return PO_STATUS_OK;
 }
 
+/* ---- flame graphs ---- */
+
+/* A call path merged over the processes of one role. */
+struct flame_merged {
+	enum po_role role;
+	uint32_t parent; /* merged index; UINT32_MAX: a root */
+	uint32_t function;
+	int64_t samples, self_samples;
+	uint32_t first_child, next_sibling; /* UINT32_MAX: none */
+};
+
+struct flame_build {
+	const struct po_hotspot_tracker *t;
+	struct flame_merged *nodes;
+	size_t count;
+	uint32_t *order; /* scratch: children to sort */
+};
+
+/* Functions by name, then file and line: the order of siblings in a flame graph. */
+static int compare_function(const struct po_hotspot_tracker *t, uint32_t a, uint32_t b)
+{
+	const struct hotspot_function *x = &t->functions[a], *y = &t->functions[b];
+	int order = strcmp(x->function, y->function);
+
+	if (!order)
+		order = strcmp(x->file, y->file);
+	return order ? order : (x->line > y->line) - (x->line < y->line);
+}
+
+/* The paths merged per (role, merged parent, function), parents first. */
+static enum po_status merge_paths(struct flame_build *b, const struct po_analysis *analysis,
+				  enum po_role (*role_of)(const struct po_analysis *, int32_t))
+{
+	const struct po_hotspot_tracker *t = b->t;
+	uint32_t *merged_of = malloc((t->path_count + 1) * sizeof(uint32_t));
+	struct po_map index = {0};
+	enum po_status status = PO_STATUS_OK;
+
+	b->nodes = calloc(t->path_count + 1, sizeof(*b->nodes));
+	if (!merged_of || !b->nodes) {
+		free(merged_of);
+		return PO_STATUS_NOMEM;
+	}
+	for (size_t i = 0; i < t->path_count; i++) {
+		const struct flame_node *path = &t->paths[i];
+		enum po_role role = role_of(analysis, path->pid);
+		uint32_t parent = path->parent == UINT32_MAX ? UINT32_MAX : merged_of[path->parent];
+		bool created;
+		struct po_map_entry *entry =
+		    po_map_upsert(&index, (uint64_t)role << 32 | (uint32_t)(parent + 1),
+				  path->function, &created);
+
+		if (!entry) {
+			status = PO_STATUS_NOMEM;
+			break;
+		}
+		if (created) {
+			entry->value = b->count;
+			b->nodes[b->count++] = (struct flame_merged){.role = role,
+								     .parent = parent,
+								     .function = path->function,
+								     .first_child = UINT32_MAX,
+								     .next_sibling = UINT32_MAX};
+		}
+		merged_of[i] = (uint32_t)entry->value;
+		b->nodes[entry->value].samples += path->samples;
+		b->nodes[entry->value].self_samples += path->self_samples;
+	}
+	po_map_free(&index);
+	free(merged_of);
+	return status;
+}
+
+static int compare_siblings(const void *left, const void *right, void *context)
+{
+	const struct flame_build *b = context;
+	uint32_t x = *(const uint32_t *)left, y = *(const uint32_t *)right;
+
+	return compare_function(b->t, b->nodes[x].function, b->nodes[y].function);
+}
+
+/*
+ * Links each node's children in function order (roots too, per role, under a virtual
+ * root per role: roots[role]).
+ */
+static void link_children(struct flame_build *b, uint32_t *roots)
+{
+	size_t count = 0;
+
+	/* children in reverse sorted order, pushed to the front of their lists */
+	for (size_t i = 0; i < b->count; i++)
+		b->order[count++] = (uint32_t)i;
+	qsort_r(b->order, count, sizeof(*b->order), compare_siblings, b);
+	for (size_t k = count; k-- > 0;) {
+		struct flame_merged *node = &b->nodes[b->order[k]];
+		uint32_t *head = node->parent == UINT32_MAX ? &roots[node->role]
+							    : &b->nodes[node->parent].first_child;
+
+		node->next_sibling = *head;
+		*head = b->order[k];
+	}
+}
+
+/* One role's flame graph: its paths of at least PO_FLAME_MIN_PERMILLE, depth first. */
+static enum po_status emit_flame(struct flame_build *b, uint32_t root, enum po_role role,
+				 struct po_analysis *analysis, struct po_flame *out)
+{
+	uint32_t *stack = b->order; /* reused: a node's depth-first successors */
+	int32_t *depth_of = malloc((b->count + 1) * sizeof(int32_t));
+	size_t top = 0, kept = 0;
+	int64_t total = 0;
+
+	*out = (struct po_flame){.role = role};
+	for (uint32_t n = root; n != UINT32_MAX; n = b->nodes[n].next_sibling)
+		total += b->nodes[n].samples;
+	out->samples = total;
+	out->nodes = po_arena_alloc(analysis->arena, (b->count + 1) * sizeof(*out->nodes));
+	if (!depth_of || !out->nodes) {
+		free(depth_of);
+		return PO_STATUS_NOMEM;
+	}
+	/* push the roots last to first, so the first comes off the stack first */
+	for (uint32_t n = root; n != UINT32_MAX; n = b->nodes[n].next_sibling)
+		top++;
+	for (uint32_t n = root, k = 0; n != UINT32_MAX; n = b->nodes[n].next_sibling, k++) {
+		stack[top - 1 - k] = n;
+		depth_of[n] = 0;
+	}
+	while (top) {
+		uint32_t n = stack[--top], children = 0;
+		const struct flame_merged *node = &b->nodes[n];
+		const struct hotspot_function *f = &b->t->functions[node->function];
+
+		if (node->samples * 1000 < total * PO_FLAME_MIN_PERMILLE)
+			continue;
+		out->nodes[kept++] = (struct po_flame_node){.depth = depth_of[n],
+							    .function = f->function,
+							    .file = f->file,
+							    .line = f->line,
+							    .samples = node->samples,
+							    .self_samples = node->self_samples};
+		if (depth_of[n] > out->max_depth)
+			out->max_depth = depth_of[n];
+		for (uint32_t c = node->first_child; c != UINT32_MAX; c = b->nodes[c].next_sibling)
+			children++;
+		for (uint32_t c = node->first_child, k = 0; c != UINT32_MAX;
+		     c = b->nodes[c].next_sibling, k++) {
+			stack[top + children - 1 - k] = c;
+			depth_of[c] = depth_of[n] + 1;
+		}
+		top += children;
+	}
+	out->node_count = kept;
+	free(depth_of);
+	return PO_STATUS_OK;
+}
+
+static enum po_status build_flames(const struct po_hotspot_tracker *t, struct po_analysis *analysis,
+				   enum po_role (*role_of)(const struct po_analysis *, int32_t))
+{
+	struct flame_build b = {.t = t};
+	uint32_t roots[PO_ROLE_COUNT];
+	enum po_status status;
+
+	analysis->flames = NULL;
+	analysis->flame_count = 0;
+	if (!t->path_count)
+		return PO_STATUS_OK;
+	status = merge_paths(&b, analysis, role_of);
+	b.order = malloc((b.count + 1) * sizeof(*b.order));
+	if (status == PO_STATUS_OK && !b.order)
+		status = PO_STATUS_NOMEM;
+	if (status == PO_STATUS_OK) {
+		for (int r = 0; r < PO_ROLE_COUNT; r++)
+			roots[r] = UINT32_MAX;
+		link_children(&b, roots);
+		analysis->flames =
+		    po_arena_alloc(analysis->arena, PO_ROLE_COUNT * sizeof(*analysis->flames));
+		if (!analysis->flames)
+			status = PO_STATUS_NOMEM;
+	}
+	for (int r = 0; status == PO_STATUS_OK && r < PO_ROLE_COUNT; r++) {
+		if (roots[r] == UINT32_MAX)
+			continue;
+		status = emit_flame(&b, roots[r], (enum po_role)r, analysis,
+				    &analysis->flames[analysis->flame_count]);
+		analysis->flame_count += status == PO_STATUS_OK;
+	}
+	if (status != PO_STATUS_OK)
+		analysis->flame_count = 0;
+	free(b.nodes);
+	free(b.order);
+	return status;
+}
+
 /* Sorts so that each group's total comes first (its function is the largest index). */
 static int compare_total_first(const void *left, const void *right)
 {
@@ -444,6 +696,8 @@ enum po_status hotspot_tracker_build(const struct po_hotspot_tracker *t,
 	analysis->stack_samples = t->sample_count;
 	analysis->hotspot_groups = NULL;
 	analysis->hotspot_group_count = 0;
+	analysis->flames = NULL;
+	analysis->flame_count = 0;
 	if (!t->cell_count)
 		return PO_STATUS_OK;
 	status = merge_cells(t, analysis, role_of, &merged, &count);
@@ -471,5 +725,5 @@ enum po_status hotspot_tracker_build(const struct po_hotspot_tracker *t,
 	}
 	analysis->hotspot_group_count = status == PO_STATUS_OK ? groups : 0;
 	free(merged);
-	return status;
+	return status == PO_STATUS_OK ? build_flames(t, analysis, role_of) : status;
 }

@@ -55,6 +55,17 @@ struct hotspot_label_cell {
 	int64_t cpu_ns;
 };
 
+/* Call-path nodes kept in all (every process); deeper frames of later paths are cut. */
+#define PO_FLAME_NODE_CAP 262144
+
+/* A call path of one process: its parent path (UINT32_MAX: none) and its innermost function. */
+struct flame_node {
+	int32_t pid;
+	uint32_t parent;
+	uint32_t function;
+	int64_t samples, self_samples;
+};
+
 struct po_hotspot_tracker {
 	struct hotspot_function *functions; /* owned */
 	size_t function_count, function_capacity;
@@ -67,6 +78,10 @@ struct po_hotspot_tracker {
 	size_t label_count, label_capacity;
 	struct po_map label_index; /* (pid, stage + 1, label ptr) -> index into labels */
 	uint32_t *seen;		   /* owned: PO_STACK_DEPTH_MAX, the functions of one sample */
+	struct flame_node *paths;  /* owned: every process's call paths, parents first */
+	size_t path_count, path_capacity;
+	struct po_map path_index;  /* (pid, parent + 1, function) -> index into paths */
+	int64_t paths_cut;	   /* samples whose deeper frames found no room (the cap) */
 	int64_t sample_count;	   /* every sample consumed */
 	int64_t malformed_samples; /* frames that do not fit their bytes */
 	uint32_t unknown_function; /* "(unknown code)": a code id never described */
@@ -92,7 +107,8 @@ enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *tracker, int32_
 
 /*
  * Fills analysis->hotspot_groups (in analysis->arena): the cells merged per (role, stage)
- * with each pid's role from role_of, each group's top functions by self and by total share.
+ * with each pid's role from role_of, each group's top functions by self and by total share;
+ * and analysis->flames: the call paths merged per role.
  */
 enum po_status
 hotspot_tracker_build(const struct po_hotspot_tracker *tracker, struct po_analysis *analysis,

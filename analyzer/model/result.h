@@ -267,6 +267,31 @@ struct po_hotspot_label {
 	double pct; /* of the group's sampled CPU time */
 };
 
+/*
+ * A flame graph of one role's function samples (docs/sampling.md): each node a function on
+ * a call path, in depth-first order, the children of a node after it by function name. A
+ * node's samples are those whose stack holds its call path; its own, those in which it was
+ * innermost. Paths in less than PO_FLAME_MIN_PERMILLE of the role's samples are left out.
+ */
+#define PO_FLAME_MIN_PERMILLE 1
+
+struct po_flame_node {
+	int32_t depth; /* 0: the outermost sampled frame */
+	const char *function;
+	const char *file;
+	int32_t line;
+	int64_t samples;
+	int64_t self_samples;
+};
+
+struct po_flame {
+	enum po_role role;
+	int64_t samples; /* every sample of the role */
+	int32_t max_depth;
+	struct po_flame_node *nodes; /* in the arena */
+	size_t node_count;
+};
+
 /* The function samples of one (role, stage): its hotspots, largest self share first. */
 struct po_hotspot_group {
 	enum po_role role;
@@ -925,6 +950,9 @@ struct po_analysis {
 	/* function samples per (role, stage), by role then stage (-1 last); in the arena */
 	struct po_hotspot_group *hotspot_groups;
 	size_t hotspot_group_count;
+	/* One flame graph per role with samples, in role order (in the arena). */
+	struct po_flame *flames;
+	size_t flame_count;
 	int64_t stack_samples; /* every stack sample of the analysed processes */
 
 	struct po_gpu_device *gpus; /* sorted by device */

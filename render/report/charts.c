@@ -662,7 +662,8 @@ enum po_status po_report_charts_create(const struct po_analysis *analysis,
 	double workers_height = 50 + (analysis->worker_count ? analysis->worker_count : 1) * 22.0;
 
 	list->count = 0;
-	list->charts = calloc(analysis->detail_count + 10, sizeof(*list->charts));
+	list->charts =
+	    calloc(analysis->detail_count + analysis->flame_count + 10, sizeof(*list->charts));
 	if (!list->charts) {
 		po_error_set(err, "Failed to allocate the chart list");
 		return PO_STATUS_NOMEM;
@@ -681,6 +682,19 @@ enum po_status po_report_charts_create(const struct po_analysis *analysis,
 	if (analysis->distributed)
 		chart_add(list, analysis, "ranks.svg", "Each rank's own time per step",
 			  po_chart_ranks_height(analysis), po_chart_ranks);
+	for (size_t i = 0; i < analysis->flame_count; i++) {
+		const struct po_flame *flame = &analysis->flames[i];
+		char file_name[64], title[160];
+
+		snprintf(file_name, sizeof(file_name), "flame-%s.svg", po_role_name(flame->role));
+		snprintf(title, sizeof(title), "Where %s CPU goes: function samples",
+			 flame->role == PO_ROLE_MAIN	 ? "the training loop's"
+			 : flame->role == PO_ROLE_WORKER ? "the data-loader workers'"
+							 : "other processes'");
+		chart_add(list, analysis, file_name, title, po_chart_flame_height(flame),
+			  po_chart_flame)
+		    ->flame = flame;
+	}
 	if (analysis->comparison)
 		comparison_charts_add(list, analysis);
 	return PO_STATUS_OK;

@@ -50,9 +50,9 @@ enum po_status po_html_fill_sections(struct po_html *html, struct po_error *err)
 /* Unlinks the element with that id and the whitespace that followed it in the template. */
 void po_html_remove(struct po_html *html, const char *id);
 /* The ranks of a distributed job after the findings (html_ranks.c); nothing without ranks. */
-void po_html_fill_ranks(struct po_html *html);
+enum po_status po_html_fill_ranks(struct po_html *html, struct po_error *err) PO_NODISCARD;
 /* The function samples' hotspots after the findings (html_hotspots.c); nothing without. */
-void po_html_fill_hotspots(struct po_html *html);
+enum po_status po_html_fill_hotspots(struct po_html *html, struct po_error *err) PO_NODISCARD;
 /* The live run's alerts (html_sections.c); removes the section after an offline analysis. */
 void po_html_fill_alerts(struct po_html *html);
 /* The comparison section (comparison_html.c); removes it from the page without a baseline. */

@@ -32,7 +32,7 @@ static void hotspot_row(struct po_html *html, xmlNodePtr body, const struct po_h
 		    PO_HTML_COLUMN(4) | PO_HTML_COLUMN(5) | PO_HTML_COLUMN(6));
 }
 
-void po_html_fill_hotspots(struct po_html *html)
+enum po_status po_html_fill_hotspots(struct po_html *html, struct po_error *err)
 {
 	static const char *const headers[] = {"Role", "Stage", "Function", "Where",
 					      "Self", "Total", "Samples"};
@@ -41,7 +41,7 @@ void po_html_fill_hotspots(struct po_html *html)
 	char text[200];
 
 	if (!analysis->hotspot_group_count || !parent)
-		return;
+		return PO_STATUS_OK;
 	po_html_el(html, parent, "h3", NULL, "Hotspots");
 	snprintf(text, sizeof(text),
 		 "Function samples (%lld): each function's share of its stage's sampled CPU "
@@ -56,4 +56,17 @@ void po_html_fill_hotspots(struct po_html *html)
 		for (size_t k = 0; k < group->hotspot_count && k < HTML_HOTSPOT_ROWS; k++)
 			hotspot_row(html, body, group, &group->hotspots[k], k == 0);
 	}
+	/* Each role's flame graph under its title (charts_flame.c). */
+	for (size_t i = 0; i < html->charts->count; i++) {
+		const struct po_chart *chart = &html->charts->charts[i];
+		enum po_status status;
+
+		if (!chart->flame)
+			continue;
+		po_html_el(html, parent, "h4", NULL, chart->title);
+		status = po_html_embed_chart(html, parent, chart, err);
+		if (status != PO_STATUS_OK)
+			return status;
+	}
+	return PO_STATUS_OK;
 }

@@ -51,7 +51,7 @@ static void straggler_note(struct po_html *html, xmlNodePtr parent, const struct
 	po_html_el(html, parent, "p", d->straggler.present ? "note" : "note note-ok", text);
 }
 
-void po_html_fill_ranks(struct po_html *html)
+enum po_status po_html_fill_ranks(struct po_html *html, struct po_error *err)
 {
 	static const char *const headers[] = {"Rank",	   "Host",    "Steady steps", "Step",
 					      "Data wait", "Forward", "Backward",     "Collectives",
@@ -59,8 +59,10 @@ void po_html_fill_ranks(struct po_html *html)
 	const struct po_distributed *d = html->analysis->distributed;
 	xmlNodePtr parent = po_html_find(html, "findings"), body;
 
+	const struct po_chart *heatmap = po_html_chart(html, "ranks.svg");
+
 	if (!d || !parent)
-		return;
+		return PO_STATUS_OK;
 	po_html_el(html, parent, "h3", NULL, "Ranks");
 	body = po_html_table(html, parent, "data", headers, 10,
 			     PO_HTML_NUMERIC_TAIL & ~PO_HTML_COLUMN(1));
@@ -73,4 +75,5 @@ void po_html_fill_ranks(struct po_html *html)
 		po_html_el(html, parent, "p", "note", text);
 	}
 	straggler_note(html, parent, d);
+	return heatmap ? po_html_embed_chart(html, parent, heatmap, err) : PO_STATUS_OK;
 }

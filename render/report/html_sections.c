@@ -381,8 +381,11 @@ enum po_status po_html_fill_sections(struct po_html *html, struct po_error *err)
 	fill_subtitle(html);
 	fill_verdict(html);
 	fill_findings(html);
-	po_html_fill_ranks(html);
-	po_html_fill_hotspots(html);
+	status = po_html_fill_ranks(html, err);
+	if (status == PO_STATUS_OK)
+		status = po_html_fill_hotspots(html, err);
+	if (status != PO_STATUS_OK)
+		return status;
 	po_html_fill_alerts(html);
 	status = po_html_fill_comparison(html, err);
 	if (status != PO_STATUS_OK)

@@ -91,6 +91,7 @@ struct po_chart {
 	po_chart_draw_fn draw;
 	const struct po_analysis *analysis;  /* weak */
 	const struct po_step_detail *detail; /* weak: the timeline's step, else NULL */
+	const struct po_flame *flame;	     /* weak: a flame graph's role, else NULL */
 	bool comparison; /* drawn in the comparison section, not among the charts */
 };
 
@@ -117,6 +118,9 @@ void po_report_straggler_sentence(const struct po_distributed *d, char *text, si
 void po_report_clock_sentence(const struct po_distributed *d, size_t host, char *text, size_t size);
 /* charts_ranks.c: the ranks' step-time heatmap, and its height. */
 void po_chart_ranks(cairo_t *cr, const struct po_chart *chart);
+/* charts_flame.c: a role's flame graph of function samples, and its height. */
+void po_chart_flame(cairo_t *cr, const struct po_chart *chart);
+double po_chart_flame_height(const struct po_flame *flame);
 double po_chart_ranks_height(const struct po_analysis *analysis);
 /* Lanes a timeline needs, to size its chart. */
 size_t po_timeline_lane_count(const struct po_analysis *analysis,

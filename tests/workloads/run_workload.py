@@ -47,6 +47,7 @@ Tolerances. The machine these run on is small (2 cores) and shared, so:
 """
 
 import argparse
+import html as html_text
 import json
 import math
 import os
@@ -807,7 +808,7 @@ def report_texts(run):
     """The text of index.html (tags dropped) and of report.pdf (pdftotext)."""
     report = os.path.join(run.work, "report")
     with open(os.path.join(report, "index.html"), encoding="utf-8") as page:
-        html = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", page.read()))
+        html = re.sub(r"\s+", " ", html_text.unescape(re.sub(r"<[^>]*>", " ", page.read())))
     pdf = subprocess.run(["pdftotext", os.path.join(report, "report.pdf"), "-"],
                          capture_output=True, text=True, check=False).stdout
     return html, re.sub(r"\s+", " ", pdf)
@@ -1350,17 +1351,36 @@ def check_hotspot_shares(run, role, stage, points):
     return not misses, f"{role} {stage} self shares over {groups[0]['samples']} samples: {said}"
 
 
+@check
+def check_chart_drawn(run, file_name, title):
+    """The report drew the chart: charts/FILE_NAME, embedded in index.html (its title on the
+    figure) and drawn in report.pdf under its title."""
+    report = os.path.join(run.work, "report")
+    chart = os.path.join(report, "charts", file_name)
+    drawn = os.path.exists(chart) and os.path.getsize(chart) > 1000
+    with open(os.path.join(report, "index.html"), encoding="utf-8") as page:
+        html = html_text.unescape(page.read())
+    pdf = report_texts(run)[1]
+    missing = [name for name, text in (("index.html", html), ("report.pdf", pdf))
+               if title not in text]
+    return drawn and not missing, f"charts/{file_name} " + \
+        ("drawn" if drawn else "missing") + f"; \"{title}\" " + \
+        ("in index.html and report.pdf" if not missing else "not in " + ", ".join(missing))
+
+
 EXPECTATIONS.update({
     "hotspots_workers": [
         ("step_count",),
         ("hotspot_shares", "worker", "load", SHARE_POINTS),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
         ("reports_name_fact", "Hotspots", "dominant_function"),
+        ("chart_drawn", "flame-worker.svg", "Where the data-loader workers' CPU goes"),
     ],
     "hotspots_main": [
         ("step_count",),
         ("hotspot_shares", "main", "load", SHARE_POINTS),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
+        ("chart_drawn", "flame-main.svg", "Where the training loop's CPU goes"),
     ],
 })
 
@@ -1378,6 +1398,7 @@ EXPECTATIONS.update({
         ("straggler", 1, "input", True),
         ("finding", "rank-straggler", {"rank": 1, "pattern": "chronic", "cause": "input"}),
         ("reports_say", "Ranks", "Straggler: rank 1 (chronic)"),
+        ("chart_drawn", "ranks.svg", "Each rank's own time per step"),
     ],
     "ddp_compute": [
         ("truth", "rank0_wait_ms", ">=", 15),

@@ -4,7 +4,9 @@
  * the CPU time a sample stands for, total shares count a function once per sample however
  * often it recurses; code ids are per process; a code never described is "(unknown code)";
  * frames that do not fit their bytes are dropped; a run without samples has no hotspots.
- * Each group counts the samples per label of the span they were taken in.
+ * Each group counts the samples per label of the span they were taken in. Each role gets a
+ * flame graph: its call paths depth first, siblings by name, recursion kept as paths,
+ * paths under one per mille of the role's samples left out.
  */
 #include <stdio.h>
 #include <string.h>
@@ -168,6 +170,59 @@ static void test_counts_unknown_malformed(void)
 	po_analysis_destroy(analysis);
 }
 
+static bool flame_node_is(const struct po_flame_node *node, int32_t depth, const char *function,
+			  int64_t samples, int64_t self)
+{
+	return node->depth == depth && strcmp(node->function, function) == 0 &&
+	       node->samples == samples && node->self_samples == self;
+}
+
+static void test_flames(void)
+{
+	struct po_analysis *analysis = two_processes();
+	const struct po_flame *main_flame, *worker;
+
+	CHECK(analysis->flame_count == 2);
+	main_flame = &analysis->flames[0];
+	worker = &analysis->flames[1];
+	CHECK(main_flame->role == PO_ROLE_MAIN && worker->role == PO_ROLE_WORKER);
+	/* the worker: _worker_loop > __getitem__ > decode twice, __getitem__ itself once */
+	CHECK(worker->samples == 3 && worker->node_count == 3 && worker->max_depth == 2);
+	CHECK(flame_node_is(&worker->nodes[0], 0, "_worker_loop", 3, 0));
+	CHECK(flame_node_is(&worker->nodes[1], 1, "__getitem__", 3, 1));
+	CHECK(flame_node_is(&worker->nodes[2], 2, "decode", 2, 2));
+	CHECK(worker->nodes[2].line == 40 && strcmp(worker->nodes[2].file, "dataset.py") == 0);
+	/* the loop: its recursion stays a path; roots by name ("Linear..." before "train") */
+	CHECK(main_flame->samples == 3 && main_flame->node_count == 5 &&
+	      main_flame->max_depth == 3);
+	CHECK(flame_node_is(&main_flame->nodes[0], 0, "Linear.forward", 2, 0));
+	CHECK(flame_node_is(&main_flame->nodes[1], 1, "train", 2, 0));
+	CHECK(flame_node_is(&main_flame->nodes[2], 2, "train", 2, 0));
+	CHECK(flame_node_is(&main_flame->nodes[3], 3, "Linear.forward", 2, 2));
+	CHECK(flame_node_is(&main_flame->nodes[4], 0, "train", 1, 1));
+	po_analysis_destroy(analysis);
+}
+
+/* A path in less than one per mille of the samples is left out, with its callees. */
+static void test_flame_small_paths(void)
+{
+	static const uint32_t big[] = {1}, small[] = {3, 2};
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	code(model, 1 * MS, MAIN, 1, "big", 1);
+	code(model, 1 * MS, MAIN, 2, "small", 2);
+	code(model, 1 * MS, MAIN, 3, "smaller", 3);
+	for (int i = 0; i < 1001; i++)
+		sample(model, 2 * MS + i, MAIN, MAIN, -1, big, 1);
+	sample(model, 3 * MS, MAIN, MAIN, -1, small, 2);
+	analysis = model_done(model);
+	CHECK(analysis->flame_count == 1 && analysis->flames[0].samples == 1002);
+	CHECK(analysis->flames[0].node_count == 1);
+	CHECK(flame_node_is(&analysis->flames[0].nodes[0], 0, "big", 1001, 1001));
+	po_analysis_destroy(analysis);
+}
+
 static void test_no_samples(void)
 {
 	struct po_model *model = model_new(NULL);
@@ -178,6 +233,7 @@ static void test_no_samples(void)
 	analysis = model_done(model);
 	CHECK(analysis->stack_samples == 0 && analysis->hotspot_group_count == 0);
 	CHECK(analysis->hotspot_groups == NULL);
+	CHECK(analysis->flame_count == 0 && analysis->flames == NULL);
 	po_analysis_destroy(analysis);
 }
 
@@ -185,6 +241,8 @@ int main(void)
 {
 	test_roles_and_stages();
 	test_counts_unknown_malformed();
+	test_flames();
+	test_flame_small_paths();
 	test_no_samples();
 	printf("unit.model.hotspots: ok\n");
 	return 0;
