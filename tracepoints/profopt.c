@@ -6,7 +6,10 @@
  * thread CPU clock (a system call), because their spans last milliseconds.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,6 +366,54 @@ PO_EXPORT void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t 
 	if (tid < 0)
 		tid = (int32_t)syscall(SYS_gettid);
 	lttng_ust_do_tracepoint(profopt, stack_sample, tid, cpu_ns, code_ids, lines, depth);
+}
+
+/* ---- the signal timer of a wall-time sampler ---- */
+
+static timer_t signal_timer;
+static bool signal_timer_armed; /* a forked child has no timer: cleared there */
+static pthread_once_t signal_timer_once = PTHREAD_ONCE_INIT;
+
+static void signal_timer_forget(void)
+{
+	signal_timer_armed = false;
+}
+
+static void signal_timer_hooks(void)
+{
+	pthread_atfork(NULL, NULL, signal_timer_forget);
+}
+
+PO_EXPORT int profopt_signal_timer_start(int signo, uint32_t period_us)
+{
+	struct sigevent event = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = signo};
+	struct itimerspec every = {
+	    .it_interval = {.tv_sec = period_us / 1000000, .tv_nsec = period_us % 1000000 * 1000},
+	};
+
+	if (signo <= 0 || signo >= NSIG || period_us == 0)
+		return -EINVAL;
+	pthread_once(&signal_timer_once, signal_timer_hooks);
+	profopt_signal_timer_stop();
+	event._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* sigev_notify_thread_id */
+	every.it_value = every.it_interval;
+	if (timer_create(CLOCK_MONOTONIC, &event, &signal_timer) != 0)
+		return -errno;
+	if (timer_settime(signal_timer, 0, &every, NULL) != 0) {
+		int error = errno;
+
+		timer_delete(signal_timer);
+		return -error;
+	}
+	signal_timer_armed = true;
+	return 0;
+}
+
+PO_EXPORT void profopt_signal_timer_stop(void)
+{
+	if (signal_timer_armed)
+		timer_delete(signal_timer);
+	signal_timer_armed = false;
 }
 
 PO_EXPORT int profopt_sampler_start(unsigned period_ms)

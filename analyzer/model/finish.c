@@ -143,6 +143,8 @@ void po_run_settings_resolve(struct po_analysis *analysis)
 	    .device = config_text(analysis, "device"),
 	    .rank = config_integer(analysis, "rank"),
 	    .world_size = config_integer(analysis, "world_size")};
+	analysis->stacks_wall = config_text(analysis, "stacks_clock") &&
+				strcmp(config_text(analysis, "stacks_clock"), "wall") == 0;
 }
 
 static enum po_status build_run(struct po_model *model, struct po_analysis *analysis)

@@ -395,11 +395,20 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
 	return status;
 }
 
-/* A stack sample for the hotspot tracker, with the innermost stage span open on its thread. */
+/*
+ * A stack sample for the hotspot tracker, with the innermost stage span open on the sampled
+ * thread: the emitting one (a CPU-time sample, taken by the thread's own signal handler),
+ * or another of its process (a wall-time sample, taken by a sampler thread); a thread
+ * never seen has no span open.
+ */
 static enum po_status stack_sample(struct po_model *model, const struct thread *thread,
 				   const struct po_event *event)
 {
-	for (size_t i = thread->depth; i-- > 0;) {
+	int32_t tid = event->u.stack_sample.tid;
+
+	if (tid >= 0 && tid != event->tid)
+		thread = process_tracker_find_thread(&model->procs, event->pid, tid);
+	for (size_t i = thread ? thread->depth : 0; i-- > 0;) {
 		const struct open_span *span = &thread->stack[i];
 
 		if (span->kind == OPEN_STAGE)

@@ -461,3 +461,11 @@ struct process *process_tracker_find(const struct po_process_tracker *t, int32_t
 
 	return entry ? &t->processes[entry->value] : NULL;
 }
+
+const struct thread *process_tracker_find_thread(const struct po_process_tracker *t, int32_t pid,
+						 int32_t tid)
+{
+	struct po_map_entry *entry = po_map_find(&t->thread_index, (uint32_t)pid, (uint32_t)tid);
+
+	return entry ? &t->threads[entry->value] : NULL;
+}

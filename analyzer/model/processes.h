@@ -167,6 +167,9 @@ enum po_status process_tracker_note(struct po_process_tracker *tracker,
 
 /* The process of pid, or NULL. */
 struct process *process_tracker_find(const struct po_process_tracker *tracker, int32_t pid);
+/* The thread tid of process pid, or NULL when it has not been seen. */
+const struct thread *process_tracker_find_thread(const struct po_process_tracker *tracker,
+						 int32_t pid, int32_t tid);
 
 /*
  * A PO_EV_COUNTER sample of the process: false, and nothing changes, when no machine of

@@ -954,6 +954,8 @@ struct po_analysis {
 	struct po_flame *flames;
 	size_t flame_count;
 	int64_t stack_samples; /* every stack sample of the analysed processes */
+	/* The samples count wall time, not CPU time (run config stacks_clock=wall). */
+	bool stacks_wall;
 
 	struct po_gpu_device *gpus; /* sorted by device */
 	size_t gpu_count;

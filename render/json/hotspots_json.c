@@ -72,7 +72,8 @@ void po_render_hotspots_text(const struct po_analysis *analysis, FILE *out)
 {
 	if (!analysis->hotspot_group_count)
 		return;
-	fprintf(out, "\nHotspots (function samples, share of each stage's sampled CPU time):\n");
+	fprintf(out, "\nHotspots (function samples, share of each stage's sampled %s time):\n",
+		analysis->stacks_wall ? "wall" : "CPU");
 	fprintf(out, "  %-8s %-11s %7s %6s %6s  %s\n", "role", "stage", "samples", "self%",
 		"total%", "function (file:line)");
 	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {

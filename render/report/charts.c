@@ -687,10 +687,11 @@ enum po_status po_report_charts_create(const struct po_analysis *analysis,
 		char file_name[64], title[160];
 
 		snprintf(file_name, sizeof(file_name), "flame-%s.svg", po_role_name(flame->role));
-		snprintf(title, sizeof(title), "Where %s CPU goes: function samples",
+		snprintf(title, sizeof(title), "Where %s %s goes: function samples",
 			 flame->role == PO_ROLE_MAIN	 ? "the training loop's"
 			 : flame->role == PO_ROLE_WORKER ? "the data-loader workers'"
-							 : "other processes'");
+							 : "other processes'",
+			 analysis->stacks_wall ? "time" : "CPU");
 		chart_add(list, analysis, file_name, title, po_chart_flame_height(flame),
 			  po_chart_flame)
 		    ->flame = flame;

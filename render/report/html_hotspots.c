@@ -44,9 +44,9 @@ enum po_status po_html_fill_hotspots(struct po_html *html, struct po_error *err)
 		return PO_STATUS_OK;
 	po_html_el(html, parent, "h3", NULL, "Hotspots");
 	snprintf(text, sizeof(text),
-		 "Function samples (%lld): each function's share of its stage's sampled CPU "
+		 "Function samples (%lld): each function's share of its stage's sampled %s "
 		 "time, in its own code (self) and below it (total).",
-		 (long long)analysis->stack_samples);
+		 (long long)analysis->stack_samples, analysis->stacks_wall ? "wall" : "CPU");
 	po_html_el(html, parent, "p", "note", text);
 	body = po_html_table(html, parent, "data", headers, 7,
 			     PO_HTML_COLUMN(4) | PO_HTML_COLUMN(5) | PO_HTML_COLUMN(6));

@@ -29,9 +29,9 @@ void po_pdf_hotspots(struct po_page *page)
 		return;
 	po_page_heading(page, "Hotspots");
 	snprintf(text, sizeof(text),
-		 "Function samples (%lld): each function's share of its stage's sampled CPU time, "
+		 "Function samples (%lld): each function's share of its stage's sampled %s time, "
 		 "in its own code (self) and below it (total).",
-		 (long long)analysis->stack_samples);
+		 (long long)analysis->stack_samples, analysis->stacks_wall ? "wall" : "CPU");
 	po_page_text(page, text, 9, false, PO_COLOR_MUTED, 0);
 	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {
 		const struct po_hotspot_group *group = &analysis->hotspot_groups[i];

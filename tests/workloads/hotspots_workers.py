@@ -71,21 +71,26 @@ def options(parser):
     parser.add_argument("--batch-size", type=int, default=8)
 
 
-def train(args, truth):
+def train_loading(args, truth, dataset, costs_ms):
+    """Trains from dataset in args.workers workers; the truth: the designed shares of
+    costs_ms (function name: ms per sample) and the largest."""
     torch.manual_seed(1)
-    loader = DataLoader(ThreeCosts(args.steps * args.batch_size), batch_size=args.batch_size,
-                        num_workers=args.workers)
+    loader = DataLoader(dataset, batch_size=args.batch_size, num_workers=args.workers)
     model = common.make_model(64)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    total_ms = sum(COSTS_MS.values())
+    total_ms = sum(costs_ms.values())
     truth.facts.update(num_workers=args.workers, batch_size=args.batch_size,
                        designed_self_pct={name: 100.0 * ms / total_ms
-                                          for name, ms in COSTS_MS.items()},
-                       dominant_function=max(COSTS_MS, key=COSTS_MS.get))
+                                          for name, ms in costs_ms.items()},
+                       dominant_function=max(costs_ms, key=costs_ms.get))
     loader = profopt.instrument(loader)
     with profopt.run(loader=loader, model=model, optimizer=optimizer):
         for features, labels in truth.timed(loader, epoch=0):
             common.train_step(model, optimizer, features, labels)
+
+
+def train(args, truth):
+    train_loading(args, truth, ThreeCosts(args.steps * args.batch_size), COSTS_MS)
 
 
 def main(workers):

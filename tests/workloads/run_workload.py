@@ -98,7 +98,8 @@ ATTEMPTS = 2
 
 # Options of profopt-record a workload is recorded with (the default: none).
 RECORD_OPTIONS = {"leak_heap": ("--heap",), "hotspots_workers": ("--stacks",),
-                  "hotspots_main": ("--stacks",)}
+                  "hotspots_main": ("--stacks",),
+                  "hotspots_wall": ("--stacks", "--stacks-clock", "wall")}
 
 # What each workload must show. Every check is (check name, parameters...); the checks
 # are defined below, each compares summary.json with the truth file or states a fact
@@ -1381,6 +1382,11 @@ EXPECTATIONS.update({
         ("hotspot_shares", "main", "load", SHARE_POINTS),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
         ("chart_drawn", "flame-main.svg", "Where the training loop's CPU goes"),
+    ],
+    "hotspots_wall": [
+        ("step_count",),
+        ("hotspot_shares", "worker", "load", SHARE_POINTS),
+        ("chart_drawn", "flame-worker.svg", "Where the data-loader workers' time goes"),
     ],
 })
 

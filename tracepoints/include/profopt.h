@@ -237,6 +237,16 @@ void profopt_code(uint32_t code_id, const char *function, const char *file, int3
 void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t *code_ids,
 			  const uint32_t *lines, uint32_t depth);
 
+/*
+ * The clock of a signal-driven sampler that counts wall time (the Python module's
+ * --stacks-clock=wall): signal signo is sent to the calling thread every period_us
+ * microseconds of CLOCK_MONOTONIC (a POSIX timer, SIGEV_THREAD_ID), until
+ * profopt_signal_timer_stop() or exec. One timer per process; starting again replaces it.
+ * A forked child has none: it starts its own. Returns 0, or -errno.
+ */
+int profopt_signal_timer_start(int signo, uint32_t period_us);
+void profopt_signal_timer_stop(void);
+
 /* Monotonic clock in nanoseconds, the same clock the trace uses. */
 int64_t profopt_now_ns(void);
 

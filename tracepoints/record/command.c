@@ -241,7 +241,7 @@ static enum rec_status gpu_environment(char *entry, size_t size, struct po_error
  * records each allocation's callers, and liblttng-ust-dl.so, which reports the objects that
  * dlopen maps) first, then the user's own preloads.
  * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler; with --stacks, PROFOPT_STACKS_HZ
- * starts the Python module's stack sampler.
+ * starts the Python module's stack sampler on the clock PROFOPT_STACKS_CLOCK names.
  */
 static enum rec_status build_environment(struct rec_command *command,
 					 const struct rec_options *options, struct po_error *err)
@@ -249,9 +249,10 @@ static enum rec_status build_environment(struct rec_command *command,
 	static char preload[12288];
 	static char sample[64];
 	static char stacks[64];
+	static char stacks_clock[64];
 	static char injection[4200];
 	const char *user_preload = getenv("LD_PRELOAD");
-	char *replacements[4];
+	char *replacements[5];
 	size_t replacement_count = 0;
 	char dl_wrapper[4096], heap[4096] = "";
 
@@ -278,6 +279,9 @@ static enum rec_status build_environment(struct rec_command *command,
 	if (options->stacks_hz > 0) {
 		snprintf(stacks, sizeof(stacks), "PROFOPT_STACKS_HZ=%ld", options->stacks_hz);
 		replacements[replacement_count++] = stacks;
+		snprintf(stacks_clock, sizeof(stacks_clock), "PROFOPT_STACKS_CLOCK=%s",
+			 options->stacks_clock ? options->stacks_clock : "cpu");
+		replacements[replacement_count++] = stacks_clock;
 	}
 	if (options->gpu) {
 		enum rec_status status = gpu_environment(injection, sizeof(injection), err);

@@ -18,6 +18,7 @@ enum {
 	OPT_NUM_SUBBUF,
 	OPT_SAMPLE_MS,
 	OPT_STACKS,
+	OPT_STACKS_CLOCK,
 	OPT_LIVE,
 	OPT_ALERTS,
 	OPT_ON_ALERT,
@@ -38,6 +39,7 @@ static const struct option long_options[] = {
     {"num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF},
     {"sample-ms", required_argument, NULL, OPT_SAMPLE_MS},
     {"stacks", optional_argument, NULL, OPT_STACKS},
+    {"stacks-clock", required_argument, NULL, OPT_STACKS_CLOCK},
     {"live", no_argument, NULL, OPT_LIVE},
     {"alerts", required_argument, NULL, OPT_ALERTS},
     {"on-alert", required_argument, NULL, OPT_ON_ALERT},
@@ -76,6 +78,9 @@ void rec_options_print_help(void)
 	       "      --stacks[=HZ]   sample the Python stacks of every traced Python process\n"
 	       "                      HZ times per second of its CPU time (default 100;\n"
 	       "                      docs/sampling.md)\n"
+	       "      --stacks-clock cpu|wall  with --stacks: per second of each process's CPU\n"
+	       "                      time (cpu, the default), or of wall time, every thread,\n"
+	       "                      waiting or running (wall: where the time goes in I/O)\n"
 	       "      --live          also show the run while it records (profopt-analyze\n"
 	       "                      --live through lttng-relayd, docs/live.md): a panel on\n"
 	       "                      a terminal, else one JSON line per window on stdout;\n"
@@ -197,6 +202,13 @@ static enum rec_status parse_option(struct rec_options *options, int opt, const 
 				     REC_MAX_STACKS_HZ);
 			return REC_STATUS_USAGE;
 		}
+		break;
+	case OPT_STACKS_CLOCK:
+		if (strcmp(arg, "cpu") != 0 && strcmp(arg, "wall") != 0) {
+			po_error_set(err, "invalid --stacks-clock '%s': cpu or wall", arg);
+			return REC_STATUS_USAGE;
+		}
+		options->stacks_clock = arg;
 		break;
 	case OPT_LIVE:
 		options->live = true;
@@ -361,6 +373,10 @@ enum rec_status rec_options_parse(struct rec_options *options, int argc, char **
 	if ((options->live_alerts || options->live_on_alert || options->live_set_count) &&
 	    !options->live) {
 		po_error_set(err, "--alerts, --on-alert and --set need --live");
+		return REC_STATUS_USAGE;
+	}
+	if (options->stacks_clock && !options->stacks_hz) {
+		po_error_set(err, "--stacks-clock needs --stacks");
 		return REC_STATUS_USAGE;
 	}
 	options->command_argv = argv + optind;

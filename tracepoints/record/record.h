@@ -112,6 +112,7 @@ struct rec_options {
 	uint64_t subbuf_count;
 	long sample_ms;		   /* -1: keep the user's PROFOPT_SAMPLE_MS, else 20 */
 	long stacks_hz;		   /* --stacks: PROFOPT_STACKS_HZ for the command; 0: off */
+	const char *stacks_clock;  /* --stacks-clock: "cpu" or "wall"; NULL: not given */
 	char *const *command_argv; /* weak: argv, NULL-terminated */
 	/* --live: also stream to profopt-analyze --live through lttng-relayd (live.c) */
 	bool live;

@@ -4,7 +4,8 @@
 without it; a forked child restarts it, spawned and forkserver DataLoader workers start it
 from the environment, and a DataLoader's training gives the same losses bit for bit with
 and without it for each start method; an exec'd program does not die of SIGPROF; a program
-that uses SIGPROF itself is left alone with one warning. Runs without a recording session
+that uses SIGPROF itself is left alone with one warning; on wall time (stacks_clock="wall")
+it samples while the program waits. Runs without a recording session
 (the events are then dropped in libprofopt, after all of the sampler's own work)."""
 
 import os
@@ -198,6 +199,51 @@ def test_run_option():
           "the run's end stops the sampler and restores the environment")
 
 
+def blocked(seconds):
+    time.sleep(seconds)  # waiting, as a read from remote storage does
+
+
+def test_wall():
+    """stacks_clock="wall": samples on wall time, also while the program waits; a forked
+    child restarts its timer; an exec'd program is not hit; other clocks are refused."""
+    _stacks.stop()
+    check(_stacks.start(1000, "wall"), "the wall-time sampler starts")
+    before = _stacks._State.samples
+    blocked(0.3)
+    waited = _stacks._State.samples - before
+    check(waited >= 100, f"0.3 s of waiting at 1000 Hz of wall time: {waited} samples")
+    plain_work = python_work(50)
+    check(plain_work == python_work(50), "the same results while sampling on wall time")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        blocked(0.3)
+        os.write(write, f"{int(_stacks._State.running)} {_stacks._State.samples}".encode())
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 100).decode().split()
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    check(status == 0 and answer[0] == "1" and int(answer[1]) >= 100,
+          f"a forked child starts its own wall-time timer and samples ({answer})")
+    test_exec()
+    _stacks.stop()
+    check(signal.getsignal(signal.SIGPROF) == signal.SIG_DFL, "stop() restores SIGPROF")
+    _stacks._State.warned = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        started = _stacks.start(100, "sundial")
+    check(not started and len(caught) == 1 and "neither of cpu, wall" in str(caught[0].message),
+          f"another clock is refused with one warning ({[str(w.message) for w in caught]})")
+    os.environ.pop(_stacks.CLOCK_ENVIRONMENT, None)
+    with profopt.run(stacks_hz=200, stacks_clock="wall"):
+        clock = (_stacks._State.clock, os.environ.get(_stacks.CLOCK_ENVIRONMENT))
+    check(clock == ("wall", "wall") and _stacks.CLOCK_ENVIRONMENT not in os.environ,
+          f"profopt.run(stacks_clock='wall') samples on wall time and sets "
+          f"{_stacks.CLOCK_ENVIRONMENT} for the run ({clock})")
+
+
 def test_refused():
     check(_stacks.unsupported_reason() is None, "CPython 3.8+ on Linux is supported")
     script = ("import sys; sys.implementation.name = 'pypy'\n"
@@ -217,6 +263,7 @@ def main():
     test_exec()
     test_loaders()
     test_taken()
+    test_wall()
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
 

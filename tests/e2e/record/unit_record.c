@@ -64,6 +64,10 @@ static void test_options_errors(void)
 	char *tiny_size[] = {"profopt-record", "--subbuf-size", "2k", "true", NULL};
 	char *one_subbuf[] = {"profopt-record", "--num-subbuf", "1", "true", NULL};
 	char *bad_sample[] = {"profopt-record", "--sample-ms", "10ms", "true", NULL};
+	char *bad_clock[] = {"profopt-record", "--stacks", "--stacks-clock",
+			     "sundial",	       "true",	   NULL};
+	char *clock_alone[] = {"profopt-record", "--stacks-clock", "wall", "true", NULL};
+	char *wall[] = {"profopt-record", "--stacks=250", "--stacks-clock", "wall", "true", NULL};
 	char *unknown[] = {"profopt-record", "--bogus", "true", NULL};
 	char *missing_value[] = {"profopt-record", "-o", NULL};
 	char *plain_command[] = {"profopt-record", "true", NULL};
@@ -75,6 +79,11 @@ static void test_options_errors(void)
 	CHECK_INT_EQ(parse(&options, tiny_size, ARGC(tiny_size)), REC_STATUS_USAGE);
 	CHECK_INT_EQ(parse(&options, one_subbuf, ARGC(one_subbuf)), REC_STATUS_USAGE);
 	CHECK_INT_EQ(parse(&options, bad_sample, ARGC(bad_sample)), REC_STATUS_USAGE);
+	CHECK_INT_EQ(parse(&options, bad_clock, ARGC(bad_clock)), REC_STATUS_USAGE);
+	CHECK_INT_EQ(parse(&options, clock_alone, ARGC(clock_alone)), REC_STATUS_USAGE);
+	CHECK_INT_EQ(parse(&options, wall, ARGC(wall)), REC_STATUS_OK);
+	CHECK_INT_EQ(options.stacks_hz, 250);
+	CHECK_STR_EQ(options.stacks_clock, "wall");
 	CHECK_INT_EQ(parse(&options, unknown, ARGC(unknown)), REC_STATUS_USAGE);
 	CHECK_INT_EQ(parse(&options, missing_value, ARGC(missing_value)), REC_STATUS_USAGE);
 	CHECK_INT_EQ(parse(&options, plain_command, ARGC(plain_command)), REC_STATUS_OK);

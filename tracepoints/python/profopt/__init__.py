@@ -124,13 +124,18 @@ class run:
     DistributedDataParallel model gets a communication hook that times its all-reduce
     (profopt._dist, docs/distributed.md). stacks_hz=HZ samples the Python stacks of this
     process and of its DataLoader workers HZ times per CPU second (profopt._stacks,
-    docs/sampling.md; default: PROFOPT_STACKS_HZ, which profopt-record --stacks sets)."""
+    docs/sampling.md; default: PROFOPT_STACKS_HZ, which profopt-record --stacks sets);
+    stacks_clock="wall" samples every thread HZ times per second of wall time instead, to
+    see where they wait (default: PROFOPT_STACKS_CLOCK, else "cpu")."""
 
     def __init__(self, config=None, loader=None, framework="pytorch", *, model=None,
-                 optimizer=None, sample_ms=50, python_memory=None, stacks_hz=None):
+                 optimizer=None, sample_ms=50, python_memory=None, stacks_hz=None,
+                 stacks_clock=None):
         self.stacks_hz = stacks_hz  # function samples per CPU second; None: the environment's
+        self.stacks_clock = stacks_clock  # "cpu" or "wall"; None: the environment's
         self.stacks_started = False  # this run started the sampler, and stops it
         self.stacks_environment = None  # PROFOPT_STACKS_HZ before the run set it
+        self.stacks_clock_environment = None  # PROFOPT_STACKS_CLOCK before the run set it
         self.config = dict(config or {})  # user's pairs, recorded after the derived ones
         self.loader = loader
         self.framework = framework
@@ -178,16 +183,22 @@ class run:
             _pymem.start()
             _api.STATE.python_memory = True
         self._start_stacks()
+        from . import _stacks
+        if _stacks._State.running:  # what the samples count, for the report's words
+            run_config("stacks_clock", _stacks._State.clock)
         return self
 
     def _start_stacks(self):
         from . import _stacks
         if not self.stacks_hz or _stacks._State.running:
             return
-        self.stacks_started = _stacks.start(self.stacks_hz)
+        clock = self.stacks_clock or _stacks.clock_from_environment()
+        self.stacks_started = _stacks.start(self.stacks_hz, clock)
         if self.stacks_started:  # for the workers it spawns, until the run ends
             self.stacks_environment = os.environ.get(_stacks.ENVIRONMENT)
+            self.stacks_clock_environment = os.environ.get(_stacks.CLOCK_ENVIRONMENT)
             os.environ[_stacks.ENVIRONMENT] = str(int(self.stacks_hz))
+            os.environ[_stacks.CLOCK_ENVIRONMENT] = clock
 
     def __exit__(self, exc_type, exc, traceback):
         from . import _gc
@@ -197,10 +208,12 @@ class run:
             from . import _stacks
             _stacks.stop()
             self.stacks_started = False
-            if self.stacks_environment is None:
-                os.environ.pop(_stacks.ENVIRONMENT, None)
-            else:
-                os.environ[_stacks.ENVIRONMENT] = self.stacks_environment
+            for name, before in ((_stacks.ENVIRONMENT, self.stacks_environment),
+                                 (_stacks.CLOCK_ENVIRONMENT, self.stacks_clock_environment)):
+                if before is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = before
         if _api.STATE.python_memory:
             from . import _pymem
             _pymem.stop()
@@ -246,7 +259,7 @@ def _at_exit():
 
 
 def start(config=None, loader=None, framework="pytorch", *, model=None, optimizer=None,
-          sample_ms=50, python_memory=None, stacks_hz=None):
+          sample_ms=50, python_memory=None, stacks_hz=None, stacks_clock=None):
     """Starts a run as `with profopt.run(...)` would, for programs where the training loop
     cannot be put inside a `with` block without re-indenting it; same arguments. Returns
     the run. profopt.stop() ends it; a run still open when the interpreter exits is ended
@@ -257,7 +270,8 @@ def start(config=None, loader=None, framework="pytorch", *, model=None, optimize
         raise RuntimeError("profopt.start: a run is already started; call profopt.stop() "
                            "first")
     started = run(config, loader, framework, model=model, optimizer=optimizer,
-                  sample_ms=sample_ms, python_memory=python_memory, stacks_hz=stacks_hz)
+                  sample_ms=sample_ms, python_memory=python_memory, stacks_hz=stacks_hz,
+                  stacks_clock=stacks_clock)
     started.__enter__()
     _STARTED = started
     if sys.excepthook is not _excepthook:

@@ -78,6 +78,8 @@ SIGNATURES = {
     "profopt_collective_end": (None, [_c_int32, _c_int, _c_uint64, _c_int64, _c_int32]),
     "profopt_sampler_start": (_c_int, [ctypes.c_uint]),
     "profopt_sampler_stop": (None, []),
+    "profopt_signal_timer_start": (_c_int, [_c_int, ctypes.c_uint32]),
+    "profopt_signal_timer_stop": (None, []),
     "profopt_now_ns": (_c_int64, []),
     "profopt_code": (None, [ctypes.c_uint32, _c_str, _c_str, _c_int32]),
     "profopt_stack_sample": (None, [_c_int32, _c_int64, ctypes.POINTER(ctypes.c_uint32),
@@ -100,6 +102,7 @@ class _NoLibrary:
         self.profopt_version = lambda: None
         self.profopt_tracing_enabled = lambda: 0
         self.profopt_sampler_start = lambda period_ms: -1
+        self.profopt_signal_timer_start = lambda signo, period_us: -1
         self.profopt_now_ns = time.monotonic_ns
 
 

@@ -14,6 +14,15 @@ profopt is imported: also in spawned DataLoader workers) or profopt.run(stacks_h
 sets the same variable for the processes it starts. Forked children (DataLoader workers)
 restart the timer, which fork does not inherit, and describe their code objects again.
 
+With PROFOPT_STACKS_CLOCK=wall (profopt-record --stacks-clock=wall, or
+profopt.run(stacks_clock="wall")) the SIGPROF comes every 1/hz seconds of wall time
+instead, from a POSIX timer on CLOCK_MONOTONIC aimed at the main thread
+(profopt_signal_timer_start in libprofopt), running or waiting: time blocked in I/O, locks
+and queues shows in the function that blocks (a blocking call interrupted by the signal
+resumes after the handler, PEP 475). Each sample stands for the wall time since the
+previous one. (A sampler thread reading sys._current_frames() would see the main thread
+only when it releases the GIL, never in Python code shorter than the switch interval.)
+
 A program that already has a SIGPROF handler or an ITIMER_PROF timer is left alone, with
 one warning line. CPython 3.8 and later run it; another implementation or version is
 refused with one line saying why. The program's own results are unchanged: the handler
@@ -33,6 +42,8 @@ from ._api import encode
 from ._lib import LIB
 
 ENVIRONMENT = "PROFOPT_STACKS_HZ"
+CLOCK_ENVIRONMENT = "PROFOPT_STACKS_CLOCK"
+CLOCKS = ("cpu", "wall")
 DEFAULT_HZ = 100
 MAX_HZ = 10000
 MAX_DEPTH = 128  # PROFOPT_STACK_DEPTH_MAX
@@ -41,10 +52,11 @@ UNSUPPORTED = "unsupported"  # what start() returns when this interpreter is ref
 
 class _State:
     hz = 0                # the sampling rate while running, else 0
+    clock = "cpu"         # "cpu": SIGPROF on CPU time (ITIMER_PROF); "wall": on wall time
     running = False
     in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
     codes = {}            # code object -> its id in this process
-    last_cpu_ns = 0       # the main thread's CPU time at the previous sample
+    last_cpu_ns = 0       # the main thread's CPU time (wall: monotonic) at the previous sample
     samples = 0           # samples taken in this process (a fork starts again from 0)
     hooks = False         # the fork, exit and exec hooks are installed
     warned = False        # the one warning line was issued
@@ -86,7 +98,7 @@ def _describe(code):
     return code_id
 
 
-def _record(frame):
+def _record(frame, tid=-1, weight_ns=None):
     # Every sample runs this: the loop is written out for speed (no call per frame).
     codes = _State.codes
     ids = []
@@ -101,11 +113,12 @@ def _record(frame):
         lines.append(frame.f_lineno or 0)
         frame = frame.f_back
         depth += 1
-    now = time.thread_time_ns()
-    cpu_ns, _State.last_cpu_ns = now - _State.last_cpu_ns, now
+    if weight_ns is None:
+        now = time.monotonic_ns() if _State.clock == "wall" else time.thread_time_ns()
+        weight_ns, _State.last_cpu_ns = now - _State.last_cpu_ns, now
     _IDS[:depth] = ids  # one sample at a time: the handler never runs twice at once
     _LINES[:depth] = lines
-    LIB.profopt_stack_sample(-1, cpu_ns, _IDS, _LINES, depth)
+    LIB.profopt_stack_sample(tid, weight_ns, _IDS, _LINES, depth)
     _State.samples += 1
 
 
@@ -123,6 +136,12 @@ def _on_sample(signum, frame):
 
 def _arm(hz):
     period = 1.0 / hz
+    if _State.clock == "wall":
+        _State.last_cpu_ns = time.monotonic_ns()
+        error = LIB.profopt_signal_timer_start(int(signal.SIGPROF), max(1, int(1e6 / hz)))
+        if error != 0:
+            raise OSError(-error, "profopt_signal_timer_start failed")
+        return
     _State.last_cpu_ns = time.thread_time_ns()
     signal.setitimer(signal.ITIMER_PROF, period, period)
 
@@ -134,7 +153,7 @@ def _after_fork_in_child():
     _State.samples = 0
     _State.in_handler = False
     try:
-        _arm(_State.hz)
+        _arm(_State.hz)  # neither an ITIMER_PROF nor a POSIX timer survives fork
     except (OSError, ValueError):
         _State.running = False
 
@@ -168,9 +187,10 @@ def _taken():
     return handler not in (signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0)
 
 
-def start(hz=DEFAULT_HZ):
-    """Starts sampling this process (and the children it forks) hz times per CPU second.
-    Returns True when running, False when it could not start (one warning said why)."""
+def start(hz=DEFAULT_HZ, clock="cpu"):
+    """Starts sampling this process (and the children it forks) hz times per CPU second
+    (clock "cpu") or per wall second (clock "wall"). Returns True when running, False when
+    it could not start (one warning said why)."""
     if _State.running:
         return True
     hz = int(hz)
@@ -178,6 +198,9 @@ def start(hz=DEFAULT_HZ):
         return False
     hz = min(hz, MAX_HZ)
     reason = unsupported_reason()
+    if reason is None and clock not in CLOCKS:
+        reason = (f"profopt: function samples off: clock {clock!r} is neither of "
+                  f"{', '.join(CLOCKS)}")
     if reason is None and threading.current_thread() is not threading.main_thread():
         reason = "profopt: function samples not started: only the main thread can set signals"
     if reason is None and _taken():
@@ -193,8 +216,15 @@ def start(hz=DEFAULT_HZ):
     if not _State.hooks:
         _install_hooks()
     _State.hz = hz
+    _State.clock = clock
     _State.running = True
-    _arm(hz)
+    try:
+        _arm(hz)
+    except OSError as error:
+        _State.running = False
+        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        _warn_once(f"profopt: function samples off: the wall-time timer failed ({error})")
+        return False
     return True
 
 
@@ -203,7 +233,10 @@ def stop():
     if not _State.running:
         return
     _State.running = False
-    signal.setitimer(signal.ITIMER_PROF, 0, 0)
+    if _State.clock == "wall":
+        LIB.profopt_signal_timer_stop()
+    else:
+        signal.setitimer(signal.ITIMER_PROF, 0, 0)
     if signal.getsignal(signal.SIGPROF) is _on_sample:
         signal.signal(signal.SIGPROF, signal.SIG_DFL)
 
@@ -221,8 +254,15 @@ def hz_from_environment():
         return 0
 
 
+def clock_from_environment():
+    """The clock PROFOPT_STACKS_CLOCK asks for: "cpu" (the default) or "wall"."""
+    text = os.environ.get(CLOCK_ENVIRONMENT, "").strip().lower()
+    return text or "cpu"
+
+
 def start_from_environment():
-    """Starts sampling when PROFOPT_STACKS_HZ asks for it (profopt-record --stacks)."""
+    """Starts sampling when PROFOPT_STACKS_HZ asks for it (profopt-record --stacks), on the
+    clock PROFOPT_STACKS_CLOCK names (profopt-record --stacks-clock)."""
     hz = hz_from_environment()
     if hz:
-        start(hz)
+        start(hz, clock_from_environment())
