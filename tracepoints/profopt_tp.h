@@ -53,6 +53,8 @@ LTTNG_UST_TRACEPOINT_ENUM(profopt, counter_kind,
 		lttng_ust_field_enum_value("host_pss", 10)
 		lttng_ust_field_enum_value("host_uss", 11)
 		lttng_ust_field_enum_value("machine_memory", 12)
+		lttng_ust_field_enum_value("gc_collected", 13)
+		lttng_ust_field_enum_value("gc_uncollectable", 14)
 	)
 )
 

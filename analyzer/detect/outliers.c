@@ -426,6 +426,14 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_text(ctx, finding, "cause", po_category_name(out->cause));
 	det_ev_number(ctx, finding, "cause_excess_ms_per_outlier",
 		      out->excess_by_category_ns[out->cause] / (double)out->count / DET_NS_PER_MS);
+	if (out->cause == PO_CAT_GC && ctx->analysis->gc[PO_ROLE_MAIN].collections > 0) {
+		const struct po_gc_counts *gc = &ctx->analysis->gc[PO_ROLE_MAIN];
+
+		det_ev_int(ctx, finding, "gc_collections", gc->collections);
+		det_ev_number(ctx, finding, "gc_collected_per_collection",
+			      (double)gc->collected / (double)gc->collections);
+		det_ev_int(ctx, finding, "gc_uncollectable", gc->uncollectable);
+	}
 }
 
 /* Loader advice that the run's DataLoader configuration accepts. */
@@ -439,7 +447,45 @@ static const char *loader_advice(const struct det_ctx *ctx)
 	       "caching the slow samples";
 }
 
-static const char *advice_for(const struct det_ctx *ctx, enum po_category cause)
+/*
+ * Collections that free fewer objects than this each spend their time walking the objects
+ * that stay alive (gc.freeze() helps); more, and the loop makes reference cycles.
+ */
+#define GC_FEW_FREED 1000.0
+
+/* The collector's advice, from what the training loop's collections freed. */
+static const char *gc_advice(struct det_ctx *ctx)
+{
+	const struct po_gc_counts *gc = &ctx->analysis->gc[PO_ROLE_MAIN];
+	double freed = gc->collections ? (double)gc->collected / (double)gc->collections : 0;
+	const char *uncollectable =
+	    gc->uncollectable ? det_printf(ctx, "; %lld objects were uncollectable (gc.garbage)",
+					   (long long)gc->uncollectable)
+			      : "";
+
+	if (!gc->collections)
+		return "spare the garbage collector the long-lived objects: gc.freeze() once the "
+		       "dataset and model are built, higher thresholds (gc.set_threshold), or "
+		       "fewer Python objects in the dataset (NumPy arrays instead of lists)";
+	if (freed < GC_FEW_FREED)
+		return det_printf(
+		    ctx,
+		    "the training loop's %lld collections freed %.0f objects each: their time "
+		    "goes to walking the objects that stay alive; gc.freeze() once the dataset "
+		    "and model are built takes those out of the collector's view (or higher "
+		    "thresholds, gc.set_threshold, or fewer Python objects in the dataset: NumPy "
+		    "arrays instead of lists)%s",
+		    (long long)gc->collections, freed, uncollectable);
+	return det_printf(ctx,
+			  "each of the training loop's %lld collections freed %.0f objects: the "
+			  "loop makes reference cycles (objects that refer to each other, such as "
+			  "an exception kept with its traceback, or a batch held by a closure) "
+			  "that only the collector frees; break them so that reference counting "
+			  "frees them at once, or collect less often (gc.set_threshold)%s",
+			  (long long)gc->collections, freed, uncollectable);
+}
+
+static const char *advice_for(struct det_ctx *ctx, enum po_category cause)
 {
 	switch (cause) {
 	case PO_CAT_CHECKPOINT:
@@ -455,9 +501,7 @@ static const char *advice_for(const struct det_ctx *ctx, enum po_category cause)
 		return "remove the periodic synchronization (logging .item() calls) or do it less "
 		       "often";
 	case PO_CAT_GC:
-		return "spare the garbage collector the long-lived objects: gc.freeze() once the "
-		       "dataset and model are built, higher thresholds (gc.set_threshold), or "
-		       "fewer Python objects in the dataset (NumPy arrays instead of lists)";
+		return gc_advice(ctx);
 	default:
 		return "look at the timeline of the slowest steps in the report";
 	}

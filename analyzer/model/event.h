@@ -56,7 +56,9 @@ enum po_stage {
 	X(MACHINE_CPU, "machine_cpu")                                                              \
 	X(HOST_PSS, "host_pss")                                                                    \
 	X(HOST_USS, "host_uss")                                                                    \
-	X(MACHINE_MEMORY, "machine_memory")
+	X(MACHINE_MEMORY, "machine_memory")                                                        \
+	X(GC_COLLECTED, "gc_collected")                                                            \
+	X(GC_UNCOLLECTABLE, "gc_uncollectable")
 
 enum po_counter {
 #define PO_X(name, json) PO_COUNTER_##name,

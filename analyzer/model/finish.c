@@ -147,6 +147,23 @@ void po_run_settings_resolve(struct po_analysis *analysis)
 				strcmp(config_text(analysis, "stacks_clock"), "wall") == 0;
 }
 
+/* The processes' garbage collections summed per role. */
+static void build_gc(const struct po_model *model, struct po_analysis *analysis)
+{
+	memset(analysis->gc, 0, sizeof(analysis->gc));
+	for (size_t i = 0; i < model->procs.process_count; i++) {
+		const struct process *process = &model->procs.processes[i];
+		struct po_gc_counts *gc;
+
+		if (!process->gc_collections && !process->gc_uncollectable)
+			continue;
+		gc = &analysis->gc[finish_role_of(analysis, process->pid)];
+		gc->collections += process->gc_collections;
+		gc->collected = po_add_sat(gc->collected, process->gc_collected);
+		gc->uncollectable = po_add_sat(gc->uncollectable, process->gc_uncollectable);
+	}
+}
+
 static enum po_status build_run(struct po_model *model, struct po_analysis *analysis)
 {
 	analysis->framework = model->framework;
@@ -849,6 +866,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		po_analysis_build_pipeline(analysis);
 		status = memory_tracker_build(&model->memory, analysis, finish_role_of);
 		analysis->memory.machine_bytes = model->procs.machine_memory_bytes;
+		build_gc(model, analysis);
 	}
 	if (status == PO_STATUS_OK)
 		status = detail_tracker_finish(&model->timeline, analysis);

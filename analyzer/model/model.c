@@ -341,6 +341,23 @@ static void on_counter(struct po_model *model, struct process *process,
 			    po_add_sat(model->quality.gpu_records_dropped, event->u.counter.value);
 		return; /* a loss, not a sample to draw */
 	}
+	if (event->u.counter.kind == PO_COUNTER_GC_COLLECTED ||
+	    event->u.counter.kind == PO_COUNTER_GC_UNCOLLECTABLE) {
+		bool collected = event->u.counter.kind == PO_COUNTER_GC_COLLECTED;
+
+		if (event->u.counter.value < 0) {
+			model->quality.implausible_values++;
+			return;
+		}
+		process->gc_collections += collected;
+		if (collected)
+			process->gc_collected =
+			    po_add_sat(process->gc_collected, event->u.counter.value);
+		else
+			process->gc_uncollectable =
+			    po_add_sat(process->gc_uncollectable, event->u.counter.value);
+		return; /* counts of collections, not a sample to draw */
+	}
 	if (event->u.counter.kind == PO_COUNTER_QUEUE_DEPTH) {
 		model->loop.latest_queue_depth = event->u.counter.value;
 	} else if (!process_tracker_counter(&model->procs, process, event, model->cpu_count)) {

@@ -29,7 +29,7 @@ PO_COLLECTIVE_OPS(PO_SAME_COLLECTIVE)
 PO_COUNTERS(PO_SAME_COUNTER)
 PO_GPU_KINDS(PO_SAME_GPU_KIND)
 _Static_assert(PO_STAGE_COUNT == PROFOPT_STAGE_GC + 1, "a stage the analyzer does not know");
-_Static_assert(PO_COUNTER_COUNT == PROFOPT_COUNTER_MACHINE_MEMORY + 1,
+_Static_assert(PO_COUNTER_COUNT == PROFOPT_COUNTER_GC_UNCOLLECTABLE + 1,
 	       "a counter the analyzer does not know");
 _Static_assert(PO_GPU_KIND_COUNT == PROFOPT_GPU_MEMSET + 1,
 	       "a GPU activity kind the analyzer does not know");

@@ -125,6 +125,10 @@ struct process {
 	int64_t stage_ns[PO_STAGE_COUNT];
 	int64_t stage_cpu_ns[PO_STAGE_COUNT];
 	int64_t busy_ns;
+	/* Its garbage collections (gc_collected counters) and the objects they freed. */
+	int64_t gc_collections;
+	int64_t gc_collected;
+	int64_t gc_uncollectable;
 };
 
 struct po_process_tracker {

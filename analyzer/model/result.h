@@ -954,6 +954,16 @@ struct po_analysis {
 	struct po_flame *flames;
 	size_t flame_count;
 	int64_t stack_samples; /* every stack sample of the analysed processes */
+	/*
+	 * The garbage collections the runtime reported (the Python module: generations 1 and
+	 * 2, or every one with PROFOPT_GC=all), per role: how many, and the objects they freed
+	 * and found uncollectable. Zero where none was reported.
+	 */
+	struct po_gc_counts {
+		int64_t collections;
+		int64_t collected;
+		int64_t uncollectable;
+	} gc[PO_ROLE_COUNT];
 	/* The samples count wall time, not CPU time (run config stacks_clock=wall). */
 	bool stacks_wall;
 

@@ -255,6 +255,42 @@ enum po_status po_render_findings_json(struct po_json_writer *writer,
 	return write_findings(&summary, err);
 }
 
+/* ---- garbage collections ---- */
+
+/* The roles by name, as keys are written: main, other, worker. */
+static const enum po_role role_order[] = {PO_ROLE_MAIN, PO_ROLE_OTHER, PO_ROLE_WORKER};
+_Static_assert(sizeof(role_order) / sizeof(role_order[0]) == PO_ROLE_COUNT,
+	       "every role has its place in the gc member");
+
+/* Per role with any: the collections the runtime reported and the objects they freed. */
+static void write_gc(struct summary *summary)
+{
+	struct po_json_writer *writer = summary->writer;
+	const struct po_gc_counts *gc = summary->analysis->gc;
+	bool any = false;
+
+	for (int r = 0; r < PO_ROLE_COUNT; r++)
+		any |= gc[r].collections > 0 || gc[r].uncollectable > 0;
+	if (!any)
+		return;
+	po_json_write_key(writer, "gc");
+	po_json_write_begin_object(writer);
+	for (size_t r = 0; r < sizeof(role_order) / sizeof(role_order[0]); r++) {
+		const struct po_gc_counts *role = &gc[role_order[r]];
+
+		if (!role->collections && !role->uncollectable)
+			continue;
+		po_json_write_key(writer, po_json_role_name(role_order[r]));
+		po_json_write_begin_object(writer);
+		po_json_write_inline(writer);
+		po_json_write_kv_int(writer, "collected", role->collected);
+		po_json_write_kv_int(writer, "collections", role->collections);
+		po_json_write_kv_int(writer, "uncollectable", role->uncollectable);
+		po_json_write_end_object(writer);
+	}
+	po_json_write_end_object(writer);
+}
+
 /* ---- GPU ---- */
 
 static void write_kind_ms(struct po_json_writer *writer, const int64_t kind_ns[PO_GPU_KIND_COUNT])
@@ -1036,6 +1072,7 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	po_render_ranks_json(writer, summary->analysis);
 	if (write_findings(summary, err) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
+	write_gc(summary);
 	write_gpu(summary);
 	write_gpu_work(summary);
 	po_render_hotspots_json(writer, summary->analysis);

@@ -322,6 +322,12 @@
 	  "Steps slower than this are slow: the median plus k scaled deviations, or more.")        \
 	X(STEP_OUTLIERS, "cause", "Where the extra time goes", "",                                 \
 	  "The activity with the most extra time in the slow steps over the median step.")         \
+	X(ANY, "gc_collections", "Garbage collections", "",                                        \
+	  "Collections the training loop's runtime reported (generations 1 and 2).")               \
+	X(ANY, "gc_collected_per_collection", "Objects freed per collection", "",                  \
+	  "Mean objects a collection freed: few, and its time went to walking live objects.")      \
+	X(ANY, "gc_uncollectable", "Uncollectable objects", "",                                    \
+	  "Objects the collections found unreachable and could not free (gc.garbage).")            \
 	/* level-shift */                                                                          \
 	X(ANY, "step", "From step", "", "The first step of the new level.")                        \
 	X(ANY, "epoch", "Epoch", "", "The epoch of that step.")                                    \

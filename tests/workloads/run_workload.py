@@ -277,6 +277,10 @@ EXPECTATIONS = {
         ("evidence_equals_count", "step-outliers", "outliers", "checkpoint_steps"),
         ("evidence_near", "step-outliers", "excess_ms_per_outlier", "checkpoint_excess_ms",
          EXCESS_PCT),
+        # gc.callbacks' counts: the collections, and what they freed as gc.collect() counts it
+        ("evidence_equals_count", "step-outliers", "gc_collections", "checkpoint_steps"),
+        ("evidence_near", "step-outliers", "gc_collected_per_collection", "found_per_collection",
+         1),
     ],
     "level_shift": [
         ("truth", "shift_ratio", ">=", 1.5),
@@ -574,6 +578,7 @@ TRUTH_METRICS = {
     "main_cpu_cores": lambda t: cpu_cores(t, "main"),
     "worker_cpu_cores": lambda t: cpu_cores(t, "workers"),
     "checkpoint_excess_ms": checkpoint_excess_ms,
+    "found_per_collection": lambda t: statistics.fmean(t["facts"]["collections_found"]),
     "handoff_ms": handoff_ms,
     "shift_ratio": lambda t: shift_medians_ms(t)[1] / shift_medians_ms(t)[0],
     "stall_visible_pct": stall_visible_pct,

@@ -62,6 +62,10 @@ enum profopt_counter {
 	PROFOPT_COUNTER_HOST_USS = 11,		 /* bytes, unique set of the process: the pages
 						    only it maps (Private_Clean + Private_Dirty) */
 	PROFOPT_COUNTER_MACHINE_MEMORY = 12,	 /* bytes of physical memory of the machine */
+	PROFOPT_COUNTER_GC_COLLECTED = 13,	 /* objects a garbage collection that ends on
+						    this thread freed (device: its generation) */
+	PROFOPT_COUNTER_GC_UNCOLLECTABLE = 14,	 /* objects it found unreachable and could not
+						    free (gc.garbage) */
 };
 
 /* Kinds of GPU activity records; values are part of the trace format. */

@@ -269,6 +269,35 @@ static void silent_processes_leave(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * Garbage collections (gc_collected and gc_uncollectable counters, one pair per collection):
+ * summed per role, each gc_collected a collection; a negative count is implausible.
+ */
+static void gc_counts(void)
+{
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	worker_begin(model, 1 * MS, 200, 0, 100);
+	step_begin(model, 1 * MS, 100, 100, 0);
+	counter(model, 2 * MS, 100, PO_COUNTER_GC_COLLECTED, 2, 120);
+	counter(model, 2 * MS, 100, PO_COUNTER_GC_UNCOLLECTABLE, 2, 3);
+	counter(model, 3 * MS, 100, PO_COUNTER_GC_COLLECTED, 1, 80);
+	counter(model, 3 * MS, 100, PO_COUNTER_GC_UNCOLLECTABLE, 1, 0);
+	counter(model, 4 * MS, 200, PO_COUNTER_GC_COLLECTED, 2, 7);
+	counter(model, 4 * MS, 200, PO_COUNTER_GC_UNCOLLECTABLE, 2, 0);
+	counter(model, 5 * MS, 100, PO_COUNTER_GC_COLLECTED, 2, -1);
+	step_end_sized(model, 6 * MS, 100, 100, 0, 4);
+	analysis = model_done(model);
+	CHECK(analysis->gc[PO_ROLE_MAIN].collections == 2);
+	CHECK(analysis->gc[PO_ROLE_MAIN].collected == 200);
+	CHECK(analysis->gc[PO_ROLE_MAIN].uncollectable == 3);
+	CHECK(analysis->gc[PO_ROLE_WORKER].collections == 1);
+	CHECK(analysis->gc[PO_ROLE_WORKER].collected == 7);
+	CHECK(analysis->quality.implausible_values == 1);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(libc_semantics);
@@ -278,5 +307,6 @@ int main(void)
 	RUN(site_folding);
 	RUN(worker_lifetimes);
 	RUN(silent_processes_leave);
+	RUN(gc_counts);
 	return CHECK_SUMMARY();
 }

@@ -51,6 +51,8 @@ class Counter(enum.IntEnum):
     HOST_PSS = 10
     HOST_USS = 11
     MACHINE_MEMORY = 12
+    GC_COLLECTED = 13
+    GC_UNCOLLECTABLE = 14
 
 
 class GpuKind(enum.IntEnum):
