@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""stress_stacks.py [--target N] [--epochs E]: a million function samples change nothing
+(docs/sampling.md, "What it leaves alone"): the stack sampler runs at its highest rate
+(10,000 samples per second, on CPU time and on wall time in turn; the kernel fires CPU-time
+timers at its tick, so CPU rounds take far fewer) through generators, exceptions and
+threads in the training process, and through DataLoader workers started by fork (new
+workers every epoch: respawned), spawn and forkserver, until every process together has
+taken at least N samples (default 1,000,000; the test suite runs 100,000 with 4 epochs a
+round, about a minute). Every
+result (the Python work's values, each epoch's losses bit for bit) equals the one computed
+without the sampler, no process dies or hangs (each run has a deadline), and the samples
+each process counted are added up: the test fails below the million. Runs without a
+recording session, as unit.python.stacks does (libprofopt drops the events after all of
+the sampler's own work)."""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader
+
+import test_stacks
+from test_stacks import Noisy, check, python_work, RESULTS
+
+from profopt import _stacks
+
+TARGET = 1_000_000
+HZ = _stacks.MAX_HZ
+DEADLINE_S = 480  # for the whole test; a hang ends it with the count so far
+EPOCHS = 8  # per interpreter: its start-up (importing torch) takes no samples
+
+
+def epochs(context, count):
+    """count epochs of a DataLoader whose workers are new every epoch; each epoch's losses,
+    and per worker process the most samples it counted."""
+    torch.manual_seed(3)
+    loader = DataLoader(Noisy(), batch_size=8, num_workers=2, multiprocessing_context=context,
+                        persistent_workers=False)
+    model = torch.nn.Linear(16, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses, samples = [], {}
+    for epoch in range(count):
+        for index, (features, labels, _, worker_samples) in enumerate(loader):
+            loss = torch.nn.functional.cross_entropy(model(features), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            # a worker's samples grow through its epoch: its largest count is its total
+            samples[(epoch, index % 2)] = max(samples.get((epoch, index % 2), 0),
+                                              int(worker_samples.max()))
+    return losses, sum(samples.values())
+
+
+def loader_round(context, clock, count):
+    """epochs() in a new interpreter (sampling from the environment when clock is set, so
+    that spawn and forkserver workers sample too): its losses and every process's samples."""
+    env = dict(os.environ)
+    for name in (_stacks.ENVIRONMENT, _stacks.CLOCK_ENVIRONMENT):
+        env.pop(name, None)
+    if clock:
+        env[_stacks.ENVIRONMENT] = str(HZ)
+        env[_stacks.CLOCK_ENVIRONMENT] = clock
+    done = subprocess.run([sys.executable, __file__, "--loader-epochs", context, str(count)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        print(done.stdout[-2000:] + done.stderr[-2000:])
+        return None, 0
+    losses, samples = done.stdout.strip().splitlines()[-1].split(" | ")
+    return losses, int(samples)
+
+
+def main(argv):
+    global TARGET, EPOCHS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--target", type=int, default=TARGET)
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
+    arguments = parser.parse_args(argv)
+    TARGET, EPOCHS = arguments.target, arguments.epochs
+    began = time.monotonic()
+    total = 0
+    plain_work = python_work(20)
+    plain_losses = {context: loader_round(context, None, EPOCHS)[0]
+                    for context in ("fork", "spawn", "forkserver")}
+    rounds = 0
+    while (total < TARGET or rounds < 2) and time.monotonic() - began < DEADLINE_S:
+        clock = ("cpu", "wall")[rounds % 2]
+        rounds += 1
+        _stacks.stop()
+        if not _stacks.start(HZ, clock):
+            check(False, f"the sampler starts on {clock} time")
+            break
+        before = _stacks._State.samples
+        same = python_work(20) == plain_work
+        total += _stacks._State.samples - before
+        _stacks.stop()
+        if not same:
+            check(False, f"round {rounds}: the Python work's results changed on {clock} time")
+        for context in ("fork", "spawn", "forkserver"):
+            losses, samples = loader_round(context, clock, EPOCHS)
+            total += samples
+            if losses != plain_losses[context]:
+                check(False, f"round {rounds}: {context} workers' losses changed on {clock} "
+                             f"time ({samples} samples)")
+        print(f"round {rounds} ({clock}): {total} samples so far, "
+              f"{time.monotonic() - began:.0f} s", flush=True)
+    check(total >= TARGET, f"{total} samples in {rounds} rounds, {time.monotonic() - began:.0f} s "
+                           f"(target {TARGET}): every result unchanged"
+                           if not RESULTS["failed"] else f"{total} samples")
+    print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
+    return 1 if RESULTS["failed"] else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--loader-epochs"]:
+        losses, samples = epochs(sys.argv[2], int(sys.argv[3]))
+        main_samples = _stacks._State.samples
+        print(f"{losses!r} | {samples + main_samples}")
+        sys.exit(0)
+    sys.exit(main(sys.argv[1:]))
