@@ -6,6 +6,7 @@
  * thread CPU clock (a system call), because their spans last milliseconds.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,7 +14,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -355,17 +358,161 @@ PO_EXPORT void profopt_code(uint32_t code_id, const char *function, const char *
 	lttng_ust_tracepoint(profopt, code, code_id, nonnull(function), nonnull(file), first_line);
 }
 
+/* ---- native frames under a signal-driven sampler ---- */
+
+/*
+ * The code ids of native frames: one per shared object, described once per process as
+ * "[native] NAME" (the object's file name) with its path, from this base up.
+ */
+#define NATIVE_CODE_BASE 0x80000000u
+#define NATIVE_OBJECTS_MAX 256
+
+static struct sigaction native_previous; /* the action the capture wraps */
+static uint64_t native_pc;		 /* the main thread's latest interrupted pc; 0: none */
+static struct {
+	const void *base; /* the object's load address (dladdr's dli_fbase) */
+	uint32_t code_id; /* 0: an interpreter object, which stands for no native frame */
+} native_objects[NATIVE_OBJECTS_MAX];
+static size_t native_object_count;
+static pthread_once_t native_once = PTHREAD_ONCE_INIT;
+
+static void native_forget(void)
+{
+	native_object_count = 0; /* a forked child describes its code again */
+	native_pc = 0;
+}
+
+static void native_hooks(void)
+{
+	pthread_atfork(NULL, NULL, native_forget);
+}
+
+static uint64_t interrupted_pc(const void *context)
+{
+	const ucontext_t *uc = context;
+
+#if defined(__x86_64__)
+	return (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uint64_t)uc->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+/* Notes where the main thread was, then runs the action it wraps (the sampler's own). */
+static void native_handler(int signo, siginfo_t *info, void *context)
+{
+	int saved = errno;
+
+	if (syscall(SYS_gettid) == getpid())
+		__atomic_store_n(&native_pc, interrupted_pc(context), __ATOMIC_RELAXED);
+	errno = saved;
+	if (native_previous.sa_flags & SA_SIGINFO) {
+		if (native_previous.sa_sigaction)
+			native_previous.sa_sigaction(signo, info, context);
+	} else if (native_previous.sa_handler != SIG_DFL && native_previous.sa_handler != SIG_IGN) {
+		native_previous.sa_handler(signo);
+	}
+}
+
+PO_EXPORT int profopt_native_frames(int signo)
+{
+	struct sigaction current, ours;
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	return -ENOTSUP;
+#endif
+	if (signo <= 0 || signo >= NSIG)
+		return -EINVAL;
+	pthread_once(&native_once, native_hooks);
+	if (sigaction(signo, NULL, &current) != 0)
+		return -errno;
+	if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == native_handler)
+		return 0;
+	if (!(current.sa_flags & SA_SIGINFO) &&
+	    (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN))
+		return -EINVAL; /* nothing to wrap: the sampler's handler comes first */
+	native_previous = current;
+	ours = current;
+	ours.sa_flags |= SA_SIGINFO;
+	ours.sa_sigaction = native_handler;
+	return sigaction(signo, &ours, NULL) == 0 ? 0 : -errno;
+}
+
+/*
+ * Whether an object stands for no native frame: the interpreter's own (its pc means
+ * "running Python code"), and the kernel's vDSO (clock_gettime and the like: the cost of
+ * asking the time is the caller's own).
+ */
+static bool no_native_frame(const char *path)
+{
+	const char *name = strrchr(path, '/');
+
+	name = name ? name + 1 : path;
+	return strncmp(name, "python", 6) == 0 || strncmp(name, "libpython", 9) == 0 ||
+	       strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0;
+}
+
+/* The code id of the object holding pc, described on first sight; 0: none to show. */
+static uint32_t native_code(uint64_t pc)
+{
+	Dl_info info;
+	const char *name;
+	char function[256];
+	uint32_t code_id;
+
+	if (!dladdr((const void *)(uintptr_t)pc, &info) || !info.dli_fname || !info.dli_fbase)
+		return 0;
+	for (size_t i = 0; i < native_object_count; i++)
+		if (native_objects[i].base == info.dli_fbase)
+			return native_objects[i].code_id;
+	if (native_object_count >= NATIVE_OBJECTS_MAX)
+		return 0;
+	code_id = no_native_frame(info.dli_fname)
+		      ? 0
+		      : NATIVE_CODE_BASE | (uint32_t)(native_object_count + 1);
+	native_objects[native_object_count].base = info.dli_fbase;
+	native_objects[native_object_count++].code_id = code_id;
+	if (code_id) {
+		name = strrchr(info.dli_fname, '/');
+		snprintf(function, sizeof(function), "[native] %s",
+			 name ? name + 1 : info.dli_fname);
+		lttng_ust_tracepoint(profopt, code, code_id, function, info.dli_fname, 0);
+	}
+	return code_id;
+}
+
 PO_EXPORT void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t *code_ids,
 				    const uint32_t *lines, uint32_t depth)
 {
+	uint32_t ids[PROFOPT_STACK_DEPTH_MAX], at[PROFOPT_STACK_DEPTH_MAX], native = 0;
+	int32_t self = (int32_t)syscall(SYS_gettid);
+	uint64_t pc;
+
 	ANNOUNCE();
 	if (!lttng_ust_tracepoint_enabled(profopt, stack_sample) || !code_ids || !lines)
 		return;
 	if (depth > PROFOPT_STACK_DEPTH_MAX)
 		depth = PROFOPT_STACK_DEPTH_MAX;
 	if (tid < 0)
-		tid = (int32_t)syscall(SYS_gettid);
-	lttng_ust_do_tracepoint(profopt, stack_sample, tid, cpu_ns, code_ids, lines, depth);
+		tid = self;
+	/* the native code the main thread was in when the signal came, under its Python frame */
+	if (tid == self && self == getpid() &&
+	    (pc = __atomic_exchange_n(&native_pc, 0, __ATOMIC_RELAXED)))
+		native = native_code(pc);
+	if (!native) {
+		lttng_ust_do_tracepoint(profopt, stack_sample, tid, cpu_ns, code_ids, lines, depth);
+		return;
+	}
+	ids[0] = native;
+	at[0] = 0;
+	if (depth == PROFOPT_STACK_DEPTH_MAX)
+		depth--; /* the outermost frame gives way */
+	memcpy(&ids[1], code_ids, depth * sizeof(*ids));
+	memcpy(&at[1], lines, depth * sizeof(*at));
+	lttng_ust_do_tracepoint(profopt, stack_sample, tid, cpu_ns, ids, at, depth + 1);
 }
 
 /* ---- the signal timer of a wall-time sampler ---- */

@@ -606,18 +606,79 @@ static enum po_severity severity_of(const struct det_ctx *ctx, const struct ib_f
 	return share >= rules->input_bound_warning_pct ? PO_SEVERITY_WARNING : PO_SEVERITY_COUNT;
 }
 
-/* "; load: 71% in decode_jpeg (dataset.py:42)" when a function dominates the stage, else "". */
+/* Native libraries whose work a loader can do less of, or elsewhere: name prefix, work. */
+static const struct {
+	const char *prefix;
+	const char *work;
+	const char *advice;
+} native_work[] = {
+    {"[native] libjpeg", "JPEG decoding",
+     "decode less or faster: smaller stored images, PIL's Image.draft() to decode JPEGs at "
+     "reduced size, a SIMD decoder (libjpeg-turbo, pillow-simd), or decoding on the GPU "
+     "(torchvision.io.decode_jpeg(..., device=\"cuda\"), NVIDIA DALI)"},
+    {"[native] libpng", "PNG decoding",
+     "store the images in a format that decodes faster (JPEG, or decoded arrays in a "
+     "memory-mapped file), or decode them once and cache the result"},
+    {"[native] libwebp", "WebP decoding",
+     "store the images in a format that decodes faster, or cache the decoded arrays"},
+    {"[native] libz", "zlib decompression",
+     "store the data uncompressed or with a faster codec (lz4, zstd), or cache it "
+     "decompressed"},
+    {"[native] libtiff", "TIFF decoding",
+     "convert the images once to a format that decodes "
+     "faster, or cache the decoded arrays"},
+    {"[native] libav", "video decoding",
+     "decode fewer frames (sample clips before decoding), at lower resolution, or on the GPU "
+     "(NVIDIA DALI, torchvision's GPU video decoding)"},
+};
+
+/* The native library entry of a hotspot, or -1. */
+static int native_work_of(const struct po_hotspot *hotspot)
+{
+	for (size_t i = 0; hotspot && i < sizeof(native_work) / sizeof(native_work[0]); i++)
+		if (strncmp(hotspot->function, native_work[i].prefix,
+			    strlen(native_work[i].prefix)) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * "; load: 71% in decode_jpeg (dataset.py:42)" when a function dominates the stage,
+ * "; load: 46% in libjpeg.so.62's native code (JPEG decoding)" when a native object does,
+ * else "".
+ */
 static const char *hotspot_sentence(struct det_ctx *ctx, const struct ib_facts *facts)
 {
 	const struct po_hotspot *hotspot = facts->hotspot;
+	int work = native_work_of(hotspot);
 	const char *slash;
 
 	if (!hotspot)
 		return "";
 	slash = strrchr(hotspot->file, '/');
+	if (strncmp(hotspot->function, "[native] ", 9) == 0)
+		return det_printf(ctx, "; %s: %.0f%% in %s's native code%s%s%s",
+				  po_stage_name(facts->dominant), hotspot->self_pct,
+				  hotspot->function + 9, work >= 0 ? " (" : "",
+				  work >= 0 ? native_work[work].work : "", work >= 0 ? ")" : "");
 	return det_printf(ctx, "; %s: %.0f%% in %s (%s:%d)", po_stage_name(facts->dominant),
 			  hotspot->self_pct, hotspot->function, slash ? slash + 1 : hotspot->file,
 			  (int)hotspot->line);
+}
+
+/* A stage dominated by a known native library: what to do about its work. */
+static void recommend_native(struct det_ctx *ctx, struct po_finding *finding,
+			     const struct ib_facts *facts)
+{
+	int work = native_work_of(facts->hotspot);
+
+	if (work < 0)
+		return;
+	det_recommend(ctx, finding, "decoder", native_work[work].advice,
+		      det_printf(ctx, "%s takes %.0f%% of the %s stage's sampled CPU time in %s",
+				 native_work[work].work, facts->hotspot->self_pct,
+				 po_stage_name(facts->dominant), facts->hotspot->function + 9),
+		      "less of that share of the loading; not modelled", NAN, NAN);
 }
 
 /* The recommendations, defined below. */
@@ -977,4 +1038,5 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 	recommend_workers(ctx, finding, facts, prefetch_step_ns(ctx, &prefetch));
 	if (facts->saturated)
 		recommend_less_cpu(ctx, finding, facts);
+	recommend_native(ctx, finding, facts);
 }

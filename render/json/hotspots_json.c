@@ -81,12 +81,15 @@ void po_render_hotspots_text(const struct po_analysis *analysis, FILE *out)
 
 		for (size_t k = 0; k < group->hotspot_count && k < TEXT_ROWS; k++) {
 			const struct po_hotspot *hotspot = &group->hotspots[k];
+			char line[16] = ""; /* none for a native frame: its file is its object */
 
-			fprintf(out, "  %-8s %-11s %7lld %6.1f %6.1f  %s (%s:%d)\n",
+			if (hotspot->line > 0)
+				snprintf(line, sizeof(line), ":%d", (int)hotspot->line);
+			fprintf(out, "  %-8s %-11s %7lld %6.1f %6.1f  %s (%s%s)\n",
 				k ? "" : po_json_role_name(group->role),
 				k ? "" : stage_text(group->stage), (long long)hotspot->samples,
 				hotspot->self_pct, hotspot->total_pct, hotspot->function,
-				hotspot->file, (int)hotspot->line);
+				hotspot->file, line);
 		}
 	}
 }

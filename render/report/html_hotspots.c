@@ -24,7 +24,10 @@ static void hotspot_row(struct po_html *html, xmlNodePtr body, const struct po_h
 				total,
 				samples};
 
-	snprintf(where, sizeof(where), "%s:%d", hotspot->file, (int)hotspot->line);
+	if (hotspot->line > 0)
+		snprintf(where, sizeof(where), "%s:%d", hotspot->file, (int)hotspot->line);
+	else /* a native frame: its file is its object */
+		snprintf(where, sizeof(where), "%s", hotspot->file);
 	snprintf(self, sizeof(self), "%.1f%%", hotspot->self_pct);
 	snprintf(total, sizeof(total), "%.1f%%", hotspot->total_pct);
 	snprintf(samples, sizeof(samples), "%lld", (long long)hotspot->samples);

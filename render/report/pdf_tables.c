@@ -48,9 +48,13 @@ void po_pdf_hotspots(struct po_page *page)
 
 			po_report_clean(hotspot->function, function, sizeof(function), 60);
 			po_report_clean(hotspot->file, file, sizeof(file), 60);
+			char line[16] = ""; /* none for a native frame: its file is its object */
+
+			if (hotspot->line > 0)
+				snprintf(line, sizeof(line), ":%d", (int)hotspot->line);
 			snprintf(text, sizeof(text),
-				 "%s (%s:%d): self %.1f%%, total %.1f%%, %lld samples", function,
-				 file, (int)hotspot->line, hotspot->self_pct, hotspot->total_pct,
+				 "%s (%s%s): self %.1f%%, total %.1f%%, %lld samples", function,
+				 file, line, hotspot->self_pct, hotspot->total_pct,
 				 (long long)hotspot->samples);
 			po_page_text(page, text, 9, false, PO_COLOR_INK, 10);
 		}

@@ -234,7 +234,8 @@ void profopt_sampler_stop(void);
  * first line. profopt_stack_sample() records the stack of thread tid (-1: the calling
  * thread) at one sample, innermost frame first: code_ids[i] ran line lines[i], and the CPU
  * time the thread used since its previous sample, which the sample stands for (-1: unknown).
- * At most PROFOPT_STACK_DEPTH_MAX frames are kept (the innermost).
+ * At most PROFOPT_STACK_DEPTH_MAX frames are kept (the innermost). With
+ * profopt_native_frames() the main thread's samples may gain a native innermost frame.
  */
 #define PROFOPT_STACK_DEPTH_MAX 128
 void profopt_code(uint32_t code_id, const char *function, const char *file, int32_t first_line);
@@ -250,6 +251,18 @@ void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t *code_ids,
  */
 int profopt_signal_timer_start(int signo, uint32_t period_us);
 void profopt_signal_timer_stop(void);
+
+/*
+ * Native frames under a signal-driven sampler: wraps the current action of signal signo
+ * (the sampler's handler, installed first) so that each signal that interrupts the main
+ * thread notes the instruction it interrupted. The next profopt_stack_sample() of the main
+ * thread then gets the shared object holding it as its innermost frame, a code described
+ * once per object as "[native] NAME" (its path as the file); an interpreter's own object
+ * (python*, libpython*) stands for running Python code and adds none, nor does the
+ * kernel's vDSO (clock_gettime: the caller's own time). x86-64 and aarch64.
+ * Returns 0, or -errno (-EINVAL when signo has no handler to wrap).
+ */
+int profopt_native_frames(int signo);
 
 /* Monotonic clock in nanoseconds, the same clock the trace uses. */
 int64_t profopt_now_ns(void);

@@ -80,6 +80,7 @@ SIGNATURES = {
     "profopt_sampler_stop": (None, []),
     "profopt_signal_timer_start": (_c_int, [_c_int, ctypes.c_uint32]),
     "profopt_signal_timer_stop": (None, []),
+    "profopt_native_frames": (_c_int, [_c_int]),
     "profopt_now_ns": (_c_int64, []),
     "profopt_code": (None, [ctypes.c_uint32, _c_str, _c_str, _c_int32]),
     "profopt_stack_sample": (None, [_c_int32, _c_int64, ctypes.POINTER(ctypes.c_uint32),

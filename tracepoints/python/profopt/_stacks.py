@@ -5,7 +5,9 @@ Python signal handler on the main thread), the main thread's Python stack is rec
 profopt:stack_sample event: (code id, line) pairs, innermost first, with the thread CPU time
 used since the previous sample (the time the sample stands for: several timer expirations
 while a C call runs arrive as one signal, and time other threads burn must not be given to
-the main thread's stack). Each code object is described once per process (profopt:code).
+the main thread's stack). Each code object is described once per process (profopt:code). libprofopt wraps the
+SIGPROF action (profopt_native_frames): when the signal interrupts the main thread in
+native code, the sample's innermost frame is that shared object ("[native] libjpeg.so.62").
 
 The timer stops at interpreter exit and before os.execv/os.execve (a timer survives exec).
 
@@ -213,6 +215,8 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
         return False
     signal.signal(signal.SIGPROF, _on_sample)
     signal.siginterrupt(signal.SIGPROF, False)  # system calls restart (SA_RESTART)
+    # where the main thread was in native code when the signal came (libprofopt notes it)
+    LIB.profopt_native_frames(int(signal.SIGPROF))
     if not _State.hooks:
         _install_hooks()
     _State.hz = hz
