@@ -390,8 +390,17 @@ static enum po_status rank_group(struct merged *group, size_t count, const struc
 		order[i] = m;
 	}
 	qsort(order, count, sizeof(*order), compare_total);
-	for (size_t i = 0; i < count && i < PO_HOTSPOTS_TOP; i++)
+	/*
+	 * By total share, the functions on (nearly) every sample's stack come first: the entry
+	 * chain (<module>, the worker loop, the fetch) says nothing and, deeper than the list,
+	 * would push out every function below it. They are kept only by their self share.
+	 */
+	for (size_t i = 0, kept = 0; i < count && kept < PO_HOTSPOTS_TOP; i++) {
+		if (order[i]->total_pct >= PO_HOTSPOT_EVERY_STACK_PCT)
+			continue;
 		order[i]->kept = true;
+		kept++;
+	}
 	free(order);
 	return PO_STATUS_OK;
 }

@@ -23,6 +23,8 @@
 
 /* Functions kept per (role, stage) by self share and by total share (their union). */
 #define PO_HOTSPOTS_TOP 10
+/* On this share of a group's stacks or more, a function is not listed by its total share. */
+#define PO_HOTSPOT_EVERY_STACK_PCT 99.0
 /* Distinct functions kept in all; samples of code past it go to "(other code)". */
 #define PO_HOTSPOT_FUNCTION_CAP 65536
 
