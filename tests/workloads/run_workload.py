@@ -66,7 +66,10 @@ sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
 import machine  # noqa: E402 (tests/lib)
 
 SAME_RUN_PCT = 5       # a number measured twice in one run (trace vs script)
-WAIT_SLACK_MS = 0.15  # the instrumented loader's own Python around a data wait
+# The instrumented loader's own Python around a data wait: 0.07 to 0.21 ms a step measured
+# on the 2-core VM (compute_bound_idle_workers, quiet; a hypervisor that takes the CPU
+# slows it without a run-queue wait to show for it)
+WAIT_SLACK_MS = 0.25
 SLOPE_PCT = 25         # memory slopes (trace vs /proc)
 PRIVATE_PCT = 15       # workers' private growth (trace vs the script's smaps_rollup)
 RERUN_PCT = 15         # a prediction against a rerun
@@ -731,7 +734,7 @@ def check_wait_accounted(run, tolerance_pct):
     """The loop's time in the loader (asking for a batch until it arrives), as the
     breakdown splits it (data_wait, handoff, and loading on the training thread), is
     what the script measured around next(). The script's clock also holds the
-    instrumented loader's own Python around the data wait (about 0.1 ms a step, outside
+    instrumented loader's own Python around the data wait (0.07 to 0.21 ms a step, outside
     every span), so a short wait is also accepted within WAIT_SLACK_MS; that Python
     takes longer when the main thread waits for a core, so the slack grows by the
     stretch its schedstat measured (1 + run-queue wait / CPU time)."""
