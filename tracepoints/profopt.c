@@ -556,6 +556,13 @@ PO_EXPORT int profopt_signal_timer_start(int signo, uint32_t period_us)
 	return 0;
 }
 
+PO_EXPORT int profopt_signal_timer_overrun(void)
+{
+	int overrun = signal_timer_armed ? timer_getoverrun(signal_timer) : 0;
+
+	return overrun > 0 ? overrun : 0;
+}
+
 PO_EXPORT void profopt_signal_timer_stop(void)
 {
 	if (signal_timer_armed)

@@ -250,6 +250,11 @@ void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t *code_ids,
  * A forked child has none: it starts its own. Returns 0, or -errno.
  */
 int profopt_signal_timer_start(int signo, uint32_t period_us);
+/*
+ * The timer's expirations that came while its signal was pending (merged into the one
+ * delivered), as of the signal last delivered: a sample stands for 1 + this many periods.
+ */
+int profopt_signal_timer_overrun(void);
 void profopt_signal_timer_stop(void);
 
 /*

@@ -79,6 +79,7 @@ SIGNATURES = {
     "profopt_sampler_start": (_c_int, [ctypes.c_uint]),
     "profopt_sampler_stop": (None, []),
     "profopt_signal_timer_start": (_c_int, [_c_int, ctypes.c_uint32]),
+    "profopt_signal_timer_overrun": (_c_int, []),
     "profopt_signal_timer_stop": (None, []),
     "profopt_native_frames": (_c_int, [_c_int]),
     "profopt_now_ns": (_c_int64, []),
@@ -104,6 +105,7 @@ class _NoLibrary:
         self.profopt_tracing_enabled = lambda: 0
         self.profopt_sampler_start = lambda period_ms: -1
         self.profopt_signal_timer_start = lambda signo, period_us: -1
+        self.profopt_signal_timer_overrun = lambda: 0
         self.profopt_now_ns = time.monotonic_ns
 
 

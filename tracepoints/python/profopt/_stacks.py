@@ -21,8 +21,10 @@ profopt.run(stacks_clock="wall")) the SIGPROF comes every 1/hz seconds of wall t
 instead, from a POSIX timer on CLOCK_MONOTONIC aimed at the main thread
 (profopt_signal_timer_start in libprofopt), running or waiting: time blocked in I/O, locks
 and queues shows in the function that blocks (a blocking call interrupted by the signal
-resumes after the handler, PEP 475). Each sample stands for the wall time since the
-previous one. (A sampler thread reading sys._current_frames() would see the main thread
+resumes after the handler, PEP 475). Each sample stands for one period per expiration of
+the timer (1 + timer_getoverrun): a handler that runs late because the thread waited for a
+core finds it where the expiration did, so the wait is not given to wherever the thread
+resumes. (A sampler thread reading sys._current_frames() would see the main thread
 only when it releases the GIL, never in Python code shorter than the switch interval.)
 
 A program that already has a SIGPROF handler or an ITIMER_PROF timer is left alone, with
@@ -55,6 +57,7 @@ UNSUPPORTED = "unsupported"  # what start() returns when this interpreter is ref
 class _State:
     hz = 0                # the sampling rate while running, else 0
     clock = "cpu"         # "cpu": SIGPROF on CPU time (ITIMER_PROF); "wall": on wall time
+    period_ns = 0         # wall: the timer's period, which each expiration stands for
     running = False
     in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
     codes = {}            # code object -> its id in this process
@@ -115,8 +118,12 @@ def _record(frame, tid=-1, weight_ns=None):
         lines.append(frame.f_lineno or 0)
         frame = frame.f_back
         depth += 1
-    if weight_ns is None:
-        now = time.monotonic_ns() if _State.clock == "wall" else time.thread_time_ns()
+    if weight_ns is None and _State.clock == "wall":
+        # each expiration of the timer is a sample of where the thread is: a handler that
+        # runs late (the thread waited for a core) finds it where the expiration did
+        weight_ns = _State.period_ns * (1 + LIB.profopt_signal_timer_overrun())
+    elif weight_ns is None:
+        now = time.thread_time_ns()
         weight_ns, _State.last_cpu_ns = now - _State.last_cpu_ns, now
     _IDS[:depth] = ids  # one sample at a time: the handler never runs twice at once
     _LINES[:depth] = lines
@@ -139,8 +146,9 @@ def _on_sample(signum, frame):
 def _arm(hz):
     period = 1.0 / hz
     if _State.clock == "wall":
-        _State.last_cpu_ns = time.monotonic_ns()
-        error = LIB.profopt_signal_timer_start(int(signal.SIGPROF), max(1, int(1e6 / hz)))
+        period_us = max(1, int(1e6 / hz))
+        _State.period_ns = period_us * 1000
+        error = LIB.profopt_signal_timer_start(int(signal.SIGPROF), period_us)
         if error != 0:
             raise OSError(-error, "profopt_signal_timer_start failed")
         return
