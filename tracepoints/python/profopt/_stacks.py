@@ -5,9 +5,10 @@ Python signal handler on the main thread), the main thread's Python stack is rec
 profopt:stack_sample event: (code id, line) pairs, innermost first, with the thread CPU time
 used since the previous sample (the time the sample stands for: several timer expirations
 while a C call runs arrive as one signal, and time other threads burn must not be given to
-the main thread's stack). Each code object is described once per process (profopt:code). libprofopt wraps the
-SIGPROF action (profopt_native_frames): when the signal interrupts the main thread in
-native code, the sample's innermost frame is that shared object ("[native] libjpeg.so.62").
+the main thread's stack). Each code object is described once per process (profopt:code).
+libprofopt wraps the SIGPROF action (profopt_native_frames): when the signal interrupts the
+main thread in native code, the sample's innermost frame is that shared object
+("[native] libjpeg.so.62").
 
 The timer stops at interpreter exit and before os.execv/os.execve (a timer survives exec).
 
@@ -61,7 +62,7 @@ class _State:
     running = False
     in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
     codes = {}            # code object -> its id in this process
-    last_cpu_ns = 0       # the main thread's CPU time (wall: monotonic) at the previous sample
+    last_cpu_ns = 0       # cpu: the main thread's CPU time at the previous sample
     samples = 0           # samples taken in this process (a fork starts again from 0)
     hooks = False         # the fork, exit and exec hooks are installed
     warned = False        # the one warning line was issued
