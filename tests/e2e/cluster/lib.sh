@@ -109,6 +109,15 @@ cluster_stop() {
 }
 
 # The checks on a job that wrote under OUT (traces/, partials/, report/).
+# The test's temp dir removed, or kept and named with PROFOPT_CLUSTER_KEEP=1.
+cluster_remove_work() {
+	if [ "${PROFOPT_CLUSTER_KEEP:-0}" = 1 ]; then
+		echo "kept $work"
+	else
+		rm -rf "$work"
+	fi
+}
+
 cluster_check() {
 	local status=$1 out=$2 rank
 	if [ "$status" -eq 0 ]; then

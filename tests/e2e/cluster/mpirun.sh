@@ -20,11 +20,7 @@ cluster_setup mpirun "${1:-$cluster_root/build}" openmpi-bin
 
 # shellcheck disable=SC2317 # run by the trap
 cleanup() {
-	if [ "${PROFOPT_CLUSTER_KEEP:-0}" = 1 ]; then
-		echo "kept $work"
-	else
-		rm -rf "$work"
-	fi
+	cluster_remove_work
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -40,11 +40,7 @@ cleanup() {
 	cluster_stop "$slurmd_pid"
 	cluster_stop "$slurmctld_pid"
 	cluster_stop "$munged_pid"
-	if [ "${PROFOPT_CLUSTER_KEEP:-0}" = 1 ]; then
-		echo "kept $work"
-	else
-		rm -rf "$work"
-	fi
+	cluster_remove_work
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
