@@ -38,6 +38,7 @@ struct live {
 	struct po_model *model;		      /* owned */
 	struct po_live_alerts *alerts;	      /* owned */
 	struct po_live_history *history;      /* weak */
+	struct po_live_tally tally;	      /* every step that ended, as they end */
 	struct po_live_panel panel;	      /* when stdout is a terminal */
 	bool terminal;
 	struct po_live_alerts_file *alerts_file; /* owned; NULL: no --alerts, or it failed */
@@ -111,16 +112,30 @@ static enum po_status take_window(struct live *live, struct po_live_window *wind
 	int fds[2];
 
 	job.config = (struct po_live_window_config){.rules = &live->options->rules,
+						    .tally = &live->tally,
+						    .now_ns = po_model_newest_ns(live->model),
 						    .host_limit_bytes = live->host_limit_bytes,
 						    .gpu_limit_bytes = -1,
 						    .events = live->events};
+	/* The steps that ended since the last window, read once each. */
+	for (size_t i = (size_t)live->tally.steps; i < po_model_steps_ended(live->model); i++) {
+		struct po_step step = po_model_step(live->model, i);
+
+		if (!po_live_tally_add(&live->tally, &step)) {
+			po_error_set(err, "out of memory");
+			return PO_STATUS_NOMEM;
+		}
+	}
 	/* The window (about 1.5 KiB) fits a pipe's buffer: the copy never waits to write it. */
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		po_error_set(err, "Failed to take a window: pipe: %s", strerror(errno));
 		return PO_STATUS_INTERNAL;
 	}
 	job.fd = fds[1];
-	status = po_model_snapshot(live->model, window_in_copy, &job, err);
+	/* The copy's analysis covers the window's steps: its cost does not grow with the run. */
+	status = po_model_snapshot(
+	    live->model, job.config.now_ns - (int64_t)(live->options->rules.live_window_s * 1e9),
+	    window_in_copy, &job, err);
 	close(fds[1]);
 	while (status == PO_STATUS_OK && got < sizeof(*window)) {
 		ssize_t moved = read(fds[0], (char *)window + got, sizeof(*window) - got);
@@ -137,6 +152,8 @@ static enum po_status take_window(struct live *live, struct po_live_window *wind
 		got += (size_t)moved;
 	}
 	close(fds[0]);
+	if (status == PO_STATUS_OK)
+		po_live_tally_keep(&live->tally, window);
 	return status;
 }
 
@@ -323,9 +340,10 @@ static enum po_status tick(void *ctx, bool ended, struct po_error *err)
 	if (!ended && started_ns < live->next_window_ns)
 		return PO_STATUS_OK;
 	status = take_window(live, &window, err);
+	window.snapshot_ms = (double)(monotonic_ns() - started_ns) / 1e6;
 	/*
-	 * A snapshot re-reads every step of the run: spaced so that they take at most
-	 * live.snapshot_cpu_pct of a core, however long the run grows.
+	 * Snapshots are spaced so that they take at most live.snapshot_cpu_pct of a core,
+	 * whatever a window costs (its steps, and the fork of a larger model).
 	 */
 	live->next_window_ns =
 	    started_ns + (int64_t)((double)(monotonic_ns() - started_ns) * 100.0 /
@@ -374,6 +392,7 @@ static enum po_status live_open(struct live *live, const struct po_cli_options *
 	enum po_status status;
 
 	*live = (struct live){.options = options, .history = history};
+	po_live_tally_init(&live->tally);
 	live->host_limit_bytes = host_memory_bytes();
 	/* Checked before the view attaches: a target it refuses is a bad command line. */
 	if (options->alerts_path) {
@@ -401,6 +420,7 @@ static void live_close(struct live *live)
 	po_live_alerts_file_destroy(live->alerts_file);
 	po_live_alerts_destroy(live->alerts);
 	po_model_destroy(live->model);
+	po_live_tally_fini(&live->tally);
 }
 
 enum po_status po_live_run(const struct po_cli_options *options, struct po_live_history *history,

@@ -139,6 +139,9 @@ static void init_model_config(const struct po_cli_options *options, struct po_mo
 				 : (int64_t)(options->rules.gpu_idle_min_gap_ms * 1e6);
 	config->timeline_first_step = options->timeline_first_step;
 	config->timeline_last_step = options->timeline_last_step;
+	/* --steps-in: the statistics and detectors cover those steps, as a live window's */
+	config->steps_after_ns = options->steps_after_ns;
+	config->steps_until_ns = options->steps_until_ns;
 }
 
 /* The traces left out by the input check and by the decoder, in one warning. */

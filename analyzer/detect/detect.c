@@ -66,24 +66,7 @@ double det_workers_busy_pct(const struct po_analysis *analysis)
 
 int64_t det_live_workers(const struct po_analysis *analysis)
 {
-	return analysis->concurrent_workers > 0 ? analysis->concurrent_workers
-						: (int64_t)analysis->worker_count;
-}
-
-/*
- * Steps of an epoch's start-up: until every worker has delivered its first batch (the
- * first max(1, workers) steps of the epoch), workers start and caches fill. The same number
- * each epoch, however many epochs started new workers; with persistent workers
- * (persistent_workers=True) only the first epoch starts them (see first_epoch_only).
- */
-static size_t startup_steps(const struct po_analysis *analysis)
-{
-	int64_t live = det_live_workers(analysis);
-	int64_t workers = det_configured_workers(analysis);
-
-	if (workers < live)
-		workers = live;
-	return workers > 1 ? (size_t)workers : 1;
+	return po_metric_live_workers(analysis);
 }
 
 static void add_steady_step(struct det_ctx *ctx, size_t i, const struct po_step *step,
@@ -98,12 +81,21 @@ static void add_steady_step(struct det_ctx *ctx, size_t i, const struct po_step 
 	ctx->clean[ctx->clean_count++] = i;
 }
 
-/* Collects the clean and steady steps, and the steady steps' mean breakdown and median. */
+/*
+ * Collects the clean and steady steps (metrics.h) of the analysis's range (a live window
+ * reads its own steps only), and the steady steps' mean breakdown and median.
+ */
 static enum po_status collect_clean_steps(struct det_ctx *ctx)
 {
 	const struct po_analysis *analysis = ctx->analysis;
-	size_t room = analysis->step_count ? analysis->step_count : 1;
+	size_t room = analysis->step_end > analysis->step_first
+			  ? analysis->step_end - analysis->step_first
+			  : 1;
 	double *walls = malloc(room * sizeof(double));
+	struct po_metric_steady_walk walk;
+	struct po_step step;
+	bool steady;
+	size_t i;
 
 	ctx->clean = malloc(room * sizeof(size_t));
 	ctx->all_clean = malloc(room * sizeof(size_t));
@@ -111,21 +103,13 @@ static enum po_status collect_clean_steps(struct det_ctx *ctx)
 		free(walls);
 		return PO_STATUS_NOMEM;
 	}
-	size_t startup = startup_steps(analysis), in_epoch = 0;
-	int64_t previous_epoch = 0;
-	bool first_epoch_only = analysis->settings.persistent_workers == 1, first_epoch = true;
-
-	for (size_t i = 0; i < analysis->step_count; i++) {
-		const struct po_step step = po_analysis_step(analysis, i);
-
-		first_epoch = first_epoch && (!i || previous_epoch == step.epoch);
-		in_epoch = i && previous_epoch == step.epoch ? in_epoch + 1 : 0;
-		previous_epoch = step.epoch;
+	po_metric_steady_walk_init(&walk, analysis);
+	while (po_metric_steady_walk_next(&walk, &step, &i, &steady)) {
 		if ((step.flags & PO_STEP_LOSSY) || step.end_ns <= ctx->steps_after_ns ||
 		    step.end_ns > ctx->steps_until_ns)
 			continue;
 		ctx->all_clean[ctx->all_clean_count++] = i;
-		if (in_epoch >= startup || (first_epoch_only && !first_epoch))
+		if (steady)
 			add_steady_step(ctx, i, &step, walls);
 	}
 	if (ctx->clean_count) {
@@ -145,12 +129,13 @@ static void fill_steady(struct det_ctx *ctx)
 	struct po_steady_stats *steady = &analysis->steady;
 	double busy = 0;
 
-	*steady = (struct po_steady_stats){.count = (int64_t)ctx->clean_count,
-					   .startup_steps = (int64_t)startup_steps(analysis),
-					   .mean_ns = NAN,
-					   .gpu_busy_pct = NAN,
-					   .input_wait_pct = NAN,
-					   .workers_busy_pct = det_workers_busy_pct(analysis)};
+	*steady =
+	    (struct po_steady_stats){.count = (int64_t)ctx->clean_count,
+				     .startup_steps = (int64_t)po_metric_startup_steps(analysis),
+				     .mean_ns = NAN,
+				     .gpu_busy_pct = NAN,
+				     .input_wait_pct = NAN,
+				     .workers_busy_pct = det_workers_busy_pct(analysis)};
 	if (!ctx->clean_count)
 		return;
 	steady->mean_ns = ctx->mean_step_ns;

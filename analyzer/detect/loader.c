@@ -96,8 +96,8 @@ enum po_status det_loader_handoff(struct det_ctx *ctx)
 struct restarts {
 	int64_t epochs;	    /* epoch starts after the first that waited for new workers */
 	double excess_ns;   /* the time the loop lost at them */
-	double run_ns;	    /* first step begin to last step end */
-	int64_t step_count; /* steps of the run */
+	double run_ns;	    /* the range's first step begin to its last step end */
+	int64_t step_count; /* steps of the analysis's range (all of the run offline) */
 };
 
 /* Load, preprocess and collate time of the batch a step consumed, in its worker. */
@@ -118,12 +118,12 @@ static double batch_service_ns(const struct po_step *step)
  */
 static void measure_restarts(const struct po_analysis *analysis, struct restarts *out)
 {
-	struct po_step previous = po_analysis_step(analysis, 0), step;
+	struct po_step previous = po_analysis_step(analysis, analysis->step_first), step;
 
-	out->run_ns = (double)(po_analysis_step(analysis, analysis->step_count - 1).end_ns -
-			       previous.begin_ns);
-	out->step_count = (int64_t)analysis->step_count;
-	for (size_t i = 1; i < analysis->step_count; i++, previous = step) {
+	out->run_ns =
+	    (double)(po_analysis_step(analysis, analysis->step_end - 1).end_ns - previous.begin_ns);
+	out->step_count = (int64_t)(analysis->step_end - analysis->step_first);
+	for (size_t i = analysis->step_first + 1; i < analysis->step_end; i++, previous = step) {
 		double excess;
 
 		step = po_analysis_step(analysis, i);
@@ -167,7 +167,7 @@ enum po_status det_worker_restart(struct det_ctx *ctx)
 
 	if (analysis->worker_count == 0 || workers_persistent(analysis) ||
 	    (double)(analysis->worker_generations - 1) < ctx->rules->worker_restart_min_epochs ||
-	    analysis->step_count < 2)
+	    analysis->step_end < analysis->step_first + 2)
 		return PO_STATUS_OK;
 	measure_restarts(analysis, &restarts);
 	if (restarts.run_ns <= 0 || restarts.epochs == 0)

@@ -387,10 +387,10 @@ static void recommend_free(struct det_ctx *ctx, struct po_finding *finding,
 
 static double run_steps(const struct po_analysis *analysis)
 {
-	if (!analysis->step_count)
+	if (analysis->step_end <= analysis->step_first)
 		return 0;
-	return (double)(po_analysis_step(analysis, analysis->step_count - 1).index -
-			po_analysis_step(analysis, 0).index + 1);
+	return (double)(po_analysis_step(analysis, analysis->step_end - 1).index -
+			po_analysis_step(analysis, analysis->step_first).index + 1);
 }
 
 /* The growth over a run horizon_runs times as long, as a percentage of the peak. */

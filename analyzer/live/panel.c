@@ -521,6 +521,7 @@ static void json_resources(struct po_json_writer *json, const struct po_live_win
 static void json_run(struct po_json_writer *json, const struct po_live_window *window)
 {
 	po_json_write_kv_int(json, "events", window->events);
+	po_json_write_kv_double(json, "snapshot_ms", window->snapshot_ms, 3);
 	po_json_write_kv_int(json, "discarded_events", window->discarded_events);
 	po_json_write_kv_int(json, "discard_windows", window->discard_windows);
 	po_json_write_kv_bool(json, "ended", window->ended);

@@ -1,7 +1,9 @@
 /*
- * window.c: the numbers of one live window, from a snapshot's analysis. The steps are read
- * once, in trace order; everything here is a share, a rate, a median or a slope of the
- * steps that ended in the window, with the offline report's definitions.
+ * window.c: the numbers of one live window, from a snapshot's analysis whose range is the
+ * window's steps (po_model_config steps range). Those steps are read once, in trace order;
+ * everything here is a share, a rate, a median or a slope of the steps that ended in the
+ * window, with the offline report's definitions, or a figure since the first step from
+ * the view's tally (po_live_tally). Nothing here reads the whole run.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -14,30 +16,25 @@
 #include "stats.h"
 #include "window.h"
 
-/* The steps of a window and of the baseline, gathered in one pass. */
+/* The steps of a window, gathered in one pass over them. */
 struct gathered {
-	double *window_ms; /* owned: wall times of the window's steps */
-	double *all_ms;	   /* owned: every step's */
-	double *baseline_ms;
-	double *host_t; /* owned: the window's steps' end, seconds from begin_ns */
+	double *window_ms; /* owned: wall times of the window's steady steps */
+	double *host_t;	   /* owned: the window's steps' end, seconds from begin_ns */
 	double *host_y;
 	double *gpu_t;
 	double *gpu_y;
 	size_t window_count; /* steady steps of the window: its shares and median */
 	size_t rate_count;   /* every step of the window: its rate */
-	size_t all_count, baseline_count, host_count, gpu_count;
+	size_t host_count, gpu_count;
 	int64_t category_ns[PO_CATEGORY_COUNT];
 	int64_t wall_ns, gpu_busy_ns;
 	size_t waiting_count; /* window steps whose own input time is over the waiting limit */
-	int64_t first_begin_ns;
 	int64_t host_last, gpu_last;
 };
 
 static void gathered_fini(struct gathered *g)
 {
 	free(g->window_ms);
-	free(g->all_ms);
-	free(g->baseline_ms);
 	free(g->host_t);
 	free(g->host_y);
 	free(g->gpu_t);
@@ -48,65 +45,106 @@ static bool gathered_init(struct gathered *g, size_t steps)
 {
 	size_t n = steps ? steps : 1;
 
-	*g = (struct gathered){.first_begin_ns = -1, .host_last = -1, .gpu_last = -1};
+	*g = (struct gathered){.host_last = -1, .gpu_last = -1};
 	g->window_ms = malloc(n * sizeof(double));
-	g->all_ms = malloc(n * sizeof(double));
-	g->baseline_ms = malloc(n * sizeof(double));
 	g->host_t = malloc(n * sizeof(double));
 	g->host_y = malloc(n * sizeof(double));
 	g->gpu_t = malloc(n * sizeof(double));
 	g->gpu_y = malloc(n * sizeof(double));
-	if (g->window_ms && g->all_ms && g->baseline_ms && g->host_t && g->host_y && g->gpu_t &&
-	    g->gpu_y)
+	if (g->window_ms && g->host_t && g->host_y && g->gpu_t && g->gpu_y)
 		return true;
 	gathered_fini(g);
 	return false;
 }
 
-/*
- * The run's first steady window: the live.window_s seconds after the first epoch's
- * start-up steps (one per worker alive at once, at least one, as the offline statistics
- * leave out), once that much of the run has passed.
- */
-static int64_t baseline_begin(const struct po_analysis *analysis, size_t *skip)
+void po_live_tally_init(struct po_live_tally *tally)
 {
-	size_t startup =
-	    analysis->concurrent_workers > 1 ? (size_t)analysis->concurrent_workers : 1;
+	*tally = (struct po_live_tally){
+	    .first_begin_ns = -1, .baseline_p50_ms = NAN, .baseline_end_ns = -1};
+}
 
-	*skip = startup;
-	if (analysis->step_count <= startup)
-		return -1;
-	return po_analysis_step(analysis, startup - 1).end_ns;
+void po_live_tally_fini(struct po_live_tally *tally)
+{
+	po_stats_running_median_fini(&tally->wall_ms);
+}
+
+bool po_live_tally_add(struct po_live_tally *tally, const struct po_step *step)
+{
+	if (!po_stats_running_median_add(&tally->wall_ms,
+					 (double)(step->end_ns - step->begin_ns) / 1e6))
+		return false;
+	if (tally->first_begin_ns < 0)
+		tally->first_begin_ns = step->begin_ns;
+	tally->steps++;
+	return true;
+}
+
+void po_live_tally_keep(struct po_live_tally *tally, const struct po_live_window *window)
+{
+	if (tally->baseline_final || !window->baseline_final)
+		return;
+	tally->baseline_final = true;
+	tally->baseline_p50_ms = window->baseline_p50_ms;
+	tally->baseline_end_ns = window->baseline_end_ns;
 }
 
 /*
- * The shares and medians are over steady steps, as the offline statistics (result.h,
- * po_steady_stats): not lossy, and past each epoch's start-up steps, while the workers
- * start and the GPU waits for its first batches.
+ * The run's first steady window: the live.window_s seconds after the first epoch's
+ * start-up steps (metrics.h), once that much of the run has passed and it holds
+ * live.min_window_steps steps. Reads the run's first steps up to its end, once: the view
+ * keeps it (po_live_tally_keep) when it is final.
+ */
+static void fill_baseline(const struct po_analysis *analysis, const struct po_rules *rules,
+			  struct po_live_window *window)
+{
+	size_t startup = po_metric_startup_steps(analysis), count = 0;
+	int64_t window_ns = (int64_t)(rules->live_window_s * 1e9), from, to;
+	double *walls;
+
+	window->baseline_p50_ms = NAN;
+	window->baseline_end_ns = -1;
+	if (analysis->step_count <= startup)
+		return;
+	from = po_analysis_step(analysis, startup - 1).end_ns;
+	to = from + window_ns;
+	if (window->now_ns < to)
+		return;
+	window->baseline_final = true;
+	walls = malloc(analysis->step_count * sizeof(double));
+	if (!walls)
+		return;
+	for (size_t i = startup; i < analysis->step_count; i++) {
+		struct po_step step = po_analysis_step(analysis, i);
+
+		if (step.end_ns > to)
+			break;
+		if (step.end_ns > from)
+			walls[count++] = (double)(step.end_ns - step.begin_ns) / 1e6;
+	}
+	if (count && (double)count >= rules->live_min_window_steps) {
+		window->baseline_p50_ms = po_stats_quantile(walls, count, 0.5);
+		window->baseline_end_ns = to;
+	}
+	free(walls);
+}
+
+/*
+ * The window's steps: the shares and medians are over steady steps (metrics.h), as the
+ * offline statistics; rate and memory over every step that ended in the window.
  */
 static void gather(const struct po_analysis *analysis, const struct po_rules *rules,
-		   const struct po_live_window *window, int64_t baseline_from, int64_t baseline_to,
-		   size_t startup, struct gathered *g)
+		   const struct po_live_window *window, struct gathered *g)
 {
-	int64_t epoch = INT64_MIN;
-	size_t in_epoch = 0;
+	struct po_metric_steady_walk walk;
+	struct po_step step;
+	bool steady;
+	size_t i;
 
-	for (size_t i = 0; i < analysis->step_count; i++) {
-		struct po_step step = po_analysis_step(analysis, i);
+	po_metric_steady_walk_init(&walk, analysis);
+	while (po_metric_steady_walk_next(&walk, &step, &i, &steady)) {
 		double ms = (double)(step.end_ns - step.begin_ns) / 1e6;
-		bool steady;
 		int64_t host;
 
-		if (step.epoch != epoch) {
-			epoch = step.epoch;
-			in_epoch = 0;
-		}
-		steady = in_epoch++ >= startup && !(step.flags & PO_STEP_LOSSY);
-		if (g->first_begin_ns < 0)
-			g->first_begin_ns = step.begin_ns;
-		g->all_ms[g->all_count++] = ms;
-		if (baseline_from >= 0 && step.end_ns > baseline_from && step.end_ns <= baseline_to)
-			g->baseline_ms[g->baseline_count++] = ms;
 		if (step.end_ns <= window->begin_ns || step.end_ns > window->now_ns)
 			continue;
 		g->rate_count++;
@@ -204,15 +242,15 @@ static void fill_workers(const struct po_analysis *analysis, struct po_live_wind
 }
 
 static void fill_steps(const struct po_analysis *analysis, const struct po_rules *rules,
-		       const struct gathered *g, struct po_live_window *window,
-		       int64_t baseline_end)
+		       const struct po_live_tally *tally, const struct gathered *g,
+		       struct po_live_window *window)
 {
 	double covered_s;
 
 	window->steps = (int64_t)analysis->step_count;
 	window->window_steps = (int64_t)g->window_count;
 	window->elapsed_s =
-	    g->first_begin_ns >= 0 ? (double)(window->now_ns - g->first_begin_ns) / 1e9 : 0;
+	    tally->first_begin_ns >= 0 ? (double)(window->now_ns - tally->first_begin_ns) / 1e9 : 0;
 	/* A window that began before the first step covers only the time since. */
 	covered_s = (double)(window->now_ns - window->begin_ns) / 1e9;
 	if (window->elapsed_s < covered_s)
@@ -220,15 +258,15 @@ static void fill_steps(const struct po_analysis *analysis, const struct po_rules
 	window->step_rate =
 	    g->rate_count && covered_s > 0 ? (double)g->rate_count / covered_s : NAN;
 	window->step_rate_all =
-	    g->all_count && window->elapsed_s > 0 ? (double)g->all_count / window->elapsed_s : NAN;
+	    tally->steps && window->elapsed_s > 0 ? (double)tally->steps / window->elapsed_s : NAN;
 	window->p50_ms = po_stats_quantile(g->window_ms, g->window_count, 0.5);
-	window->p50_all_ms = po_stats_quantile(g->all_ms, g->all_count, 0.5);
-	window->baseline_p50_ms = NAN;
-	window->baseline_end_ns = -1;
-	if (baseline_end >= 0 && window->now_ns >= baseline_end &&
-	    (double)g->baseline_count >= rules->live_min_window_steps && g->baseline_count) {
-		window->baseline_p50_ms = po_stats_quantile(g->baseline_ms, g->baseline_count, 0.5);
-		window->baseline_end_ns = baseline_end;
+	window->p50_all_ms = po_stats_running_median_value(&tally->wall_ms);
+	if (tally->baseline_final) {
+		window->baseline_final = true;
+		window->baseline_p50_ms = tally->baseline_p50_ms;
+		window->baseline_end_ns = tally->baseline_end_ns;
+	} else {
+		fill_baseline(analysis, rules, window);
 	}
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 		window->category_pct[c] =
@@ -301,22 +339,16 @@ enum po_status po_live_window_compute(const struct po_analysis *analysis,
 				      const struct po_live_window_config *config,
 				      struct po_live_window *window, struct po_error *err)
 {
-	int64_t window_ns = (int64_t)(config->rules->live_window_s * 1e9);
-	int64_t baseline_from, baseline_end = -1;
 	struct gathered g;
-	size_t skip;
 
-	*window = (struct po_live_window){0};
+	*window = (struct po_live_window){.snapshot_ms = NAN};
 	window_span(analysis, config, &window->begin_ns, &window->now_ns);
-	baseline_from = baseline_begin(analysis, &skip);
-	if (baseline_from >= 0)
-		baseline_end = baseline_from + window_ns;
-	if (!gathered_init(&g, analysis->step_count)) {
+	if (!gathered_init(&g, analysis->step_end - analysis->step_first)) {
 		po_error_set(err, "out of memory");
 		return PO_STATUS_NOMEM;
 	}
-	gather(analysis, config->rules, window, baseline_from, baseline_end, skip, &g);
-	fill_steps(analysis, config->rules, &g, window, baseline_end);
+	gather(analysis, config->rules, window, &g);
+	fill_steps(analysis, config->rules, config->tally, &g, window);
 	fill_workers(analysis, window);
 	if (analysis->loop_at_end.step_open && analysis->loop_at_end.category == PO_CAT_DATA_WAIT &&
 	    window->now_ns > analysis->loop_at_end.since_ns)

@@ -18,6 +18,7 @@
 
 #include "result.h"
 #include "rules.h"
+#include "stats.h"
 
 #define PO_LIVE_TEXT_MAX 64
 
@@ -36,6 +37,7 @@ struct po_live_window {
 	double p50_all_ms;	 /* since the first step; NaN */
 	double baseline_p50_ms;	 /* the run's first steady window (below); NaN until there is one */
 	int64_t baseline_end_ns; /* where that window ends; -1 */
+	bool baseline_final;	 /* that window has passed: the two above never change */
 	/* Share of the window's step time per category (sums to 100); NaN without steps. */
 	double category_pct[PO_CATEGORY_COUNT];
 	double data_wait_pct; /* data wait and main-process loading; NaN */
@@ -68,7 +70,12 @@ struct po_live_window {
 	double gpu_oom_s;	  /* NaN */
 
 	/* trace and run */
-	int64_t events;		       /* events consumed */
+	int64_t events; /* events consumed */
+	/*
+	 * What taking this window cost the view, in ms of its own time: the snapshot (fork,
+	 * finish over the window's steps, detectors, window). Set by the caller; NaN
+	 */
+	double snapshot_ms;
 	int64_t discarded_events;      /* discarded by the tracer so far (known counts) */
 	int64_t discard_windows;       /* windows of discarded events or packets so far */
 	bool ended;		       /* the program's run_end came, or its processes all ended */
@@ -84,13 +91,40 @@ struct po_live_window {
 	char verdict_reason[160];	/* its cause in words, or "" */
 };
 
+/*
+ * The run since its first step, tallied by the view as steps end (po_live_tally_add), so
+ * that a window reads only its own steps: the figures "since the first step" of every
+ * window, and the run's first steady window once it has passed (po_live_tally_keep).
+ * Zero-initialised with first_begin_ns -1 and baseline_end_ns -1 is empty (po_live_tally_init).
+ */
+struct po_live_tally {
+	int64_t steps;		/* steps tallied, every one (lossy and start-up too) */
+	int64_t first_begin_ns; /* the first step's begin; -1 */
+	struct po_stats_running_median wall_ms;
+	bool baseline_final; /* the run's first steady window has passed: */
+	double baseline_p50_ms;
+	int64_t baseline_end_ns;
+};
+
+void po_live_tally_init(struct po_live_tally *tally);
+void po_live_tally_fini(struct po_live_tally *tally);
+/* Tallies an ended step, in order; false when out of memory (the step is not tallied). */
+bool po_live_tally_add(struct po_live_tally *tally, const struct po_step *step);
+/* Keeps the baseline of a window whose baseline_final is set, for the windows after it. */
+void po_live_tally_keep(struct po_live_tally *tally, const struct po_live_window *window);
+
 /* What the window needs besides the analysis; the rules give live.window_s. */
 struct po_live_window_config {
 	const struct po_rules *rules; /* weak */
-	int64_t now_ns;		      /* the newest event; the analysis's last event if 0 */
-	int64_t host_limit_bytes;     /* -1: unknown */
-	int64_t gpu_limit_bytes;      /* -1: unknown */
-	int64_t events;		      /* events consumed so far */
+	/*
+	 * weak: every step that ended so far tallied (the analysis's steps); the view's
+	 * memory, read by the snapshot's copy (fork copies it)
+	 */
+	const struct po_live_tally *tally;
+	int64_t now_ns;		  /* the newest event; the analysis's last event if 0 */
+	int64_t host_limit_bytes; /* -1: unknown */
+	int64_t gpu_limit_bytes;  /* -1: unknown */
+	int64_t events;		  /* events consumed so far */
 };
 
 /*
@@ -104,8 +138,10 @@ enum po_status po_live_window_detect(struct po_analysis *analysis,
 
 /*
  * Fills window from an analysis on which po_live_window_detect() (or po_detect_run()) has
- * run (its findings, verdict and steady statistics); seq is left 0. Reads the steps
- * (po_analysis_step()); a failed read is PO_STATUS_IO with the cause.
+ * run (its findings, verdict and steady statistics); seq is left 0. Reads the steps of the
+ * analysis's range that ended in the window, and, until the tally holds the baseline, the
+ * run's first steps up to the baseline window's end (po_analysis_step()): the cost does not
+ * grow with the run. A failed read is PO_STATUS_IO with the cause.
  */
 enum po_status po_live_window_compute(const struct po_analysis *analysis,
 				      const struct po_live_window_config *config,

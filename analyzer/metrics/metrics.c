@@ -19,3 +19,60 @@ int64_t po_metric_host_bytes(const struct po_analysis *analysis, const struct po
 {
 	return analysis->memory.has_alloc_events ? step->host_live_bytes : step->rss_bytes;
 }
+
+int64_t po_metric_live_workers(const struct po_analysis *analysis)
+{
+	return analysis->concurrent_workers > 0 ? analysis->concurrent_workers
+						: (int64_t)analysis->worker_count;
+}
+
+size_t po_metric_startup_steps(const struct po_analysis *analysis)
+{
+	int64_t live = po_metric_live_workers(analysis);
+	int64_t workers =
+	    analysis->settings.num_workers >= 0 ? analysis->settings.num_workers : live;
+
+	if (workers < live)
+		workers = live;
+	return workers > 1 ? (size_t)workers : 1;
+}
+
+void po_metric_steady_walk_init(struct po_metric_steady_walk *walk,
+				const struct po_analysis *analysis)
+{
+	size_t first = analysis->step_first;
+
+	*walk = (struct po_metric_steady_walk){.analysis = analysis,
+					       .next = first,
+					       .end = analysis->step_end,
+					       .startup = po_metric_startup_steps(analysis),
+					       .persistent =
+						   analysis->settings.persistent_workers == 1};
+	if (first >= walk->end || !first)
+		return;
+	/* Where the range's first step stands in its epoch, counted up to the start-up. */
+	walk->previous_epoch = po_analysis_step(analysis, first).epoch;
+	while (walk->in_epoch < walk->startup && walk->in_epoch < first &&
+	       po_analysis_step(analysis, first - 1 - walk->in_epoch).epoch == walk->previous_epoch)
+		walk->in_epoch++;
+	walk->in_epoch--; /* the first step of the walk counts itself back up (wraps at 0) */
+}
+
+bool po_metric_steady_walk_next(struct po_metric_steady_walk *walk, struct po_step *step,
+				size_t *index, bool *steady)
+{
+	size_t i = walk->next;
+
+	if (i >= walk->end)
+		return false;
+	*step = po_analysis_step(walk->analysis, i);
+	/* The first step of the run, or of a new epoch, is its epoch's first. */
+	walk->in_epoch = i && walk->previous_epoch == step->epoch ? walk->in_epoch + 1 : 0;
+	walk->previous_epoch = step->epoch;
+	*steady = !(step->flags & PO_STEP_LOSSY) &&
+		  (walk->in_epoch >= walk->startup ||
+		   (walk->persistent && i >= walk->analysis->first_epoch_steps));
+	*index = i;
+	walk->next = i + 1;
+	return true;
+}

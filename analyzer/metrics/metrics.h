@@ -33,4 +33,39 @@ bool po_metric_step_waits(const struct po_step *step, double warning_pct, bool w
  */
 int64_t po_metric_host_bytes(const struct po_analysis *analysis, const struct po_step *step);
 
+/*
+ * The loader workers alive at once (the largest number seen), or every worker process
+ * when that was not measured.
+ */
+int64_t po_metric_live_workers(const struct po_analysis *analysis);
+
+/*
+ * The steps of an epoch's start-up: until every worker has delivered its first batch
+ * (max(1, workers) steps, workers the larger of those configured and those alive at once),
+ * workers start and caches fill. The same number each epoch; with persistent workers only
+ * the first epoch starts them.
+ */
+size_t po_metric_startup_steps(const struct po_analysis *analysis);
+
+/*
+ * The steady steps, one definition for the detectors' statistics and the live windows:
+ * a walk over the analysis's range of steps (step_first to step_end) that says of each
+ * whether it is steady: not lossy, and past its epoch's start-up steps (or, with
+ * persistent workers, in an epoch after the first). A range that begins mid-run reads
+ * at most po_metric_startup_steps() steps before it.
+ */
+struct po_metric_steady_walk {
+	const struct po_analysis *analysis; /* weak */
+	size_t next, end;
+	size_t startup, in_epoch;
+	int64_t previous_epoch;
+	bool persistent;
+};
+
+void po_metric_steady_walk_init(struct po_metric_steady_walk *walk,
+				const struct po_analysis *analysis);
+/* The next step of the range and its index; false after the last. */
+bool po_metric_steady_walk_next(struct po_metric_steady_walk *walk, struct po_step *step,
+				size_t *index, bool *steady);
+
 #endif /* PO_METRICS_H */

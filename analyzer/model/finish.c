@@ -314,18 +314,36 @@ static enum po_status build_threads(struct po_model *model, struct po_analysis *
  * The analysis takes the model's step store; the model's passes over old steps (details,
  * gaps) still read it through model->loop.steps (weak from here on) until it is destroyed.
  */
+/* The index of the first step that ended after time_ns (count when none). */
+static size_t first_ended_after(struct po_step_store *store, size_t count, int64_t time_ns)
+{
+	size_t first;
+
+	if (time_ns == INT64_MIN)
+		return 0;
+	if (time_ns == INT64_MAX)
+		return count;
+	/* Steps of one loop follow each other: the last step begun by time_ns may end after. */
+	first = po_step_store_upper_bound(store, time_ns);
+	if (first && po_step_store_borrow(store, first - 1)->end_ns > time_ns)
+		first--;
+	return first;
+}
+
+/* Hands the steps over, with the range the statistics cover (model config steps range). */
 static void build_steps(struct po_model *model, struct po_analysis *analysis)
 {
-	for (size_t i = 0; i < model->loop.step_count; i++) {
-		const struct po_step *step = po_step_store_borrow(model->loop.steps, i);
-		int64_t step_ns = step->end_ns - step->begin_ns;
+	size_t count = model->loop.step_count;
 
-		/* A step's GPU time was counted before its end was known: clamp to its length. */
-		if (step->gpu_busy_ns > step_ns)
-			po_step_store_edit(model->loop.steps, i)->gpu_busy_ns = step_ns;
-	}
 	analysis->step_store = model->loop.steps;
-	analysis->step_count = model->loop.step_count;
+	analysis->step_count = count;
+	analysis->step_first =
+	    first_ended_after(model->loop.steps, count, model->config.steps_after_ns);
+	analysis->step_end =
+	    first_ended_after(model->loop.steps, count, model->config.steps_until_ns);
+	if (analysis->step_end < analysis->step_first)
+		analysis->step_end = analysis->step_first;
+	analysis->first_epoch_steps = model->loop.first_epoch_steps;
 	model->loop.steps_given = true;
 }
 
@@ -338,7 +356,7 @@ static void sum_clean(const struct po_analysis *analysis, int64_t *durations,
 		      struct po_step_stats *stats, double *total_ns, double *samples,
 		      double *sampled_ns)
 {
-	for (size_t i = 0; i < analysis->step_count; i++) {
+	for (size_t i = analysis->step_first; i < analysis->step_end; i++) {
 		const struct po_step *step = po_step_store_borrow(analysis->step_store, i);
 		int64_t step_ns = step->end_ns - step->begin_ns;
 
@@ -363,16 +381,16 @@ static void coverage(const struct po_analysis *analysis, struct po_step_stats *s
 
 	stats->coverage_pct = -1;
 	stats->span_ns = -1;
-	if (!analysis->step_count)
+	if (analysis->step_end <= analysis->step_first)
 		return;
-	for (size_t i = 0; i < analysis->step_count; i++) {
+	for (size_t i = analysis->step_first; i < analysis->step_end; i++) {
 		const struct po_step *step = po_step_store_borrow(analysis->step_store, i);
 
 		covered_ns += (double)(step->end_ns - step->begin_ns);
 	}
-	first = po_step_store_borrow(analysis->step_store, 0);
+	first = po_step_store_borrow(analysis->step_store, analysis->step_first);
 	stats->span_ns = first->begin_ns;
-	last = po_step_store_borrow(analysis->step_store, analysis->step_count - 1);
+	last = po_step_store_borrow(analysis->step_store, analysis->step_end - 1);
 	stats->span_ns = last->end_ns - stats->span_ns;
 	stats->coverage_pct =
 	    stats->span_ns > 0 ? fmin(100.0, 100.0 * covered_ns / (double)stats->span_ns) : 100.0;
@@ -381,20 +399,21 @@ static void coverage(const struct po_analysis *analysis, struct po_step_stats *s
 static enum po_status build_stats(struct po_analysis *analysis)
 {
 	struct po_step_stats *stats = &analysis->step_stats;
-	int64_t *durations = calloc(analysis->step_count + 1, sizeof(int64_t));
+	int64_t *durations = calloc(analysis->step_end - analysis->step_first + 1, sizeof(int64_t));
 	double total_ns = 0, samples = 0, sampled_ns = 0;
 	size_t clean;
 
 	if (!durations)
 		return PO_STATUS_NOMEM;
-	*stats = (struct po_step_stats){.count = (int64_t)analysis->step_count,
-					.min_ns = -1,
-					.p50_ns = -1,
-					.p90_ns = -1,
-					.p95_ns = -1,
-					.p99_ns = -1,
-					.max_ns = -1,
-					.samples_per_s = -1};
+	*stats =
+	    (struct po_step_stats){.count = (int64_t)(analysis->step_end - analysis->step_first),
+				   .min_ns = -1,
+				   .p50_ns = -1,
+				   .p90_ns = -1,
+				   .p95_ns = -1,
+				   .p99_ns = -1,
+				   .max_ns = -1,
+				   .samples_per_s = -1};
 	sum_clean(analysis, durations, stats, &total_ns, &samples, &sampled_ns);
 	coverage(analysis, stats);
 	clean = (size_t)stats->clean_count;
@@ -815,11 +834,11 @@ void po_analysis_build_pipeline(struct po_analysis *analysis)
 		    pipeline->worker_batches > 0 ? (double)total / pipeline->worker_batches : -1;
 	}
 	pipeline->window_s = -1;
-	if (analysis->step_count)
-		pipeline->window_s = (po_analysis_step(analysis, analysis->step_count - 1).end_ns -
-				      po_analysis_step(analysis, 0).begin_ns) /
+	if (analysis->step_end > analysis->step_first)
+		pipeline->window_s = (po_analysis_step(analysis, analysis->step_end - 1).end_ns -
+				      po_analysis_step(analysis, analysis->step_first).begin_ns) /
 				     1e9;
-	for (size_t i = 0; i < analysis->step_count; i++) {
+	for (size_t i = analysis->step_first; i < analysis->step_end; i++) {
 		int64_t queue_depth = po_analysis_step(analysis, i).queue_depth;
 
 		if (queue_depth >= 0) {

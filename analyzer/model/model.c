@@ -51,6 +51,8 @@ void po_model_config_init(struct po_model_config *config)
 	    .timeline_last_step = -1,
 	    .command_pid = -1,
 	    .command_exit = -1,
+	    .steps_after_ns = INT64_MIN,
+	    .steps_until_ns = INT64_MAX,
 	};
 }
 
@@ -663,4 +665,24 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 	}
 	*out = analysis;
 	return PO_STATUS_OK;
+}
+
+int64_t po_model_newest_ns(const struct po_model *model)
+{
+	int64_t newest = 0;
+
+	for (size_t i = 0; i < model->procs.process_count; i++)
+		if (model->procs.processes[i].last_ns > newest)
+			newest = model->procs.processes[i].last_ns;
+	return newest;
+}
+
+size_t po_model_steps_ended(const struct po_model *model)
+{
+	return model->loop.step_count - (model->loop.step_open ? 1 : 0);
+}
+
+struct po_step po_model_step(struct po_model *model, size_t index)
+{
+	return po_step_store_get(model->loop.steps, index);
 }

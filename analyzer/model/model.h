@@ -56,6 +56,12 @@ struct po_model_config {
 	 */
 	const struct po_member_recording *recordings;
 	size_t recording_count;
+	/*
+	 * The steps the analysis's statistics cover: those that ended in (steps_after_ns,
+	 * steps_until_ns], trace clock (result.h, po_analysis.step_first). Every step by
+	 * default (INT64_MIN, INT64_MAX).
+	 */
+	int64_t steps_after_ns, steps_until_ns;
 };
 
 /* Fills the defaults (from detect/rules.h where a rule sets them). */
@@ -79,16 +85,30 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 
 /*
  * A consistent result of everything consumed so far, without ending the stream: fn gets
- * the analysis that po_model_finish() would give now, in a forked copy of the process
- * (snapshot.c), and returns PO_STATUS_OK or a status with err set. Whatever fn keeps must
- * leave that process in a file or a pipe; the analysis is freed with the copy. Waits for
- * fn; the model is unchanged, and consuming goes on. Returns fn's status and message, or
- * PO_STATUS_INPUT when no profopt event was seen yet.
+ * the analysis that po_model_finish() would give now, its statistics over the steps that
+ * ended after steps_after_ns (the config's steps range; INT64_MIN: all), in a forked copy
+ * of the process (snapshot.c), and returns PO_STATUS_OK or a status with err set. Whatever
+ * fn keeps must leave that process in a file or a pipe; the analysis is freed with the
+ * copy. Waits for fn; the model is unchanged, and consuming goes on. Returns fn's status
+ * and message, or PO_STATUS_INPUT when no profopt event was seen yet. What it costs grows
+ * with the steps after steps_after_ns and with what the model holds, not with the steps
+ * before.
  */
 typedef enum po_status (*po_snapshot_fn)(struct po_analysis *analysis, void *context,
 					 struct po_error *err);
-enum po_status po_model_snapshot(struct po_model *model, po_snapshot_fn fn, void *context,
-				 struct po_error *err) PO_NODISCARD;
+enum po_status po_model_snapshot(struct po_model *model, int64_t steps_after_ns, po_snapshot_fn fn,
+				 void *context, struct po_error *err) PO_NODISCARD;
+
+/* The newest event of any process consumed so far (trace clock); 0 before any. */
+int64_t po_model_newest_ns(const struct po_model *model);
+
+/*
+ * The training loop's steps that ended so far, and one of them by index (< that count),
+ * as a finish would give them; a step still open is not among them. For a live view's
+ * running figures, read once each as they end.
+ */
+size_t po_model_steps_ended(const struct po_model *model);
+struct po_step po_model_step(struct po_model *model, size_t index);
 
 /*
  * A window of time the trace is missing, found from its files after the events were

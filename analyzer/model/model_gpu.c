@@ -20,8 +20,9 @@ static int64_t host_window_begin(void *ctx)
 }
 
 /*
- * Adds the interval's overlap with every step to their gpu_busy_ns. Intervals mostly fall
- * in the latest steps; a late one edits older steps, whose chunk the store reads back.
+ * Adds the interval's overlap with every step to their gpu_busy_ns, which never exceeds an
+ * ended step's length (the open step's is clamped when it ends, steps.c). Intervals mostly
+ * fall in the latest steps; a late one edits older steps, whose chunk the store reads back.
  */
 static void host_busy(void *ctx, int64_t begin_ns, int64_t end_ns)
 {
@@ -35,8 +36,14 @@ static void host_busy(void *ctx, int64_t begin_ns, int64_t end_ns)
 
 		if (step->begin_ns >= end_ns)
 			break;
-		if (to > from)
-			po_step_store_edit(model->loop.steps, i)->gpu_busy_ns += to - from;
+		if (to > from) {
+			struct po_step *edited = po_step_store_edit(model->loop.steps, i);
+
+			edited->gpu_busy_ns += to - from;
+			if (edited->end_ns != INT64_MAX &&
+			    edited->gpu_busy_ns > edited->end_ns - edited->begin_ns)
+				edited->gpu_busy_ns = edited->end_ns - edited->begin_ns;
+		}
 	}
 }
 

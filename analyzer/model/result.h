@@ -933,6 +933,15 @@ struct po_analysis {
 	 */
 	struct po_step_store *step_store;
 	size_t step_count;
+	/*
+	 * The steps the statistics cover (step_stats, pipeline, the detectors): indices
+	 * [step_first, step_end), those that ended in the model config's steps range (a live
+	 * window, --steps-in); [0, step_count) by default. Found by a binary search, so that a
+	 * window of a long run reads only its own steps.
+	 */
+	size_t step_first, step_end;
+	/* Steps before the first whose epoch differs from its predecessor's; SIZE_MAX: none */
+	size_t first_epoch_steps;
 	struct po_step_stats step_stats;
 
 	struct po_worker *workers; /* sorted by worker_id, then pid */

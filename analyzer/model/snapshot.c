@@ -80,8 +80,8 @@ snapshot_child(struct po_model *model, int reply_fd, po_snapshot_fn fn, void *co
 	_exit(0);
 }
 
-enum po_status po_model_snapshot(struct po_model *model, po_snapshot_fn fn, void *context,
-				 struct po_error *err)
+enum po_status po_model_snapshot(struct po_model *model, int64_t steps_after_ns, po_snapshot_fn fn,
+				 void *context, struct po_error *err)
 {
 	struct snapshot_reply reply = {.status = PO_STATUS_INTERNAL};
 	int fds[2], wait_status = 0;
@@ -107,6 +107,7 @@ enum po_status po_model_snapshot(struct po_model *model, po_snapshot_fn fn, void
 	}
 	if (pid == 0) {
 		close(fds[0]);
+		model->config.steps_after_ns = steps_after_ns; /* the copy's own */
 		snapshot_child(model, fds[1], fn, context);
 	}
 	close(fds[1]);

@@ -393,6 +393,12 @@ enum po_status po_analysis_set_steps(struct po_analysis *analysis, const struct 
 	po_step_store_destroy(analysis->step_store);
 	analysis->step_store = store;
 	analysis->step_count = count;
+	analysis->step_first = 0;
+	analysis->step_end = count;
+	analysis->first_epoch_steps = SIZE_MAX;
+	for (size_t i = 1; i < count && analysis->first_epoch_steps == SIZE_MAX; i++)
+		if (steps[i].epoch != steps[i - 1].epoch)
+			analysis->first_epoch_steps = i;
 	return PO_STATUS_OK;
 }
 

@@ -83,7 +83,8 @@ size_t po_step_store_bytes(const struct po_step_store *store);
 
 /*
  * For code that builds an analysis by hand (tests, fixtures): gives the analysis a new store
- * holding copies of steps[0 .. count), replacing any it had, and sets step_count.
+ * holding copies of steps[0 .. count), replacing any it had, and sets step_count, the
+ * statistics' range (all of them) and first_epoch_steps.
  */
 enum po_status po_analysis_set_steps(struct po_analysis *analysis, const struct po_step *steps,
 				     size_t count) PO_NODISCARD;

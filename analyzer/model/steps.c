@@ -24,7 +24,8 @@ static void reset_own_loading(struct po_step_tracker *t)
 
 enum po_status step_tracker_init(struct po_step_tracker *t)
 {
-	*t = (struct po_step_tracker){.current_step_number = -1, .latest_queue_depth = -1};
+	*t = (struct po_step_tracker){
+	    .current_step_number = -1, .latest_queue_depth = -1, .first_epoch_steps = SIZE_MAX};
 	reset_own_loading(t);
 	t->segments = calloc(PO_SEGMENT_RING_CAP, sizeof(*t->segments));
 	if (!t->segments || po_step_store_create(&t->steps) != PO_STATUS_OK ||
@@ -281,6 +282,9 @@ const struct po_step *step_tracker_close(struct po_step_tracker *t, int64_t time
 	step_tracker_advance(t, time_ns, category);
 	step = step_tracker_open_step(t);
 	step->end_ns = t->last_change_ns;
+	/* GPU time counted while the end was not known yet (model_gpu.c) fits in the step. */
+	if (step->gpu_busy_ns > step->end_ns - step->begin_ns)
+		step->gpu_busy_ns = step->end_ns - step->begin_ns;
 	if (step->batch_size < 0)
 		step->batch_size = batch_size;
 	fill_own_loading(t, step);
@@ -326,6 +330,9 @@ enum po_status step_tracker_open(struct po_step_tracker *t, const struct po_even
 			       .rss_bytes = -1,
 			       .main_rss_bytes = -1};
 
+	if (t->first_epoch_steps == SIZE_MAX && t->step_count &&
+	    po_step_store_borrow(t->steps, t->step_count - 1)->epoch != step.epoch)
+		t->first_epoch_steps = t->step_count;
 	if (po_step_store_append(t->steps, &step) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	t->step_count++;

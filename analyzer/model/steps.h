@@ -55,6 +55,8 @@ struct po_step_tracker {
 	size_t segment_next;
 	struct po_batch_tracker batches;
 	int64_t steps_other_threads; /* step_begin on threads other than the training thread */
+	/* Steps before the first one whose epoch differs from its predecessor's; SIZE_MAX */
+	size_t first_epoch_steps;
 };
 
 /* What the model measures at a step's end, beyond the training loop. */

@@ -393,3 +393,102 @@ void po_stats_histogram_add(struct po_stats_histogram *histogram, const double *
 			histogram->highest = histogram->counts[bin];
 	}
 }
+
+/* Sifts heap[i] up; a max-heap when sign is 1, a min-heap when -1. */
+static void heap_up(double *heap, size_t i, double sign)
+{
+	while (i) {
+		size_t parent = (i - 1) / 2;
+		double held = heap[i];
+
+		if (!(sign * heap[parent] < sign * held))
+			return;
+		heap[i] = heap[parent];
+		heap[parent] = held;
+		i = parent;
+	}
+}
+
+static void heap_down(double *heap, size_t count, double sign)
+{
+	size_t i = 0;
+
+	for (;;) {
+		size_t left = 2 * i + 1, right = left + 1, top = i;
+		double held;
+
+		if (left < count && sign * heap[left] > sign * heap[top])
+			top = left;
+		if (right < count && sign * heap[right] > sign * heap[top])
+			top = right;
+		if (top == i)
+			return;
+		held = heap[i];
+		heap[i] = heap[top];
+		heap[top] = held;
+		i = top;
+	}
+}
+
+static bool heap_room(double **heap, size_t count, size_t *capacity)
+{
+	size_t grown;
+	double *moved;
+
+	if (count < *capacity)
+		return true;
+	grown = *capacity ? 2 * *capacity : 64;
+	moved = realloc(*heap, grown * sizeof(**heap));
+	if (!moved)
+		return false;
+	*heap = moved;
+	*capacity = grown;
+	return true;
+}
+
+/* Pops a heap's top into the other heap. */
+static void heap_move(double *from, size_t *from_count, double from_sign, double *to,
+		      size_t *to_count, double to_sign)
+{
+	double top = from[0];
+
+	from[0] = from[--*from_count];
+	heap_down(from, *from_count, from_sign);
+	to[(*to_count)++] = top;
+	heap_up(to, *to_count - 1, to_sign);
+}
+
+bool po_stats_running_median_add(struct po_stats_running_median *m, double value)
+{
+	if (isnan(value))
+		return true;
+	/* Room for the value and for one move between the heaps, before anything changes. */
+	if (!heap_room(&m->low, m->low_count + 1, &m->low_capacity) ||
+	    !heap_room(&m->high, m->high_count + 1, &m->high_capacity))
+		return false;
+	if (!m->low_count || value <= m->low[0]) {
+		m->low[m->low_count++] = value;
+		heap_up(m->low, m->low_count - 1, 1);
+	} else {
+		m->high[m->high_count++] = value;
+		heap_up(m->high, m->high_count - 1, -1);
+	}
+	/* The lower heap holds ceil(n / 2) values: its top is the nearest-rank median. */
+	if (m->low_count > m->high_count + 1)
+		heap_move(m->low, &m->low_count, 1, m->high, &m->high_count, -1);
+	else if (m->high_count > m->low_count)
+		heap_move(m->high, &m->high_count, -1, m->low, &m->low_count, 1);
+	return true;
+}
+
+double po_stats_running_median_value(const struct po_stats_running_median *m)
+{
+	return m->low_count ? m->low[0] : NAN;
+}
+
+void po_stats_running_median_fini(struct po_stats_running_median *m)
+{
+	free(m->low);
+	free(m->high);
+	*m = (struct po_stats_running_median){0};
+}

@@ -95,4 +95,22 @@ bool po_stats_histogram_axis(struct po_stats_histogram *histogram, size_t bin_co
 /* Counts n values (NaN ones left out); values outside the bounds go to the end bins. */
 void po_stats_histogram_add(struct po_stats_histogram *histogram, const double *values, size_t n);
 
+/*
+ * The nearest-rank median (po_stats_quantile(values, n, 0.5), the same value) of values
+ * that keep coming: two heaps, the lower half's largest on top of one and the upper half's
+ * smallest on top of the other. Adding a value takes O(log n); the median is read in O(1);
+ * it holds 8 bytes a value. Zero-initialised is empty.
+ */
+struct po_stats_running_median {
+	double *low;  /* owned: max-heap of the lower ceil(n / 2) values */
+	double *high; /* owned: min-heap of the others */
+	size_t low_count, high_count, low_capacity, high_capacity;
+};
+
+/* Adds a value (NaN is left out); false when a heap could not grow (nothing added). */
+bool po_stats_running_median_add(struct po_stats_running_median *median, double value);
+/* NaN when empty. */
+double po_stats_running_median_value(const struct po_stats_running_median *median);
+void po_stats_running_median_fini(struct po_stats_running_median *median);
+
 #endif /* PO_STATS_H */

@@ -55,7 +55,7 @@ WINDOW_KEYS = [
     "category_pct", "data_wait_pct", "waiting_steps_pct", "workers_seen", "workers_alive",
     "workers_busy_pct", "silent_worker_pid", "silent_worker_s", "loop_wait_s", "has_gpu", "gpu_busy_pct",
     "host_bytes", "host_slope_bps", "host_limit_bytes", "host_oom_s", "gpu_bytes",
-    "gpu_slope_bps", "gpu_limit_bytes", "gpu_oom_s", "events", "discarded_events",
+    "gpu_slope_bps", "gpu_limit_bytes", "gpu_oom_s", "events", "snapshot_ms", "discarded_events",
     "discard_windows", "ended", "ending", "ending_detail", "verdict", "verdict_reason", "alerts"]
 ALERT_KEYS = ["alert", "state", "window", "at_ns", "since_ns", "value", "threshold", "unit",
               "evidence"]
@@ -158,6 +158,9 @@ def read_windows(path):
                 problem("window %d schema %r" % (number, window.get("schema")))
             if not isinstance(window.get("alerts"), list):
                 problem("window %d alerts is not a list" % number)
+            cost = window.get("snapshot_ms")
+            if not isinstance(cost, (int, float)) or cost < 0:
+                problem("window %d snapshot_ms %r is not a time" % (number, cost))
             windows.append(window)
     seqs = [w.get("seq") for w in windows]
     if seqs != list(range(1, len(windows) + 1)):

@@ -26,18 +26,71 @@ static struct po_analysis *ten_second_run(void)
 	return analysis;
 }
 
+/* Two doubles that are the same number, or both NaN. */
+static bool same(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || a == b;
+}
+
+/*
+ * The window of an analysis of every step, as a test builds it; checked against the same
+ * window computed as the view computes it, from an analysis whose range is the window's
+ * steps (a snapshot's, po_model_snapshot) and a tally of the run: every figure the same.
+ */
 static struct po_live_window compute(const struct po_analysis *analysis,
 				     const struct po_rules *rules, int64_t now_ns)
 {
+	struct po_live_tally tally;
 	struct po_live_window_config config = {.rules = rules,
+					       .tally = &tally,
 					       .now_ns = now_ns,
 					       .host_limit_bytes = -1,
 					       .gpu_limit_bytes = -1,
 					       .events = 12345};
-	struct po_live_window window;
+	struct po_live_window window, ranged;
 	struct po_error err = {{0}};
+	struct po_analysis *view = (struct po_analysis *)analysis;
+	size_t first = 0;
 
+	po_live_tally_init(&tally);
+	for (size_t i = 0; i < analysis->step_count; i++) {
+		struct po_step step = po_analysis_step(analysis, i);
+
+		CHECK(po_live_tally_add(&tally, &step));
+	}
 	CHECK_INT_EQ(po_live_window_compute(analysis, &config, &window, &err), PO_STATUS_OK);
+
+	while (first < analysis->step_count &&
+	       po_analysis_step(analysis, first).end_ns <= window.begin_ns)
+		first++;
+	view->step_first = first;
+	CHECK_INT_EQ(po_live_window_compute(view, &config, &ranged, &err), PO_STATUS_OK);
+	view->step_first = 0;
+	CHECK_INT_EQ(ranged.window_steps, window.window_steps);
+	CHECK_INT_EQ(ranged.steps, window.steps);
+	CHECK(same(ranged.step_rate, window.step_rate));
+	CHECK(same(ranged.step_rate_all, window.step_rate_all));
+	CHECK(same(ranged.p50_ms, window.p50_ms));
+	CHECK(same(ranged.p50_all_ms, window.p50_all_ms));
+	CHECK(same(ranged.baseline_p50_ms, window.baseline_p50_ms));
+	CHECK_INT_EQ(ranged.baseline_end_ns, window.baseline_end_ns);
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		CHECK(same(ranged.category_pct[c], window.category_pct[c]));
+	CHECK(same(ranged.data_wait_pct, window.data_wait_pct));
+	CHECK(same(ranged.waiting_steps_pct, window.waiting_steps_pct));
+	CHECK(same(ranged.gpu_busy_pct, window.gpu_busy_pct));
+	CHECK(same(ranged.host_slope_bps, window.host_slope_bps));
+	CHECK(same(ranged.gpu_slope_bps, window.gpu_slope_bps));
+	CHECK_INT_EQ(ranged.host_bytes, window.host_bytes);
+
+	/* A tally that holds the baseline gives it without reading the run's first steps. */
+	po_live_tally_keep(&tally, &window);
+	if (window.baseline_final) {
+		CHECK_INT_EQ(po_live_window_compute(view, &config, &ranged, &err), PO_STATUS_OK);
+		CHECK(same(ranged.baseline_p50_ms, window.baseline_p50_ms));
+		CHECK_INT_EQ(ranged.baseline_end_ns, window.baseline_end_ns);
+	}
+	po_live_tally_fini(&tally);
 	return window;
 }
 
@@ -170,6 +223,7 @@ static void test_baseline(void)
 static void test_memory_slope(void)
 {
 	struct po_analysis *analysis = ten_second_run();
+	struct po_live_tally tally;
 	struct po_live_window_config config;
 	struct po_live_window window;
 	struct po_rules rules;
@@ -179,8 +233,11 @@ static void test_memory_slope(void)
 	for (size_t i = 0; i < STEPS; i++)
 		SYNTH_STEP(analysis, i).rss_bytes = (int64_t)(i + 100) * SYNTH_MIB;
 	po_rules_init(&rules);
-	config = (struct po_live_window_config){
-	    .rules = &rules, .host_limit_bytes = 2000 * SYNTH_MIB, .gpu_limit_bytes = -1};
+	po_live_tally_init(&tally); /* the figures since the first step are not checked here */
+	config = (struct po_live_window_config){.rules = &rules,
+						.tally = &tally,
+						.host_limit_bytes = 2000 * SYNTH_MIB,
+						.gpu_limit_bytes = -1};
 	config.now_ns = step_end(analysis, STEPS - 1);
 	CHECK_INT_EQ(po_live_window_compute(analysis, &config, &window, &err), PO_STATUS_OK);
 	last = (int64_t)(STEPS - 1 + 100) * SYNTH_MIB;

@@ -288,7 +288,8 @@ static void test_slices(void)
 		bool compared = slice % CHECKED_EVERY == 0 || slice == 1 || slice == SLICES;
 
 		path_of(path, sizeof(path), "snapshot", slice);
-		status = po_model_snapshot(sliced, snapshot_to_file, compared ? path : NULL, &err);
+		status = po_model_snapshot(sliced, INT64_MIN, snapshot_to_file,
+					   compared ? path : NULL, &err);
 		if (status != PO_STATUS_OK)
 			fprintf(stderr, "snapshot %zu: %s\n", slice, err.message);
 		CHECK(status == PO_STATUS_OK);
@@ -312,13 +313,13 @@ static void test_empty_and_finished(void)
 	struct po_model *model = model_new(NULL);
 	struct po_error err = {{0}};
 
-	CHECK(po_model_snapshot(model, snapshot_to_file, "/nonexistent/x", &err) ==
+	CHECK(po_model_snapshot(model, INT64_MIN, snapshot_to_file, "/nonexistent/x", &err) ==
 	      PO_STATUS_INPUT);
 	CHECK(strstr(err.message, "no profopt events") != NULL);
 	for (size_t i = 0; i < event_count / 2; i++)
 		feed(model, &events[i]);
 	/* fn's failure comes back with its message */
-	CHECK(po_model_snapshot(model, snapshot_to_file, "/nonexistent/x", &err) ==
+	CHECK(po_model_snapshot(model, INT64_MIN, snapshot_to_file, "/nonexistent/x", &err) ==
 	      PO_STATUS_OUTPUT);
 	CHECK(strstr(err.message, "/nonexistent/x") != NULL);
 	po_analysis_destroy(model_done(model));
