@@ -6,8 +6,10 @@
 # Prints the event rate, the latency of each window (when its JSON line reached this
 # script, on CLOCK_MONOTONIC, minus the newest event in it, on the same clock: how old the
 # freshest thing shown is), the CPU time of profopt-analyze --live per second of the run
-# (it includes the snapshots' forked copies) and its peak resident memory. Run it on an
-# idle machine; the figures go in README ("Live analysis").
+# (it includes the snapshots' forked copies), its peak resident memory, and what one window
+# costs (its snapshot_ms) at 10,000, 40,000 and 160,000 steps, as far as the run goes: it
+# should not grow with the run. Run it on an idle machine; the figures go in README ("Live
+# analysis") and docs/live.md.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -59,8 +61,9 @@ for line in sys.stdin:
                     rss = int(l.split()[1]) / 1024
         except OSError:
             pass
-    out.write("%d %d %d %.3f %.1f %.3f\n" % (now - w["now_ns"], w["events"], w["steps"], cpu, rss,
-                                          w["elapsed_s"]))
+    out.write("%d %d %d %.3f %.1f %.3f %.3f %d\n" % (now - w["now_ns"], w["events"], w["steps"], cpu,
+                                                  rss, w["elapsed_s"], w["snapshot_ms"],
+                                                  w["window_steps"]))
 '
 /usr/bin/python3 - windows.txt <<'PY'
 import sys
@@ -80,4 +83,13 @@ print("latency of the newest event shown (ms): p50 %.0f, p99 %.0f, max %.0f" % (
 print("profopt-analyze --live CPU: %.1f%% of one core (snapshots included)" % (100 * cpu / elapsed))
 print("its peak resident memory: first window %.1f MiB, last %.1f MiB (%d steps)" % (
     float(first[4]), float(last[4]), int(last[2])))
+# What a window costs as the run grows: the median snapshot_ms of the 5 windows nearest to
+# each mark the run reached, with the steady steps those windows held.
+for mark in (10000, 40000, 160000, 640000):
+    if int(last[2]) < mark:
+        break
+    near = sorted(rows, key=lambda r: abs(int(r[2]) - mark))[:5]
+    cost = sorted(float(r[6]) for r in near)[len(near) // 2]
+    held = sorted(int(r[7]) for r in near)[len(near) // 2]
+    print("window at %d steps: %.1f ms (its %d steady steps)" % (mark, cost, held))
 PY

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "detect_internal.h"
+#include "metrics.h"
 
 /* Whose memory a resident-set series holds. */
 enum growth_scope {
@@ -21,7 +22,7 @@ enum growth_scope {
 
 struct growth {
 	bool gpu;
-	const char *source; /* "alloc_events", "rss" or "gpu_alloc_events" */
+	enum po_growth_series series; /* the steps' values it fits (metrics.h) */
 	enum growth_scope scope;
 	size_t point_count;
 	int64_t first_step; /* step numbers of the fitted range */
@@ -42,17 +43,19 @@ struct growth {
 
 static int64_t step_value(const struct po_step *step, const struct growth *growth)
 {
-	if (growth->gpu)
-		return step->gpu_live_bytes;
-	switch (growth->scope) {
-	case SCOPE_MAIN:
-		return step->main_rss_bytes;
-	case SCOPE_WORKERS:
-		return step->rss_bytes >= 0 && step->main_rss_bytes >= 0
-			   ? step->rss_bytes - step->main_rss_bytes
-			   : -1;
+	return po_metric_series_bytes(step, growth->series);
+}
+
+/* The evidence's name of where the bytes come from. */
+static const char *source_name(const struct growth *growth)
+{
+	switch (growth->series) {
+	case PO_GROWTH_HOST_ALLOCS:
+		return "alloc_events";
+	case PO_GROWTH_GPU_ALLOCS:
+		return "gpu_alloc_events";
 	default:
-		return growth->source[0] == 'a' ? step->host_live_bytes : step->rss_bytes;
+		return "rss";
 	}
 }
 
@@ -310,7 +313,7 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_int(ctx, finding, "steps", (int64_t)growth->point_count);
 	det_ev_int(ctx, finding, "first_step", growth->first_step);
 	det_ev_int(ctx, finding, "last_step", growth->last_step);
-	det_ev_text(ctx, finding, "source", growth->source);
+	det_ev_text(ctx, finding, "source", source_name(growth));
 	det_ev_text(ctx, finding, "process_role", scope_name(growth));
 	if (growth->scope == SCOPE_MAIN)
 		det_ev_int(ctx, finding, "pid", ctx->analysis->main_pid);
@@ -441,15 +444,9 @@ static bool grows(const struct det_ctx *ctx, struct growth *growth)
 /* The finding's line, for the memory chart. */
 static void note_line(struct det_ctx *ctx, const struct growth *growth)
 {
-	enum po_growth_series series = growth->gpu			? PO_GROWTH_GPU_ALLOCS
-				       : growth->scope == SCOPE_MAIN	? PO_GROWTH_RSS_MAIN
-				       : growth->scope == SCOPE_WORKERS ? PO_GROWTH_RSS_WORKERS
-				       : growth->source[0] == 'a'	? PO_GROWTH_HOST_ALLOCS
-									: PO_GROWTH_RSS_ALL;
-
 	ctx->analysis->growth_lines[growth->gpu ? 1 : 0] = (struct po_growth_line){
 	    .present = true,
-	    .series = series,
+	    .series = growth->series,
 	    .first_position = growth->first_position,
 	    .last_position = growth->last_position,
 	    .first_bytes = growth->fit.intercept + growth->fit.slope * (double)growth->first_step,
@@ -496,8 +493,8 @@ static enum po_status growth_finding(struct det_ctx *ctx, struct growth *growth)
  */
 static enum po_status rss_growth_finding(struct det_ctx *ctx)
 {
-	struct growth main = {.source = "rss", .scope = SCOPE_MAIN};
-	struct growth workers = {.source = "rss", .scope = SCOPE_WORKERS};
+	struct growth main = {.series = PO_GROWTH_RSS_MAIN, .scope = SCOPE_MAIN};
+	struct growth workers = {.series = PO_GROWTH_RSS_WORKERS, .scope = SCOPE_WORKERS};
 	bool main_grows = grows(ctx, &main), workers_grow = grows(ctx, &workers);
 
 	if (main_grows && (!workers_grow || main.fit.slope >= workers.fit.slope))
@@ -517,8 +514,8 @@ static enum po_status events_growth_finding(struct det_ctx *ctx, struct growth *
 enum po_status det_memory_growth(struct det_ctx *ctx)
 {
 	const struct po_memory *memory = &ctx->analysis->memory;
-	struct growth host = {.gpu = false, .source = "alloc_events"};
-	struct growth gpu = {.gpu = true, .source = "gpu_alloc_events"};
+	struct growth host = {.gpu = false, .series = PO_GROWTH_HOST_ALLOCS};
+	struct growth gpu = {.gpu = true, .series = PO_GROWTH_GPU_ALLOCS};
 	enum po_status status;
 
 	status =

@@ -143,7 +143,7 @@ static void gather(const struct po_analysis *analysis, const struct po_rules *ru
 	po_metric_steady_walk_init(&walk, analysis);
 	while (po_metric_steady_walk_next(&walk, &step, &i, &steady)) {
 		double ms = (double)(step.end_ns - step.begin_ns) / 1e6;
-		int64_t host;
+		int64_t host, gpu;
 
 		if (step.end_ns <= window->begin_ns || step.end_ns > window->now_ns)
 			continue;
@@ -154,10 +154,11 @@ static void gather(const struct po_analysis *analysis, const struct po_rules *ru
 			g->host_y[g->host_count++] = (double)host;
 			g->host_last = host;
 		}
-		if (step.gpu_live_bytes >= 0) {
+		gpu = po_metric_series_bytes(&step, PO_GROWTH_GPU_ALLOCS);
+		if (gpu >= 0) {
 			g->gpu_t[g->gpu_count] = (double)(step.end_ns - window->begin_ns) / 1e9;
-			g->gpu_y[g->gpu_count++] = (double)step.gpu_live_bytes;
-			g->gpu_last = step.gpu_live_bytes;
+			g->gpu_y[g->gpu_count++] = (double)gpu;
+			g->gpu_last = gpu;
 		}
 		if (!steady)
 			continue;

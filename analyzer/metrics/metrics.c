@@ -15,9 +15,33 @@ bool po_metric_step_waits(const struct po_step *step, double warning_pct, bool w
 	return (double)input > warning_pct / 200.0 * (double)(step->end_ns - step->begin_ns);
 }
 
+int64_t po_metric_series_bytes(const struct po_step *step, enum po_growth_series series)
+{
+	switch (series) {
+	case PO_GROWTH_HOST_ALLOCS:
+		return step->host_live_bytes;
+	case PO_GROWTH_RSS_ALL:
+		return step->rss_bytes;
+	case PO_GROWTH_RSS_MAIN:
+		return step->main_rss_bytes;
+	case PO_GROWTH_RSS_WORKERS:
+		return step->rss_bytes >= 0 && step->main_rss_bytes >= 0
+			   ? step->rss_bytes - step->main_rss_bytes
+			   : -1;
+	case PO_GROWTH_GPU_ALLOCS:
+		return step->gpu_live_bytes;
+	}
+	return -1;
+}
+
+enum po_growth_series po_metric_host_series(const struct po_analysis *analysis)
+{
+	return analysis->memory.has_alloc_events ? PO_GROWTH_HOST_ALLOCS : PO_GROWTH_RSS_ALL;
+}
+
 int64_t po_metric_host_bytes(const struct po_analysis *analysis, const struct po_step *step)
 {
-	return analysis->memory.has_alloc_events ? step->host_live_bytes : step->rss_bytes;
+	return po_metric_series_bytes(step, po_metric_host_series(analysis));
 }
 
 int64_t po_metric_live_workers(const struct po_analysis *analysis)

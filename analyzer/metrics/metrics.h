@@ -27,10 +27,21 @@ int64_t po_metric_input_wait_ns(const int64_t category_ns[PO_CATEGORY_COUNT]);
 bool po_metric_step_waits(const struct po_step *step, double warning_pct, bool with_handoff);
 
 /*
- * The host memory of a step: the live bytes of the allocation events when the run has
- * them (po_memory_stats.has_alloc_events), else the resident sets' sum; -1 unknown. One
- * series for the whole run: steps never mix the two.
+ * The bytes of a step in a memory series (result.h): the memory detector's growth lines,
+ * the memory chart, the live windows and the comparison read them from here. -1 when
+ * the step has no value in it (for the workers' series: a resident-set sum without the
+ * main process's).
  */
+int64_t po_metric_series_bytes(const struct po_step *step, enum po_growth_series series);
+
+/*
+ * The run's host memory series: the live bytes of the allocation events when the run has
+ * them (po_memory_stats.has_alloc_events), else the resident sets' sum. One series for
+ * the whole run: steps never mix the two.
+ */
+enum po_growth_series po_metric_host_series(const struct po_analysis *analysis);
+
+/* The host memory of a step in the run's host series; -1 unknown. */
 int64_t po_metric_host_bytes(const struct po_analysis *analysis, const struct po_step *step);
 
 /*

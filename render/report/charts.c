@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "comparison.h"
+#include "metrics.h"
 #include "report_priv.h"
 
 #define CHART_WIDTH 760.0
@@ -381,26 +382,19 @@ void po_chart_gpu(cairo_t *cr, const struct po_chart *chart)
 	draw_gpu_legend(cr, plot.x, chart->height - 28, plot.width, causes_seen);
 }
 
-/* Memory series of a step: host live bytes, summed RSS, GPU live bytes. */
 /* The series a growth line can lie on; the last two only when a finding's line does. */
 enum mem_series { MEM_HOST, MEM_RSS, MEM_GPU, MEM_RSS_MAIN, MEM_RSS_WORKERS, MEM_SERIES_COUNT };
 
+/* The memory series each chart series draws (metrics.h gives a step's value in it). */
+static const enum po_growth_series series_of[MEM_SERIES_COUNT] = {
+    [MEM_HOST] = PO_GROWTH_HOST_ALLOCS,	       [MEM_RSS] = PO_GROWTH_RSS_ALL,
+    [MEM_GPU] = PO_GROWTH_GPU_ALLOCS,	       [MEM_RSS_MAIN] = PO_GROWTH_RSS_MAIN,
+    [MEM_RSS_WORKERS] = PO_GROWTH_RSS_WORKERS,
+};
+
 static int64_t mem_value(const struct po_step *step, enum mem_series series)
 {
-	switch (series) {
-	case MEM_HOST:
-		return step->host_live_bytes;
-	case MEM_RSS:
-		return step->rss_bytes;
-	case MEM_RSS_MAIN:
-		return step->main_rss_bytes;
-	case MEM_RSS_WORKERS:
-		return step->rss_bytes >= 0 && step->main_rss_bytes >= 0
-			   ? step->rss_bytes - step->main_rss_bytes
-			   : -1;
-	default:
-		return step->gpu_live_bytes;
-	}
+	return po_metric_series_bytes(step, series_of[series]);
 }
 
 static int64_t step_mem_value(const struct po_analysis *analysis, size_t index,

@@ -475,10 +475,53 @@ def check_clean(args):
             problem("alerts.json holds other alerts than --alerts FILE")
 
 
+def agrees(shown, value, decimals):
+    """A window's figure (written with decimals) is summary.json's value (written with
+    decimals too) up to the two roundings."""
+    if shown is None or value is None:
+        return shown is None and value is None
+    return abs(shown - value) <= 10 ** -decimals + 1e-9
+
+
+def check_agreement(args):
+    """The run's last window, which covers every step (live.window_s longer than the run),
+    and the report of the recorded trace name the same metrics: they show the same
+    values. The window's shares are over the steady steps, as summary.json's steady."""
+    windows = read_windows(args.windows)
+    ended = [w for w in windows if w["ended"]]
+    if not ended:
+        problem("no window says the run ended")
+        return
+    last = ended[-1]
+    with open(os.path.join(args.report, "summary.json"), encoding="utf-8") as f:
+        summary = json.load(f)
+    steady, steps = summary["steady"], summary["steps"]
+    wait = last["data_wait_pct"]
+    if steady["input_wait_includes_handoff"] and wait is not None:
+        wait += last["category_pct"]["handoff"]
+    shown = [
+        ("steps", last["steps"], steps["count"], 0),
+        ("window_steps (steady steps)", last["window_steps"], steady["count"], 0),
+        ("data_wait_pct (input wait)", wait, steady["input_wait_pct"], 2),
+        ("gpu_busy_pct (GPU busy)", last["gpu_busy_pct"], steady["gpu_busy_pct"], 2),
+    ]
+    if steps["clean_count"] == steps["count"]:  # no lossy step: the same steps
+        shown.append(("p50_all_ms (median step)", last["p50_all_ms"], steps["p50_ms"], 3))
+    for name, ours, theirs, decimals in shown:
+        print("%-30s window %-10s summary.json %s" % (name, ours, theirs))
+        if not agrees(ours, theirs, decimals):
+            problem("%s: the window shows %s, summary.json %s" % (name, ours, theirs))
+    if last["verdict"] != summary["verdict"]:
+        problem("verdict: the window's %r, summary.json's %r"
+                % (last["verdict"], summary["verdict"]))
+    if steady["count"] < 100:
+        problem("only %d steady steps: the check says little" % steady["count"])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=["change_at", "clean", "killed", "leak",
-                                         "real_change"])
+                                         "real_change", "agreement"])
     parser.add_argument("--step", type=int)
     parser.add_argument("--trace")
     parser.add_argument("--windows")
@@ -502,6 +545,8 @@ def main():
         check_leak(args)
     elif args.case == "real_change":
         check_real_change(args)
+    elif args.case == "agreement":
+        check_agreement(args)
     else:
         check_killed(args)
     return verdict(args.machine)

@@ -17,6 +17,9 @@
 #                   exit 77, when the trace shows the scenario did not happen while
 #                   other programs used a quarter of the CPUs or more)
 #   leak            every step leaks from a known step on: host-memory-growth after it
+#   agreement       a window as long as the run: its last line shows the figures of the
+#                   offline summary.json of the recorded trace (steady steps, input wait,
+#                   GPU busy, median step, verdict) to its printed precision
 #   discards        the tracer discards events: events-discarded, never cleared
 #   worker_hangs    a worker is stopped: worker-stopped is raised, and cleared when it runs
 #   killed_program  the program is killed: program-ended (no-run-end), the report is written
@@ -158,6 +161,13 @@ worker_hangs)
 		fail "worker-stopped was not raised for the waiting loop: $(cat alerts.jsonl)"
 	grep -q '"alert":"worker-stopped","state":"cleared"' alerts.jsonl ||
 		fail "worker-stopped was not cleared once the worker ran again"
+	;;
+agreement)
+	# Two workers that cannot keep up (40 ms a batch, 15 ms steps), a GPU, two epochs.
+	"$bin/profopt-record" --live --every 0.5 --set live.window_s=1000000 -o trace -- \
+		$(sim --steps 400 --epochs 2 --jitter 20 --load-ms 40) >windows.jsonl 2>rec.err ||
+		fail "profopt-record exited with $?"
+	check agreement --windows windows.jsonl --report trace-report
 	;;
 killed_program)
 	kill_during 100000 4 profopt-sim
