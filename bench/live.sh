@@ -86,7 +86,7 @@ print("its peak resident memory: first window %.1f MiB, last %.1f MiB (%d steps)
 # What a window costs as the run grows: the median snapshot_ms of the 5 windows nearest to
 # each mark the run reached, with the steady steps those windows held.
 for mark in (10000, 40000, 160000, 640000):
-    if int(last[2]) < mark:
+    if int(last[2]) < 0.95 * mark:  # the last windows of a run of mark steps come near it
         break
     near = sorted(rows, key=lambda r: abs(int(r[2]) - mark))[:5]
     cost = sorted(float(r[6]) for r in near)[len(near) // 2]

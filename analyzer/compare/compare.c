@@ -29,22 +29,21 @@ struct builder {
 	size_t capacity;
 };
 
-static struct po_metric_change *add_metric(struct builder *b, const char *name, double old_value,
-					   double new_value, bool lower_is_better)
+static struct po_metric_change *add_metric(struct builder *b, enum po_cmp_metric id,
+					   double old_value, double new_value)
 {
 	struct po_metric_change *metric;
 
 	if (b->comparison->metric_count == b->capacity)
 		return NULL;
 	metric = &b->comparison->metrics[b->comparison->metric_count++];
-	metric->name = name;
+	metric->metric = id;
 	metric->old_value = old_value;
 	metric->new_value = new_value;
 	metric->delta = new_value - old_value;
 	metric->delta_pct = old_value != 0 ? 100.0 * metric->delta / fabs(old_value) : NAN;
 	metric->judgement = PO_CHANGE_UNTESTED;
 	metric->p_value = metric->ci_low = metric->ci_high = NAN;
-	metric->lower_is_better = lower_is_better;
 	return metric;
 }
 
@@ -76,31 +75,23 @@ static void add_step_metrics(struct builder *b)
 	size_t n_old = b->old_run->step_count, n_new = b->new_run->step_count;
 	struct po_metric_change *p50, *p95, *mean;
 
-	p50 = add_metric(b, "steps.p50_ms", po_stats_quantile(o, n_old, 0.5),
-			 po_stats_quantile(n, n_new, 0.5), true);
+	p50 = add_metric(b, PO_CMP_STEPS_P50, po_stats_quantile(o, n_old, 0.5),
+			 po_stats_quantile(n, n_new, 0.5));
 	judge(b, p50, o, n, 0.5);
-	p95 = add_metric(b, "steps.p95_ms", po_stats_quantile(o, n_old, 0.95),
-			 po_stats_quantile(n, n_new, 0.95), true);
+	p95 = add_metric(b, PO_CMP_STEPS_P95, po_stats_quantile(o, n_old, 0.95),
+			 po_stats_quantile(n, n_new, 0.95));
 	judge(b, p95, o, n, 0.95);
-	mean =
-	    add_metric(b, "steps.mean_ms", po_stats_mean(o, n_old), po_stats_mean(n, n_new), true);
+	mean = add_metric(b, PO_CMP_STEPS_MEAN, po_stats_mean(o, n_old), po_stats_mean(n, n_new));
 	judge(b, mean, o, n, 0.5);
 	/* Throughput is the inverse of step time: the step-time test judges it too. */
-	struct po_metric_change *rate = add_metric(b, "steps.steps_per_s", b->old_run->steps_per_s,
-						   b->new_run->steps_per_s, false);
+	struct po_metric_change *rate =
+	    add_metric(b, PO_CMP_STEPS_PER_S, b->old_run->steps_per_s, b->new_run->steps_per_s);
 	if (rate && mean) {
 		rate->judgement = mean->judgement;
 		rate->p_value = mean->p_value;
 	}
-	add_metric(b, "steps.samples_per_s", b->old_run->samples_per_s, b->new_run->samples_per_s,
-		   false);
+	add_metric(b, PO_CMP_SAMPLES_PER_S, b->old_run->samples_per_s, b->new_run->samples_per_s);
 }
-
-static const char *breakdown_names[PO_CATEGORY_COUNT] = {
-#define PO_X(name, json) "breakdown." json "_ms",
-    PO_CATEGORIES(PO_X)
-#undef PO_X
-};
 
 static void add_breakdown_metrics(struct builder *b)
 {
@@ -111,7 +102,7 @@ static void add_breakdown_metrics(struct builder *b)
 
 		if (!(old_mean > 0.001) && !(new_mean > 0.001))
 			continue;
-		judge(b, add_metric(b, breakdown_names[c], old_mean, new_mean, true), o, n, 0.5);
+		judge(b, add_metric(b, PO_CMP_BREAKDOWN + c, old_mean, new_mean), o, n, 0.5);
 	}
 }
 
@@ -121,15 +112,13 @@ static void add_resource_metrics(struct builder *b)
 
 	if (o->gpu_busy_pct && n->gpu_busy_pct)
 		judge(b,
-		      add_metric(b, "gpu.busy_pct", o->gpu_busy_share_pct, n->gpu_busy_share_pct,
-				 false),
+		      add_metric(b, PO_CMP_GPU_BUSY, o->gpu_busy_share_pct, n->gpu_busy_share_pct),
 		      o->gpu_busy_pct, n->gpu_busy_pct, 0.5);
 	if (!isnan(o->worker_busy_pct) || !isnan(n->worker_busy_pct))
-		add_metric(b, "workers.busy_pct", o->worker_busy_pct, n->worker_busy_pct, false);
+		add_metric(b, PO_CMP_WORKERS_BUSY, o->worker_busy_pct, n->worker_busy_pct);
 	if (o->live_bytes && n->live_bytes)
-		add_metric(b, "memory.growth_bytes_per_step",
-			   po_stats_slope(o->live_bytes, o->live_count),
-			   po_stats_slope(n->live_bytes, n->live_count), true);
+		add_metric(b, PO_CMP_MEMORY_GROWTH, po_stats_slope(o->live_bytes, o->live_count),
+			   po_stats_slope(n->live_bytes, n->live_count));
 }
 
 static bool has_finding(const struct po_digest *digest, const char *id, const char **severity)

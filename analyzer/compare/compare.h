@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../common/arena.h"
 #include "common/status.h"
@@ -78,8 +79,108 @@ static inline const char *po_change_judgement_name(enum po_change_judgement judg
 	return (unsigned)judgement < PO_CHANGE_JUDGEMENT_COUNT ? names[judgement] : "?";
 }
 
+/* The unit a comparison metric is in, which says how it is written. */
+enum po_cmp_unit {
+	PO_CMP_UNIT_MS,		    /* milliseconds */
+	PO_CMP_UNIT_PER_S,	    /* a rate per second */
+	PO_CMP_UNIT_PCT,	    /* a share, in percent */
+	PO_CMP_UNIT_BYTES_PER_STEP, /* memory growth */
+};
+
+/*
+ * The metrics a comparison can hold, each defined once: X(ID, JSON name, title, unit, lower
+ * is better). Then one per step category (enum po_category), PO_CMP_BREAKDOWN + category:
+ * "breakdown.<category>_ms", the mean time per step in it, in ms, lower is better (its
+ * title is the category's, "... per step", which the renderers name). The names are what
+ * summary.json's comparison and --fail-if say (docs/summary-schema.md).
+ */
+#define PO_CMP_METRICS(X)                                                                          \
+	X(STEPS_P50, "steps.p50_ms", "Median step time", MS, true)                                 \
+	X(STEPS_P95, "steps.p95_ms", "p95 step time", MS, true)                                    \
+	X(STEPS_MEAN, "steps.mean_ms", "Mean step time", MS, true)                                 \
+	X(STEPS_PER_S, "steps.steps_per_s", "Steps per second", PER_S, false)                      \
+	X(SAMPLES_PER_S, "steps.samples_per_s", "Samples per second", PER_S, false)                \
+	X(GPU_BUSY, "gpu.busy_pct", "GPU busy share of each step", PCT, false)                     \
+	X(WORKERS_BUSY, "workers.busy_pct", "Data-loader worker busy share", PCT, false)           \
+	X(MEMORY_GROWTH, "memory.growth_bytes_per_step", "Live memory growth per step",            \
+	  BYTES_PER_STEP, true)
+
+enum po_cmp_metric {
+#define PO_X(id, json, title, unit, lower) PO_CMP_##id,
+	PO_CMP_METRICS(PO_X)
+#undef PO_X
+	    PO_CMP_BREAKDOWN, /* + enum po_category */
+	PO_CMP_METRIC_COUNT = PO_CMP_BREAKDOWN + PO_CATEGORY_COUNT
+};
+
+/* The metric's name in summary.json and --fail-if; "?" out of range. Inline, as below. */
+static inline const char *po_cmp_metric_name(enum po_cmp_metric metric)
+{
+	static const char *const names[PO_CMP_METRIC_COUNT] = {
+#define PO_X(id, json, title, unit, lower) json,
+	    PO_CMP_METRICS(PO_X)
+#undef PO_X
+#define PO_X(name, json) "breakdown." json "_ms",
+		PO_CATEGORIES(PO_X)
+#undef PO_X
+	};
+
+	return (unsigned)metric < PO_CMP_METRIC_COUNT ? names[metric] : "?";
+}
+
+/* The title of a metric that is not a category's; NULL for a category's. */
+static inline const char *po_cmp_metric_plain_title(enum po_cmp_metric metric)
+{
+	static const char *const titles[PO_CMP_BREAKDOWN] = {
+#define PO_X(id, json, title, unit, lower) title,
+	    PO_CMP_METRICS(PO_X)
+#undef PO_X
+	};
+
+	return (unsigned)metric < PO_CMP_BREAKDOWN ? titles[metric] : NULL;
+}
+
+static inline enum po_cmp_unit po_cmp_metric_unit(enum po_cmp_metric metric)
+{
+	static const enum po_cmp_unit units[PO_CMP_BREAKDOWN] = {
+#define PO_X(id, json, title, unit, lower) PO_CMP_UNIT_##unit,
+	    PO_CMP_METRICS(PO_X)
+#undef PO_X
+	};
+
+	return (unsigned)metric < PO_CMP_BREAKDOWN ? units[metric] : PO_CMP_UNIT_MS;
+}
+
+static inline bool po_cmp_metric_lower_is_better(enum po_cmp_metric metric)
+{
+	static const bool lower[PO_CMP_BREAKDOWN] = {
+#define PO_X(id, json, title, unit, lower) lower,
+	    PO_CMP_METRICS(PO_X)
+#undef PO_X
+	};
+
+	return (unsigned)metric < PO_CMP_BREAKDOWN ? lower[metric] : true;
+}
+
+/* The category a breakdown metric is about, or -1. */
+static inline int po_cmp_metric_category(enum po_cmp_metric metric)
+{
+	return metric >= PO_CMP_BREAKDOWN && metric < PO_CMP_METRIC_COUNT
+		   ? (int)(metric - PO_CMP_BREAKDOWN)
+		   : -1;
+}
+
+/* The metric a name names (po_cmp_metric_name), or -1. */
+static inline int po_cmp_metric_by_name(const char *name)
+{
+	for (int metric = 0; name && metric < PO_CMP_METRIC_COUNT; metric++)
+		if (strcmp(name, po_cmp_metric_name((enum po_cmp_metric)metric)) == 0)
+			return metric;
+	return -1;
+}
+
 struct po_metric_change {
-	const char *name; /* "steps.p50_ms", "breakdown.data_wait_ms", "gpu.busy_pct", ... */
+	enum po_cmp_metric metric;
 	double old_value;
 	double new_value;
 	double delta;	  /* new - old */
@@ -88,7 +189,6 @@ struct po_metric_change {
 	double p_value; /* NaN when untested */
 	double ci_low;	/* 95% bootstrap interval of the difference of medians; NaN */
 	double ci_high;
-	bool lower_is_better;
 };
 
 /* A finding in one run and not the other, or in both. X(NAME, json) */

@@ -53,7 +53,8 @@ static const char *judgement_text(const struct po_metric_change *metric)
 		return "untested";
 	if (metric->judgement == PO_CHANGE_NOISE)
 		return "noise";
-	better = metric->lower_is_better ? metric->delta < 0 : metric->delta > 0;
+	better =
+	    po_cmp_metric_lower_is_better(metric->metric) ? metric->delta < 0 : metric->delta > 0;
 	return better ? "better" : "WORSE";
 }
 
@@ -74,7 +75,8 @@ void po_comparison_print(const struct po_comparison *comparison, FILE *out)
 
 		if (isnan(m->old_value) && isnan(m->new_value))
 			continue;
-		fprintf(out, "  %-34s %12.3f %12.3f ", m->name, m->old_value, m->new_value);
+		fprintf(out, "  %-34s %12.3f %12.3f ", po_cmp_metric_name(m->metric), m->old_value,
+			m->new_value);
 		if (isnan(m->delta_pct))
 			fprintf(out, "%9s  %s\n", "-", judgement_text(m));
 		else

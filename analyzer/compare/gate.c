@@ -23,37 +23,21 @@ struct gate {
 	int value_kind; /* VALUE_* */
 };
 
-static const char *const plain_metrics[] = {
-    "steps.p50_ms",	   "steps.p95_ms",	"steps.mean_ms",    "steps.steps_per_s",
-    "steps.samples_per_s", "gpu.busy_pct",	"workers.busy_pct", "memory.growth_bytes_per_step",
-    "findings.new",	   "findings.resolved",
-};
-
-static const char *const category_names[PO_CATEGORY_COUNT] = {
-#define PO_X(name, json) json,
-    PO_CATEGORIES(PO_X)
-#undef PO_X
-};
-
-/* The metric names a comparison can hold: the table above and breakdown.<category>_ms. */
-static bool known_metric(const char *metric)
-{
-	char name[64];
-
-	for (size_t i = 0; i < sizeof(plain_metrics) / sizeof(plain_metrics[0]); i++)
-		if (strcmp(metric, plain_metrics[i]) == 0)
-			return true;
-	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
-		snprintf(name, sizeof(name), "breakdown.%s_ms", category_names[c]);
-		if (strcmp(metric, name) == 0)
-			return true;
-	}
-	return false;
-}
+/* The counts of finding changes a gate can test besides the metrics (compare.h). */
+static const char *const finding_counts[] = {"findings.new", "findings.resolved"};
 
 static bool is_findings_count(const char *metric)
 {
-	return strncmp(metric, "findings.", 9) == 0;
+	for (size_t i = 0; i < sizeof(finding_counts) / sizeof(finding_counts[0]); i++)
+		if (strcmp(metric, finding_counts[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The names a gate can test: the comparison's metrics and the finding counts. */
+static bool known_metric(const char *metric)
+{
+	return po_cmp_metric_by_name(metric) >= 0 || is_findings_count(metric);
 }
 
 static enum po_status parse_gate(const char *expression, struct gate *gate, struct po_error *err)
@@ -131,8 +115,10 @@ static bool holds(double value, const char *op, double threshold)
 static const struct po_metric_change *find_metric(const struct po_comparison *comparison,
 						  const char *name)
 {
+	int wanted = po_cmp_metric_by_name(name);
+
 	for (size_t i = 0; i < comparison->metric_count; i++)
-		if (strcmp(comparison->metrics[i].name, name) == 0)
+		if ((int)comparison->metrics[i].metric == wanted)
 			return &comparison->metrics[i];
 	return NULL;
 }

@@ -9,7 +9,8 @@
 
 static void write_metric(struct po_json_writer *writer, const struct po_metric_change *metric)
 {
-	bool better = metric->lower_is_better ? metric->delta < 0 : metric->delta > 0;
+	bool better =
+	    po_cmp_metric_lower_is_better(metric->metric) ? metric->delta < 0 : metric->delta > 0;
 
 	po_json_write_begin_object(writer);
 	po_json_write_inline(writer);
@@ -22,7 +23,7 @@ static void write_metric(struct po_json_writer *writer, const struct po_metric_c
 	po_json_write_kv_double(writer, "delta", metric->delta, 3);
 	po_json_write_kv_double(writer, "delta_pct", metric->delta_pct, 2);
 	po_json_write_kv_string(writer, "judgement", po_change_judgement_name(metric->judgement));
-	po_json_write_kv_string(writer, "name", metric->name);
+	po_json_write_kv_string(writer, "name", po_cmp_metric_name(metric->metric));
 	po_json_write_kv_double(writer, "new", metric->new_value, 3);
 	po_json_write_kv_double(writer, "old", metric->old_value, 3);
 	po_json_write_kv_double(writer, "p_value", metric->p_value, 6);

@@ -14,7 +14,8 @@ enum po_cmp_badge po_cmp_badge_of(const struct po_metric_change *metric)
 	if (metric->judgement != PO_CHANGE_SIGNIFICANT)
 		return PO_CMP_NOISE;
 	lower = metric->delta < 0;
-	return lower == metric->lower_is_better ? PO_CMP_BETTER : PO_CMP_WORSE;
+	return lower == po_cmp_metric_lower_is_better(metric->metric) ? PO_CMP_BETTER
+								      : PO_CMP_WORSE;
 }
 
 const char *po_cmp_badge_key(enum po_cmp_badge badge)
@@ -45,60 +46,16 @@ bool po_cmp_metric_shown(const struct po_metric_change *metric)
 	return !(isnan(metric->old_value) && isnan(metric->new_value));
 }
 
-static bool has_suffix(const char *text, const char *suffix)
+void po_cmp_metric_title(enum po_cmp_metric metric, char *out, size_t out_size)
 {
-	size_t length = strlen(text), suffix_length = strlen(suffix);
+	int cat = po_cmp_metric_category(metric);
 
-	return length >= suffix_length && strcmp(text + length - suffix_length, suffix) == 0;
-}
-
-int po_cmp_metric_category(const char *name)
-{
-	static const char prefix[] = "breakdown.";
-	size_t key_length;
-
-	if (!name || strncmp(name, prefix, sizeof(prefix) - 1) != 0 || !has_suffix(name, "_ms"))
-		return -1;
-	name += sizeof(prefix) - 1;
-	key_length = strlen(name) - 3;
-	for (int cat = 0; cat < PO_CATEGORY_COUNT; cat++) {
-		const char *key = po_report_category_key(cat);
-
-		if (strlen(key) == key_length && strncmp(key, name, key_length) == 0)
-			return cat;
-	}
-	return -1;
-}
-
-static const struct {
-	const char *name;
-	const char *title;
-} metric_titles[] = {
-    {"steps.p50_ms", "Median step time"},
-    {"steps.p95_ms", "p95 step time"},
-    {"steps.mean_ms", "Mean step time"},
-    {"steps.steps_per_s", "Steps per second"},
-    {"steps.samples_per_s", "Samples per second"},
-    {"gpu.busy_pct", "GPU busy share of each step"},
-    {"workers.busy_pct", "Data-loader worker busy share"},
-    {"memory.growth_bytes_per_step", "Live memory growth per step"},
-};
-
-void po_cmp_metric_title(const char *name, char *out, size_t out_size)
-{
-	int cat = po_cmp_metric_category(name);
-
-	if (cat >= 0) {
+	if (cat >= 0)
 		snprintf(out, out_size, "%s per step", po_report_category_title(cat));
-		return;
-	}
-	for (size_t i = 0; i < sizeof(metric_titles) / sizeof(metric_titles[0]); i++) {
-		if (name && strcmp(name, metric_titles[i].name) == 0) {
-			snprintf(out, out_size, "%s", metric_titles[i].title);
-			return;
-		}
-	}
-	po_report_clean(name, out, out_size, 60);
+	else
+		snprintf(out, out_size, "%s",
+			 po_cmp_metric_plain_title(metric) ? po_cmp_metric_plain_title(metric)
+							   : po_cmp_metric_name(metric));
 }
 
 static void fmt_signed_bytes(double bytes, char *out, size_t out_size)
@@ -109,21 +66,27 @@ static void fmt_signed_bytes(double bytes, char *out, size_t out_size)
 	snprintf(out, out_size, "%s%s/step", bytes < 0 ? "-" : "", magnitude);
 }
 
-void po_cmp_fmt_value(const char *name, double value, char *out, size_t out_size)
+void po_cmp_fmt_value(enum po_cmp_metric metric, double value, char *out, size_t out_size)
 {
-	if (isnan(value) || !name)
+	if (isnan(value)) {
 		snprintf(out, out_size, "n/a");
-	else if (has_suffix(name, "_ms"))
+		return;
+	}
+	switch (po_cmp_metric_unit(metric)) {
+	case PO_CMP_UNIT_MS:
 		snprintf(out, out_size, value != 0 && fabs(value) < 0.1 ? "%.3f ms" : "%.2f ms",
 			 value);
-	else if (has_suffix(name, "_pct"))
+		break;
+	case PO_CMP_UNIT_PCT:
 		snprintf(out, out_size, "%.1f%%", value);
-	else if (has_suffix(name, "_per_s"))
+		break;
+	case PO_CMP_UNIT_PER_S:
 		snprintf(out, out_size, "%.2f/s", value);
-	else if (has_suffix(name, "_bytes_per_step"))
+		break;
+	case PO_CMP_UNIT_BYTES_PER_STEP:
 		fmt_signed_bytes(value, out, out_size);
-	else
-		snprintf(out, out_size, "%.3g", value);
+		break;
+	}
 }
 
 void po_cmp_fmt_change(const struct po_metric_change *metric, char *out, size_t out_size)
@@ -136,7 +99,7 @@ void po_cmp_fmt_change(const struct po_metric_change *metric, char *out, size_t 
 
 void po_cmp_fmt_interval(const struct po_metric_change *metric, char *out, size_t out_size)
 {
-	const char *unit = has_suffix(metric->name ? metric->name : "", "_pct") ? " pt" : " ms";
+	const char *unit = po_cmp_metric_unit(metric->metric) == PO_CMP_UNIT_PCT ? " pt" : " ms";
 
 	if (isnan(metric->ci_low) || isnan(metric->ci_high))
 		snprintf(out, out_size, "\xe2\x80\x94");
@@ -151,10 +114,10 @@ void po_cmp_fmt_interval(const struct po_metric_change *metric, char *out, size_
 }
 
 const struct po_metric_change *po_cmp_find_metric(const struct po_comparison *comparison,
-						  const char *name)
+						  enum po_cmp_metric metric)
 {
 	for (size_t i = 0; i < comparison->metric_count; i++) {
-		if (comparison->metrics[i].name && strcmp(comparison->metrics[i].name, name) == 0)
+		if (comparison->metrics[i].metric == metric)
 			return &comparison->metrics[i];
 	}
 	return NULL;
@@ -212,7 +175,7 @@ static void speed_words(const struct po_metric_change *p50, char *out, size_t ou
 
 void po_cmp_headline(const struct po_comparison *comparison, char *out, size_t out_size)
 {
-	const struct po_metric_change *p50 = po_cmp_find_metric(comparison, "steps.p50_ms");
+	const struct po_metric_change *p50 = po_cmp_find_metric(comparison, PO_CMP_STEPS_P50);
 	enum po_cmp_badge badge = p50 ? po_cmp_badge_of(p50) : PO_CMP_UNTESTED;
 	bool large = p50 && fabs(p50->delta_pct) >= 50;
 
@@ -246,7 +209,7 @@ static const char *noise_words(const struct po_metric_change *p50)
 
 void po_cmp_summary(const struct po_comparison *comparison, char *out, size_t out_size)
 {
-	const struct po_metric_change *p50 = po_cmp_find_metric(comparison, "steps.p50_ms");
+	const struct po_metric_change *p50 = po_cmp_find_metric(comparison, PO_CMP_STEPS_P50);
 	char label[PO_REPORT_TEXT_MAX], old_verdict[64], new_verdict[64], speed[96];
 	char p_text[48] = "";
 

@@ -36,19 +36,17 @@ const char *po_cmp_badge_key(enum po_cmp_badge badge);
 uint32_t po_cmp_badge_color(enum po_cmp_badge badge);
 /* Whether a metric has a value in either run (rows without one are left out). */
 bool po_cmp_metric_shown(const struct po_metric_change *metric);
-/* "Median step time", "Data wait per step"; the raw name for metrics this build does not know. */
-void po_cmp_metric_title(const char *name, char *out, size_t out_size);
-/* The breakdown category a "breakdown.<key>_ms" metric is about, or -1. */
-int po_cmp_metric_category(const char *name);
+/* "Median step time", "Data wait per step" (compare.h, PO_CMP_METRICS). */
+void po_cmp_metric_title(enum po_cmp_metric metric, char *out, size_t out_size);
 /* A value in the metric's unit ("12.4 ms", "83.0%", "4.20/s", "1.5 MiB/step"); "n/a" for NaN. */
-void po_cmp_fmt_value(const char *name, double value, char *out, size_t out_size);
+void po_cmp_fmt_value(enum po_cmp_metric metric, double value, char *out, size_t out_size);
 /* "+12.3%", or "n/a" when the baseline value is 0. */
 void po_cmp_fmt_change(const struct po_metric_change *metric, char *out, size_t out_size);
 /* The 95% interval of the change, "-3.10 to +0.42 ms"; an em dash when untested. */
 void po_cmp_fmt_interval(const struct po_metric_change *metric, char *out, size_t out_size);
-/* The metric a comparison is summed up by (steps.p50_ms), or NULL. */
+/* The change of a metric in a comparison (the median step sums it up), or NULL. */
 const struct po_metric_change *po_cmp_find_metric(const struct po_comparison *comparison,
-						  const char *name);
+						  enum po_cmp_metric metric);
 /* "1.52x faster than the baseline", "4.1% slower ...", "No change beyond run-to-run noise". */
 void po_cmp_headline(const struct po_comparison *comparison, char *out, size_t out_size);
 /* One or two sentences: faster or slower by how much, beyond noise or not, verdicts. */

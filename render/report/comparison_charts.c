@@ -21,7 +21,7 @@ static size_t breakdown_rows(const struct po_comparison *comparison,
 		for (size_t i = 0; i < comparison->metric_count; i++) {
 			const struct po_metric_change *metric = &comparison->metrics[i];
 
-			if (po_cmp_metric_category(metric->name) ==
+			if (po_cmp_metric_category(metric->metric) ==
 				(int)po_report_category_order[rank] &&
 			    po_cmp_metric_shown(metric)) {
 				rows[count++] = metric;
@@ -46,14 +46,14 @@ static double finite_or_zero(double value)
 }
 
 static void draw_pair_bar(cairo_t *cr, double x, double y, double width, double value, double scale,
-			  uint32_t color, const char *name)
+			  uint32_t color, enum po_cmp_metric metric)
 {
 	struct po_text_style style = {7.5, false, PO_COLOR_INK, PO_ALIGN_LEFT, 0};
 	double length = finite_or_zero(value) / scale * width;
 	char text[48];
 
 	po_draw_rect(cr, x, y, fmax(length, 0.8), BREAKDOWN_BAR_HEIGHT, color);
-	po_cmp_fmt_value(name, value, text, sizeof(text));
+	po_cmp_fmt_value(metric, value, text, sizeof(text));
 	po_draw_text(cr, x + length + 4, y + 1, text, &style);
 }
 
@@ -64,15 +64,15 @@ static void draw_breakdown_row(cairo_t *cr, const struct po_chart *chart,
 	struct po_text_style change = {8, true, PO_COLOR_MUTED, PO_ALIGN_RIGHT, 0};
 	double bar_x = BREAKDOWN_LABEL_WIDTH + 8;
 	double bar_width = chart->width - bar_x - BREAKDOWN_VALUE_WIDTH;
-	enum po_category cat = po_cmp_metric_category(metric->name);
+	enum po_category cat = po_cmp_metric_category(metric->metric);
 	char text[64];
 
 	po_draw_rect(cr, BREAKDOWN_LABEL_WIDTH - 9, y + 9, 8, 8, po_report_category_color(cat));
 	po_draw_text(cr, BREAKDOWN_LABEL_WIDTH - 14, y + 6, po_report_category_title(cat), &label);
 	draw_pair_bar(cr, bar_x, y, bar_width, metric->old_value, scale, PO_COLOR_BASELINE,
-		      metric->name);
+		      metric->metric);
 	draw_pair_bar(cr, bar_x, y + BREAKDOWN_BAR_HEIGHT + 1, bar_width, metric->new_value, scale,
-		      PO_COLOR_NEW, metric->name);
+		      PO_COLOR_NEW, metric->metric);
 	po_cmp_fmt_change(metric, text, sizeof(text));
 	snprintf(text + strlen(text), sizeof(text) - strlen(text), " %s",
 		 po_cmp_badge_key(po_cmp_badge_of(metric)));
@@ -241,7 +241,7 @@ void po_chart_compare_histogram(cairo_t *cr, const struct po_chart *chart)
 {
 	const struct po_comparison *comparison = chart->analysis->comparison;
 	const struct po_metric_change *p50 =
-	    comparison ? po_cmp_find_metric(comparison, "steps.p50_ms") : NULL;
+	    comparison ? po_cmp_find_metric(comparison, PO_CMP_STEPS_P50) : NULL;
 	struct latency_axes axes = {
 	    .x = 60, .y = 16, .width = chart->width - 80, .height = chart->height - 74};
 	struct po_text_style title = {7.5, false, PO_COLOR_MUTED, PO_ALIGN_LEFT, 0};

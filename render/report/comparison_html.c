@@ -41,7 +41,7 @@ static void number_sections(struct po_html *html, xmlNodePtr node, int *number)
 static void fill_card(struct po_html *html, xmlNodePtr parent,
 		      const struct po_comparison *comparison)
 {
-	const struct po_metric_change *p50 = po_cmp_find_metric(comparison, "steps.p50_ms");
+	const struct po_metric_change *p50 = po_cmp_find_metric(comparison, PO_CMP_STEPS_P50);
 	enum po_cmp_badge badge = p50 ? po_cmp_badge_of(p50) : PO_CMP_UNTESTED;
 	char class_name[64], label[PO_REPORT_TEXT_MAX], text[PO_REPORT_TEXT_MAX * 2 + 400];
 	xmlNodePtr card;
@@ -64,9 +64,9 @@ static void metric_row(struct po_html *html, xmlNodePtr body, const struct po_me
 	const char *cells[6] = {title, old_value, new_value, change, interval, ""};
 	xmlNodePtr row;
 
-	po_cmp_metric_title(metric->name, title, sizeof(title));
-	po_cmp_fmt_value(metric->name, metric->old_value, old_value, sizeof(old_value));
-	po_cmp_fmt_value(metric->name, metric->new_value, new_value, sizeof(new_value));
+	po_cmp_metric_title(metric->metric, title, sizeof(title));
+	po_cmp_fmt_value(metric->metric, metric->old_value, old_value, sizeof(old_value));
+	po_cmp_fmt_value(metric->metric, metric->new_value, new_value, sizeof(new_value));
 	po_cmp_fmt_change(metric, change, sizeof(change));
 	po_cmp_fmt_interval(metric, interval, sizeof(interval));
 	row = po_html_row(html, body, cells, 6, 0x1e);

@@ -44,10 +44,10 @@ static void metric_line(struct po_page *page, const struct po_metric_change *met
 	if (badge == PO_CMP_WORSE)
 		po_draw_rect(page->cr, MARGIN, page->y - 2, CONTENT_WIDTH, TABLE_ROW_HEIGHT - 1,
 			     0xfdf6ec);
-	po_cmp_metric_title(metric->name, text[0], sizeof(text[0]));
+	po_cmp_metric_title(metric->metric, text[0], sizeof(text[0]));
 	po_draw_text(page->cr, MARGIN, page->y, text[0], &name);
-	po_cmp_fmt_value(metric->name, metric->old_value, text[1], sizeof(text[1]));
-	po_cmp_fmt_value(metric->name, metric->new_value, text[2], sizeof(text[2]));
+	po_cmp_fmt_value(metric->metric, metric->old_value, text[1], sizeof(text[1]));
+	po_cmp_fmt_value(metric->metric, metric->new_value, text[2], sizeof(text[2]));
 	po_cmp_fmt_change(metric, text[3], sizeof(text[3]));
 	po_cmp_fmt_interval(metric, text[4], sizeof(text[4]));
 	table_cell(page, metric_columns[0], text[1], false, PO_COLOR_INK);

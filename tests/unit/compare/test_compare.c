@@ -134,7 +134,7 @@ static struct po_comparison *compare_files(struct po_arena *arena, const char *o
 static const struct po_metric_change *metric(const struct po_comparison *c, const char *name)
 {
 	for (size_t i = 0; c && i < c->metric_count; i++)
-		if (strcmp(c->metrics[i].name, name) == 0)
+		if (strcmp(po_cmp_metric_name(c->metrics[i].metric), name) == 0)
 			return &c->metrics[i];
 	return NULL;
 }

@@ -401,10 +401,10 @@ static void fill_comparison(struct po_analysis *analysis)
 	const char **gates = ALLOC(analysis, const char *, 1);
 
 	metrics[0] =
-	    (struct po_metric_change){"steps.p50_ms",	     80.0,	100.0004, 20.0004, 25.0005,
-				      PO_CHANGE_SIGNIFICANT, 0.0001234, 18.5,	  21.5,	   true};
-	metrics[1] = (struct po_metric_change){"steps_per_s",	   12.5, 10.0, -2.5, -20.0,
-					       PO_CHANGE_UNTESTED, NAN,	 NAN,  NAN,  false};
+	    (struct po_metric_change){PO_CMP_STEPS_P50,	     80.0,	100.0004, 20.0004, 25.0005,
+				      PO_CHANGE_SIGNIFICANT, 0.0001234, 18.5,	  21.5};
+	metrics[1] = (struct po_metric_change){PO_CMP_STEPS_PER_S, 12.5, 10.0, -2.5, -20.0,
+					       PO_CHANGE_UNTESTED, NAN,	 NAN,  NAN};
 	findings[0] =
 	    (struct po_finding_change){"step-outliers", PO_FINDING_RESOLVED, "info", NULL};
 	gates[0] = "steps.p50_ms > +10%";

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "compare/compare.h"
 #include "fixture.h"
 
@@ -59,7 +60,10 @@ static void set_metric(struct po_metric_change *metric, const char *name, double
 		       double new_value, int judgement, double ci_low, double ci_high,
 		       bool lower_is_better)
 {
-	metric->name = name;
+	/* The metric by its name; the direction the test expects is the table's. */
+	CHECK(po_cmp_metric_by_name(name) >= 0);
+	metric->metric = (enum po_cmp_metric)po_cmp_metric_by_name(name);
+	CHECK(po_cmp_metric_lower_is_better(metric->metric) == lower_is_better);
 	metric->old_value = old_value;
 	metric->new_value = new_value;
 	metric->delta = new_value - old_value;
@@ -70,7 +74,6 @@ static void set_metric(struct po_metric_change *metric, const char *name, double
 							       : 0.41;
 	metric->ci_low = ci_low;
 	metric->ci_high = ci_high;
-	metric->lower_is_better = lower_is_better;
 }
 
 static void add_metrics(struct po_comparison *c)
