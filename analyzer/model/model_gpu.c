@@ -59,9 +59,17 @@ static enum po_status host_gap(void *ctx, struct po_gpu_gap *gap)
 			 : PO_STATUS_OK;
 }
 
+/*
+ * A gap that ended before the steps the analysis covers (the config's steps range: a live
+ * window's) is in none of them: looking its step up would read the run's older steps.
+ */
 static int64_t host_step_at(void *ctx, int64_t begin_ns, int64_t end_ns)
 {
-	return model_step_at(ctx, begin_ns, end_ns);
+	const struct po_model *model = ctx;
+
+	if (end_ns <= model->config.steps_after_ns)
+		return -1;
+	return model_step_at(model, begin_ns, end_ns);
 }
 
 void model_gpu_init(struct po_model *model)
