@@ -311,7 +311,7 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 	double step_ns = facts->workers_step_ns;
 
 	det_recommend_cores(
-	    ctx, finding, "num_workers",
+	    ctx, finding, PO_KNOB_NUM_WORKERS,
 	    det_printf(ctx, "%s num_workers=%lld",
 		       facts->best_workers < facts->workers ? "set" : "keep",
 		       (long long)facts->best_workers),
@@ -335,7 +335,7 @@ static void recommend_fitting_threads(struct det_ctx *ctx, struct po_finding *fi
 				      const struct cc_facts *facts)
 {
 	det_recommend_cores(
-	    ctx, finding, "threads",
+	    ctx, finding, PO_KNOB_THREADS,
 	    det_printf(ctx,
 		       "call torch.set_num_threads(%lld) in the training process, with "
 		       "num_workers=%lld",
@@ -363,7 +363,7 @@ static void recommend_threads(struct det_ctx *ctx, struct po_finding *finding,
 		recommend_fitting_threads(ctx, finding, facts);
 		return;
 	}
-	det_recommend(ctx, finding, "threads",
+	det_recommend(ctx, finding, PO_KNOB_THREADS,
 		      det_printf(ctx,
 				 "call torch.set_num_threads(%lld) (or set OMP_NUM_THREADS=%lld) "
 				 "in the training process",
@@ -381,7 +381,7 @@ static void recommend_offload(struct det_ctx *ctx, struct po_finding *finding,
 	double step_ns = facts->step_ns - facts->lost_ns;
 
 	det_recommend_cores(
-	    ctx, finding, "transform",
+	    ctx, finding, PO_KNOB_TRANSFORM,
 	    "move CPU preprocessing off the loop's cores: run the transforms on the GPU, cache "
 	    "their output, or pin the workers to other cores (os.sched_setaffinity in "
 	    "worker_init_fn)",

@@ -148,7 +148,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding,
 	double each_mib = total_mib / (double)sum->workers;
 
 	det_recommend(
-	    ctx, finding, "dataset_storage",
+	    ctx, finding, PO_KNOB_DATASET_STORAGE,
 	    "hold the dataset in numpy or Arrow arrays, or in tensors, instead of Python objects "
 	    "(a list of str, dicts, tuples): index into one array per field, or encode strings "
 	    "as one byte array with offsets",
@@ -165,7 +165,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding,
 	if (sum->workers < 2)
 		return;
 	det_recommend(
-	    ctx, finding, "num_workers",
+	    ctx, finding, PO_KNOB_NUM_WORKERS,
 	    det_printf(ctx, "as a stopgap, fewer workers: num_workers=%lld",
 		       (long long)sum->workers - 1),
 	    "each worker holds its own copy of what it read of the dataset",

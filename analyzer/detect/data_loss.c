@@ -106,7 +106,7 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 	add_evidence(ctx, finding, event_pct, lossy_pct);
 	add_windows(ctx, finding);
 	if (quality->gpu_records_dropped > 0)
-		det_recommend(ctx, finding, "cupti_buffers",
+		det_recommend(ctx, finding, PO_KNOB_CUPTI_BUFFERS,
 			      "give the GPU collector larger buffers or flush them more often: "
 			      "PROFOPT_CUPTI_BUFFER_KB=32768 PROFOPT_CUPTI_FLUSH_MS=100",
 			      "CUPTI drops activity records when its buffers fill before the "
@@ -114,7 +114,7 @@ enum po_status det_trace_data_loss(struct det_ctx *ctx)
 			      "a complete GPU timeline; no change to the step time", NAN, NAN);
 	if (quality->discarded_events > 0 || quality->discarded_packets > 0 ||
 	    quality->unknown_discards > 0)
-		det_recommend(ctx, finding, "trace_buffers",
+		det_recommend(ctx, finding, PO_KNOB_TRACE_BUFFERS,
 			      "record with larger buffers than the defaults (4M x 8): "
 			      "profopt-record --subbuf-size 8M --num-subbuf 16",
 			      "events are dropped when the tracer's ring buffers fill faster than "

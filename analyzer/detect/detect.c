@@ -250,10 +250,10 @@ static const det_fn detectors[] = {
     det_straggler,	 det_loader_imbalance, det_copy_on_access,
 };
 
-static struct po_recommendation *find_rec(const struct po_finding *finding, const char *knob)
+static struct po_recommendation *find_rec(const struct po_finding *finding, enum po_knob knob)
 {
 	for (size_t i = 0; finding && i < finding->recommendation_count; i++) {
-		if (strcmp(finding->recommendations[i].knob, knob) == 0)
+		if (finding->recommendations[i].knob == knob)
 			return &finding->recommendations[i];
 	}
 	return NULL;
@@ -268,8 +268,8 @@ static void reconcile(struct det_ctx *ctx)
 {
 	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
 	const struct po_finding *input = det_find(ctx, PO_FINDING_INPUT_BOUND);
-	const struct po_recommendation *cores = find_rec(contention, "num_workers");
-	struct po_recommendation *workers = find_rec(input, "num_workers");
+	const struct po_recommendation *cores = find_rec(contention, PO_KNOB_NUM_WORKERS);
+	struct po_recommendation *workers = find_rec(input, PO_KNOB_NUM_WORKERS);
 
 	if (!cores || !workers || strcmp(cores->action, workers->action) == 0)
 		return;

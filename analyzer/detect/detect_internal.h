@@ -100,7 +100,7 @@ void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, const char *key
 void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *key,
 		 const char *value);
 /* Adds a recommendation; action, why and effect are copied into the arena. */
-void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+void det_recommend(struct det_ctx *ctx, struct po_finding *finding, enum po_knob knob,
 		   const char *action, const char *why, const char *effect, double step_ms,
 		   double speedup);
 /*
@@ -108,7 +108,7 @@ void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *
  * workers or threads, less CPU work): on a busy machine its prediction is withheld, and the
  * effect says why (det_withheld_why); one the model itself predicts no gain for is not listed.
  */
-void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, enum po_knob knob,
 			 const char *action, const char *why, const char *effect, double step_ms,
 			 double speedup);
 /* Copies step numbers and windows into the finding. */

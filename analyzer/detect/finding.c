@@ -131,7 +131,7 @@ void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *ke
 		evidence->text = "";
 }
 
-void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+void det_recommend(struct det_ctx *ctx, struct po_finding *finding, enum po_knob knob,
 		   const char *action, const char *why, const char *effect, double step_ms,
 		   double speedup)
 {
@@ -163,7 +163,7 @@ void det_recommend(struct det_ctx *ctx, struct po_finding *finding, const char *
 	rec->predicted_speedup = speedup;
 }
 
-void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+void det_recommend_cores(struct det_ctx *ctx, struct po_finding *finding, enum po_knob knob,
 			 const char *action, const char *why, const char *effect, double step_ms,
 			 double speedup)
 {

@@ -160,7 +160,7 @@ end:
 }
 
 struct cause_fix {
-	const char *knob;
+	enum po_knob knob;
 	const char *action;
 	const char *why;
 };
@@ -173,32 +173,32 @@ static struct cause_fix fix_for(enum po_category cause)
 	case PO_CAT_PREPROCESS:
 	case PO_CAT_COLLATE:
 		return (struct cause_fix){
-		    "num_workers",
+		    PO_KNOB_NUM_WORKERS,
 		    "feed the GPU faster: more loader workers "
 		    "(num_workers) and prefetching (see the input-bound finding)",
 		    "the GPU waits while the training thread waits for its next batch"};
 	case PO_CAT_CHECKPOINT:
 	case PO_CAT_EVAL:
 		return (struct cause_fix){
-		    "checkpoint",
+		    PO_KNOB_CHECKPOINT,
 		    "save checkpoints (or evaluate) "
 		    "asynchronously in a background thread, or less often",
 		    "the training thread does host work while nothing is queued on the GPU"};
 	case PO_CAT_GPU_SYNC:
 		return (struct cause_fix){
-		    "sync",
+		    PO_KNOB_SYNC,
 		    "remove the synchronization from the step "
 		    "(.item(), .cpu(), torch.cuda.synchronize()); log metrics every N steps",
 		    "each sync drains the GPU queue, so the GPU idles until new work is launched"};
 	case PO_CAT_H2D_COPY:
 		return (struct cause_fix){
-		    "pin_memory",
+		    PO_KNOB_PIN_MEMORY,
 		    "set pin_memory=True and copy with "
 		    "non_blocking=True so that copies overlap compute",
 		    "pageable copies block the training thread and serialize with kernels"};
 	default:
 		return (struct cause_fix){
-		    "batch_size",
+		    PO_KNOB_BATCH_SIZE,
 		    "launch more work per step: a larger batch "
 		    "size, CUDA graphs or torch.compile to cut per-kernel launch overhead",
 		    "the host launches kernels more slowly than the GPU runs them"};

@@ -135,7 +135,7 @@ static double as_busy_ns(const struct det_ctx *ctx, double work_ms)
 				 : 0;
 }
 
-static void recommend_predicted(struct det_ctx *ctx, struct po_finding *finding, const char *knob,
+static void recommend_predicted(struct det_ctx *ctx, struct po_finding *finding, enum po_knob knob,
 				const char *action, const char *why, double step_ns)
 {
 	double speedup = step_ns > 0 ? ctx->mean_step_ns / step_ns : NAN;
@@ -166,7 +166,7 @@ static void advise_precision(struct det_ctx *ctx, struct po_finding *finding)
 	 * 14.2 ms per step in forward, backward and optimizer), so the host side is kept
 	 */
 	recommend_predicted(
-	    ctx, finding, "precision",
+	    ctx, finding, PO_KNOB_PRECISION,
 	    "train in mixed precision: torch.autocast(\"cuda\", dtype=torch.bfloat16) around the "
 	    "forward pass and the loss (fp16 also needs torch.amp.GradScaler)",
 	    det_printf(ctx,
@@ -179,7 +179,7 @@ static void advise_precision(struct det_ctx *ctx, struct po_finding *finding)
 		return;
 	saved_tf32 = as_busy_ns(ctx, fp32 * (1 - 1 / rules->gpu_bound_fp32_to_tf32_speedup));
 	recommend_predicted(
-	    ctx, finding, "tf32",
+	    ctx, finding, PO_KNOB_TF32,
 	    "let float32 matrix products use TF32 on tensor cores, a smaller change than mixed "
 	    "precision: torch.backends.cuda.matmul.allow_tf32 = True (or "
 	    "torch.set_float32_matmul_precision(\"high\"))",
@@ -205,7 +205,7 @@ static void advise_layout(struct det_ctx *ctx, struct po_finding *finding)
 	     launches < ctx->rules->gpu_bound_layout_pct))
 		return;
 	recommend_predicted(
-	    ctx, finding, "channels_last",
+	    ctx, finding, PO_KNOB_CHANNELS_LAST,
 	    "use the channels_last memory format: model.to(memory_format=torch.channels_last) "
 	    "and the same for the input batch",
 	    det_printf(ctx,
@@ -275,7 +275,7 @@ static void advise_batch(struct det_ctx *ctx, struct po_finding *finding, const 
 	if (100 * (gain - 1) < ctx->rules->batch_min_gain_pct)
 		return;
 	det_recommend(
-	    ctx, finding, "batch_size",
+	    ctx, finding, PO_KNOB_BATCH_SIZE,
 	    det_printf(ctx, "use a %dx larger batch (and scale the learning rate with it)", factor),
 	    det_printf(ctx,
 		       "%s; a step needs %.0f MiB beyond what stays between steps and the GPU has "
@@ -394,7 +394,7 @@ static void advise_graphs(struct det_ctx *ctx, struct po_finding *finding)
 	double saved = graphed * (1 - ctx->rules->launch_bound_graph_residual_pct / 100);
 
 	recommend_predicted(
-	    ctx, finding, "cuda_graphs",
+	    ctx, finding, PO_KNOB_CUDA_GRAPHS,
 	    "replay the forward and backward passes as CUDA graphs: torch.compile(model, "
 	    "mode=\"reduce-overhead\"), or torch.cuda.make_graphed_callables for static shapes",
 	    det_printf(

@@ -147,7 +147,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding,
 
 	/* The measured step it scales is what other programs left of the cores. */
 	det_recommend_cores(
-	    ctx, finding, "loader_balance",
+	    ctx, finding, PO_KNOB_LOADER_BALANCE,
 	    det_printf(ctx,
 		       "make worker %lld's %s%s as fast as the other workers': look at what "
 		       "differs in it (its share of the files, their storage or cache, what "

@@ -674,7 +674,7 @@ static void recommend_native(struct det_ctx *ctx, struct po_finding *finding,
 
 	if (work < 0)
 		return;
-	det_recommend(ctx, finding, "decoder", native_work[work].advice,
+	det_recommend(ctx, finding, PO_KNOB_DECODER, native_work[work].advice,
 		      det_printf(ctx, "%s takes %.0f%% of the %s stage's sampled CPU time in %s",
 				 native_work[work].work, facts->hotspot->self_pct,
 				 po_stage_name(facts->dominant), facts->hotspot->function + 9),
@@ -856,7 +856,8 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 	    step_ns * (1.0 + ctx->rules->input_bound_within_best_pct / 100) >= prefetch_ns)
 		return;
 	det_recommend_cores(
-	    ctx, finding, "num_workers", det_printf(ctx, "set num_workers=%lld", (long long)best),
+	    ctx, finding, PO_KNOB_NUM_WORKERS,
+	    det_printf(ctx, "set num_workers=%lld", (long long)best),
 	    det_printf(ctx,
 		       "a batch takes %.2f ms to make (%.2f ms of it on CPU) and the main "
 		       "loop needs a batch every %.2f ms; %lld workers keep up within %.0f%% "
@@ -902,7 +903,7 @@ static void recommend_less_cpu(struct det_ctx *ctx, struct po_finding *finding,
 		    fmin(isnan(step_ns) ? INFINITY : step_ns,
 			 ctx->mean_step_ns - facts->wait_ns * facts->stage_cpu_ns[s] / cpu_ns);
 	det_recommend_cores(
-	    ctx, finding, "transform",
+	    ctx, finding, PO_KNOB_TRANSFORM,
 	    det_printf(ctx, "move the %s transform%s%s%s to the GPU or cache its output",
 		       po_stage_name(stage), label[0] ? " (" : "", label, label[0] ? ")" : ""),
 	    det_printf(ctx, "it costs %.2f ms of CPU per batch on saturated cores",
@@ -919,7 +920,7 @@ static void recommend_pinned(struct det_ctx *ctx, struct po_finding *finding,
 	double step_ns = ctx->mean_step_ns - saved_ns;
 	if (ctx->analysis->settings.pin_memory == 1)
 		return;
-	det_recommend(ctx, finding, "pin_memory",
+	det_recommend(ctx, finding, PO_KNOB_PIN_MEMORY,
 		      "set pin_memory=True and copy with .to(device, non_blocking=True)",
 		      det_printf(ctx,
 				 "host-to-device copies take %.2f ms per step from pageable "
@@ -1000,7 +1001,7 @@ static void recommend_prefetch(struct det_ctx *ctx, struct po_finding *finding,
 		return;
 	/* The measured step it scales is what other programs left of the cores. */
 	det_recommend_cores(
-	    ctx, finding, "prefetch_factor",
+	    ctx, finding, PO_KNOB_PREFETCH_FACTOR,
 	    det_printf(ctx, "set prefetch_factor=%lld", (long long)choice->wanted),
 	    det_printf(ctx,
 		       "batch times vary by %.0f%%: with %lld batch(es) in flight per worker a "
@@ -1021,7 +1022,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 
 	if (facts->cause == PO_INPUT_CAUSE_LOADER_NOT_TRACED) {
 		det_recommend(
-		    ctx, finding, "instrumentation",
+		    ctx, finding, PO_KNOB_INSTRUMENTATION,
 		    "record the loader: wrap the DataLoader with profopt.instrument(loader), "
 		    "or mark load, preprocess and collate with profopt.span / "
 		    "profopt_stage_begin",

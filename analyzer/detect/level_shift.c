@@ -320,7 +320,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 	double step_ns = ctx->mean_step_ns - lost_ns / (double)ctx->clean_count;
 
 	det_recommend(
-	    ctx, finding, po_category_name(moved),
+	    ctx, finding, PO_KNOB_CATEGORY + moved,
 	    det_printf(ctx,
 		       "find what changed at step %lld: the report's timeline of the steps "
 		       "around it shows where the %s time goes",

@@ -21,14 +21,14 @@ static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, d
 				       "predicted",
 				       handoff_ns / DET_NS_PER_MS);
 
-	det_recommend(ctx, finding, "sharing_strategy",
+	det_recommend(ctx, finding, PO_KNOB_SHARING_STRATEGY,
 		      "call torch.multiprocessing.set_sharing_strategy(\"file_system\") at the "
 		      "start of the training script",
 		      "with the default file_descriptor strategy every tensor of a batch is "
 		      "received through its own file descriptor, passed over a socket from the "
 		      "worker",
 		      bound, NAN, NAN);
-	det_recommend(ctx, finding, "batch_layout",
+	det_recommend(ctx, finding, PO_KNOB_BATCH_LAYOUT,
 		      "return fewer, larger tensors per batch (stack per-sample tensors in "
 		      "collate_fn, keep labels and small fields in one tensor)",
 		      "the hand-off costs per tensor: each one is a shared-memory segment the "
@@ -36,7 +36,7 @@ static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, d
 		      bound, NAN, NAN);
 	if (ctx->analysis->settings.pin_memory == 1 && ctx->analysis->settings.device &&
 	    strcasecmp(ctx->analysis->settings.device, "cpu") == 0)
-		det_recommend(ctx, finding, "pin_memory", "set pin_memory=False",
+		det_recommend(ctx, finding, PO_KNOB_PIN_MEMORY, "set pin_memory=False",
 			      "the run trains on the CPU: pinning copies every batch for no "
 			      "transfer",
 			      bound, NAN, NAN);
@@ -191,7 +191,7 @@ enum po_status det_worker_restart(struct det_ctx *ctx)
 		    (long long)analysis->worker_generations, (long long)restarts.epochs,
 		    restarts.excess_ns / (double)restarts.epochs / DET_NS_PER_MS, lost_pct);
 	add_restart_evidence(ctx, finding, &restarts, saved_step_ns);
-	det_recommend(ctx, finding, "persistent_workers", "set persistent_workers=True",
+	det_recommend(ctx, finding, PO_KNOB_PERSISTENT_WORKERS, "set persistent_workers=True",
 		      "the workers are new processes at every epoch: they fork, run "
 		      "worker_init_fn and fill the prefetch queue again before the loop gets a "
 		      "batch",

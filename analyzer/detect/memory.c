@@ -377,7 +377,7 @@ static void recommend_free(struct det_ctx *ctx, struct po_finding *finding,
 	double projection = ctx->rules->memory_growth_projection_steps;
 	const char *action = site ? site_action(ctx, site) : action_without_site(ctx, growth);
 
-	det_recommend(ctx, finding, "allocation", action,
+	det_recommend(ctx, finding, PO_KNOB_ALLOCATION, action,
 		      det_printf(ctx,
 				 "%s memory grows by %.1f KiB per step (R^2 %.2f) and is "
 				 "never given back",
@@ -604,7 +604,7 @@ enum po_status det_unfreed(struct det_ctx *ctx)
 	det_ev_int(ctx, finding, "live_allocations", live_count);
 	det_ev_int(ctx, finding, "sites", sites);
 	add_unfreed_sites(ctx, finding);
-	det_recommend(ctx, finding, "allocation",
+	det_recommend(ctx, finding, PO_KNOB_ALLOCATION,
 		      "free these allocations when they are no longer needed",
 		      "memory still held at the end was never given back; if it grows with the "
 		      "steps it is a leak",

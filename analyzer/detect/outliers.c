@@ -550,7 +550,7 @@ static void add_finding(struct det_ctx *ctx, struct outliers *out)
 		steps[i] = det_clean_step(ctx, out->items[i]).index;
 	det_set_steps(ctx, finding, steps, listed);
 	det_recommend(
-	    ctx, finding, po_category_name(out->cause), advice_for(ctx, out->cause),
+	    ctx, finding, PO_KNOB_CATEGORY + out->cause, advice_for(ctx, out->cause),
 	    det_printf(ctx, "the slow steps spend %.2f ms more in %s than the median step",
 		       out->excess_by_category_ns[out->cause] / (double)out->count / DET_NS_PER_MS,
 		       po_category_name(out->cause)),

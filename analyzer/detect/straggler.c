@@ -142,7 +142,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 	    step_ns / DET_NS_PER_MS, saved_ns / DET_NS_PER_MS, step_ns / saved_ns, (int)s->rank);
 
 	if (s->cause == PO_STRAGGLER_CAUSE_INPUT)
-		det_recommend(ctx, finding, "num_workers",
+		det_recommend(ctx, finding, PO_KNOB_NUM_WORKERS,
 			      det_printf(ctx, "speed up rank %d's input pipeline", (int)s->rank),
 			      det_printf(ctx,
 					 "rank %d spends %.1f ms per step more than the others in "
@@ -152,7 +152,7 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 					 po_category_name(s->cause_category)),
 			      effect, saved_ns / DET_NS_PER_MS, step_ns / saved_ns);
 	else
-		det_recommend(ctx, finding, "balance",
+		det_recommend(ctx, finding, PO_KNOB_BALANCE,
 			      det_printf(ctx, "balance rank %d's work", (int)s->rank),
 			      det_printf(ctx,
 					 "rank %d spends %.1f ms per step more than the others in "

@@ -823,8 +823,63 @@ struct po_evidence {
 	const char *text;
 };
 
+/*
+ * What a recommendation changes, each named once: X(ID, JSON name), summary.json's
+ * recommendations[].knob (docs/summary-schema.md lists them). Then one per step category
+ * (PO_KNOB_CATEGORY + category, named as the category): the time to look into where
+ * step-outliers or level-shift point at one category.
+ */
+#define PO_KNOBS(X)                                                                                \
+	X(NUM_WORKERS, "num_workers")                                                              \
+	X(PREFETCH_FACTOR, "prefetch_factor")                                                      \
+	X(PIN_MEMORY, "pin_memory")                                                                \
+	X(PERSISTENT_WORKERS, "persistent_workers")                                                \
+	X(BATCH_SIZE, "batch_size")                                                                \
+	X(LOADER_BALANCE, "loader_balance")                                                        \
+	X(BALANCE, "balance")                                                                      \
+	X(TRANSFORM, "transform")                                                                  \
+	X(DECODER, "decoder")                                                                      \
+	X(DATASET_STORAGE, "dataset_storage")                                                      \
+	X(SHARING_STRATEGY, "sharing_strategy")                                                    \
+	X(THREADS, "threads")                                                                      \
+	X(TRANSFER, "transfer")                                                                    \
+	X(BATCH_LAYOUT, "batch_layout")                                                            \
+	X(ALLOCATION, "allocation")                                                                \
+	X(INSTRUMENTATION, "instrumentation")                                                      \
+	X(TRACE_BUFFERS, "trace_buffers")                                                          \
+	X(CUPTI_BUFFERS, "cupti_buffers")                                                          \
+	X(CHECKPOINT, "checkpoint")                                                                \
+	X(SYNC, "sync")                                                                            \
+	X(PRECISION, "precision")                                                                  \
+	X(TF32, "tf32")                                                                            \
+	X(CHANNELS_LAST, "channels_last")                                                          \
+	X(CUDA_GRAPHS, "cuda_graphs")
+
+enum po_knob {
+#define PO_X(id, json) PO_KNOB_##id,
+	PO_KNOBS(PO_X)
+#undef PO_X
+	    PO_KNOB_CATEGORY, /* + enum po_category */
+	PO_KNOB_COUNT = PO_KNOB_CATEGORY + PO_CATEGORY_COUNT
+};
+
+/* The knob's JSON name; "?" out of range. Inline: the renderers link no model. */
+static inline const char *po_knob_name(enum po_knob knob)
+{
+	static const char *const names[PO_KNOB_COUNT] = {
+#define PO_X(id, json) json,
+	    PO_KNOBS(PO_X)
+#undef PO_X
+#define PO_X(name, json) json,
+		PO_CATEGORIES(PO_X)
+#undef PO_X
+	};
+
+	return (unsigned)knob < PO_KNOB_COUNT ? names[knob] : "?";
+}
+
 struct po_recommendation {
-	const char *knob;   /* "num_workers", "prefetch_factor", "pin_memory", ... */
+	enum po_knob knob;
 	const char *action; /* "set num_workers=4" */
 	const char *why;
 	const char *effect;	  /* the predicted effect in words */

@@ -187,7 +187,7 @@ static void write_recommendation(struct po_json_writer *writer, const struct po_
 	po_json_write_begin_object(writer);
 	po_json_write_kv_string(writer, "action", rec->action);
 	po_json_write_kv_string(writer, "effect", rec->effect);
-	po_json_write_kv_string(writer, "knob", rec->knob);
+	po_json_write_kv_string(writer, "knob", po_knob_name(rec->knob));
 	po_json_write_kv_double(writer, "predicted_speedup", rec->predicted_speedup, 3);
 	po_json_write_kv_double(writer, "predicted_step_ms", rec->predicted_step_ms, 3);
 	po_json_write_kv_string(writer, "why", rec->why);

@@ -274,7 +274,7 @@ double synth_number(const struct po_finding *finding, const char *key)
 const struct po_recommendation *synth_rec(const struct po_finding *finding, const char *knob)
 {
 	for (size_t i = 0; finding && i < finding->recommendation_count; i++) {
-		if (strcmp(finding->recommendations[i].knob, knob) == 0)
+		if (strcmp(po_knob_name(finding->recommendations[i].knob), knob) == 0)
 			return &finding->recommendations[i];
 	}
 	return NULL;

@@ -104,7 +104,7 @@ static void test_fires_on_saturated_cores(void)
 		CHECK_NEAR(synth_number(finding, "predicted_step_ms"), 17, 0.05);
 		CHECK_NEAR(synth_number(finding, "predicted_speedup"), 29.0 / 17, 0.01);
 		CHECK(finding->recommendation_count >= 1 &&
-		      strcmp(finding->recommendations[0].knob, "transform") == 0);
+		      finding->recommendations[0].knob == PO_KNOB_TRANSFORM);
 		rec = synth_rec(finding, "transform");
 		CHECK(rec && fabs(rec->predicted_step_ms - 17) < 0.05);
 		/* Two workers keep the step, no faster: evidence, no advice. */

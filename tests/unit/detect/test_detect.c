@@ -32,8 +32,9 @@ static void dump(const struct po_analysis *analysis)
 		}
 		for (size_t r = 0; r < f->recommendation_count; r++)
 			fprintf(stderr, "    -> [%s] %s; %s; %s (%g ms, %gx)\n",
-				f->recommendations[r].knob, f->recommendations[r].action,
-				f->recommendations[r].why, f->recommendations[r].effect,
+				po_knob_name(f->recommendations[r].knob),
+				f->recommendations[r].action, f->recommendations[r].why,
+				f->recommendations[r].effect,
 				f->recommendations[r].predicted_step_ms,
 				f->recommendations[r].predicted_speedup);
 	}
@@ -194,7 +195,7 @@ static void test_cpu_saturated(void)
 	for (size_t i = 0; i < finding->recommendation_count; i++) {
 		const struct po_recommendation *rec = &finding->recommendations[i];
 
-		if (rec->knob[0] == 'n') /* num_workers */
+		if (rec->knob == PO_KNOB_NUM_WORKERS)
 			CHECK(!(rec->predicted_speedup > 1.05));
 	}
 	CHECK(synth_rec(finding, "transform") != NULL);

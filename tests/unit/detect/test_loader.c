@@ -321,18 +321,18 @@ static void test_advice_predicts_gain(void)
 		synth_destroy(analysis);
 		return;
 	}
-	det_recommend(&ctx, finding, "transform", "slower", "", "", 13.9, 0.72);
-	det_recommend(&ctx, finding, "num_workers", "keep", "", "", 10, 1.0);
-	det_recommend(&ctx, finding, "pin_memory", "not predicted", "", "", NAN, NAN);
-	det_recommend(&ctx, finding, "num_workers", "faster", "", "", 8, 1.25);
+	det_recommend(&ctx, finding, PO_KNOB_TRANSFORM, "slower", "", "", 13.9, 0.72);
+	det_recommend(&ctx, finding, PO_KNOB_NUM_WORKERS, "keep", "", "", 10, 1.0);
+	det_recommend(&ctx, finding, PO_KNOB_PIN_MEMORY, "not predicted", "", "", NAN, NAN);
+	det_recommend(&ctx, finding, PO_KNOB_NUM_WORKERS, "faster", "", "", 8, 1.25);
 	CHECK_INT_EQ(finding->recommendation_count, 2);
 	CHECK_STR_EQ(finding->recommendations[0].action, "not predicted");
 	CHECK_STR_EQ(finding->recommendations[1].action, "faster");
 	analysis->cpu_count = 2;
 	ctx.machine_busy = true;
 	ctx.others_cores = 1.4;
-	det_recommend_cores(&ctx, finding, "transform", "busy slower", "", "", 13.9, 0.72);
-	det_recommend_cores(&ctx, finding, "num_workers", "busy faster", "", "", 8, 1.25);
+	det_recommend_cores(&ctx, finding, PO_KNOB_TRANSFORM, "busy slower", "", "", 13.9, 0.72);
+	det_recommend_cores(&ctx, finding, PO_KNOB_NUM_WORKERS, "busy faster", "", "", 8, 1.25);
 	CHECK_INT_EQ(finding->recommendation_count, 3);
 	CHECK_STR_EQ(finding->recommendations[2].action, "busy faster");
 	CHECK(isnan(finding->recommendations[2].predicted_step_ms));

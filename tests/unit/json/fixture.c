@@ -352,14 +352,14 @@ static void fill_findings(struct po_analysis *analysis)
 	evidence[1] = (struct po_evidence){"busiest_label", PO_EVIDENCE_TEXT, 0, 0, FIXTURE_NASTY};
 	evidence[2] = (struct po_evidence){"num_workers", PO_EVIDENCE_INTEGER, 0, 2, NULL};
 	evidence[3] = (struct po_evidence){"busiest_label", PO_EVIDENCE_TEXT, 0, 0, "repeated"};
-	recs[0] = (struct po_recommendation){"num_workers",
+	recs[0] = (struct po_recommendation){PO_KNOB_NUM_WORKERS,
 					     "set num_workers=6",
 					     "workers are busy 99% of the time",
 					     "step 40 ms",
 					     40.0,
 					     2.5};
 	recs[1] = (struct po_recommendation){
-	    "pin_memory", "set pin_memory=True", "copies wait", "unknown", NAN, NAN};
+	    PO_KNOB_PIN_MEMORY, "set pin_memory=True", "copies wait", "unknown", NAN, NAN};
 	steps[0] = 1;
 	steps[1] = 3;
 	windows[0] = (struct po_window){T(110.5), T(171)};

@@ -425,7 +425,7 @@ static void build_input_bound(struct builder *b, struct po_finding *f)
 	f->recommendation_count = 2;
 	f->recommendations = NEW_ARRAY(b, struct po_recommendation, 2);
 	f->recommendations[0] = (struct po_recommendation){
-	    "num_workers",
+	    PO_KNOB_NUM_WORKERS,
 	    text(b, "Set num_workers=6", "Set <b onclick=alert(4)>x</b>"),
 	    "Loading takes 62 ms per batch in each worker; six workers produce a batch every "
 	    "17 ms, faster than a step consumes one.",
@@ -433,7 +433,7 @@ static void build_input_bound(struct builder *b, struct po_finding *f)
 	    72.0,
 	    1.64};
 	f->recommendations[1] = (struct po_recommendation){
-	    "prefetch_factor",
+	    PO_KNOB_PREFETCH_FACTOR,
 	    "Raise prefetch_factor to 4",
 	    "Deeper prefetching absorbs the slow batches behind the two outlier steps.",
 	    NULL,
@@ -467,7 +467,7 @@ static void build_findings(struct builder *b)
 	f[1].recommendation_count = 1;
 	f[1].recommendations = NEW_ARRAY(b, struct po_recommendation, 1);
 	f[1].recommendations[0] = (struct po_recommendation){
-	    NULL,
+	    PO_KNOB_ALLOCATION,
 	    "Detach tensors before keeping them across steps (loss.item())",
 	    "Keeping graph-attached tensors keeps their activations alive.",
 	    NULL,
