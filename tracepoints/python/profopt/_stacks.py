@@ -64,6 +64,7 @@ class _State:
     codes = {}            # code object -> its id in this process
     last_cpu_ns = 0       # cpu: the main thread's CPU time at the previous sample
     samples = 0           # samples taken in this process (a fork starts again from 0)
+    sampled_ns = 0        # the time they stand for (their weights), since then
     hooks = False         # the fork, exit and exec hooks are installed
     warned = False        # the one warning line was issued
 
@@ -130,6 +131,7 @@ def _record(frame, tid=-1, weight_ns=None):
     _LINES[:depth] = lines
     LIB.profopt_stack_sample(tid, weight_ns, _IDS, _LINES, depth)
     _State.samples += 1
+    _State.sampled_ns += weight_ns
 
 
 def _on_sample(signum, frame):
@@ -162,6 +164,7 @@ def _after_fork_in_child():
         return
     _State.codes = {}  # a new process describes its code objects again
     _State.samples = 0
+    _State.sampled_ns = 0
     _State.in_handler = False
     try:
         _arm(_State.hz)  # neither an ITIMER_PROF nor a POSIX timer survives fork
