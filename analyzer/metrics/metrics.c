@@ -74,12 +74,11 @@ void po_metric_steady_walk_init(struct po_metric_steady_walk *walk,
 						   analysis->settings.persistent_workers == 1};
 	if (first >= walk->end || !first)
 		return;
-	/* Where the range's first step stands in its epoch, counted up to the start-up. */
-	walk->previous_epoch = po_analysis_step(analysis, first).epoch;
-	while (walk->in_epoch < walk->startup && walk->in_epoch < first &&
-	       po_analysis_step(analysis, first - 1 - walk->in_epoch).epoch == walk->previous_epoch)
+	/* The step before the range, and where it stands in its epoch (up to the start-up). */
+	walk->previous_epoch = po_analysis_step(analysis, first - 1).epoch;
+	while (walk->in_epoch < walk->startup && walk->in_epoch + 1 < first &&
+	       po_analysis_step(analysis, first - 2 - walk->in_epoch).epoch == walk->previous_epoch)
 		walk->in_epoch++;
-	walk->in_epoch--; /* the first step of the walk counts itself back up (wraps at 0) */
 }
 
 bool po_metric_steady_walk_next(struct po_metric_steady_walk *walk, struct po_step *step,
