@@ -130,6 +130,18 @@ static enum po_status feed_event(void *ctx, const struct po_event *event)
 	return po_model_consume(feed->model, event);
 }
 
+/* The model's native frames, named by the symbolizer (ctx). */
+static enum po_status name_native(void *ctx, const char *path, const char *build_id,
+				  uint64_t offset, bool interrupted, struct po_native_name *out)
+{
+	struct po_symbol symbol;
+	enum po_status status =
+	    po_symbolizer_function(ctx, path, build_id, offset, interrupted, &symbol);
+
+	*out = (struct po_native_name){symbol.function, symbol.file, (int32_t)symbol.line};
+	return status;
+}
+
 static void init_model_config(const struct po_cli_options *options, struct po_model_config *config)
 {
 	po_model_config_init(config);
@@ -462,10 +474,16 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 	struct po_member_recording *members = NULL; /* owned */
 	struct po_model_config config;
 	struct po_model *model = NULL;
+	struct po_symbolizer *symbolizer = po_symbolizer_create(NULL); /* owned: native frames */
 	struct feed feed;
 	enum po_status status;
 
+	if (!symbolizer) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
 	init_model_config(options, &config);
+	config.native_namer = (struct po_native_namer){.name = name_native, .ctx = symbolizer};
 	if (files->recording.present && !options->all_processes) {
 		snprintf(config.recording_id, sizeof(config.recording_id), "%s",
 			 files->recording.id);
@@ -476,11 +494,14 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 	}
 	if (!files->recording.present && !options->all_processes) {
 		status = member_recordings(trace_dir, files, &members, &config, err);
-		if (status != PO_STATUS_OK)
+		if (status != PO_STATUS_OK) {
+			po_symbolizer_destroy(symbolizer);
 			return status;
+		}
 	}
 	status = po_model_create(&config, &model, err);
 	if (status != PO_STATUS_OK) {
+		po_symbolizer_destroy(symbolizer);
 		free(members);
 		return status;
 	}
@@ -507,6 +528,7 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 			po_error_prepend(err, "%s", trace_dir);
 	}
 	po_model_destroy(model);
+	po_symbolizer_destroy(symbolizer);
 	free(members);
 	return status;
 }

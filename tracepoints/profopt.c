@@ -362,7 +362,9 @@ PO_EXPORT void profopt_code(uint32_t code_id, const char *function, const char *
 
 /*
  * The code ids of native frames: one per shared object, described once per process as
- * "[native] NAME" (the object's file name) with its path, from this base up.
+ * "[native] NAME" (the object's file name) with its path and first line -1, from this base
+ * up. A frame of such a code has as its line the offset of the instruction in the object,
+ * which the analysis names (docs/sampling.md).
  */
 #define NATIVE_CODE_BASE 0x80000000u
 #define NATIVE_OBJECTS_MAX 256
@@ -455,8 +457,11 @@ static bool no_native_frame(const char *path)
 	       strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0;
 }
 
-/* The code id of the object holding pc, described on first sight; 0: none to show. */
-static uint32_t native_code(uint64_t pc)
+/*
+ * The code id of the object holding pc, described on first sight, and pc's offset in it
+ * (0 past 4 GiB); 0: none to show.
+ */
+static uint32_t native_code(uint64_t pc, uint32_t *offset)
 {
 	Dl_info info;
 	const char *name;
@@ -465,6 +470,9 @@ static uint32_t native_code(uint64_t pc)
 
 	if (!dladdr((const void *)(uintptr_t)pc, &info) || !info.dli_fname || !info.dli_fbase)
 		return 0;
+	*offset = pc - (uintptr_t)info.dli_fbase <= UINT32_MAX
+		      ? (uint32_t)(pc - (uintptr_t)info.dli_fbase)
+		      : 0;
 	for (size_t i = 0; i < native_object_count; i++)
 		if (native_objects[i].base == info.dli_fbase)
 			return native_objects[i].code_id;
@@ -479,7 +487,7 @@ static uint32_t native_code(uint64_t pc)
 		name = strrchr(info.dli_fname, '/');
 		snprintf(function, sizeof(function), "[native] %s",
 			 name ? name + 1 : info.dli_fname);
-		lttng_ust_tracepoint(profopt, code, code_id, function, info.dli_fname, 0);
+		lttng_ust_tracepoint(profopt, code, code_id, function, info.dli_fname, -1);
 	}
 	return code_id;
 }
@@ -487,7 +495,7 @@ static uint32_t native_code(uint64_t pc)
 PO_EXPORT void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t *code_ids,
 				    const uint32_t *lines, uint32_t depth)
 {
-	uint32_t ids[PROFOPT_STACK_DEPTH_MAX], at[PROFOPT_STACK_DEPTH_MAX], native = 0;
+	uint32_t ids[PROFOPT_STACK_DEPTH_MAX], at[PROFOPT_STACK_DEPTH_MAX], native = 0, offset = 0;
 	int32_t self = (int32_t)syscall(SYS_gettid);
 	uint64_t pc;
 
@@ -501,13 +509,13 @@ PO_EXPORT void profopt_stack_sample(int32_t tid, int64_t cpu_ns, const uint32_t 
 	/* the native code the main thread was in when the signal came, under its Python frame */
 	if (tid == self && self == getpid() &&
 	    (pc = __atomic_exchange_n(&native_pc, 0, __ATOMIC_RELAXED)))
-		native = native_code(pc);
+		native = native_code(pc, &offset);
 	if (!native) {
 		lttng_ust_do_tracepoint(profopt, stack_sample, tid, cpu_ns, code_ids, lines, depth);
 		return;
 	}
 	ids[0] = native;
-	at[0] = 0;
+	at[0] = offset;
 	if (depth == PROFOPT_STACK_DEPTH_MAX)
 		depth--; /* the outermost frame gives way */
 	memcpy(&ids[1], code_ids, depth * sizeof(*ids));

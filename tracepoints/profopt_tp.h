@@ -347,6 +347,24 @@ LTTNG_UST_TRACEPOINT_EVENT(profopt, stack_sample,
 	)
 )
 
+/*
+ * native_stack: a sample of libprofopt's own sampler for C and C++ programs
+ * (profopt_stacks_start, docs/sampling.md): the instruction addresses on thread tid's stack
+ * when its signal came, innermost first (pcs[0] the instruction it interrupted, then return
+ * addresses), and the time the sample stands for (one period of the sampler's clock, or
+ * more when expirations merged). The analysis names each address from the objects the
+ * state dump maps (lttng_ust_statedump:bin_info).
+ */
+LTTNG_UST_TRACEPOINT_EVENT(profopt, native_stack,
+	LTTNG_UST_TP_ARGS(int32_t, tid, int64_t, weight_ns, const uint64_t *, pcs,
+			  uint32_t, depth),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, tid, tid)
+		lttng_ust_field_integer(int64_t, weight_ns, weight_ns)
+		lttng_ust_field_sequence_hex(uint64_t, pcs, pcs, uint32_t, depth)
+	)
+)
+
 #endif /* PROFOPT_TP_H */
 
 /* clang-format on */

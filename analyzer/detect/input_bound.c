@@ -43,8 +43,13 @@ struct ib_facts {
 	double load_cv;		/* variation of the consumed batches' service time */
 	enum po_stage dominant;
 	const char *label;
-	/* weak: the function with the largest self share of the dominant stage, or NULL */
-	const struct po_hotspot *hotspot;
+	/*
+	 * weak: what dominates the dominant stage, or NULL: the function with the largest self
+	 * share, or a native object ("[native] NAME") whose functions together take more, and
+	 * hotspot_pct its share. inner: that object's function with the largest self share.
+	 */
+	const struct po_hotspot *hotspot, *inner;
+	double hotspot_pct;
 	enum po_input_cause cause;
 	struct det_whatif model;
 };
@@ -496,23 +501,62 @@ static const char *dominant_label(const struct po_analysis *analysis, enum po_st
 	return "";
 }
 
+static bool native_object(const struct po_hotspot *hotspot)
+{
+	return strncmp(hotspot->function, "[native] ", 9) == 0;
+}
+
+/* A native object's share of the group: its frame is on the stacks of all its functions. */
+static double hotspot_share(const struct po_hotspot *hotspot)
+{
+	return native_object(hotspot) ? hotspot->total_pct : hotspot->self_pct;
+}
+
 /*
- * The function that dominates a stage in the role that loads: the first hotspot (largest
- * self share) of its group, when the group has enough samples to say so.
+ * The function of a native object's code with the largest self share, when it holds a
+ * quarter of the object's share or more (else naming it says little), or NULL.
  */
-static const struct po_hotspot *dominant_hotspot(const struct det_ctx *ctx, enum po_stage stage,
-						 enum po_role role)
+static const struct po_hotspot *inner_function(const struct po_hotspot_group *group,
+					       const struct po_hotspot *object)
+{
+	for (size_t i = 0; i < group->hotspot_count; i++) {
+		const struct po_hotspot *h = &group->hotspots[i];
+
+		if (h != object && !native_object(h) && strcmp(h->file, object->file) == 0)
+			return h->self_pct >= object->total_pct / 4 ? h : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * What dominates a stage in the role that loads, when its group has enough samples to say
+ * so: the first hotspot (largest self share) of its group, or a native object whose code
+ * takes a larger share in all (a library's time spread over its functions), unless the
+ * object is on (nearly) every stack.
+ */
+static void dominant_hotspot(const struct det_ctx *ctx, struct ib_facts *facts, enum po_role role)
 {
 	const struct po_analysis *analysis = ctx->analysis;
 
 	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {
 		const struct po_hotspot_group *group = &analysis->hotspot_groups[i];
 
-		if (group->role == role && group->stage == (int)stage && group->hotspot_count &&
-		    (double)group->samples >= ctx->rules->input_bound_hotspot_min_samples)
-			return &group->hotspots[0];
+		if (group->role != role || group->stage != (int)facts->dominant ||
+		    !group->hotspot_count ||
+		    (double)group->samples < ctx->rules->input_bound_hotspot_min_samples)
+			continue;
+		facts->hotspot = &group->hotspots[0];
+		/* an object on every stack (a C program's own) says nothing */
+		for (size_t k = 1; k < group->hotspot_count; k++)
+			if (native_object(&group->hotspots[k]) &&
+			    group->hotspots[k].total_pct < PO_HOTSPOT_EVERY_STACK_PCT &&
+			    hotspot_share(&group->hotspots[k]) > hotspot_share(facts->hotspot))
+				facts->hotspot = &group->hotspots[k];
+		facts->hotspot_pct = hotspot_share(facts->hotspot);
+		facts->inner =
+		    native_object(facts->hotspot) ? inner_function(group, facts->hotspot) : NULL;
+		return;
 	}
-	return NULL;
 }
 
 static enum po_input_cause choose_cause(const struct det_ctx *ctx, const struct ib_facts *facts)
@@ -582,8 +626,7 @@ static void measure(const struct det_ctx *ctx, struct ib_facts *facts)
 	facts->load_cv = service_cv(ctx);
 	facts->label = dominant_label(analysis, facts->dominant,
 				      facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
-	facts->hotspot = dominant_hotspot(ctx, facts->dominant,
-					  facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
+	dominant_hotspot(ctx, facts, facts->loading_in_main ? PO_ROLE_MAIN : PO_ROLE_WORKER);
 	facts->cause = choose_cause(ctx, facts);
 }
 
@@ -644,8 +687,8 @@ static int native_work_of(const struct po_hotspot *hotspot)
 
 /*
  * "; load: 71% in decode_jpeg (dataset.py:42)" when a function dominates the stage,
- * "; load: 46% in libjpeg.so.62's native code (JPEG decoding)" when a native object does,
- * else "".
+ * "; load: 46% in libjpeg.so.62's native code (JPEG decoding), 30% in decode_mcu" when a
+ * native object does, else "".
  */
 static const char *hotspot_sentence(struct det_ctx *ctx, const struct ib_facts *facts)
 {
@@ -656,13 +699,20 @@ static const char *hotspot_sentence(struct det_ctx *ctx, const struct ib_facts *
 	if (!hotspot)
 		return "";
 	slash = strrchr(hotspot->file, '/');
-	if (strncmp(hotspot->function, "[native] ", 9) == 0)
-		return det_printf(ctx, "; %s: %.0f%% in %s's native code%s%s%s",
-				  po_stage_name(facts->dominant), hotspot->self_pct,
-				  hotspot->function + 9, work >= 0 ? " (" : "",
-				  work >= 0 ? native_work[work].work : "", work >= 0 ? ")" : "");
+	if (native_object(hotspot))
+		return det_printf(
+		    ctx, "; %s: %.0f%% in %s's native code%s%s%s%s%s",
+		    po_stage_name(facts->dominant), facts->hotspot_pct, hotspot->function + 9,
+		    work >= 0 ? " (" : "", work >= 0 ? native_work[work].work : "",
+		    work >= 0 ? ")" : "",
+		    facts->inner ? det_printf(ctx, ", %.0f%% in ", facts->inner->self_pct) : "",
+		    facts->inner ? facts->inner->function : "");
+	if (hotspot->line <= 0) /* a native function without line information */
+		return det_printf(ctx, "; %s: %.0f%% in %s (%s)", po_stage_name(facts->dominant),
+				  facts->hotspot_pct, hotspot->function,
+				  slash ? slash + 1 : hotspot->file);
 	return det_printf(ctx, "; %s: %.0f%% in %s (%s:%d)", po_stage_name(facts->dominant),
-			  hotspot->self_pct, hotspot->function, slash ? slash + 1 : hotspot->file,
+			  facts->hotspot_pct, hotspot->function, slash ? slash + 1 : hotspot->file,
 			  (int)hotspot->line);
 }
 
@@ -676,7 +726,7 @@ static void recommend_native(struct det_ctx *ctx, struct po_finding *finding,
 		return;
 	det_recommend(ctx, finding, PO_KNOB_DECODER, native_work[work].advice,
 		      det_printf(ctx, "%s takes %.0f%% of the %s stage's sampled CPU time in %s",
-				 native_work[work].work, facts->hotspot->self_pct,
+				 native_work[work].work, facts->hotspot_pct,
 				 po_stage_name(facts->dominant), facts->hotspot->function + 9),
 		      "less of that share of the loading; not modelled", NAN, NAN);
 }
@@ -708,7 +758,7 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 		det_ev_text(ctx, finding, "hotspot_function", facts->hotspot->function);
 		det_ev_text(ctx, finding, "hotspot_file", facts->hotspot->file);
 		det_ev_int(ctx, finding, "hotspot_line", facts->hotspot->line);
-		det_ev_number(ctx, finding, "hotspot_self_pct", facts->hotspot->self_pct);
+		det_ev_number(ctx, finding, "hotspot_self_pct", facts->hotspot_pct);
 	}
 	det_ev_int(ctx, finding, "num_workers", facts->workers);
 	det_ev_int(ctx, finding, "cpu_count", ctx->analysis->cpu_count);

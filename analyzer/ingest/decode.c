@@ -48,6 +48,7 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
     [PO_EV_COLLECTIVE_END] = {"group", "op", "bytes", "seq", "device"},
     [PO_EV_CODE] = {"code_id", "function", "file", "first_line"},
     [PO_EV_STACK_SAMPLE] = {"tid", "cpu_ns", "code_ids", "lines"},
+    [PO_EV_NATIVE_STACK] = {"tid", "weight_ns", "pcs"},
     [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
     [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
     [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
@@ -560,6 +561,30 @@ static bool fill_stack_sample(struct po_decoder *decoder, const bt_field *p,
 	return true;
 }
 
+/* A native stack's addresses, packed like a stack sample's frames; false when too deep. */
+static bool fill_native_stack(struct po_decoder *decoder, const bt_field *p,
+			      const struct po_member *m, struct po_event *ev)
+{
+	const bt_field *pcs;
+	uint64_t depth;
+
+	if (m[2].type != PO_MEMBER_ARRAY)
+		return false;
+	pcs = member_field(p, &m[2]);
+	depth = bt_field_array_get_length(pcs);
+	if (depth > PO_STACK_DEPTH_MAX)
+		return false;
+	for (uint64_t i = 0; i < depth; i++)
+		decoder->pcs[i] = bt_field_integer_unsigned_get_value(
+		    bt_field_array_borrow_element_field_by_index_const(pcs, i));
+	ev->u.native_stack.tid = (int32_t)member_int(p, &m[0]);
+	ev->u.native_stack.weight_ns = member_int(p, &m[1]);
+	ev->u.native_stack.depth = (uint32_t)depth;
+	ev->u.native_stack.pcs.ptr = (const char *)decoder->pcs;
+	ev->u.native_stack.pcs.len = depth * sizeof(decoder->pcs[0]);
+	return true;
+}
+
 /* The payload of an event of a known kind; false for a malformed one. */
 static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 			 struct po_event *ev)
@@ -660,6 +685,17 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 	}
 }
 
+/* The payload of any event; false for a malformed one. */
+static bool fill_event(struct po_decoder *decoder, int kind, const bt_field *p,
+		       const struct po_member *m, struct po_event *ev)
+{
+	if (kind == PO_EV_STACK_SAMPLE)
+		return fill_stack_sample(decoder, p, m, ev);
+	if (kind == PO_EV_NATIVE_STACK)
+		return fill_native_stack(decoder, p, m, ev);
+	return fill_payload(kind, p, m, ev);
+}
+
 /*
  * Hands an event to its lane's queue (the merge key orders it among the lanes), or to the
  * callback when there are no lanes; drops it when salvage replays what was delivered.
@@ -726,11 +762,8 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 	ev.tid = (int32_t)member_int(context, &entry->vtid);
 	ev.procname = member_str(context, &entry->procname);
 	ev.ip = member_u64(context, &entry->ip);
-	if (entry->kind == PO_EV_STACK_SAMPLE
-		? !fill_stack_sample(decoder, bt_event_borrow_payload_field_const(event),
-				     entry->payload, &ev)
-		: !fill_payload(entry->kind, bt_event_borrow_payload_field_const(event),
-				entry->payload, &ev)) {
+	if (!fill_event(decoder, entry->kind, bt_event_borrow_payload_field_const(event),
+			entry->payload, &ev)) {
 		decoder->stats->malformed_events++;
 		return true;
 	}

@@ -64,6 +64,7 @@ struct po_decoder {
 	bool probing;			/* decode nothing: a probe for a failing trace */
 	/* the frames of the stack sample being decoded, packed (event.h) */
 	struct po_stack_frame frames[PO_STACK_DEPTH_MAX];
+	uint64_t pcs[PO_STACK_DEPTH_MAX]; /* a native stack's addresses, likewise */
 	bool nomem;
 };
 

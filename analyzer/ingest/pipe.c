@@ -48,6 +48,9 @@ static size_t event_strings(struct po_event *event, struct po_str **out)
 	case PO_EV_STACK_SAMPLE:
 		out[count++] = &event->u.stack_sample.frames;
 		break;
+	case PO_EV_NATIVE_STACK:
+		out[count++] = &event->u.native_stack.pcs;
+		break;
 	case PO_EV_BIN_INFO:
 	case PO_EV_LIB_LOAD:
 	case PO_EV_DL_OPEN:

@@ -138,6 +138,7 @@ enum po_collective_op {
 	X(COLLECTIVE_END, "profopt:collective_end")                                                \
 	X(CODE, "profopt:code")                                                                    \
 	X(STACK_SAMPLE, "profopt:stack_sample")                                                    \
+	X(NATIVE_STACK, "profopt:native_stack")                                                    \
 	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                                    \
 	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                                    \
 	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                                  \
@@ -313,6 +314,18 @@ struct po_event {
 			uint32_t depth;
 		} stack_sample;
 		/*
+		 * NATIVE_STACK: libprofopt's own sample of thread tid (a C or C++ program):
+		 * depth instruction addresses innermost first, packed in pcs as uint64_t (read
+		 * them with po_native_pc_at: the bytes may be unaligned), and the time the
+		 * sample stands for.
+		 */
+		struct {
+			int32_t tid;
+			int64_t weight_ns;
+			struct po_str pcs;
+			uint32_t depth;
+		} native_stack;
+		/*
 		 * PROCESS: the recording the process belongs to (empty outside one), its
 		 * parent, and why it announced itself (0 at start, 1 after a fork).
 		 */
@@ -359,6 +372,15 @@ static inline struct po_stack_frame po_stack_frame_at(const struct po_event *eve
 
 	memcpy(&frame, event->u.stack_sample.frames.ptr + i * sizeof(frame), sizeof(frame));
 	return frame;
+}
+
+/* Address i (< depth) of a NATIVE_STACK event. */
+static inline uint64_t po_native_pc_at(const struct po_event *event, size_t i)
+{
+	uint64_t pc;
+
+	memcpy(&pc, event->u.native_stack.pcs.ptr + i * sizeof(pc), sizeof(pc));
+	return pc;
 }
 
 #endif /* PO_EVENT_H */

@@ -1,16 +1,19 @@
 /* hotspots.c: the hotspot tracker (hotspots.h): function-level samples per stage and role. */
 #define _GNU_SOURCE /* qsort_r */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hotspots.h"
 #include "saturate.h"
 
-enum po_status hotspot_tracker_init(struct po_hotspot_tracker *t, struct po_strtab *strings)
+enum po_status hotspot_tracker_init(struct po_hotspot_tracker *t, struct po_strtab *strings,
+				    struct po_native_namer namer)
 {
-	*t = (struct po_hotspot_tracker){.strings = strings};
-	t->seen = calloc(PO_STACK_DEPTH_MAX, sizeof(*t->seen));
-	return t->seen ? PO_STATUS_OK : PO_STATUS_NOMEM;
+	*t = (struct po_hotspot_tracker){.strings = strings, .namer = namer};
+	t->seen = calloc(PO_HOTSPOT_FRAMES_MAX, sizeof(*t->seen));
+	t->frames = calloc(PO_HOTSPOT_FRAMES_MAX, sizeof(*t->frames));
+	return t->seen && t->frames ? PO_STATUS_OK : PO_STATUS_NOMEM;
 }
 
 void hotspot_tracker_fini(struct po_hotspot_tracker *t)
@@ -19,7 +22,9 @@ void hotspot_tracker_fini(struct po_hotspot_tracker *t)
 	free(t->cells);
 	free(t->labels);
 	free(t->seen);
+	free(t->frames);
 	free(t->paths);
+	po_map_free(&t->natives);
 	po_map_free(&t->path_index);
 	po_map_free(&t->label_index);
 	po_map_free(&t->function_index);
@@ -33,7 +38,8 @@ size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *t)
 	       po_map_bytes(&t->function_index) + po_map_bytes(&t->codes) +
 	       po_map_bytes(&t->cell_index) + t->label_capacity * sizeof(*t->labels) +
 	       po_map_bytes(&t->label_index) + t->path_capacity * sizeof(*t->paths) +
-	       po_map_bytes(&t->path_index);
+	       po_map_bytes(&t->path_index) + po_map_bytes(&t->natives) +
+	       2 * PO_HOTSPOT_FRAMES_MAX * sizeof(uint32_t);
 }
 
 static bool grow(void **items, size_t *capacity, size_t count, size_t size)
@@ -96,6 +102,7 @@ enum po_status hotspot_tracker_code(struct po_hotspot_tracker *t, int32_t pid,
 	const struct po_str *name = &event->u.code.function, *path = &event->u.code.file;
 	struct po_map_entry *entry;
 	const char *function, *file;
+	bool native = event->u.code.first_line == -1;
 	uint32_t index;
 	bool created;
 
@@ -104,9 +111,10 @@ enum po_status hotspot_tracker_code(struct po_hotspot_tracker *t, int32_t pid,
 	} else {
 		function = po_strtab_intern(t->strings, name->ptr ? name->ptr : "", name->len);
 		file = po_strtab_intern(t->strings, path->ptr ? path->ptr : "", path->len);
+		/* a native object's code (first line -1) is the object's frame, line 0 */
 		if (!function || !file ||
-		    function_index(t, function, file, event->u.code.first_line, &index) !=
-			PO_STATUS_OK)
+		    function_index(t, function, file, native ? 0 : event->u.code.first_line,
+				   &index) != PO_STATUS_OK)
 			return PO_STATUS_NOMEM;
 	}
 	if (index == UINT32_MAX)
@@ -115,6 +123,7 @@ enum po_status hotspot_tracker_code(struct po_hotspot_tracker *t, int32_t pid,
 	if (!entry)
 		return PO_STATUS_NOMEM;
 	entry->value = (uint64_t)index + 1; /* a code id described again: the latest wins */
+	entry->aux1 = native;
 	return PO_STATUS_OK;
 }
 
@@ -139,15 +148,6 @@ static struct hotspot_cell *cell_of(struct po_hotspot_tracker *t, int32_t pid, i
 		    (struct hotspot_cell){.pid = pid, .stage = stage, .function = function};
 	}
 	return &t->cells[entry->value];
-}
-
-static uint32_t frame_function(struct po_hotspot_tracker *t, int32_t pid, uint32_t code_id)
-{
-	const struct po_map_entry *entry = po_map_find(&t->codes, (uint32_t)pid, code_id);
-
-	if (entry)
-		return (uint32_t)(entry->value - 1);
-	return named_function(t, &t->unknown_function, "(unknown code)");
 }
 
 /* Adds one sample to a cell: self when innermost, total once per sample. */
@@ -213,19 +213,15 @@ static enum po_status path_of(struct po_hotspot_tracker *t, int32_t pid, uint32_
 	return PO_STATUS_OK;
 }
 
-/* A sample's call path, outermost frame first (frames[depth - 1] .. frames[0]). */
-static enum po_status add_path(struct po_hotspot_tracker *t, int32_t pid,
-			       const struct po_event *event, uint32_t depth)
+/* A sample's call path, outermost frame first (functions[count - 1] .. functions[0]). */
+static enum po_status add_path(struct po_hotspot_tracker *t, int32_t pid, const uint32_t *functions,
+			       uint32_t count)
 {
 	uint32_t parent = UINT32_MAX, node;
 
-	for (uint32_t i = depth; i-- > 0;) {
-		uint32_t function = frame_function(t, pid, po_stack_frame_at(event, i).code_id);
-		enum po_status status;
+	for (uint32_t i = count; i-- > 0;) {
+		enum po_status status = path_of(t, pid, parent, functions[i], &node);
 
-		if (function == UINT32_MAX)
-			return PO_STATUS_NOMEM;
-		status = path_of(t, pid, parent, function, &node);
 		if (status != PO_STATUS_OK)
 			return status;
 		if (node == UINT32_MAX) { /* no room: the sample ends at its parent */
@@ -240,26 +236,18 @@ static enum po_status add_path(struct po_hotspot_tracker *t, int32_t pid,
 	return PO_STATUS_OK;
 }
 
-enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
-				      const char *label, const struct po_event *event)
+/* One sample of count functions (t->frames, innermost first) taken in stage. */
+static enum po_status add_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
+				 const char *label, int64_t weight_ns, uint32_t count)
 {
-	uint32_t depth = event->u.stack_sample.depth;
-	int64_t cpu_ns = event->u.stack_sample.cpu_ns > 0 ? event->u.stack_sample.cpu_ns : 0;
 	size_t seen_count = 0;
 	struct hotspot_cell *cell;
 
-	if (depth > PO_STACK_DEPTH_MAX ||
-	    event->u.stack_sample.frames.len < depth * sizeof(struct po_stack_frame)) {
-		t->malformed_samples++;
-		return PO_STATUS_OK;
-	}
 	t->sample_count++;
-	for (uint32_t i = 0; i < depth; i++) {
-		uint32_t function = frame_function(t, pid, po_stack_frame_at(event, i).code_id);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t function = t->frames[i];
 		bool repeated = false;
 
-		if (function == UINT32_MAX)
-			return PO_STATUS_NOMEM;
 		for (size_t k = 0; k < seen_count && !repeated; k++)
 			repeated = t->seen[k] == function;
 		if (repeated) /* recursion: a function counts once per sample */
@@ -268,15 +256,218 @@ enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid,
 		cell = cell_of(t, pid, stage, function);
 		if (!cell)
 			return PO_STATUS_NOMEM;
-		add(cell, i == 0, cpu_ns);
+		add(cell, i == 0, weight_ns);
 	}
 	cell = cell_of(t, pid, stage, HOTSPOT_GROUP_TOTAL);
 	if (!cell)
 		return PO_STATUS_NOMEM;
-	add(cell, true, cpu_ns);
-	if (add_path(t, pid, event, depth) != PO_STATUS_OK)
+	add(cell, true, weight_ns);
+	if (add_path(t, pid, t->frames, count) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
-	return label ? add_label(t, pid, stage, label, cpu_ns) : PO_STATUS_OK;
+	return label ? add_label(t, pid, stage, label, weight_ns) : PO_STATUS_OK;
+}
+
+/* ---- native frames ---- */
+
+/* The frame of the object at path: "[native] NAME", the path its file. */
+static enum po_status object_function(struct po_hotspot_tracker *t, const char *path, uint32_t *out)
+{
+	const char *slash = strrchr(path, '/');
+	char name[512];
+	const char *function, *file;
+	int length = snprintf(name, sizeof(name), "[native] %s", slash ? slash + 1 : path);
+
+	if (length < 0)
+		return PO_STATUS_INPUT;
+	function = po_strtab_intern(
+	    t->strings, name, (size_t)length < sizeof(name) ? (size_t)length : sizeof(name) - 1);
+	file = po_strtab_intern(t->strings, path, strlen(path));
+	if (!function || !file)
+		return PO_STATUS_NOMEM;
+	return function_index(t, function, file, 0, out);
+}
+
+/* The function at offset in the object at path, when the namer knows it; else UINT32_MAX. */
+static enum po_status named_native(struct po_hotspot_tracker *t, const char *path,
+				   const char *build_id, uint64_t offset, bool interrupted,
+				   uint32_t *out)
+{
+	struct po_native_name name = {NULL, NULL, -1};
+	const char *function, *file;
+	enum po_status status;
+
+	*out = UINT32_MAX;
+	if (!t->namer.name)
+		return PO_STATUS_OK;
+	status = t->namer.name(t->namer.ctx, path, build_id, offset, interrupted, &name);
+	if (status != PO_STATUS_OK || !name.function)
+		return status;
+	function = po_strtab_intern(t->strings, name.function, strlen(name.function));
+	file = name.file ? po_strtab_intern(t->strings, name.file, strlen(name.file))
+			 : po_strtab_intern(t->strings, path, strlen(path));
+	if (!function || !file)
+		return PO_STATUS_NOMEM;
+	return function_index(t, function, file, name.file ? name.line : 0, out);
+}
+
+/*
+ * The frames of a native instruction, remembered under key (a, b): *function (UINT32_MAX:
+ * not named) and *object. Past the function cap both are "(other code)".
+ */
+static enum po_status native_frames(struct po_hotspot_tracker *t, uint64_t a, uint64_t b,
+				    const char *path, const char *build_id, uint64_t offset,
+				    bool interrupted, uint32_t *function, uint32_t *object)
+{
+	struct po_map_entry *entry = po_map_find(&t->natives, a, b);
+	enum po_status status;
+
+	if (entry) {
+		*function = (uint32_t)(entry->value - 1);
+		*object = (uint32_t)(entry->aux1 - 1);
+		return PO_STATUS_OK;
+	}
+	if (t->function_count >= PO_HOTSPOT_FUNCTION_CAP) {
+		*function = UINT32_MAX;
+		*object = named_function(t, &t->other_function, "(other code)");
+		return *object == UINT32_MAX ? PO_STATUS_NOMEM : PO_STATUS_OK;
+	}
+	status = object_function(t, path, object);
+	if (status == PO_STATUS_OK)
+		status = named_native(t, path, build_id, offset, interrupted, function);
+	if (status != PO_STATUS_OK || t->natives.count >= PO_HOTSPOT_NATIVE_CACHE_CAP)
+		return status;
+	entry = po_map_upsert(&t->natives, a, b, NULL);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	entry->value = (uint64_t)*function + 1;
+	entry->aux1 = (int64_t)*object + 1;
+	return PO_STATUS_OK;
+}
+
+/* Appends a frame to t->frames; false when full. */
+static bool push(struct po_hotspot_tracker *t, uint32_t *count, uint32_t function)
+{
+	if (*count >= PO_HOTSPOT_FRAMES_MAX)
+		return false;
+	t->frames[(*count)++] = function;
+	return true;
+}
+
+/* Keys of the native cache: a Python frame's (code, offset), a C sample's address. */
+#define NATIVE_KEY_CODE (1ull << 62)
+#define NATIVE_KEY_INTERRUPTED (1ull << 61)
+
+/* A Python frame: its code's function, or for a native object's code, its native frames. */
+static enum po_status python_frame(struct po_hotspot_tracker *t, int32_t pid,
+				   struct po_stack_frame frame, uint32_t *count)
+{
+	const struct po_map_entry *code = po_map_find(&t->codes, (uint32_t)pid, frame.code_id);
+	uint32_t function, object;
+	enum po_status status;
+
+	if (!code) {
+		function = named_function(t, &t->unknown_function, "(unknown code)");
+		if (function == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+		push(t, count, function);
+		return PO_STATUS_OK;
+	}
+	object = (uint32_t)(code->value - 1);
+	if (!code->aux1 || !frame.line) { /* Python code, or a native frame without offset */
+		push(t, count, object);
+		return PO_STATUS_OK;
+	}
+	status = native_frames(t, NATIVE_KEY_CODE | (uint64_t)frame.code_id << 32 | (uint32_t)pid,
+			       frame.line, t->functions[object].file, NULL, frame.line, true,
+			       &function, &object);
+	if (status != PO_STATUS_OK)
+		return status;
+	if (function != UINT32_MAX)
+		push(t, count, function);
+	push(t, count, object);
+	return PO_STATUS_OK;
+}
+
+enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
+				      const char *label, const struct po_event *event)
+{
+	uint32_t depth = event->u.stack_sample.depth, count = 0;
+	int64_t cpu_ns = event->u.stack_sample.cpu_ns > 0 ? event->u.stack_sample.cpu_ns : 0;
+
+	if (depth > PO_STACK_DEPTH_MAX ||
+	    event->u.stack_sample.frames.len < depth * sizeof(struct po_stack_frame)) {
+		t->malformed_samples++;
+		return PO_STATUS_OK;
+	}
+	for (uint32_t i = 0; i < depth; i++) {
+		enum po_status status = python_frame(t, pid, po_stack_frame_at(event, i), &count);
+
+		if (status != PO_STATUS_OK)
+			return status;
+	}
+	return add_sample(t, pid, stage, label, cpu_ns, count);
+}
+
+/* One address of a C sample: its function, and its object's frame where the object changes. */
+static enum po_status native_pc(struct po_hotspot_tracker *t, int32_t pid, uint64_t pc,
+				bool interrupted, int64_t time_ns, const struct po_binmap *objects,
+				uint32_t *count, uint32_t *open_object)
+{
+	struct po_binmap_hit hit;
+	uint32_t function, object;
+	enum po_status status;
+
+	if (!po_binmap_lookup(objects, pid, pc, time_ns, &hit)) {
+		t->unmapped_pcs++;
+		if (!interrupted) /* a caller in no known object: left out */
+			return PO_STATUS_OK;
+		function = named_function(t, &t->unmapped_function, "(unmapped native code)");
+		if (function == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+		push(t, count, function);
+		return PO_STATUS_OK;
+	}
+	status = native_frames(t, (uint32_t)pid | (interrupted ? NATIVE_KEY_INTERRUPTED : 0), pc,
+			       hit.path, hit.build_id, hit.offset, interrupted, &function, &object);
+	if (status != PO_STATUS_OK)
+		return status;
+	/* the object's frame closes a run of frames in one object, seen from inside */
+	if (*open_object != UINT32_MAX && *open_object != object)
+		push(t, count, *open_object);
+	*open_object = object;
+	if (function != UINT32_MAX)
+		push(t, count, function);
+	return PO_STATUS_OK;
+}
+
+enum po_status hotspot_tracker_native(struct po_hotspot_tracker *t, int32_t pid, int stage,
+				      const char *label, const struct po_event *event,
+				      const struct po_binmap *objects)
+{
+	uint32_t depth = event->u.native_stack.depth, count = 0, object = UINT32_MAX;
+	int64_t weight_ns =
+	    event->u.native_stack.weight_ns > 0 ? event->u.native_stack.weight_ns : 0;
+
+	if (depth == 0 || depth > PO_STACK_DEPTH_MAX ||
+	    event->u.native_stack.pcs.len < depth * sizeof(uint64_t)) {
+		t->malformed_samples++;
+		return PO_STATUS_OK;
+	}
+	for (uint32_t i = 0; i < depth; i++) {
+		enum po_status status = native_pc(t, pid, po_native_pc_at(event, i), i == 0,
+						  event->time_ns, objects, &count, &object);
+
+		if (status != PO_STATUS_OK)
+			return status;
+	}
+	if (object != UINT32_MAX)
+		push(t, &count, object);
+	if (!count) {
+		t->malformed_samples++;
+		return PO_STATUS_OK;
+	}
+	t->native_samples++;
+	return add_sample(t, pid, stage, label, weight_ns, count);
 }
 
 /* ---- build ---- */

@@ -7,6 +7,14 @@
  *
  * It also counts each (process, stage, label of that span)'s samples.
  *
+ * Native code (docs/sampling.md) comes two ways: a Python sample's frame of a native object
+ * (a code described with first line -1, whose frame's line is the instruction's offset in
+ * the object), and libprofopt's own samples of C programs (profopt:native_stack: addresses,
+ * placed in objects by the model's map of each process's objects). Each native instruction
+ * becomes its object's frame ("[native] libjpeg.so.62") and, where the namer knows it, the
+ * function's frame inside it; a C stack's object frame is written once per run of frames in
+ * the same object. Each (process, instruction)'s frames are named once.
+ *
  * Life: init, consume code descriptions and samples (the model says which stage was open),
  * build at any moment (hotspot_tracker_build changes nothing in the tracker), fini.
  */
@@ -17,16 +25,20 @@
 #include <stdint.h>
 
 #include "../common/arena.h"
+#include "binmap.h"
 #include "event.h"
 #include "map.h"
+#include "model.h"
 #include "result.h"
 
 /* Functions kept per (role, stage) by self share and by total share (their union). */
 #define PO_HOTSPOTS_TOP 10
-/* On this share of a group's stacks or more, a function is not listed by its total share. */
-#define PO_HOTSPOT_EVERY_STACK_PCT 99.0
 /* Distinct functions kept in all; samples of code past it go to "(other code)". */
 #define PO_HOTSPOT_FUNCTION_CAP 65536
+/* Native instructions whose names are remembered; past it each is named again. */
+#define PO_HOTSPOT_NATIVE_CACHE_CAP (1u << 20)
+/* Frames of one sample once native frames are expanded (function and object each). */
+#define PO_HOTSPOT_FRAMES_MAX (2 * PO_STACK_DEPTH_MAX)
 
 struct hotspot_function {
 	const char *function; /* weak: interned */
@@ -72,27 +84,34 @@ struct po_hotspot_tracker {
 	struct hotspot_function *functions; /* owned */
 	size_t function_count, function_capacity;
 	struct po_map function_index; /* (function ptr, file ptr ^ line) -> index */
-	struct po_map codes;	      /* (pid, code id) -> function index + 1 */
-	struct hotspot_cell *cells;   /* owned */
+	struct po_map codes;	      /* (pid, code id) -> function index + 1; aux1 1: native */
+	struct po_map natives;	      /* native instruction -> function + 1, aux1 object + 1 */
+	struct po_native_namer namer;
+	struct hotspot_cell *cells; /* owned */
 	size_t cell_count, cell_capacity;
 	struct po_map cell_index;	   /* (pid, stage + 1, function) -> index into cells */
 	struct hotspot_label_cell *labels; /* owned */
 	size_t label_count, label_capacity;
 	struct po_map label_index; /* (pid, stage + 1, label ptr) -> index into labels */
-	uint32_t *seen;		   /* owned: PO_STACK_DEPTH_MAX, the functions of one sample */
+	uint32_t *seen;		   /* owned: PO_HOTSPOT_FRAMES_MAX, the functions of one sample */
+	uint32_t *frames;	   /* owned: PO_HOTSPOT_FRAMES_MAX, one sample's, innermost first */
 	struct flame_node *paths;  /* owned: every process's call paths, parents first */
 	size_t path_count, path_capacity;
-	struct po_map path_index;  /* (pid, parent + 1, function) -> index into paths */
-	int64_t paths_cut;	   /* samples whose deeper frames found no room (the cap) */
-	int64_t sample_count;	   /* every sample consumed */
-	int64_t malformed_samples; /* frames that do not fit their bytes */
-	uint32_t unknown_function; /* "(unknown code)": a code id never described */
-	uint32_t other_function;   /* "(other code)": past the cap */
-	struct po_strtab *strings; /* weak: the model's */
+	struct po_map path_index;   /* (pid, parent + 1, function) -> index into paths */
+	int64_t paths_cut;	    /* samples whose deeper frames found no room (the cap) */
+	int64_t sample_count;	    /* every sample consumed */
+	int64_t malformed_samples;  /* frames that do not fit their bytes */
+	int64_t native_samples;	    /* libprofopt's own samples (C programs) */
+	int64_t unmapped_pcs;	    /* their addresses in no object the trace maps */
+	uint32_t unknown_function;  /* "(unknown code)": a code id never described */
+	uint32_t other_function;    /* "(other code)": past the cap */
+	uint32_t unmapped_function; /* "(unmapped native code)": an address in no known object */
+	struct po_strtab *strings;  /* weak: the model's */
 };
 
-enum po_status hotspot_tracker_init(struct po_hotspot_tracker *tracker,
-				    struct po_strtab *strings) PO_NODISCARD;
+/* namer: how native instructions get function names (its name NULL: objects only). */
+enum po_status hotspot_tracker_init(struct po_hotspot_tracker *tracker, struct po_strtab *strings,
+				    struct po_native_namer namer) PO_NODISCARD;
 void hotspot_tracker_fini(struct po_hotspot_tracker *tracker);
 size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *tracker);
 
@@ -106,6 +125,14 @@ enum po_status hotspot_tracker_code(struct po_hotspot_tracker *tracker, int32_t 
  */
 enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *tracker, int32_t pid, int stage,
 				      const char *label, const struct po_event *event) PO_NODISCARD;
+
+/*
+ * A profopt:native_stack event of process pid, likewise; objects: the process's mapped
+ * objects (NULL: none known).
+ */
+enum po_status hotspot_tracker_native(struct po_hotspot_tracker *tracker, int32_t pid, int stage,
+				      const char *label, const struct po_event *event,
+				      const struct po_binmap *objects) PO_NODISCARD;
 
 /*
  * Fills analysis->hotspot_groups (in analysis->arena): the cells merged per (role, stage)

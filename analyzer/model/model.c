@@ -91,7 +91,7 @@ static enum po_status init_strings(struct po_model *model)
 			   model->strings);
 	process_tracker_init(&model->procs, model->strings, &model->memory);
 	rank_tracker_init(&model->ranks, &model->config, model->strings);
-	return hotspot_tracker_init(&model->hotspots, model->strings);
+	return hotspot_tracker_init(&model->hotspots, model->strings, model->config.native_namer);
 }
 
 static void init_state(struct po_model *model)
@@ -423,18 +423,21 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
 static enum po_status stack_sample(struct po_model *model, const struct thread *thread,
 				   const struct po_event *event)
 {
-	int32_t tid = event->u.stack_sample.tid;
+	bool native = event->kind == PO_EV_NATIVE_STACK;
+	int32_t tid = native ? event->u.native_stack.tid : event->u.stack_sample.tid;
+	const struct open_span *stage = NULL;
 
 	if (tid >= 0 && tid != event->tid)
 		thread = process_tracker_find_thread(&model->procs, event->pid, tid);
-	for (size_t i = thread ? thread->depth : 0; i-- > 0;) {
-		const struct open_span *span = &thread->stack[i];
-
-		if (span->kind == OPEN_STAGE)
-			return hotspot_tracker_sample(&model->hotspots, event->pid,
-						      (int)span->stage, span->label, event);
-	}
-	return hotspot_tracker_sample(&model->hotspots, event->pid, -1, NULL, event);
+	for (size_t i = thread ? thread->depth : 0; i-- > 0 && !stage;)
+		if (thread->stack[i].kind == OPEN_STAGE)
+			stage = &thread->stack[i];
+	if (native)
+		return hotspot_tracker_native(
+		    &model->hotspots, event->pid, stage ? (int)stage->stage : -1,
+		    stage ? stage->label : NULL, event, model->memory.binmap);
+	return hotspot_tracker_sample(&model->hotspots, event->pid, stage ? (int)stage->stage : -1,
+				      stage ? stage->label : NULL, event);
 }
 
 static enum po_status dispatch(struct po_model *model, struct process *process,
@@ -482,6 +485,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_CODE:
 		return hotspot_tracker_code(&model->hotspots, event->pid, event);
 	case PO_EV_STACK_SAMPLE:
+	case PO_EV_NATIVE_STACK:
 		return stack_sample(model, thread, event);
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:

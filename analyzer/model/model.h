@@ -10,6 +10,7 @@
 #ifndef PO_MODEL_H
 #define PO_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,26 @@
 #include "result.h"
 
 #define PO_RECORDING_ID_MAX 64
+
+/*
+ * Names native code for the function samples (docs/sampling.md): the function holding the
+ * instruction at offset in the object at path (build_id: lower-case hex, NULL: unchecked),
+ * interrupted (the instruction a signal interrupted) or a return address (the call before
+ * it), with the file and line where the function begins (NULL, -1 when not known). The
+ * strings stay valid until the next call. out->function NULL: not known; the object then
+ * stands for it. Fails only when out of memory.
+ */
+struct po_native_name {
+	const char *function;
+	const char *file;
+	int32_t line;
+};
+
+struct po_native_namer {
+	enum po_status (*name)(void *ctx, const char *path, const char *build_id, uint64_t offset,
+			       bool interrupted, struct po_native_name *out);
+	void *ctx; /* weak: the caller's, alive until the model is finished */
+};
 
 /* One recording of a directory that holds several: see po_model_config.recordings. */
 struct po_member_recording {
@@ -62,6 +83,8 @@ struct po_model_config {
 	 * default (INT64_MIN, INT64_MAX).
 	 */
 	int64_t steps_after_ns, steps_until_ns;
+	/* Names native frames by function; name NULL (the default): by their object only. */
+	struct po_native_namer native_namer;
 };
 
 /* Fills the defaults (from detect/rules.h where a rule sets them). */

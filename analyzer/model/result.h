@@ -250,6 +250,12 @@ struct po_label_stat {
  * Shares are of the group's sampled CPU time (each sample weighs the CPU time it stands
  * for; by count when the samples carry none).
  */
+/*
+ * On this share of a group's stacks or more, a function is not listed by its total share,
+ * and a native object does not dominate its stage (docs/sampling.md).
+ */
+#define PO_HOTSPOT_EVERY_STACK_PCT 99.0
+
 struct po_hotspot {
 	const char *function; /* qualified name, as the sampler described it */
 	const char *file;

@@ -29,7 +29,11 @@ struct po_symbolizer {
 	struct sym_object *objects; /* owned */
 	size_t object_count;
 	size_t object_capacity;
+	char *demangled; /* owned: po_symbolizer_function's latest C++ name */
 };
+
+/* libstdc++'s demangler: a malloc'd name, or NULL when name is no C++ name. */
+extern char *__cxa_demangle(const char *name, char *buffer, size_t *length, int *status);
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
@@ -57,6 +61,7 @@ void po_symbolizer_destroy(struct po_symbolizer *symbolizer)
 			dwfl_end(symbolizer->objects[i].dwfl);
 	}
 	free(symbolizer->objects);
+	free(symbolizer->demangled);
 	free(symbolizer);
 }
 
@@ -182,6 +187,44 @@ enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char
 	}
 	if (!symbol->function || (file && line_number > 0 && !symbol->file))
 		return PO_STATUS_NOMEM;
+	return PO_STATUS_OK;
+}
+
+enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const char *path,
+				      const char *build_id, uint64_t offset, bool interrupted,
+				      struct po_symbol *symbol)
+{
+	struct sym_object *object = object_get(symbolizer, path, build_id);
+	GElf_Off into = 0;
+	GElf_Sym sym;
+	Dwarf_Addr address, entry;
+	Dwfl_Line *line;
+	const char *name;
+	int line_number = -1, status = -1;
+
+	*symbol = (struct po_symbol){.line = -1};
+	if (!object)
+		return PO_STATUS_NOMEM;
+	if (object->note) {
+		symbol->note = object->note;
+		return PO_STATUS_OK;
+	}
+	address = object->first_load_vaddr + offset + object->bias - (!interrupted && offset);
+	name = dwfl_module_addrinfo(object->module, address, &into, &sym, NULL, NULL, NULL);
+	if (!name) {
+		symbol->note = NOTE_NO_SYMBOL;
+		return PO_STATUS_OK;
+	}
+	free(symbolizer->demangled);
+	symbolizer->demangled =
+	    strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
+	symbol->function = symbolizer->demangled && status == 0 ? symbolizer->demangled : name;
+	entry = address - into;
+	line = dwfl_module_getsrc(object->module, entry);
+	symbol->file = line ? dwfl_lineinfo(line, &entry, &line_number, NULL, NULL, NULL) : NULL;
+	symbol->line = symbol->file && line_number > 0 ? line_number : -1;
+	if (symbol->line < 0)
+		symbol->file = NULL;
 	return PO_STATUS_OK;
 }
 

@@ -9,6 +9,7 @@
 #ifndef PO_SYMBOLS_H
 #define PO_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../common/arena.h"
@@ -38,6 +39,16 @@ void po_symbolizer_destroy(struct po_symbolizer *symbolizer);
 enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char *path,
 				    const char *build_id, uint64_t offset,
 				    struct po_symbol *symbol) PO_NODISCARD;
+
+/*
+ * The function holding an instruction of a function sample (docs/sampling.md): at offset
+ * in the object at path, the instruction a signal interrupted (interrupted) or a return
+ * address (the call before it). C++ names are demangled. file and line are where the
+ * function begins, from DWARF. The strings stay valid until the next call or destroy.
+ */
+enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const char *path,
+				      const char *build_id, uint64_t offset, bool interrupted,
+				      struct po_symbol *symbol) PO_NODISCARD;
 
 /* Fills symbol, source_file, source_line and symbol_note of every located site. */
 enum po_status po_symbols_resolve(struct po_analysis *analysis, struct po_error *err) PO_NODISCARD;

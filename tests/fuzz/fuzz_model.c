@@ -136,6 +136,13 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 		event->u.stack_sample.depth = (uint32_t)(take(cursor, 1) % 5);
 		event->u.stack_sample.frames = take_str(cursor);
 		break;
+	case PO_EV_NATIVE_STACK:
+		/* addresses are raw bytes, likewise; small ones fall in small fuzzed objects */
+		event->u.native_stack.tid = event->tid;
+		event->u.native_stack.weight_ns = take_int(cursor);
+		event->u.native_stack.depth = (uint32_t)(take(cursor, 1) % 5);
+		event->u.native_stack.pcs = take_str(cursor);
+		break;
 	case PO_EV_DISCARDED_EVENTS:
 	case PO_EV_DISCARDED_PACKETS:
 		event->u.discarded.count = take_int(cursor);
@@ -161,6 +168,18 @@ static void fill_payload(struct cursor *cursor, struct po_event *event)
 	}
 }
 
+/* Names every other native offset, so that both named and unnamed frames are fuzzed. */
+static enum po_status fuzz_namer(void *ctx, const char *path, const char *build_id, uint64_t offset,
+				 bool interrupted, struct po_native_name *out)
+{
+	(void)ctx;
+	(void)path;
+	(void)build_id;
+	*out = (struct po_native_name){offset % 2 ? NULL : (interrupted ? "leaf" : "caller"),
+				       offset % 4 ? NULL : "src.c", offset % 4 ? -1 : 7};
+	return PO_STATUS_OK;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cursor cursor = {data, size, 0};
@@ -173,6 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	po_model_config_init(&config);
 	config.max_gaps = 16;
 	config.detail_span_cap = 64;
+	config.native_namer = (struct po_native_namer){.name = fuzz_namer};
 	if (po_model_create(&config, &model, &err) != PO_STATUS_OK)
 		return 0;
 	while (cursor.offset < cursor.size) {

@@ -7,10 +7,10 @@ before training, how long a decode takes (its thread's CPU clock, the median of 
 sets the Python function's cost to half of it: about two thirds of the loading is the
 decode. The workers time each decode and augment on their CPU clock, and those sums are
 the truth (under other programs' load a decode takes more CPU than before training).
-Expected: the workers' load stage gives libjpeg itself (the native frame
-"[native] libjpeg.so.62", under PIL's decode) a self share near the decode's (less what
-PIL spends around libjpeg), the Python function the rest, and the input-bound finding
-names libjpeg with the decoder's advice (docs/sampling.md, "Native frames")."""
+Expected: the workers' load stage gives libjpeg (the native frame "[native] libjpeg.so.62",
+under PIL's decode, with the functions named inside it) a total share near the decode's
+(less what PIL spends around libjpeg), the Python function the rest, and the input-bound
+finding names libjpeg with the decoder's advice (docs/sampling.md, "Native frames")."""
 
 import io
 import os

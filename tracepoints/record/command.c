@@ -237,9 +237,9 @@ static enum rec_status gpu_environment(char *entry, size_t size, struct po_error
 }
 
 /*
- * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper, libprofopt-heap, which
- * records each allocation's callers, and liblttng-ust-dl.so, which reports the objects that
- * dlopen maps) first, then the user's own preloads.
+ * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper and libprofopt-heap, which
+ * records each allocation's callers; with --heap or --stacks liblttng-ust-dl.so, which
+ * reports the objects that dlopen maps) first, then the user's own preloads.
  * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler; with --stacks, PROFOPT_STACKS_HZ
  * starts the Python module's stack sampler on the clock PROFOPT_STACKS_CLOCK names.
  */
@@ -255,6 +255,7 @@ static enum rec_status build_environment(struct rec_command *command,
 	char *replacements[5];
 	size_t replacement_count = 0;
 	char dl_wrapper[4096], heap[4096] = "";
+	bool objects = options->heap || options->stacks_hz > 0; /* addresses to name */
 
 	dl_wrapper_path(dl_wrapper, sizeof(dl_wrapper));
 	if (options->heap && !rec_heap_library(heap, sizeof(heap)))
@@ -262,7 +263,7 @@ static enum rec_status build_environment(struct rec_command *command,
 	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s%s%s%s%s",
 			     REC_UST_FORK_LIB, options->heap ? ":" : "",
 			     options->heap ? REC_UST_LIBC_WRAPPER_LIB : "", heap[0] ? ":" : "",
-			     heap, options->heap ? ":" : "", options->heap ? dl_wrapper : "",
+			     heap, objects ? ":" : "", objects ? dl_wrapper : "",
 			     user_preload && *user_preload ? ":" : "",
 			     user_preload ? user_preload : "") >= sizeof(preload)) {
 		po_error_set(err, "LD_PRELOAD is too long (%zu bytes) to add the tracing libraries",

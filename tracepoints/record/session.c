@@ -203,12 +203,15 @@ static enum rec_status configure(struct lttng_handle *handle, const struct rec_o
 		status = enable_events(handle, "lttng_ust_libc:*", err);
 	if (status == REC_STATUS_OK && options->heap) /* each allocation's callers */
 		status = enable_events(handle, "profopt_heap:*", err);
-	/* Where each process's objects are mapped: allocation sites become object + offset. */
-	if (status == REC_STATUS_OK && options->heap)
+	/*
+	 * Where each process's objects are mapped: allocation sites and the addresses of C
+	 * programs' function samples become object + offset.
+	 */
+	if (status == REC_STATUS_OK && (options->heap || options->stacks_hz > 0))
 		status = enable_events(handle, "lttng_ust_statedump:*", err);
-	if (status == REC_STATUS_OK && options->heap)
+	if (status == REC_STATUS_OK && (options->heap || options->stacks_hz > 0))
 		status = enable_events(handle, "lttng_ust_lib:*", err);
-	if (status == REC_STATUS_OK && options->heap)
+	if (status == REC_STATUS_OK && (options->heap || options->stacks_hz > 0))
 		status = enable_events(handle, "lttng_ust_dl:*", err);
 	if (status == REC_STATUS_OK)
 		status = add_context(handle, LTTNG_EVENT_CONTEXT_VPID, "vpid", err);

@@ -237,6 +237,195 @@ static void test_no_samples(void)
 	po_analysis_destroy(analysis);
 }
 
+/* ---- native frames ---- */
+
+/* The namer of these tests: a table of (object, offset range) -> function; counts calls. */
+static int namer_calls, namer_interrupted_calls;
+
+static enum po_status test_namer(void *ctx, const char *path, const char *build_id, uint64_t offset,
+				 bool interrupted, struct po_native_name *out)
+{
+	static const struct {
+		const char *path;
+		uint64_t from, to;
+		const char *function;
+	} table[] = {
+	    {"/lib/libjpeg.so.62", 0x10, 0x100, "decode_mcu"},
+	    {"/lib/libm.so.6", 0x40, 0x80, "sin"},
+	    {"/bin/prog", 0x100, 0x180, "compute"},
+	    {"/bin/prog", 0x200, 0x280, "main"},
+	    {"/bin/prog", 0x300, 0x380, "spin"},
+	};
+
+	(void)ctx;
+	(void)build_id;
+	namer_calls++;
+	namer_interrupted_calls += interrupted;
+	*out = (struct po_native_name){NULL, NULL, -1};
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(path, table[i].path) == 0 && offset >= table[i].from &&
+		    offset < table[i].to)
+			*out =
+			    (struct po_native_name){table[i].function, "src.c", (int32_t)(i + 1)};
+	return PO_STATUS_OK;
+}
+
+static struct po_model *native_model(void)
+{
+	struct po_model_config config;
+
+	po_model_config_init(&config);
+	config.native_namer = (struct po_native_namer){.name = test_namer};
+	namer_calls = namer_interrupted_calls = 0;
+	return model_new(&config);
+}
+
+/* A Python sample whose frames carry their own lines (a native frame: the offset). */
+static void sample_at(struct po_model *model, int64_t t, int32_t pid, const uint32_t *ids,
+		      const uint32_t *lines, uint32_t count)
+{
+	struct po_stack_frame frames[8];
+	struct po_event event = event_at(PO_EV_STACK_SAMPLE, t, pid, pid);
+
+	for (uint32_t i = 0; i < count; i++)
+		frames[i] = (struct po_stack_frame){ids[i], lines[i]};
+	event.u.stack_sample.tid = pid;
+	event.u.stack_sample.cpu_ns = 10 * MS;
+	event.u.stack_sample.depth = count;
+	event.u.stack_sample.frames =
+	    (struct po_str){(const char *)frames, count * sizeof(frames[0])};
+	feed(model, &event);
+}
+
+/*
+ * A Python worker's native frames (code described with first line -1, the frame's line the
+ * offset in the object): a named offset becomes the function inside the object's frame, an
+ * unnamed one the object alone, an offset 0 (a libprofopt older than the offsets) too; each
+ * (code, offset) is named once.
+ */
+static void test_python_native_frames(void)
+{
+	static const uint32_t ids[] = {0x80000001u, 1}, named[] = {0x20, 30},
+			      unnamed[] = {0x2000, 30}, old[] = {0, 30};
+	struct po_model *model = native_model();
+	struct po_event event = event_at(PO_EV_CODE, 1 * MS, WORKER, WORKER);
+	const struct po_hotspot_group *load;
+	const struct po_hotspot *mcu, *object, *getitem;
+	struct po_analysis *analysis;
+
+	worker_begin(model, 1 * MS, WORKER, 0, MAIN);
+	code(model, 1 * MS, WORKER, 1, "__getitem__", 30);
+	event.u.code.code_id = 0x80000001u;
+	event.u.code.function = str_of("[native] libjpeg.so.62");
+	event.u.code.file = str_of("/lib/libjpeg.so.62");
+	event.u.code.first_line = -1;
+	feed(model, &event);
+	stage_begin(model, 2 * MS, WORKER, WORKER, PO_STAGE_LOAD, "", 0);
+	sample_at(model, 3 * MS, WORKER, ids, named, 2);
+	sample_at(model, 4 * MS, WORKER, ids, named, 2);
+	sample_at(model, 5 * MS, WORKER, ids, unnamed, 2);
+	sample_at(model, 6 * MS, WORKER, ids, old, 2);
+	stage_end(model, 7 * MS, WORKER, WORKER, PO_STAGE_LOAD, 0);
+	analysis = model_done(model);
+	load = group_of(analysis, PO_ROLE_WORKER, PO_STAGE_LOAD);
+	mcu = function_of(load, "decode_mcu");
+	object = function_of(load, "[native] libjpeg.so.62");
+	getitem = function_of(load, "__getitem__");
+	CHECK(load && load->samples == 4);
+	CHECK(mcu && mcu->samples == 2 && near(mcu->self_pct, 50) && near(mcu->total_pct, 50));
+	CHECK(strcmp(mcu->file, "src.c") == 0 && mcu->line == 1);
+	CHECK(object && object->samples == 2 && near(object->self_pct, 50) &&
+	      near(object->total_pct, 100) && object->line == 0);
+	CHECK(getitem && getitem->samples == 0 && near(getitem->total_pct, 100));
+	CHECK(namer_calls == 2 && namer_interrupted_calls == 2); /* 0x20 once, 0x2000 once */
+	po_analysis_destroy(analysis);
+}
+
+static void object_at(struct po_model *model, int32_t pid, uint64_t base, uint64_t size,
+		      const char *path)
+{
+	struct po_event event = event_at(PO_EV_BIN_INFO, 1 * MS, pid, pid);
+
+	event.u.bin.base = base;
+	event.u.bin.size = size;
+	event.u.bin.path = str_of(path);
+	feed(model, &event);
+}
+
+/* A libprofopt sample of thread tid: pcs innermost first. */
+static void native_sample(struct po_model *model, int64_t t, int32_t pid, int32_t tid,
+			  const uint64_t *pcs, uint32_t count)
+{
+	struct po_event event = event_at(PO_EV_NATIVE_STACK, t, pid, tid);
+
+	event.u.native_stack.tid = tid;
+	event.u.native_stack.weight_ns = 1 * MS;
+	event.u.native_stack.depth = count;
+	event.u.native_stack.pcs = (struct po_str){(const char *)pcs, count * sizeof(*pcs)};
+	feed(model, &event);
+}
+
+#define PROG 0x400000u
+#define LIBM 0x7f0000000000u
+
+/*
+ * A C program's own samples (profopt:native_stack): each address is placed in its object
+ * by the state dump and named; an object's frame closes each run of frames in it; a
+ * caller's address is named as a return address, the innermost as interrupted; a sample
+ * goes to the stage open on its own thread; an innermost address in no object is
+ * "(unmapped native code)", a caller in none is left out; a sample of no address is dropped.
+ */
+static void test_c_samples(void)
+{
+	static const uint64_t in_sin[] = {LIBM + 0x50, PROG + 0x110, PROG + 0x210},
+			      in_spin[] = {PROG + 0x310, 0x1234, PROG + 0x210},
+			      unmapped[] = {0x1234, PROG + 0x210};
+	struct po_model *model = native_model();
+	const struct po_hotspot_group *load, *preprocess;
+	const struct po_flame *flame;
+	struct po_analysis *analysis;
+	const char *path[5] = {"[native] prog", "main", "compute", "[native] libm.so.6", "sin"};
+	bool found = false;
+
+	object_at(model, MAIN, PROG, 0x10000, "/bin/prog");
+	object_at(model, MAIN, LIBM, 0x100000, "/lib/libm.so.6");
+	step_begin(model, 2 * MS, MAIN, MAIN, 0);
+	stage_begin(model, 2 * MS, MAIN, MAIN, PO_STAGE_LOAD, "", 0);
+	stage_begin(model, 2 * MS, MAIN, MAIN + 1, PO_STAGE_PREPROCESS, "", 0);
+	native_sample(model, 3 * MS, MAIN, MAIN, in_sin, 3);
+	native_sample(model, 3 * MS, MAIN, MAIN, in_sin, 3);
+	native_sample(model, 4 * MS, MAIN, MAIN + 1, in_spin, 3);
+	native_sample(model, 5 * MS, MAIN, MAIN, unmapped, 2);
+	native_sample(model, 5 * MS, MAIN, MAIN, unmapped, 0);
+	stage_end(model, 6 * MS, MAIN, MAIN + 1, PO_STAGE_PREPROCESS, 0);
+	stage_end(model, 6 * MS, MAIN, MAIN, PO_STAGE_LOAD, 0);
+	step_end_sized(model, 7 * MS, MAIN, MAIN, 0, 4);
+	analysis = model_done(model);
+	load = group_of(analysis, PO_ROLE_MAIN, PO_STAGE_LOAD);
+	preprocess = group_of(analysis, PO_ROLE_MAIN, PO_STAGE_PREPROCESS);
+	CHECK(analysis->stack_samples == 4);
+	CHECK(load && load->samples == 3 && preprocess && preprocess->samples == 1);
+	CHECK(function_of(load, "sin") && near(function_of(load, "sin")->self_pct, 200.0 / 3));
+	CHECK(function_of(load, "(unmapped native code)") &&
+	      function_of(load, "(unmapped native code)")->samples == 1);
+	CHECK(function_of(load, "[native] libm.so.6") &&
+	      near(function_of(load, "[native] libm.so.6")->total_pct, 200.0 / 3));
+	CHECK(function_of(load, "compute") && function_of(load, "compute")->total_samples == 2);
+	CHECK(function_of(preprocess, "spin") &&
+	      near(function_of(preprocess, "spin")->self_pct, 100));
+	/* sin (interrupted), compute, main; then spin (interrupted): main is remembered */
+	CHECK(namer_calls == 4 && namer_interrupted_calls == 2);
+	flame = &analysis->flames[0];
+	CHECK(analysis->flame_count == 1 && flame->node_count >= 5);
+	/* the path to sin, depth first: main's children by name, "(unmapped ...)" first */
+	for (size_t i = 0, depth = 0; i < flame->node_count && depth < 5; i++)
+		if (flame->nodes[i].depth == (int32_t)depth &&
+		    strcmp(flame->nodes[i].function, path[depth]) == 0)
+			found = ++depth == 5;
+	CHECK(found);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	test_roles_and_stages();
@@ -244,6 +433,8 @@ int main(void)
 	test_flames();
 	test_flame_small_paths();
 	test_no_samples();
+	test_python_native_frames();
+	test_c_samples();
 	printf("unit.model.hotspots: ok\n");
 	return 0;
 }
