@@ -109,6 +109,7 @@ static void announce(void)
 	lttng_ust_do_tracepoint(profopt, process, recording ? recording : "", (int32_t)getppid(),
 				announce_reason);
 	po_sampler_resume();
+	po_stacks_resume();
 }
 
 #define ANNOUNCE()                                                                                 \
@@ -389,7 +390,7 @@ static void native_hooks(void)
 	pthread_atfork(NULL, NULL, native_forget);
 }
 
-static uint64_t interrupted_pc(const void *context)
+uint64_t po_interrupted_pc(const void *context)
 {
 	const ucontext_t *uc = context;
 
@@ -409,7 +410,7 @@ static void native_handler(int signo, siginfo_t *info, void *context)
 	int saved = errno;
 
 	if (syscall(SYS_gettid) == getpid())
-		__atomic_store_n(&native_pc, interrupted_pc(context), __ATOMIC_RELAXED);
+		__atomic_store_n(&native_pc, po_interrupted_pc(context), __ATOMIC_RELAXED);
 	errno = saved;
 	if (native_previous.sa_flags & SA_SIGINFO) {
 		if (native_previous.sa_sigaction)

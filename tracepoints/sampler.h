@@ -2,6 +2,8 @@
 #ifndef PROFOPT_SAMPLER_H
 #define PROFOPT_SAMPLER_H
 
+#include <stdint.h>
+
 /* Starts (or re-periods) the sampler; 0 on success, -1 on error (errno set). */
 int po_sampler_start(unsigned period_ms);
 /* Stops the sampler and waits for its thread; a no-op when it is not running. */
@@ -11,6 +13,14 @@ void po_sampler_stop(void);
 void po_announce_after_fork(void);
 /* After the announcement of a forked child: starts the sampler if the parent ran one. */
 void po_sampler_resume(void);
+/*
+ * Likewise for the native stack sampler (stacks.c): the watcher that gives the child's
+ * threads their CPU-time timers, when the parent sampled on CPU time.
+ */
+void po_stacks_resume(void);
+
+/* The instruction a signal interrupted, from its handler's context (0: not known here). */
+uint64_t po_interrupted_pc(const void *context);
 /*
  * A loader worker ends (profopt_worker_end): when the sampler runs, records the process's
  * memory sets once more, so that a worker shorter than their period is not left with its

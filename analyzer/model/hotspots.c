@@ -408,7 +408,11 @@ enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid,
 	return add_sample(t, pid, stage, label, cpu_ns, count);
 }
 
-/* One address of a C sample: its function, and its object's frame where the object changes. */
+/*
+ * One address of a C sample: its function, and its object's frame where the object changes.
+ * An address in no known object adds no frame: the vDSO's time (clock_gettime falling back
+ * to a system call) is its caller's, as in Python's samples.
+ */
 static enum po_status native_pc(struct po_hotspot_tracker *t, int32_t pid, uint64_t pc,
 				bool interrupted, int64_t time_ns, const struct po_binmap *objects,
 				uint32_t *count, uint32_t *open_object)
@@ -418,13 +422,7 @@ static enum po_status native_pc(struct po_hotspot_tracker *t, int32_t pid, uint6
 	enum po_status status;
 
 	if (!po_binmap_lookup(objects, pid, pc, time_ns, &hit)) {
-		t->unmapped_pcs++;
-		if (!interrupted) /* a caller in no known object: left out */
-			return PO_STATUS_OK;
-		function = named_function(t, &t->unmapped_function, "(unmapped native code)");
-		if (function == UINT32_MAX)
-			return PO_STATUS_NOMEM;
-		push(t, count, function);
+		t->unmapped_pcs++; /* left out: the vDSO (its time is its caller's), JIT code */
 		return PO_STATUS_OK;
 	}
 	status = native_frames(t, (uint32_t)pid | (interrupted ? NATIVE_KEY_INTERRUPTED : 0), pc,
@@ -462,9 +460,11 @@ enum po_status hotspot_tracker_native(struct po_hotspot_tracker *t, int32_t pid,
 	}
 	if (object != UINT32_MAX)
 		push(t, &count, object);
-	if (!count) {
-		t->malformed_samples++;
-		return PO_STATUS_OK;
+	if (!count) { /* no address in a known object */
+		object = named_function(t, &t->unmapped_function, "(unmapped native code)");
+		if (object == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+		push(t, &count, object);
 	}
 	t->native_samples++;
 	return add_sample(t, pid, stage, label, weight_ns, count);

@@ -1,5 +1,7 @@
 /* symbols.c: (object, offset) to function and source line with elfutils' libdwfl. */
 #define _DEFAULT_SOURCE /* strdup */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <stdbool.h>
@@ -190,6 +192,34 @@ enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char
 	return PO_STATUS_OK;
 }
 
+/*
+ * Where the function at entry is declared, from its DWARF subprogram (an inlined call's
+ * scopes come first; the out-of-line function is the symbol's); false without one.
+ */
+static bool declared_at(Dwfl_Module *module, Dwarf_Addr entry, const char **file, int *line)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *unit = dwfl_module_addrdie(module, entry, &bias), *scopes = NULL;
+	int count = unit ? dwarf_getscopes(unit, entry - bias, &scopes) : 0;
+	const char *decl_file = NULL;
+	int decl_line = 0;
+
+	for (int i = 0; i < count; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		decl_file = dwarf_decl_file(&scopes[i]);
+		if (!decl_file || dwarf_decl_line(&scopes[i], &decl_line) != 0 || decl_line <= 0)
+			decl_file = NULL;
+		break;
+	}
+	free(scopes);
+	if (!decl_file)
+		return false;
+	*file = decl_file;
+	*line = decl_line;
+	return true;
+}
+
 enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const char *path,
 				      const char *build_id, uint64_t offset, bool interrupted,
 				      struct po_symbol *symbol)
@@ -220,8 +250,11 @@ enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const ch
 	    strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
 	symbol->function = symbolizer->demangled && status == 0 ? symbolizer->demangled : name;
 	entry = address - into;
-	line = dwfl_module_getsrc(object->module, entry);
-	symbol->file = line ? dwfl_lineinfo(line, &entry, &line_number, NULL, NULL, NULL) : NULL;
+	line = declared_at(object->module, entry, &symbol->file, &line_number)
+		   ? NULL
+		   : dwfl_module_getsrc(object->module, entry);
+	if (line) /* no subprogram: the line of its first instruction */
+		symbol->file = dwfl_lineinfo(line, &entry, &line_number, NULL, NULL, NULL);
 	symbol->line = symbol->file && line_number > 0 ? line_number : -1;
 	if (symbol->line < 0)
 		symbol->file = NULL;

@@ -269,6 +269,44 @@ void profopt_signal_timer_stop(void);
  */
 int profopt_native_frames(int signo);
 
+/*
+ * libprofopt's own function-level sampler for C and C++ programs (docs/sampling.md):
+ * samples the calling process hz times per second (1 to PROFOPT_STACKS_HZ_MAX) of each
+ * thread's CPU time (wall == 0: every thread has a POSIX timer on its own CPU clock aimed at
+ * it, SIGEV_THREAD_ID; a watcher thread gives threads started later theirs within 50 ms)
+ * or of wall time (wall != 0: CLOCK_MONOTONIC, the calling thread alone, running or
+ * waiting). Each sample is a profopt:native_stack event: the thread's instruction addresses
+ * innermost first (the one interrupted, then the return addresses of its callers, at most
+ * PROFOPT_STACK_DEPTH_MAX) and the time it stands for: one period per expiration of the
+ * timer. The kernel checks a CPU-time timer at its scheduler tick (100 to 1000 Hz), merging
+ * the expirations since into one signal: at most that many samples per CPU second, and a
+ * thread's CPU time after its last checked tick is not sampled when it ends. The
+ * run config gets stacks_clock ("cpu" or "wall") and stacks_hz. While it runs, SIGPROF's
+ * action is libprofopt's; a signal that is not its timer's is ignored, and system calls it
+ * interrupts restart where they can (SA_RESTART; some, such as nanosleep and poll, fail
+ * with EINTR, mostly on wall time).
+ *
+ * Returns 0 when sampling; -EINVAL for hz out of range; -EBUSY when SIGPROF already has a
+ * handler or ITIMER_PROF runs (the program's own profiler, the Python module's sampler),
+ * which are left as they are; -ENOTSUP on an architecture other than x86-64 and aarch64;
+ * -errno when the timers cannot be made (or /proc/self/task cannot be read). Starting
+ * again while it runs replaces the timers with ones of the new rate and clock (on wall
+ * time, aimed at the new caller); if that fails, sampling stops. A forked child samples
+ * again at the same rate: its forking thread at once, on CPU time its later threads once it
+ * announces itself (its first profopt event); exec ends sampling (POSIX timers do not
+ * survive it). profopt_stacks_stop() deletes the timers and gives SIGPROF its previous action back,
+ * unless the program installed its own since; harmless when not sampling.
+ *
+ * Started when libprofopt is loaded if PROFOPT_STACKS_HZ=HZ is set (profopt-record
+ * --stacks[=HZ]: 0 or empty is off), on the clock PROFOPT_STACKS_CLOCK=cpu|wall names
+ * (profopt-record --stacks-clock, default cpu), except in a Python interpreter, whose
+ * module (profopt._stacks) samples from the same variables. A value out of range says so
+ * in one line on stderr and samples nothing.
+ */
+#define PROFOPT_STACKS_HZ_MAX 10000
+int profopt_stacks_start(uint32_t hz, int wall);
+void profopt_stacks_stop(void);
+
 /* Monotonic clock in nanoseconds, the same clock the trace uses. */
 int64_t profopt_now_ns(void);
 

@@ -267,6 +267,15 @@ static enum rec_status clean_leftovers(struct po_error *err)
  * it running): then it is left running, in one line. One that did not answer in time was
  * named in the error line already.
  */
+/* Whether the command is a Python interpreter (python, python3.11, /usr/bin/python3). */
+static bool python_command(const struct rec_options *options)
+{
+	const char *program = options->command_argv ? options->command_argv[0] : NULL;
+	const char *slash = program ? strrchr(program, '/') : NULL;
+
+	return program && strncmp(slash ? slash + 1 : program, "python", 6) == 0;
+}
+
 static void stop_sessiond(struct rec_sessiond *sessiond)
 {
 	pid_t pid = sessiond->pid;
@@ -324,10 +333,12 @@ int main(int argc, char **argv)
 	/*
 	 * lttng-ust's base-address state dump lists every loaded object (with its build id)
 	 * at each process's registration; a forked worker waits for it before it runs: 27-45 ms
-	 * for a process that imported torch, against 8-17 ms without it. Only --heap needs the
-	 * addresses (to symbolize allocation sites). A user's own setting is kept.
+	 * for a process that imported torch, against 8-17 ms without it. Only --heap (to
+	 * symbolize allocation sites) and --stacks of a program that is no Python interpreter
+	 * (to name a C program's sampled addresses; Python's samples name their objects
+	 * themselves) need the addresses. A user's own setting is kept.
 	 */
-	if (!options.heap)
+	if (!options.heap && !(options.stacks_hz > 0 && !python_command(&options)))
 		setenv("LTTNG_UST_WITHOUT_BADDR_STATEDUMP", "1", 0);
 	status = rec_recording_init(&recording, &err);
 	if (status == REC_STATUS_OK)

@@ -82,6 +82,8 @@ SIGNATURES = {
     "profopt_signal_timer_overrun": (_c_int, []),
     "profopt_signal_timer_stop": (None, []),
     "profopt_native_frames": (_c_int, [_c_int]),
+    "profopt_stacks_start": (_c_int, [ctypes.c_uint32, _c_int]),
+    "profopt_stacks_stop": (None, []),
     "profopt_now_ns": (_c_int64, []),
     "profopt_code": (None, [ctypes.c_uint32, _c_str, _c_str, _c_int32]),
     "profopt_stack_sample": (None, [_c_int32, _c_int64, ctypes.POINTER(ctypes.c_uint32),

@@ -1,0 +1,661 @@
+/*
+ * stacks.c: libprofopt's own function-level sampler for C and C++ programs
+ * (profopt_stacks_start, docs/sampling.md): POSIX timers send SIGPROF hz times per second
+ * of each thread's CPU time (or of the calling thread's wall time), and the handler records
+ * the interrupted thread's instruction addresses as a profopt:native_stack event.
+ *
+ * On CPU time every thread has a timer of its own, on its own CPU clock, aimed at it
+ * (SIGEV_THREAD_ID): a watcher thread lists the process's threads (/proc/self/task) every
+ * PO_WATCH_MS, gives each new one its timer and deletes those of threads gone. One timer on
+ * the process's CPU clock would not do: the kernel sends its signal to the process, which
+ * gives it to the main thread whenever that one can take it, and another thread's CPU time
+ * then goes to the main thread's stack or is not seen at all.
+ *
+ * POSIX timers, never setitimer(ITIMER_PROF): an interval timer survives execve and its
+ * SIGPROF would kill the program exec'd, whereas a POSIX timer is deleted at exec, its
+ * pending signal dropped with it, and is not inherited at fork (a forked child makes its own
+ * here, in a pthread_atfork handler). The program's own SIGPROF handler or ITIMER_PROF
+ * timer is never touched: the sampler refuses to start next to them.
+ *
+ * The handler is async-signal-safe: it reads the interrupted pc from the ucontext, walks
+ * the stack with glibc's backtrace() (made to load libgcc_s's unwinder at start, outside any
+ * handler) and emits the tracepoint, which LTTng-UST 2.13 allows in a signal handler. It
+ * does nothing but return when the event is not enabled (an untraced process).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <lttng/ust-thread.h>
+
+#include "profopt.h"
+#include "profopt_tp.h"
+#include "sampler.h"
+#include "stacks_internal.h"
+
+#define PO_EXPORT __attribute__((visibility("default")))
+
+#if defined(__x86_64__) || defined(__aarch64__)
+#define PO_STACKS_SUPPORTED 1
+#else
+#define PO_STACKS_SUPPORTED 0
+#endif
+
+/*
+ * Frames that backtrace() gives above the interrupted one when called in the handler: the
+ * handler's own and the kernel's signal trampoline. A few spare, never fewer than there are.
+ */
+#define PO_HANDLER_FRAMES_MAX 16
+
+/* How often the watcher looks for new threads: a thread's first milliseconds go unsampled. */
+#define PO_WATCH_MS 50
+
+/* A thread's own CPU-time timer. */
+struct thread_timer {
+	pid_t tid;
+	timer_t timer;
+	bool seen; /* listed by the latest look at the threads */
+};
+
+struct stacks {
+	pthread_mutex_t control;   /* serializes start, stop and fork */
+	struct sigaction previous; /* SIGPROF's action before ours, restored at stop */
+	bool handler_ours;	   /* SIGPROF's action is on_sigprof, installed by start */
+	bool armed;		   /* timer exists in this process (not after fork: remade) */
+	timer_t timer;		   /* wall time: the starting thread's */
+	uint32_t hz;		   /* the rate while running, else 0 */
+	bool wall;	   /* CLOCK_MONOTONIC, the starting thread's; else each thread's CPU */
+	int64_t period_ns; /* what one expiration stands for; read by the handler */
+	struct thread_timer *threads; /* CPU time: owned, one per thread; the watcher's */
+	size_t thread_count, thread_capacity;
+	pthread_t watcher;
+	bool watching;		    /* the watcher runs */
+	bool resume_watch;	    /* a forked child starts its watcher at its announcement */
+	pthread_mutex_t watch_lock; /* guards watch_stop and watch_running */
+	pthread_cond_t watch_wake;
+	bool watch_stop, watch_running;
+};
+
+static struct stacks the_stacks = {.control = PTHREAD_MUTEX_INITIALIZER,
+				   .watch_lock = PTHREAD_MUTEX_INITIALIZER,
+				   .watch_wake = PTHREAD_COND_INITIALIZER};
+
+po_stacks_hook_fn *po_stacks_test_hook;
+
+/* A sample in progress on this thread: a signal nested in it records nothing. */
+static __thread int in_sample __attribute__((tls_model("initial-exec")));
+
+/* ---- the signal handler (async-signal-safe only) ---- */
+
+/*
+ * Keeps of backtrace()'s frames the interrupted one (the entry equal to pc) and its callers,
+ * at most PROFOPT_STACK_DEPTH_MAX, in pcs; the pc alone when no entry equals it (the
+ * unwinder could not cross the signal frame). Returns the depth kept.
+ */
+static uint32_t keep_interrupted(void *const *frames, int count, uint64_t pc, uint64_t *pcs)
+{
+	uint32_t depth = 0;
+	int first = 0;
+
+	while (first < count && (uint64_t)(uintptr_t)frames[first] != pc)
+		first++;
+	if (first == count) {
+		pcs[0] = pc;
+		return 1;
+	}
+	for (int i = first; i < count && depth < PROFOPT_STACK_DEPTH_MAX; i++)
+		pcs[depth++] = (uint64_t)(uintptr_t)frames[i];
+	return depth;
+}
+
+/*
+ * One period per expiration of the thread's timer: 1 + the expirations merged into this
+ * signal while it was pending (si_overrun, what timer_getoverrun() returns for it, without
+ * a system call).
+ */
+static int64_t sample_weight_ns(const siginfo_t *info)
+{
+	int64_t period_ns = __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED);
+
+	return period_ns * (1 + (info->si_overrun > 0 ? info->si_overrun : 0));
+}
+
+static void sample(const siginfo_t *info, const void *context)
+{
+	void *frames[PO_HANDLER_FRAMES_MAX + PROFOPT_STACK_DEPTH_MAX];
+	uint64_t pcs[PROFOPT_STACK_DEPTH_MAX];
+	int count = backtrace(frames, (int)(sizeof(frames) / sizeof(frames[0])));
+	uint32_t depth = keep_interrupted(frames, count, po_interrupted_pc(context), pcs);
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+	int64_t weight_ns = sample_weight_ns(info);
+	po_stacks_hook_fn *hook = __atomic_load_n(&po_stacks_test_hook, __ATOMIC_RELAXED);
+
+	if (lttng_ust_tracepoint_enabled(profopt, native_stack))
+		lttng_ust_do_tracepoint(profopt, native_stack, tid, weight_ns, pcs, depth);
+	if (hook)
+		hook(tid, weight_ns, pcs, depth);
+}
+
+/*
+ * A SIGPROF of the sampler's timer (si_value is the sampler's address), not one of another
+ * sender (kill, another timer), which the handler ignores: ending the process for it, as
+ * the default action would, is not the sampler's to do.
+ */
+static bool from_our_timer(const siginfo_t *info)
+{
+	return info && info->si_code == SI_TIMER && info->si_value.sival_ptr == &the_stacks;
+}
+
+static void on_sigprof(int signo, siginfo_t *info, void *context)
+{
+	int saved_errno = errno;
+
+	(void)signo;
+	if (!in_sample && from_our_timer(info) &&
+	    (lttng_ust_tracepoint_enabled(profopt, native_stack) ||
+	     __atomic_load_n(&po_stacks_test_hook, __ATOMIC_RELAXED))) {
+		in_sample = 1;
+		sample(info, context);
+		in_sample = 0;
+	}
+	errno = saved_errno;
+}
+
+/* ---- the SIGPROF action and the timer (called with the control lock held) ---- */
+
+static bool is_handler(const struct sigaction *action)
+{
+	if (action->sa_flags & SA_SIGINFO)
+		return action->sa_sigaction != NULL;
+	return action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN;
+}
+
+static bool is_ours(const struct sigaction *action)
+{
+	return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_sigprof;
+}
+
+/* Whether the program runs its own ITIMER_PROF (with SIGPROF ignored or fatal). */
+static bool prof_itimer_running(void)
+{
+	struct itimerval prof;
+
+	return getitimer(ITIMER_PROF, &prof) == 0 &&
+	       (prof.it_value.tv_sec != 0 || prof.it_value.tv_usec != 0);
+}
+
+/*
+ * Installs on_sigprof, keeping the action it replaces; -EBUSY when SIGPROF is the
+ * program's, also when it replaced ours since the sampler started.
+ */
+static int take_sigprof(void)
+{
+	struct sigaction current, ours;
+
+	if (sigaction(SIGPROF, NULL, &current) != 0)
+		return -errno;
+	if (the_stacks.handler_ours && is_ours(&current))
+		return 0;
+	the_stacks.handler_ours = false;
+	if (is_handler(&current) || prof_itimer_running())
+		return -EBUSY;
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_sigaction = on_sigprof;
+	ours.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&ours.sa_mask);
+	if (sigaction(SIGPROF, &ours, &the_stacks.previous) != 0)
+		return -errno;
+	the_stacks.handler_ours = true;
+	return 0;
+}
+
+/*
+ * Gives SIGPROF its previous action back, unless the program installed its own since. The
+ * action goes through SIG_IGN first, which drops a tick still pending: restored to SIG_DFL,
+ * it would end the process.
+ */
+static void release_sigprof(void)
+{
+	struct sigaction current, ignore;
+
+	if (!the_stacks.handler_ours)
+		return;
+	the_stacks.handler_ours = false;
+	if (sigaction(SIGPROF, NULL, &current) != 0 || !is_ours(&current))
+		return;
+	memset(&ignore, 0, sizeof(ignore));
+	ignore.sa_handler = SIG_IGN;
+	sigaction(SIGPROF, &ignore, NULL);
+	sigaction(SIGPROF, &the_stacks.previous, NULL);
+}
+
+/*
+ * A timer sending SIGPROF to thread tid every period of clock; false when it cannot be made
+ * (the thread is gone).
+ */
+static bool make_timer(clockid_t clock, pid_t tid, timer_t *timer)
+{
+	int64_t period_ns = __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED);
+	struct sigevent event = {.sigev_signo = SIGPROF,
+				 .sigev_notify = SIGEV_THREAD_ID,
+				 .sigev_value.sival_ptr = &the_stacks};
+	struct itimerspec every = {
+	    .it_interval = {.tv_sec = period_ns / 1000000000, .tv_nsec = period_ns % 1000000000},
+	};
+
+	event._sigev_un._tid = tid; /* sigev_notify_thread_id */
+	every.it_value = every.it_interval;
+	if (timer_create(clock, &event, timer) != 0)
+		return false;
+	if (timer_settime(*timer, 0, &every, NULL) != 0) {
+		timer_delete(*timer);
+		return false;
+	}
+	return true;
+}
+
+/* The kernel's id of thread tid's CPU clock (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+static struct thread_timer *find_thread(pid_t tid)
+{
+	for (size_t i = 0; i < the_stacks.thread_count; i++)
+		if (the_stacks.threads[i].tid == tid)
+			return &the_stacks.threads[i];
+	return NULL;
+}
+
+/* Gives thread tid its CPU-time timer. */
+static void add_thread(pid_t tid)
+{
+	struct thread_timer *grown;
+	size_t capacity = the_stacks.thread_capacity ? 2 * the_stacks.thread_capacity : 16;
+	timer_t timer;
+
+	if (the_stacks.thread_count == the_stacks.thread_capacity) {
+		grown = realloc(the_stacks.threads, capacity * sizeof(*grown));
+		if (!grown)
+			return;
+		the_stacks.threads = grown;
+		the_stacks.thread_capacity = capacity;
+	}
+	if (make_timer(thread_cpu_clock(tid), tid, &timer))
+		the_stacks.threads[the_stacks.thread_count++] =
+		    (struct thread_timer){.tid = tid, .timer = timer, .seen = true};
+}
+
+/* Keeps the calling thread's timer, made already (a forked child's). */
+static void add_thread_timer(timer_t timer)
+{
+	struct thread_timer *grown = the_stacks.thread_capacity
+					 ? the_stacks.threads
+					 : realloc(the_stacks.threads, 16 * sizeof(*grown));
+
+	if (!grown) {
+		timer_delete(timer);
+		return;
+	}
+	the_stacks.threads = grown;
+	the_stacks.thread_capacity = the_stacks.thread_capacity ? the_stacks.thread_capacity : 16;
+	the_stacks.threads[the_stacks.thread_count++] =
+	    (struct thread_timer){.tid = (pid_t)syscall(SYS_gettid), .timer = timer, .seen = true};
+}
+
+/*
+ * One look at the process's threads (but skip, the watcher): a timer for each new one,
+ * those of threads gone deleted. false when the threads cannot be listed.
+ */
+static bool watch_threads(pid_t skip)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *entry;
+
+	if (!dir)
+		return false;
+	for (size_t i = 0; i < the_stacks.thread_count; i++)
+		the_stacks.threads[i].seen = false;
+	while ((entry = readdir(dir)) != NULL) {
+		pid_t tid = (pid_t)strtol(entry->d_name, NULL, 10);
+		struct thread_timer *known = tid > 0 && tid != skip ? find_thread(tid) : NULL;
+
+		if (known)
+			known->seen = true;
+		else if (tid > 0 && tid != skip)
+			add_thread(tid);
+	}
+	closedir(dir);
+	for (size_t i = the_stacks.thread_count; i-- > 0;) {
+		if (the_stacks.threads[i].seen)
+			continue;
+		timer_delete(the_stacks.threads[i].timer);
+		the_stacks.threads[i] = the_stacks.threads[--the_stacks.thread_count];
+	}
+	return true;
+}
+
+static void *watcher_main(void *unused)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct timespec next;
+	sigset_t all;
+
+	(void)unused;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&the_stacks.watch_lock);
+	the_stacks.watch_running = true;
+	pthread_cond_broadcast(&the_stacks.watch_wake);
+	while (!the_stacks.watch_stop) {
+		watch_threads(self);
+		clock_gettime(CLOCK_REALTIME, &next);
+		next.tv_nsec += PO_WATCH_MS * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&the_stacks.watch_wake, &the_stacks.watch_lock, &next);
+	}
+	pthread_mutex_unlock(&the_stacks.watch_lock);
+	return NULL;
+}
+
+/*
+ * Starts the watcher and returns once it runs (a fork right after must not find it still
+ * setting up); false when it cannot be started.
+ */
+static bool watch_start(void)
+{
+	pthread_mutex_lock(&the_stacks.watch_lock);
+	the_stacks.watch_stop = false;
+	the_stacks.watch_running = false;
+	if (pthread_create(&the_stacks.watcher, NULL, watcher_main, NULL) != 0) {
+		pthread_mutex_unlock(&the_stacks.watch_lock);
+		return false;
+	}
+	while (!the_stacks.watch_running)
+		pthread_cond_wait(&the_stacks.watch_wake, &the_stacks.watch_lock);
+	pthread_mutex_unlock(&the_stacks.watch_lock);
+	the_stacks.watching = true;
+	return true;
+}
+
+static void watch_stop(void)
+{
+	if (!the_stacks.watching)
+		return;
+	pthread_mutex_lock(&the_stacks.watch_lock);
+	the_stacks.watch_stop = true;
+	pthread_cond_broadcast(&the_stacks.watch_wake);
+	pthread_mutex_unlock(&the_stacks.watch_lock);
+	pthread_join(the_stacks.watcher, NULL);
+	the_stacks.watching = false;
+}
+
+static void disarm(void)
+{
+	watch_stop();
+	the_stacks.resume_watch = false;
+	for (size_t i = 0; i < the_stacks.thread_count; i++)
+		timer_delete(the_stacks.threads[i].timer);
+	the_stacks.thread_count = 0;
+	if (the_stacks.armed)
+		timer_delete(the_stacks.timer);
+	the_stacks.armed = false;
+	the_stacks.hz = 0;
+}
+
+/*
+ * Makes the timers: SIGPROF every 1/hz s of each thread's CPU time to that thread (the
+ * threads there now, then those the watcher finds), or of wall time to the calling thread.
+ * Replaces the timers already there.
+ */
+static int arm(uint32_t hz, bool wall)
+{
+	disarm();
+	__atomic_store_n(&the_stacks.period_ns, 1000000000 / hz, __ATOMIC_RELAXED);
+	if (wall) {
+		if (!make_timer(CLOCK_MONOTONIC, (pid_t)syscall(SYS_gettid), &the_stacks.timer))
+			return -errno;
+		the_stacks.armed = true;
+	} else if (!watch_threads(0)) {
+		return errno ? -errno : -ENOENT;
+	} else if (!watch_start()) {
+		disarm();
+		return -EAGAIN;
+	}
+	the_stacks.hz = hz;
+	the_stacks.wall = wall;
+	return 0;
+}
+
+static void stop_locked(void)
+{
+	disarm();
+	release_sigprof();
+}
+
+/* Starts, or restarts at a new rate and clock; stopped on failure. */
+static int start_locked(uint32_t hz, bool wall)
+{
+	int ret = take_sigprof();
+
+	if (ret == 0)
+		ret = arm(hz, wall);
+	if (ret != 0)
+		stop_locked();
+	return ret;
+}
+
+/* ---- the public API ---- */
+
+/*
+ * What the run config says of the samples: their clock, which the analysis reads to say
+ * "wall time", and their rate.
+ */
+static void note_config(uint32_t hz, bool wall)
+{
+	char text[16];
+
+	snprintf(text, sizeof(text), "%u", (unsigned)hz);
+	profopt_run_config("stacks_clock", wall ? "wall" : "cpu");
+	profopt_run_config("stacks_hz", text);
+}
+
+PO_EXPORT int profopt_stacks_start(uint32_t hz, int wall)
+{
+	void *warm_up[4];
+	int ret;
+
+	if (!PO_STACKS_SUPPORTED)
+		return -ENOTSUP;
+	if (hz < 1 || hz > PROFOPT_STACKS_HZ_MAX)
+		return -EINVAL;
+	/*
+	 * backtrace() loads libgcc_s and its unwinder on first use, which a signal handler must
+	 * not do; LTTng-UST's thread-local state is made here too, for the same reason. Both
+	 * before the lock: loading may emit events (LTTng-UST's dl wrapper), and an event must
+	 * never wait for a fork while the lock is held (the fork handlers take the lock).
+	 */
+	backtrace(warm_up, 4);
+	lttng_ust_init_thread();
+	pthread_mutex_lock(&the_stacks.control);
+	ret = start_locked(hz, wall != 0);
+	pthread_mutex_unlock(&the_stacks.control);
+	if (ret == 0)
+		note_config(hz, wall != 0);
+	return ret;
+}
+
+PO_EXPORT void profopt_stacks_stop(void)
+{
+	pthread_mutex_lock(&the_stacks.control);
+	stop_locked();
+	pthread_mutex_unlock(&the_stacks.control);
+}
+
+/* ---- fork, load and unload ---- */
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&the_stacks.control);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&the_stacks.control);
+}
+
+/*
+ * The child has the parent's SIGPROF action but no timer: a new one is made with the same
+ * rate and clock (on wall time, aimed at the forking thread, the child's only one). Only
+ * system calls here, no event: LTTng-UST registers the child after this handler (its fork
+ * wrapper blocks signals until it tore down the parent's state), and samples taken before
+ * that are not recorded.
+ */
+static void after_fork_child(void)
+{
+	uint32_t hz = the_stacks.hz;
+	timer_t timer;
+
+	memset(&the_stacks.control, 0, sizeof(the_stacks.control));
+	pthread_mutex_init(&the_stacks.control, NULL);
+	memset(&the_stacks.watch_lock, 0, sizeof(the_stacks.watch_lock));
+	pthread_mutex_init(&the_stacks.watch_lock, NULL);
+	memset(&the_stacks.watch_wake, 0, sizeof(the_stacks.watch_wake));
+	pthread_cond_init(&the_stacks.watch_wake, NULL);
+	/* the parent's timers and watcher, not this process's */
+	the_stacks.armed = the_stacks.watching = false;
+	the_stacks.thread_count = 0;
+	the_stacks.hz = 0;
+	if (!hz)
+		return;
+	lttng_ust_init_thread();
+	if (!make_timer(the_stacks.wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID,
+			(pid_t)syscall(SYS_gettid), &timer)) {
+		release_sigprof();
+		return;
+	}
+	the_stacks.hz = hz;
+	if (the_stacks.wall) {
+		the_stacks.timer = timer;
+		the_stacks.armed = true;
+	} else {
+		add_thread_timer(timer);
+		the_stacks.resume_watch = true;
+	}
+}
+
+/*
+ * After the announcement of a forked child (profopt.c): the watcher that gives the child's
+ * later threads their timers, started outside the fork handler.
+ */
+void po_stacks_resume(void)
+{
+	if (!__atomic_load_n(&the_stacks.resume_watch, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&the_stacks.control);
+	if (the_stacks.resume_watch && the_stacks.hz && !the_stacks.watching) {
+		the_stacks.resume_watch = false;
+		watch_start();
+	}
+	pthread_mutex_unlock(&the_stacks.control);
+}
+
+/* Whether this process is a Python interpreter, whose module samples its stacks itself. */
+static bool in_python(void)
+{
+	return dlsym(RTLD_DEFAULT, "Py_IsInitialized") != NULL ||
+	       strncmp(program_invocation_short_name, "python", 6) == 0;
+}
+
+/* The rate PROFOPT_STACKS_HZ asks for: 0 when unset, empty or 0; -1 when malformed. */
+static long hz_from_environment(const char *text)
+{
+	char *end;
+	unsigned long hz;
+
+	if (!text || !*text)
+		return 0;
+	if (*text < '0' || *text > '9')
+		return -1;
+	errno = 0;
+	hz = strtoul(text, &end, 10);
+	if (*end != '\0' || errno != 0 || hz > PROFOPT_STACKS_HZ_MAX)
+		return -1;
+	return (long)hz;
+}
+
+/* The clock PROFOPT_STACKS_CLOCK names: 0 cpu (also when unset or empty), 1 wall, -1 other. */
+static int wall_from_environment(const char *text)
+{
+	if (!text || !*text || strcasecmp(text, "cpu") == 0)
+		return 0;
+	return strcasecmp(text, "wall") == 0 ? 1 : -1;
+}
+
+static const char *start_failure(int ret)
+{
+	switch (ret) {
+	case -EBUSY:
+		return "the program uses SIGPROF or ITIMER_PROF itself, left as they are";
+	case -ENOTSUP:
+		return "native stacks are sampled on x86-64 and aarch64 only";
+	default:
+		return strerror(-ret);
+	}
+}
+
+/* profopt-record --stacks[=HZ] [--stacks-clock cpu|wall] sets both for every process. */
+static void start_from_environment(void)
+{
+	const char *hz_text = getenv("PROFOPT_STACKS_HZ");
+	const char *clock_text = getenv("PROFOPT_STACKS_CLOCK");
+	long hz = hz_from_environment(hz_text);
+	int wall = wall_from_environment(clock_text), ret;
+
+	if (hz == 0 || in_python())
+		return;
+	if (hz < 0) {
+		fprintf(stderr,
+			"profopt: function samples off: PROFOPT_STACKS_HZ='%s' is not 1 to %d\n",
+			hz_text, PROFOPT_STACKS_HZ_MAX);
+		return;
+	}
+	if (wall < 0) {
+		fprintf(
+		    stderr,
+		    "profopt: function samples off: PROFOPT_STACKS_CLOCK='%s' is not cpu or wall\n",
+		    clock_text);
+		return;
+	}
+	ret = profopt_stacks_start((uint32_t)hz, wall);
+	if (ret != 0)
+		fprintf(stderr, "profopt: function samples off: %s\n", start_failure(ret));
+}
+
+__attribute__((constructor)) static void stacks_init(void)
+{
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	start_from_environment();
+}
+
+/* The handler must not outlive the library's code (a dlclose), nor run in its destructors. */
+__attribute__((destructor)) static void stacks_fini(void)
+{
+	profopt_stacks_stop();
+}
