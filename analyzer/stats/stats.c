@@ -33,7 +33,9 @@ double po_stats_median(double *values, size_t n)
 	if (!n)
 		return NAN;
 	qsort(values, n, sizeof(*values), compare_doubles);
-	return values[po_stats_rank(n, 0.5)];
+	if (n % 2)
+		return values[n / 2];
+	return (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
 double po_stats_mad_scaled(const double *values, size_t n, double median)

@@ -1,8 +1,7 @@
 /*
  * stats.h: the statistics of the analysis, one definition each: the nearest-rank quantile
- * (step quantiles, comparisons) and its median, wherever a median is taken (the printed
- * p50, the detectors' robust levels), the scaled median absolute deviation (robust scales
- * for the detectors), least squares (memory growth, comparison
+ * (step quantiles, comparisons), the midpoint median and the scaled median absolute
+ * deviation (robust scales for the detectors), least squares (memory growth, comparison
  * slopes), the rank test and bootstrap of run comparisons, and histograms with round
  * bounds (step times, in the report and the comparison). Plain C, no allocation
  * beyond what a function says.
@@ -21,10 +20,7 @@
  */
 size_t po_stats_rank(size_t n, double q);
 
-/*
- * The nearest-rank median of n values (po_stats_quantile(values, n, 0.5): with n even, the
- * lower of the two middle values), which it sorts in place; NaN when n is 0.
- */
+/* The midpoint median of n values, which it sorts in place; NaN when n is 0. */
 double po_stats_median(double *values, size_t n);
 
 /* 1.4826 x the median absolute deviation from median (a normal sigma); NaN on failure. */

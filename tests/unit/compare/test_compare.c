@@ -218,7 +218,7 @@ static void test_ranks_and_fits(void)
 	CHECK_INT_EQ(po_stats_rank(1, 0.5), 0);
 	CHECK_INT_EQ(po_stats_rank(7, 0), 0);
 	CHECK_INT_EQ(po_stats_rank(7, 1), 6);
-	CHECK(po_stats_median(values, 4) == 2.0); /* nearest rank: the lower of 2 and 3 */
+	CHECK(po_stats_median(values, 4) == 2.5); /* midpoint of 2 and 3 */
 	CHECK(po_stats_linear_fit(x, y, 4, &fit) && fit.slope == 2 && fit.intercept == 1 &&
 	      fit.r2 == 1);
 	CHECK(!po_stats_linear_fit(x, y, 1, &fit));
