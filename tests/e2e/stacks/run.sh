@@ -3,7 +3,10 @@
 # that measures them itself) under profopt-record --stacks and checks the analysis against
 # that truth: the loading functions' self shares of the load stage within 5 points, each
 # named with its source file and first line; forward and the second thread's preprocess
-# spans each in their own function; the reports name the dominant function.
+# spans each in their own function; the reports name the dominant function. When the loop
+# shared its core with other programs (its wall time a quarter more than its CPU time),
+# CPU-time samples drift (docs/sampling.md, Limits): the shares are then reported, not
+# judged.
 set -eu
 bin=$1 program=$2 source=$3
 work=$(mktemp -d /tmp/profopt-stacks-c.XXXXXX)
@@ -33,15 +36,22 @@ def functions(stage):
 load = functions("load")
 loading = ("decode_record", "augment_record", "normalize_record")
 total_ns = sum(truth[f"{name}_ns"] for name in loading)
+alone = truth["loop_wall_ns"] <= truth["loop_cpu_ns"] * 1.25
+if not alone:
+    print(f"note the loop shared its core ({truth['loop_cpu_ns'] / 1e6:.0f} ms of CPU in "
+          f"{truth['loop_wall_ns'] / 1e6:.0f} ms): the shares are reported, not judged")
 for name in loading:
     designed = 100.0 * truth[f"{name}_ns"] / total_ns
     got = load.get(name)
-    if not got or abs(got["self_pct"] - designed) > 5:
-        failures.append(f"load: {name} {got and got['self_pct']}% against {designed:.1f}%")
+    if not got:
+        failures.append(f"load: no {name}")
+    elif abs(got["self_pct"] - designed) > 5 and alone:
+        failures.append(f"load: {name} {got['self_pct']}% against {designed:.1f}%")
     elif not got["file"].endswith("stacks_c.c") or got["line"] != lines[name]:
         failures.append(f"{name} at {got['file']}:{got['line']}, not stacks_c.c:{lines[name]}")
     else:
-        print(f"ok load: {name} {got['self_pct']}% against {designed:.1f}% measured "
+        judged = "ok" if abs(got["self_pct"] - designed) <= 5 else "note (not judged)"
+        print(f"{judged} load: {name} {got['self_pct']}% against {designed:.1f}% measured "
               f"({got['file'].split('/')[-1]}:{got['line']})")
 for stage, name in (("forward", "forward_pass"), ("preprocess", "resize_record")):
     got = functions(stage).get(name)
@@ -53,7 +63,7 @@ if "resize_record" in load and load["resize_record"]["self_pct"] > 2:
     failures.append(f"the other thread's resize_record in load: {load['resize_record']}")
 for finding in summary["findings"]:
     evidence = finding.get("evidence", {})
-    if "hotspot_function" in evidence and evidence["hotspot_function"] != "decode_record":
+    if alone and evidence.get("hotspot_function", "decode_record") != "decode_record":
         failures.append(f"{finding['id']} names {evidence['hotspot_function']}")
 page = html.unescape(open(f"{work}/report/index.html").read())
 if "decode_record" not in page:
