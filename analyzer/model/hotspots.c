@@ -417,18 +417,24 @@ static enum po_status native_pc(struct po_hotspot_tracker *t, int32_t pid, uint6
 				bool interrupted, int64_t time_ns, const struct po_binmap *objects,
 				uint32_t *count, uint32_t *open_object)
 {
+	uint64_t key = (uint32_t)pid | (interrupted ? NATIVE_KEY_INTERRUPTED : 0);
+	const struct po_map_entry *known = po_map_find(&t->natives, key, pc);
 	struct po_binmap_hit hit;
 	uint32_t function, object;
 	enum po_status status;
 
-	if (!po_binmap_lookup(objects, pid, pc, time_ns, &hit)) {
+	if (known) { /* named before: no need to place it among the objects again */
+		function = (uint32_t)(known->value - 1);
+		object = (uint32_t)(known->aux1 - 1);
+	} else if (!po_binmap_lookup(objects, pid, pc, time_ns, &hit)) {
 		t->unmapped_pcs++; /* left out: the vDSO (its time is its caller's), JIT code */
 		return PO_STATUS_OK;
+	} else {
+		status = native_frames(t, key, pc, hit.path, hit.build_id, hit.offset, interrupted,
+				       &function, &object);
+		if (status != PO_STATUS_OK)
+			return status;
 	}
-	status = native_frames(t, (uint32_t)pid | (interrupted ? NATIVE_KEY_INTERRUPTED : 0), pc,
-			       hit.path, hit.build_id, hit.offset, interrupted, &function, &object);
-	if (status != PO_STATUS_OK)
-		return status;
 	/* the object's frame closes a run of frames in one object, seen from inside */
 	if (*open_object != UINT32_MAX && *open_object != object)
 		push(t, count, *open_object);
