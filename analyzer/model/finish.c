@@ -352,6 +352,18 @@ static int compare_ns(const void *left, const void *right)
 	return compare_i64(*(const int64_t *)left, *(const int64_t *)right);
 }
 
+/* The quantile q of n sorted durations (po_stats_quantile_position), to the nanosecond. */
+static int64_t quantile_ns(const int64_t *sorted, size_t n, double q)
+{
+	size_t lower;
+	double fraction;
+
+	po_stats_quantile_position(n, q, &lower, &fraction);
+	if (fraction == 0)
+		return sorted[lower];
+	return sorted[lower] + llround(fraction * (double)(sorted[lower + 1] - sorted[lower]));
+}
+
 static void sum_clean(const struct po_analysis *analysis, int64_t *durations,
 		      struct po_step_stats *stats, double *total_ns, double *samples,
 		      double *sampled_ns)
@@ -421,10 +433,10 @@ static enum po_status build_stats(struct po_analysis *analysis)
 		po_sort(durations, clean, sizeof(int64_t), compare_ns);
 		stats->min_ns = durations[0];
 		stats->max_ns = durations[clean - 1];
-		stats->p50_ns = durations[po_stats_rank(clean, 0.50)];
-		stats->p90_ns = durations[po_stats_rank(clean, 0.90)];
-		stats->p95_ns = durations[po_stats_rank(clean, 0.95)];
-		stats->p99_ns = durations[po_stats_rank(clean, 0.99)];
+		stats->p50_ns = quantile_ns(durations, clean, 0.50);
+		stats->p90_ns = quantile_ns(durations, clean, 0.90);
+		stats->p95_ns = quantile_ns(durations, clean, 0.95);
+		stats->p99_ns = quantile_ns(durations, clean, 0.99);
 		stats->mean_ns = total_ns / (double)clean;
 		stats->steps_per_s =
 		    total_ns > 0 ? (double)clean * 1e9 / total_ns * stats->coverage_pct / 100 : 0;

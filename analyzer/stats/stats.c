@@ -12,20 +12,31 @@ static int compare_doubles(const void *left, const void *right)
 	return (a > b) - (a < b);
 }
 
-size_t po_stats_rank(size_t n, double q)
+void po_stats_quantile_position(size_t n, double q, size_t *lower, double *fraction)
 {
-	double exact = q * (double)n, whole = floor(exact + 0.5);
-	size_t rank =
-	    fabs(exact - whole) <= 1e-9 * fmax(1.0, exact) ? (size_t)whole : (size_t)ceil(exact);
+	double exact = q * (double)(n - 1), whole = floor(exact + 0.5);
 
-	if (rank > n)
-		rank = n;
-	return rank ? rank - 1 : 0;
+	if (fabs(exact - whole) <= 1e-9 * fmax(1.0, exact))
+		exact = whole;
+	*lower = exact > 0 ? (size_t)floor(exact) : 0;
+	*fraction = exact - (double)*lower;
+	if (*lower >= n - 1) {
+		*lower = n - 1;
+		*fraction = 0;
+	}
 }
 
-static double sorted_quantile(const double *sorted, size_t n, double q)
+double po_stats_sorted_quantile(const double *sorted, size_t n, double q)
 {
-	return n ? sorted[po_stats_rank(n, q)] : NAN;
+	size_t lower;
+	double fraction;
+
+	if (!n)
+		return NAN;
+	po_stats_quantile_position(n, q, &lower, &fraction);
+	if (fraction == 0)
+		return sorted[lower];
+	return sorted[lower] + fraction * (sorted[lower + 1] - sorted[lower]);
 }
 
 double po_stats_median(double *values, size_t n)
@@ -33,9 +44,7 @@ double po_stats_median(double *values, size_t n)
 	if (!n)
 		return NAN;
 	qsort(values, n, sizeof(*values), compare_doubles);
-	if (n % 2)
-		return values[n / 2];
-	return (values[n / 2 - 1] + values[n / 2]) / 2.0;
+	return po_stats_sorted_quantile(values, n, 0.5);
 }
 
 double po_stats_mad_scaled(const double *values, size_t n, double median)
@@ -89,7 +98,7 @@ double po_stats_quantile(const double *values, size_t n, double q)
 		return NAN;
 	memcpy(copy, values, n * sizeof(*copy));
 	qsort(copy, n, sizeof(*copy), compare_doubles);
-	result = sorted_quantile(copy, n, q);
+	result = po_stats_sorted_quantile(copy, n, q);
 	free(copy);
 	return result;
 }
@@ -241,12 +250,31 @@ static double select_rank(double *values, size_t n, size_t k)
 	return values[k];
 }
 
+/*
+ * The quantile q of values (po_stats_quantile_position), partly reordering them: the
+ * selection leaves every value after rank k at or above it, so rank k + 1 is their least.
+ */
+static double select_quantile(double *values, size_t n, double q)
+{
+	size_t lower;
+	double fraction, value, next;
+
+	po_stats_quantile_position(n, q, &lower, &fraction);
+	value = select_rank(values, n, lower);
+	if (fraction == 0)
+		return value;
+	next = values[lower + 1];
+	for (size_t i = lower + 2; i < n; i++)
+		next = fmin(next, values[i]);
+	return value + fraction * (next - value);
+}
+
 static double resampled_quantile(const double *values, size_t n, double q, double *scratch,
 				 uint64_t *state)
 {
 	for (size_t i = 0; i < n; i++)
 		scratch[i] = values[next_random(state) % n];
-	return select_rank(scratch, n, po_stats_rank(n, q));
+	return select_quantile(scratch, n, q);
 }
 
 /* The quantile of a copy of values (values stay as they are); NaN when out of memory. */
@@ -257,7 +285,7 @@ static double quantile_of_copy(const double *values, size_t n, double q)
 	if (!copy)
 		return NAN;
 	memcpy(copy, values, n * sizeof(*copy));
-	value = select_rank(copy, n, po_stats_rank(n, q));
+	value = select_quantile(copy, n, q);
 	free(copy);
 	return value;
 }
@@ -274,8 +302,8 @@ static void bootstrap_small(const double *a, size_t n_a, const double *b, size_t
 			differences[r] = resampled_quantile(b, n_b, q, scratch, &state) -
 					 resampled_quantile(a, n_a, q, scratch, &state);
 		qsort(differences, rounds, sizeof(*differences), compare_doubles);
-		*low = sorted_quantile(differences, rounds, 0.025);
-		*high = sorted_quantile(differences, rounds, 0.975);
+		*low = po_stats_sorted_quantile(differences, rounds, 0.025);
+		*high = po_stats_sorted_quantile(differences, rounds, 0.975);
 	}
 	free(differences);
 	free(scratch);
@@ -473,7 +501,7 @@ bool po_stats_running_median_add(struct po_stats_running_median *m, double value
 		m->high[m->high_count++] = value;
 		heap_up(m->high, m->high_count - 1, -1);
 	}
-	/* The lower heap holds ceil(n / 2) values: its top is the nearest-rank median. */
+	/* The lower heap holds ceil(n / 2) values: its top is the median's lower middle. */
 	if (m->low_count > m->high_count + 1)
 		heap_move(m->low, &m->low_count, 1, m->high, &m->high_count, -1);
 	else if (m->high_count > m->low_count)
@@ -483,7 +511,11 @@ bool po_stats_running_median_add(struct po_stats_running_median *m, double value
 
 double po_stats_running_median_value(const struct po_stats_running_median *m)
 {
-	return m->low_count ? m->low[0] : NAN;
+	if (!m->low_count)
+		return NAN;
+	if (m->low_count == m->high_count)
+		return (m->low[0] + m->high[0]) / 2.0;
+	return m->low[0];
 }
 
 void po_stats_running_median_fini(struct po_stats_running_median *m)

@@ -1,10 +1,10 @@
 /*
- * stats.h: the statistics of the analysis, one definition each: the nearest-rank quantile
- * (step quantiles, comparisons), the midpoint median and the scaled median absolute
- * deviation (robust scales for the detectors), least squares (memory growth, comparison
- * slopes), the rank test and bootstrap of run comparisons, and histograms with round
- * bounds (step times, in the report and the comparison). Plain C, no allocation
- * beyond what a function says.
+ * stats.h: the statistics of the analysis, one definition each: the quantile (linearly
+ * interpolated; step percentiles, comparisons, the live view), the median as its 0.5
+ * quantile, the scaled median absolute deviation (robust scales for the detectors), least
+ * squares (memory growth, comparison slopes), the rank test and bootstrap of run
+ * comparisons, and histograms with round bounds (step times, in the report and the
+ * comparison). Plain C, no allocation beyond what a function says.
  */
 #ifndef PO_STATS_H
 #define PO_STATS_H
@@ -14,13 +14,21 @@
 #include <stdint.h>
 
 /*
- * The 0-based index of the nearest-rank quantile q in [0, 1] of n sorted values: the
- * smallest value with at least q of the values at or below it (ceil(q n), with q n taken
- * exactly when it is a whole number up to rounding). n must be > 0.
+ * Where the quantile q in [0, 1] of n sorted values lies (n > 0): between the values at
+ * *lower and *lower + 1, *fraction of the way (linear interpolation between the closest
+ * ranks, h = q (n - 1): numpy's and R's default). *fraction is 0 at the last value and
+ * when h is whole up to rounding. The one quantile definition of the analysis: step
+ * percentiles, medians, comparisons and the live view's figures all come from it.
  */
-size_t po_stats_rank(size_t n, double q);
+void po_stats_quantile_position(size_t n, double q, size_t *lower, double *fraction);
 
-/* The midpoint median of n values, which it sorts in place; NaN when n is 0. */
+/* The quantile q of n sorted values (po_stats_quantile_position); NaN when n is 0. */
+double po_stats_sorted_quantile(const double *sorted, size_t n, double q);
+
+/*
+ * The median of n values, which it sorts in place: the quantile 0.5 (the midpoint of the
+ * two middle values when n is even); NaN when n is 0.
+ */
 double po_stats_median(double *values, size_t n);
 
 /* 1.4826 x the median absolute deviation from median (a normal sigma); NaN on failure. */
@@ -35,7 +43,7 @@ struct po_stats_fit {
 /* Least-squares line of y on x; false with fewer than 2 points or constant x. */
 bool po_stats_linear_fit(const double *x, const double *y, size_t n, struct po_stats_fit *fit);
 
-/* Nearest-rank quantile q in [0, 1] of n values (copied and sorted); NaN when n is 0. */
+/* The quantile q in [0, 1] of n values (copied and sorted); NaN when n is 0. */
 double po_stats_quantile(const double *values, size_t n, double q);
 double po_stats_mean(const double *values, size_t n);
 
@@ -96,7 +104,7 @@ bool po_stats_histogram_axis(struct po_stats_histogram *histogram, size_t bin_co
 void po_stats_histogram_add(struct po_stats_histogram *histogram, const double *values, size_t n);
 
 /*
- * The nearest-rank median (po_stats_quantile(values, n, 0.5), the same value) of values
+ * The median (po_stats_quantile(values, n, 0.5), the same value) of values
  * that keep coming: two heaps, the lower half's largest on top of one and the upper half's
  * smallest on top of the other. Adding a value takes O(log n); the median is read in O(1);
  * it holds 8 bytes a value. Zero-initialised is empty.

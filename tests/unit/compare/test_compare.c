@@ -39,8 +39,8 @@ static void test_statistics(void)
 	double b[] = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
 	double lo, hi;
 
-	CHECK_NEAR(po_stats_quantile(a, 10, 0.5), 5, 1e-9);
-	CHECK_NEAR(po_stats_quantile(a, 10, 0.95), 10, 1e-9);
+	CHECK_NEAR(po_stats_quantile(a, 10, 0.5), 5.5, 1e-9);
+	CHECK_NEAR(po_stats_quantile(a, 10, 0.95), 9.55, 1e-9);
 	CHECK(po_stats_mann_whitney_p(a, 10, b, 10) < 0.001);
 	CHECK(po_stats_mann_whitney_p(a, 10, a, 10) > 0.9);
 	CHECK(isnan(po_stats_mann_whitney_p(a, 1, b, 10)));
@@ -206,18 +206,42 @@ static void test_comparisons_and_gates(void)
 	po_arena_destroy(arena);
 }
 
-/* One quantile definition: nearest rank, exact when q n is whole up to rounding. */
+/* Position of the quantile h = q (n - 1), snapped when whole up to rounding. */
+static bool position_is(size_t n, double q, size_t lower, double fraction)
+{
+	size_t got_lower;
+	double got_fraction;
+
+	po_stats_quantile_position(n, q, &got_lower, &got_fraction);
+	return got_lower == lower && fabs(got_fraction - fraction) < 1e-9;
+}
+
+/*
+ * One quantile definition: linear between the closest ranks; the median is its 0.5
+ * quantile, the running median too.
+ */
 static void test_ranks_and_fits(void)
 {
 	double values[] = {4, 1, 3, 2}, x[] = {0, 1, 2, 3}, y[] = {1, 3, 5, 7};
+	const double ten[] = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
+	struct po_stats_running_median running = {0};
 	struct po_stats_fit fit;
 
-	CHECK_INT_EQ(po_stats_rank(10, 0.9), 8);   /* 0.9 x 10 is 9.000000000000002 */
-	CHECK_INT_EQ(po_stats_rank(20, 0.95), 18); /* 18.999999999999996 */
-	CHECK_INT_EQ(po_stats_rank(59, 0.9), 53);  /* ceil(53.1) = 54th value */
-	CHECK_INT_EQ(po_stats_rank(1, 0.5), 0);
-	CHECK_INT_EQ(po_stats_rank(7, 0), 0);
-	CHECK_INT_EQ(po_stats_rank(7, 1), 6);
+	CHECK(position_is(11, 0.9, 9, 0));   /* 0.9 x 10 is 9.000000000000002 */
+	CHECK(position_is(21, 0.95, 19, 0)); /* 18.999999999999996 */
+	CHECK(position_is(59, 0.9, 52, 0.2));
+	CHECK(position_is(1, 0.5, 0, 0));
+	CHECK(position_is(7, 0, 0, 0));
+	CHECK(position_is(7, 1, 6, 0));
+	CHECK(fabs(po_stats_quantile(ten, 10, 0.9) - 9.1) < 1e-12);
+	CHECK(po_stats_quantile(ten, 10, 0.5) == 5.5);
+	CHECK(po_stats_quantile(ten, 10, 1) == 10 && po_stats_quantile(ten, 10, 0) == 1);
+	for (size_t i = 0; i < 10; i++) {
+		CHECK(po_stats_running_median_add(&running, ten[i]));
+		CHECK(po_stats_running_median_value(&running) ==
+		      po_stats_quantile(ten, i + 1, 0.5));
+	}
+	po_stats_running_median_fini(&running);
 	CHECK(po_stats_median(values, 4) == 2.5); /* midpoint of 2 and 3 */
 	CHECK(po_stats_linear_fit(x, y, 4, &fit) && fit.slope == 2 && fit.intercept == 1 &&
 	      fit.r2 == 1);

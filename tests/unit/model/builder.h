@@ -9,6 +9,7 @@
 #include "model.h"
 
 #define MS 1000000LL
+#define US 1000LL
 
 static inline struct po_str str_of(const char *text)
 {

@@ -1,4 +1,4 @@
-/* test_stats.c: step statistics (nearest-rank percentiles, rates) over clean steps. */
+/* test_stats.c: step statistics (interpolated percentiles, rates) over clean steps. */
 #include "builder.h"
 
 enum { MAIN = 100 };
@@ -36,10 +36,11 @@ static void percentiles_ten(void)
 	CHECK_INT_EQ(stats->clean_count, 10);
 	CHECK_INT_EQ(stats->min_ns, 1 * MS);
 	CHECK_INT_EQ(stats->max_ns, 10 * MS);
-	CHECK_INT_EQ(stats->p50_ns, 5 * MS);
-	CHECK_INT_EQ(stats->p90_ns, 9 * MS);
-	CHECK_INT_EQ(stats->p95_ns, 10 * MS);
-	CHECK_INT_EQ(stats->p99_ns, 10 * MS);
+	/* h = q x 9 between the sorted 1..10 ms */
+	CHECK_INT_EQ(stats->p50_ns, 5500 * US);
+	CHECK_INT_EQ(stats->p90_ns, 9100 * US);
+	CHECK_INT_EQ(stats->p95_ns, 9550 * US);
+	CHECK_INT_EQ(stats->p99_ns, 9910 * US);
 	CHECK_NEAR(stats->mean_ns, 5.5 * MS, 1);
 	CHECK_NEAR(stats->steps_per_s, 10 / 0.055, 1e-6);
 	CHECK_NEAR(stats->samples_per_s, 320 / 0.055, 1e-6);
@@ -60,10 +61,10 @@ static void percentiles_hundred(void)
 		durations[i] = 100 - i;
 	feed_steps(model, durations, 100, -1);
 	analysis = model_done(model);
-	CHECK_INT_EQ(analysis->step_stats.p50_ns, 50 * MS);
-	CHECK_INT_EQ(analysis->step_stats.p90_ns, 90 * MS);
-	CHECK_INT_EQ(analysis->step_stats.p95_ns, 95 * MS);
-	CHECK_INT_EQ(analysis->step_stats.p99_ns, 99 * MS);
+	CHECK_INT_EQ(analysis->step_stats.p50_ns, 50500 * US);
+	CHECK_INT_EQ(analysis->step_stats.p90_ns, 90100 * US);
+	CHECK_INT_EQ(analysis->step_stats.p95_ns, 95050 * US);
+	CHECK_INT_EQ(analysis->step_stats.p99_ns, 99010 * US);
 	CHECK_NEAR(analysis->step_stats.samples_per_s, -1, 0);
 	CHECK_INT_EQ(po_analysis_step(analysis, 0).index, 0);
 	CHECK_INT_EQ(po_analysis_step(analysis, 99).index, 99);
