@@ -20,13 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "detect.h"
+#include "detect/detect.h"
 #include "ingest/ingest.h"
 #include "live/alerts_file.h"
 #include "live/panel.h"
 #include "live/window.h"
 #include "live_run.h"
-#include "model.h"
+#include "model/model.h"
 
 /* --on-alert commands still running, reaped between windows; more are not started. */
 #define ON_ALERT_RUNNING_MAX 16

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "compare.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 void po_compare_config_init(struct po_compare_config *config)
 {

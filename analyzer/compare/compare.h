@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/arena.h"
+#include "common/arena.h"
 #include "common/status.h"
-#include "../model/result.h"
+#include "model/result.h"
 
 /* One run reduced to what a comparison needs. Owned arrays live in the digest's arena. */
 struct po_digest {

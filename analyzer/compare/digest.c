@@ -9,8 +9,8 @@
 #include "common/summary_keys.h"
 #include "compare.h"
 #include "json_read.h"
-#include "metrics.h"
-#include "stats.h"
+#include "metrics/metrics.h"
+#include "stats/stats.h"
 
 static enum po_status digest_create(size_t step_count, const char *label, struct po_digest **out)
 {

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/arena.h"
+#include "common/arena.h"
 #include "common/status.h"
 
 enum po_json_type {

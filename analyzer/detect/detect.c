@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "detect_internal.h"
-#include "metrics.h"
+#include "metrics/metrics.h"
 
 struct po_step det_clean_step(const struct det_ctx *ctx, size_t i)
 {

@@ -7,8 +7,8 @@
 #define PO_DETECT_H
 
 #include "common/status.h"
-#include "../model/result.h"
-#include "rules.h"
+#include "model/result.h"
+#include "detect/rules.h"
 
 /*
  * Replaces analysis->findings and analysis->verdict. Everything the findings hold is

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "detect.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 #define DET_MAX_EVIDENCE 40
 #define DET_MAX_RECOMMENDATIONS 6

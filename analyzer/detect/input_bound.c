@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "metrics/metrics.h"
 #include "whatif.h"
 
 #define LOADER_STAGES 3 /* load, preprocess, collate: PO_STAGE_LOAD + i */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "detect_internal.h"
-#include "metrics.h"
+#include "metrics/metrics.h"
 
 /* Whose memory a resident-set series holds. */
 enum growth_scope {

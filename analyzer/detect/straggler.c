@@ -16,7 +16,7 @@
 
 #include "detect_internal.h"
 #include "rules.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 static enum po_straggler_cause cause_of_category(enum po_category category)
 {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "common/status.h"
-#include "../model/event.h"
+#include "model/event.h"
 
 typedef enum po_status (*po_event_fn)(void *ctx, const struct po_event *event);
 

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "common/status.h"
-#include "rules.h"
+#include "detect/rules.h"
 #include "window.h"
 
 /* X(NAME, "json name", "what it means") */

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect.h"
-#include "metrics.h"
-#include "stats.h"
+#include "detect/detect.h"
+#include "metrics/metrics.h"
+#include "stats/stats.h"
 #include "window.h"
 
 /* The steps of a window, gathered in one pass over them. */

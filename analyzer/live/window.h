@@ -16,9 +16,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "result.h"
-#include "rules.h"
-#include "stats.h"
+#include "model/result.h"
+#include "detect/rules.h"
+#include "stats/stats.h"
 
 #define PO_LIVE_TEXT_MAX 64
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "result.h"
+#include "model/result.h"
 
 /*
  * The input wait of a step (or a sum of steps) from its category times: the data wait and

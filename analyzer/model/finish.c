@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "model_internal.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 #define WARNING_CAP 16
 

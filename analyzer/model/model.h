@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "common/status.h"
-#include "event.h"
-#include "result.h"
+#include "model/event.h"
+#include "model/result.h"
 
 #define PO_RECORDING_ID_MAX 64
 

@@ -9,7 +9,7 @@
 
 #include "model_internal.h"
 #include "ranks.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 void rank_tracker_init(struct po_rank_tracker *tracker, const struct po_model_config *config,
 		       struct po_strtab *strings)

@@ -13,11 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/arena.h"
+#include "common/arena.h"
 #include "common/status.h"
-#include "event.h"
-#include "kernels.h"
-#include "../stats/stats.h"
+#include "model/event.h"
+#include "model/kernels.h"
+#include "stats/stats.h"
 
 /* Roles of processes. X(NAME, json name) */
 #define PO_ROLES(X)                                                                                \
@@ -944,7 +944,7 @@ struct po_live_alert_note {
 	const char *evidence; /* weak: in the analysis arena */
 };
 
-#include "distributed.h"
+#include "model/distributed.h"
 
 struct po_analysis {
 	struct po_arena *arena; /* owned: every string below */

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "common/status.h"
-#include "result.h"
+#include "model/result.h"
 
 #define PO_STEP_CHUNK_STEPS 1024 /* steps per chunk, the unit of file I/O */
 #define PO_STEP_CACHE_CHUNKS 8	 /* chunks kept in memory: 8 x 1024 x 240 B = 1.9 MiB */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "result.h"
+#include "model/result.h"
 #include "symbols.h"
 
 #define NOTE_MISSING "object not found where the recording saw it"

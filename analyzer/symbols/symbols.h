@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/arena.h"
+#include "common/arena.h"
 #include "common/status.h"
 
 struct po_analysis;

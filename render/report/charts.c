@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "comparison.h"
-#include "metrics.h"
+#include "metrics/metrics.h"
 #include "report_priv.h"
 
 #define CHART_WIDTH 760.0
