@@ -142,6 +142,17 @@ static enum po_status name_native(void *ctx, const char *path, const char *build
 	return status;
 }
 
+/* The model's allocation sites, named by the symbolizer (ctx). */
+static enum po_status name_call(void *ctx, const char *path, const char *build_id, uint64_t offset,
+				struct po_native_call *out)
+{
+	struct po_symbol symbol;
+	enum po_status status = po_symbolizer_lookup(ctx, path, build_id, offset, &symbol);
+
+	*out = (struct po_native_call){symbol.function, symbol.file, symbol.line, symbol.note};
+	return status;
+}
+
 static void init_model_config(const struct po_cli_options *options, struct po_model_config *config)
 {
 	po_model_config_init(config);
@@ -474,16 +485,20 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 	struct po_member_recording *members = NULL; /* owned */
 	struct po_model_config config;
 	struct po_model *model = NULL;
-	struct po_symbolizer *symbolizer = po_symbolizer_create(NULL); /* owned: native frames */
+	struct po_arena *names = po_arena_create(); /* owned: the symbolizer's strings */
+	/* owned: native frames and allocation sites */
+	struct po_symbolizer *symbolizer = names ? po_symbolizer_create(names) : NULL;
 	struct feed feed;
 	enum po_status status;
 
 	if (!symbolizer) {
+		po_arena_destroy(names);
 		po_error_set(err, "out of memory");
 		return PO_STATUS_NOMEM;
 	}
 	init_model_config(options, &config);
-	config.native_namer = (struct po_native_namer){.name = name_native, .ctx = symbolizer};
+	config.native_namer = (struct po_native_namer){
+	    .name = name_native, .name_call = name_call, .ctx = symbolizer};
 	if (files->recording.present && !options->all_processes) {
 		snprintf(config.recording_id, sizeof(config.recording_id), "%s",
 			 files->recording.id);
@@ -496,12 +511,14 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 		status = member_recordings(trace_dir, files, &members, &config, err);
 		if (status != PO_STATUS_OK) {
 			po_symbolizer_destroy(symbolizer);
+			po_arena_destroy(names);
 			return status;
 		}
 	}
 	status = po_model_create(&config, &model, err);
 	if (status != PO_STATUS_OK) {
 		po_symbolizer_destroy(symbolizer);
+		po_arena_destroy(names);
 		free(members);
 		return status;
 	}
@@ -529,6 +546,7 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 	}
 	po_model_destroy(model);
 	po_symbolizer_destroy(symbolizer);
+	po_arena_destroy(names);
 	free(members);
 	return status;
 }
@@ -609,9 +627,6 @@ static enum po_status analyze_trace(const struct po_cli_options *options, const 
 	trace_files_fini(&files);
 	if (status != PO_STATUS_OK)
 		return status;
-	status = po_symbols_resolve(*out, err);
-	if (status != PO_STATUS_OK)
-		return status;
 	return po_detect_run_steps(*out, &options->rules, options->steps_after_ns,
 				   options->steps_until_ns, err);
 }
@@ -620,18 +635,18 @@ static enum po_status analyze_trace(const struct po_cli_options *options, const 
 static enum po_status note_live_alerts(struct po_analysis *analysis,
 				       const struct po_live_history *live, struct po_error *err)
 {
-	analysis->live = true;
+	analysis->diagnosis.live = true;
 	if (!live->count)
 		return PO_STATUS_OK;
-	analysis->live_alerts =
-	    po_arena_alloc(analysis->arena, live->count * sizeof(*analysis->live_alerts));
-	if (!analysis->live_alerts) {
+	analysis->diagnosis.live_alerts =
+	    po_arena_alloc(analysis->arena, live->count * sizeof(*analysis->diagnosis.live_alerts));
+	if (!analysis->diagnosis.live_alerts) {
 		po_error_set(err, "out of memory");
 		return PO_STATUS_NOMEM;
 	}
 	for (size_t i = 0; i < live->count; i++) {
 		const struct po_live_alert *alert = &live->alerts[i];
-		struct po_live_alert_note *note = &analysis->live_alerts[i];
+		struct po_live_alert_note *note = &analysis->diagnosis.live_alerts[i];
 
 		note->kind = po_live_alert_kind_name(alert->kind);
 		note->raised = alert->raised;
@@ -644,7 +659,7 @@ static enum po_status note_live_alerts(struct po_analysis *analysis,
 			return PO_STATUS_NOMEM;
 		}
 	}
-	analysis->live_alert_count = live->count;
+	analysis->diagnosis.live_alert_count = live->count;
 	return PO_STATUS_OK;
 }
 
@@ -727,7 +742,7 @@ static enum po_status compare_with_baseline(const struct po_cli_options *options
 	if (status == PO_STATUS_OK) {
 		/* The step series the comparison points to must outlive the digests. */
 		status = po_comparison_take_series(comparison, analysis->arena);
-		analysis->comparison = comparison;
+		analysis->diagnosis.comparison = comparison;
 	}
 	po_digest_destroy(new_run);
 	return status;
@@ -764,15 +779,16 @@ enum po_status po_pipeline_run(void *ctx, FILE *output, struct po_error *err)
 			ranks, ranks == 1 ? "" : "s", analysis->distributed->sample_stride);
 	} else if (status == PO_STATUS_OK && !options->quiet) {
 		po_render_text_summary(analysis, output);
-		if (analysis->comparison)
-			po_comparison_print(analysis->comparison, output);
+		if (analysis->diagnosis.comparison)
+			po_comparison_print(analysis->diagnosis.comparison, output);
 		if (job->live)
 			po_live_alerts_section(output, job->live->alerts, job->live->count,
 					       job->live->origin_ns);
 	}
-	if (status == PO_STATUS_OK && analysis->comparison &&
-	    analysis->comparison->gates_tripped_count) {
-		po_error_set(err, "--fail-if %s is true", analysis->comparison->gates_tripped[0]);
+	if (status == PO_STATUS_OK && analysis->diagnosis.comparison &&
+	    analysis->diagnosis.comparison->gates_tripped_count) {
+		po_error_set(err, "--fail-if %s is true",
+			     analysis->diagnosis.comparison->gates_tripped[0]);
 		status = PO_STATUS_GATE;
 	}
 	po_analysis_destroy(analysis);

@@ -74,7 +74,7 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 	bool any_gpu = false;
 
 	if (digest_create(analysis->step_count, label, &digest) != PO_STATUS_OK ||
-	    alloc_findings(digest, analysis->finding_count) != PO_STATUS_OK) {
+	    alloc_findings(digest, analysis->diagnosis.finding_count) != PO_STATUS_OK) {
 		po_digest_destroy(digest);
 		po_error_set(err, "out of memory");
 		return PO_STATUS_NOMEM;
@@ -108,14 +108,15 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 	digest->steps_per_s = analysis->step_stats.steps_per_s;
 	digest->samples_per_s =
 	    analysis->step_stats.samples_per_s >= 0 ? analysis->step_stats.samples_per_s : NAN;
-	digest->worker_busy_pct = analysis->steady.workers_busy_pct;
-	digest->gpu_busy_share_pct = analysis->steady.gpu_busy_pct;
-	digest->verdict = po_verdict_name(analysis->verdict);
-	for (size_t i = 0; i < analysis->finding_count; i++) {
-		digest->finding_ids[i] = po_finding_id_name(analysis->findings[i].id);
-		digest->finding_severities[i] = po_severity_name(analysis->findings[i].severity);
+	digest->worker_busy_pct = analysis->diagnosis.steady.workers_busy_pct;
+	digest->gpu_busy_share_pct = analysis->diagnosis.steady.gpu_busy_pct;
+	digest->verdict = po_verdict_name(analysis->diagnosis.verdict);
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++) {
+		digest->finding_ids[i] = po_finding_id_name(analysis->diagnosis.findings[i].id);
+		digest->finding_severities[i] =
+		    po_severity_name(analysis->diagnosis.findings[i].severity);
 	}
-	digest->finding_count = analysis->finding_count;
+	digest->finding_count = analysis->diagnosis.finding_count;
 	*out = digest;
 	return PO_STATUS_OK;
 }

@@ -125,8 +125,8 @@ static enum po_status collect_clean_steps(struct det_ctx *ctx)
 /* The steady-step shares of the result (po_steady_stats), from the collected steps. */
 static void fill_steady(struct det_ctx *ctx)
 {
-	struct po_analysis *analysis = ctx->analysis;
-	struct po_steady_stats *steady = &analysis->steady;
+	const struct po_analysis *analysis = ctx->analysis;
+	struct po_steady_stats *steady = &ctx->diagnosis->steady;
 	double busy = 0;
 
 	*steady =
@@ -157,7 +157,7 @@ static void fill_steady(struct det_ctx *ctx)
  */
 static enum po_status measure_machine(struct det_ctx *ctx)
 {
-	struct po_analysis *analysis = ctx->analysis;
+	const struct po_analysis *analysis = ctx->analysis;
 	const struct po_machine_load *machine = &analysis->machine;
 	double cores = analysis->cpu_count;
 
@@ -170,8 +170,8 @@ static enum po_status measure_machine(struct det_ctx *ctx)
 	ctx->machine_busy = machine->others_cores >= cores * ctx->rules->machine_others_pct / 100;
 	if (!ctx->machine_busy)
 		return PO_STATUS_OK;
-	return po_analysis_add_warning(
-	    analysis, "busy-machine",
+	return po_diagnosis_add_warning(
+	    ctx->diagnosis, analysis->arena, "busy-machine",
 	    det_printf(ctx,
 		       "other programs used %.2f of the %d cores while this was recorded (the "
 		       "machine's busy CPU time from /proc/stat, %.2f cores, less the recorded "
@@ -303,7 +303,8 @@ static enum po_status steps_readable(const struct po_analysis *analysis, struct 
 }
 
 /* Records in the result the rules that differ from their defaults, in table order. */
-static enum po_status note_rule_changes(struct po_analysis *analysis, const struct po_rules *rules)
+static enum po_status note_rule_changes(struct po_diagnosis *diagnosis,
+					const struct po_rules *rules)
 {
 	static const char *const names[] = {
 #define PO_X(member, rule, key, value, unit, what, source) rule "." key,
@@ -320,16 +321,33 @@ static enum po_status note_rule_changes(struct po_analysis *analysis, const stru
 	before[i++] = defaults.member;
 	PO_RULES(PO_X)
 #undef PO_X
-	free(analysis->rule_changes);
-	analysis->rule_changes = calloc(i, sizeof(*analysis->rule_changes));
-	if (!analysis->rule_changes)
+	free(diagnosis->rule_changes);
+	diagnosis->rule_changes = calloc(i, sizeof(*diagnosis->rule_changes));
+	if (!diagnosis->rule_changes)
 		return PO_STATUS_NOMEM;
 	for (size_t r = 0; r < i; r++)
 		if (now[r] != before[r])
-			analysis->rule_changes[count++] =
+			diagnosis->rule_changes[count++] =
 			    (struct po_rule_change){names[r], now[r], before[r]};
-	analysis->rule_change_count = count;
+	diagnosis->rule_change_count = count;
 	return PO_STATUS_OK;
+}
+
+/*
+ * Empties what the detectors write of a diagnosis (findings, verdict, growth lines, the
+ * input cause, their warnings), so that a second run starts clean; the comparison and the
+ * live alerts are the program's and stay.
+ */
+static void reset_diagnosis(struct po_diagnosis *diagnosis)
+{
+	diagnosis->findings = NULL;
+	diagnosis->finding_count = 0;
+	memset(diagnosis->growth_lines, 0, sizeof(diagnosis->growth_lines));
+	diagnosis->input_cause = PO_INPUT_CAUSE_NONE;
+	diagnosis->has_bottleneck = false;
+	diagnosis->verdict = PO_VERDICT_UNKNOWN;
+	diagnosis->verdict_reason = NULL;
+	diagnosis->warning_count = 0;
 }
 
 enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules *rules,
@@ -342,19 +360,14 @@ enum po_status po_detect_run_steps(struct po_analysis *analysis, const struct po
 				   int64_t after_ns, int64_t until_ns, struct po_error *err)
 {
 	struct det_ctx ctx = {.analysis = analysis,
+			      .diagnosis = &analysis->diagnosis,
 			      .rules = rules,
 			      .steps_after_ns = after_ns,
 			      .steps_until_ns = until_ns};
 	enum po_status status;
 
-	analysis->findings = NULL;
-	analysis->finding_count = 0;
-	memset(analysis->growth_lines, 0, sizeof(analysis->growth_lines));
-	analysis->input_cause = PO_INPUT_CAUSE_NONE;
-	analysis->has_bottleneck = false;
-	analysis->verdict = PO_VERDICT_UNKNOWN;
-	analysis->verdict_reason = NULL;
-	status = note_rule_changes(analysis, rules);
+	reset_diagnosis(&analysis->diagnosis);
+	status = note_rule_changes(&analysis->diagnosis, rules);
 	if (status == PO_STATUS_OK)
 		status = collect_clean_steps(&ctx);
 	if (status == PO_STATUS_OK)
@@ -368,10 +381,11 @@ enum po_status po_detect_run_steps(struct po_analysis *analysis, const struct po
 	}
 	if (status == PO_STATUS_OK) {
 		sort_findings(ctx.findings, ctx.finding_count);
-		analysis->findings = ctx.findings;
-		analysis->finding_count = ctx.finding_count;
-		analysis->verdict = det_verdict(&ctx);
-		analysis->verdict_reason = det_verdict_reason(&ctx, analysis->verdict);
+		analysis->diagnosis.findings = ctx.findings;
+		analysis->diagnosis.finding_count = ctx.finding_count;
+		analysis->diagnosis.verdict = det_verdict(&ctx);
+		analysis->diagnosis.verdict_reason =
+		    det_verdict_reason(&ctx, analysis->diagnosis.verdict);
 	} else {
 		po_error_set(err, "Failed to run the detectors: %s", po_status_description(status));
 	}
@@ -384,12 +398,16 @@ enum po_status po_detect_distributed(struct po_analysis *analysis, const struct 
 				     struct po_error *err)
 {
 	struct det_ctx ctx = {.analysis = analysis,
+			      .diagnosis = &analysis->diagnosis,
 			      .rules = rules,
 			      .steps_after_ns = INT64_MIN,
 			      .steps_until_ns = INT64_MAX,
 			      .quality_factor = 1,
 			      .steps_factor = 1};
-	enum po_status status = note_rule_changes(analysis, rules);
+	enum po_status status;
+
+	reset_diagnosis(&analysis->diagnosis);
+	status = note_rule_changes(&analysis->diagnosis, rules);
 
 	if (status == PO_STATUS_OK)
 		status = det_straggler(&ctx);
@@ -400,10 +418,10 @@ enum po_status po_detect_distributed(struct po_analysis *analysis, const struct 
 		return status;
 	}
 	sort_findings(ctx.findings, ctx.finding_count);
-	analysis->findings = ctx.findings;
-	analysis->finding_count = ctx.finding_count;
-	analysis->verdict = PO_VERDICT_UNKNOWN;
-	analysis->verdict_reason =
+	analysis->diagnosis.findings = ctx.findings;
+	analysis->diagnosis.finding_count = ctx.finding_count;
+	analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
+	analysis->diagnosis.verdict_reason =
 	    det_printf(&ctx, "a merge holds the ranks' collectives and breakdowns, not their "
 			     "steps: each host's own report (profopt-analyze TRACE_DIR) gives the "
 			     "verdict of its loop");

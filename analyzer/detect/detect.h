@@ -11,8 +11,8 @@
 #include "detect/rules.h"
 
 /*
- * Replaces analysis->findings and analysis->verdict. Everything the findings hold is
- * allocated from analysis->arena. Fails only on allocation failure (PO_STATUS_NOMEM).
+ * Replaces analysis->diagnosis.findings and analysis->diagnosis.verdict. Everything the findings
+ * hold is allocated from analysis->arena. Fails only on allocation failure (PO_STATUS_NOMEM).
  */
 enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules *rules,
 			     struct po_error *err) PO_NODISCARD;

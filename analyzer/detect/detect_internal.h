@@ -28,8 +28,13 @@ struct det_levels {
 };
 
 struct det_ctx {
-	struct po_analysis *analysis; /* weak: the caller's */
-	const struct po_rules *rules; /* weak */
+	/*
+	 * weak: the caller's. The model's result is const here: the detectors write the
+	 * diagnosis alone (and allocate from analysis->arena).
+	 */
+	const struct po_analysis *analysis;
+	struct po_diagnosis *diagnosis; /* weak: &analysis->diagnosis */
+	const struct po_rules *rules;	/* weak */
 	/*
 	 * owned: indexes of the steady clean steps: not flagged lossy, and not among the first
 	 * max(1, workers) steps of an epoch (start-up: workers starting, caches filling),
@@ -146,7 +151,7 @@ enum po_status det_input_bound(struct det_ctx *ctx);
 enum po_status det_gpu_idle(struct det_ctx *ctx);
 enum po_status det_gpu_bound(struct det_ctx *ctx);
 enum po_status det_launch_bound(struct det_ctx *ctx);
-/* gpu_work.c: analysis->gpu_work from the steady steps (after the steady statistics). */
+/* gpu_work.c: analysis->diagnosis.gpu_work from the steady steps (after the steady statistics). */
 void det_fill_gpu_work(struct det_ctx *ctx);
 enum po_status det_memory_growth(struct det_ctx *ctx);
 enum po_status det_unfreed(struct det_ctx *ctx);

@@ -235,7 +235,7 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_text(ctx, finding, "cause", po_category_name(totals->cause));
 	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
 	/* The headline's GPU busy: the steady steps' share, any GPU (po_steady_stats). */
-	det_ev_number(ctx, finding, "gpu_busy_pct", ctx->analysis->steady.gpu_busy_pct);
+	det_ev_number(ctx, finding, "gpu_busy_pct", ctx->diagnosis->steady.gpu_busy_pct);
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
 		if (totals->by_cause_ns[c] > 0)
 			det_ev_number(

@@ -1,5 +1,5 @@
 /*
- * gpu_work.c: the GPU work of the steady steps (analysis->gpu_work) and the two findings
+ * gpu_work.c: the GPU work of the steady steps (analysis->diagnosis.gpu_work) and the two findings
  * that read it: gpu-bound (the device is busy most of the step: what its time goes to and
  * what would shorten it) and launch-bound (the device idles because the training thread
  * launches short kernels more slowly than they run). Their what-ifs share one model of a
@@ -46,7 +46,7 @@ static bool sizes_known(const struct po_analysis *analysis)
 
 static void fill_from_sums(struct det_ctx *ctx, const struct work_sums *sums)
 {
-	struct po_gpu_work *work = &ctx->analysis->gpu_work;
+	struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 	const double *mean = ctx->category_mean_ns, steps = (double)ctx->clean_count;
 	double kernel_ns = 0, kernels = 0, matrix_ns = 0;
 
@@ -92,11 +92,11 @@ void det_fill_gpu_work(struct det_ctx *ctx)
 
 	memset(&sums, 0, sizeof(sums));
 
-	ctx->analysis->gpu_work = (struct po_gpu_work){.small_kernel_pct = NAN,
-						       .short_kernel_pct = NAN,
-						       .graph_kernel_pct = NAN,
-						       .mean_kernel_us = NAN,
-						       .host_us_per_kernel = NAN};
+	ctx->diagnosis->gpu_work = (struct po_gpu_work){.small_kernel_pct = NAN,
+							.short_kernel_pct = NAN,
+							.graph_kernel_pct = NAN,
+							.mean_kernel_us = NAN,
+							.host_us_per_kernel = NAN};
 	if (!ctx->clean_count || !ctx->analysis->gpu_count)
 		return;
 	for (size_t i = 0; i < ctx->clean_count; i++) {
@@ -105,7 +105,7 @@ void det_fill_gpu_work(struct det_ctx *ctx)
 		add_step(&sums, &step);
 	}
 	fill_from_sums(ctx, &sums);
-	ctx->analysis->gpu_work.present = ctx->analysis->gpu_work.work_ms > 0;
+	ctx->diagnosis->gpu_work.present = ctx->diagnosis->gpu_work.work_ms > 0;
 }
 
 /* ---- the step what-if ---- */
@@ -119,7 +119,7 @@ void det_fill_gpu_work(struct det_ctx *ctx)
 static double predicted_step_ns(const struct det_ctx *ctx, double saved_host_ns,
 				double saved_gpu_ns)
 {
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 	double host = work->host_ms * DET_NS_PER_MS, device = work->busy_ms * DET_NS_PER_MS;
 	double slack = fmax(0, ctx->mean_step_ns - fmax(host, device));
 
@@ -129,7 +129,7 @@ static double predicted_step_ns(const struct det_ctx *ctx, double saved_host_ns,
 /* Work summed over records, as busy (union) time: records that overlap count once. */
 static double as_busy_ns(const struct det_ctx *ctx, double work_ms)
 {
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 
 	return work->work_ms > 0 ? work_ms * DET_NS_PER_MS * fmin(1, work->busy_ms / work->work_ms)
 				 : 0;
@@ -152,7 +152,7 @@ static void recommend_predicted(struct det_ctx *ctx, struct po_finding *finding,
 static void advise_precision(struct det_ctx *ctx, struct po_finding *finding)
 {
 	const struct po_rules *rules = ctx->rules;
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 	double fp32 = work->matrix_ms[PO_PRECISION_FP32], tf32 = work->matrix_ms[PO_PRECISION_TF32];
 	double saved_bf16, saved_tf32;
 
@@ -193,7 +193,7 @@ static void advise_precision(struct det_ctx *ctx, struct po_finding *finding)
 /* channels_last: no conversions between NCHW and NHWC around each convolution. */
 static void advise_layout(struct det_ctx *ctx, struct po_finding *finding)
 {
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 	double layout_ms = work->class_ms[PO_KERNEL_LAYOUT];
 	double layout_kernels = work->class_count[PO_KERNEL_LAYOUT];
 	double share = 100.0 * layout_ms / work->work_ms;
@@ -253,7 +253,7 @@ static int batch_factor(const struct det_ctx *ctx, int64_t *step_bytes, int64_t 
  */
 static double batch_step_ns(const struct det_ctx *ctx, int factor)
 {
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 	double host = work->host_ms * DET_NS_PER_MS, device = work->busy_ms * DET_NS_PER_MS;
 	double slack = fmax(0, ctx->mean_step_ns - fmax(host, device));
 	double input = work->input_ms * DET_NS_PER_MS;
@@ -319,11 +319,11 @@ static double matrix_ms(const struct po_gpu_work *work)
 
 static void add_work_evidence(struct det_ctx *ctx, struct po_finding *finding)
 {
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 
 	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
 	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "gpu_busy_pct", ctx->analysis->steady.gpu_busy_pct);
+	det_ev_number(ctx, finding, "gpu_busy_pct", ctx->diagnosis->steady.gpu_busy_pct);
 	det_ev_number(ctx, finding, "gpu_work_ms", work->work_ms);
 	det_ev_number(ctx, finding, "kernels_per_step", work->kernels);
 	det_ev_number(ctx, finding, "mean_kernel_us", work->mean_kernel_us);
@@ -346,8 +346,8 @@ static void add_work_evidence(struct det_ctx *ctx, struct po_finding *finding)
 
 enum po_status det_gpu_bound(struct det_ctx *ctx)
 {
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
-	double busy = ctx->analysis->steady.gpu_busy_pct;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
+	double busy = ctx->diagnosis->steady.gpu_busy_pct;
 	enum po_kernel_class largest;
 	struct po_finding *finding;
 
@@ -408,8 +408,8 @@ static void advise_graphs(struct det_ctx *ctx, struct po_finding *finding)
 enum po_status det_launch_bound(struct det_ctx *ctx)
 {
 	const struct po_rules *rules = ctx->rules;
-	const struct po_gpu_work *work = &ctx->analysis->gpu_work;
-	double busy = ctx->analysis->steady.gpu_busy_pct;
+	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
+	double busy = ctx->diagnosis->steady.gpu_busy_pct;
 	double host_pct = 100.0 * work->launch_host_ms * DET_NS_PER_MS / ctx->mean_step_ns;
 	struct po_finding *finding;
 

@@ -592,7 +592,7 @@ static enum po_input_cause choose_cause(const struct det_ctx *ctx, const struct 
 static void handoff_on_saturated_cores(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	double handoff_ns = ctx->category_mean_ns[PO_CAT_HANDOFF];
-	struct po_steady_stats *steady = &ctx->analysis->steady;
+	struct po_steady_stats *steady = &ctx->diagnosis->steady;
 
 	if (!facts->saturated || facts->loading_in_main || handoff_ns <= 0 ||
 	    !(facts->busy_pct >= ctx->rules->input_bound_worker_busy_pct))
@@ -747,11 +747,11 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	det_ev_number(ctx, finding, "waiting_steps_pct", facts->waiting_steps_pct);
 	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
 	det_ev_text(ctx, finding, "cause", po_input_cause_name(facts->cause));
-	ctx->analysis->input_cause = facts->cause;
-	ctx->analysis->has_bottleneck = true;
-	ctx->analysis->bottleneck = facts->cause == PO_INPUT_CAUSE_SLOW_H2D
-					? PO_CAT_H2D_COPY
-					: po_category_of_stage(facts->dominant);
+	ctx->diagnosis->input_cause = facts->cause;
+	ctx->diagnosis->has_bottleneck = true;
+	ctx->diagnosis->bottleneck = facts->cause == PO_INPUT_CAUSE_SLOW_H2D
+					 ? PO_CAT_H2D_COPY
+					 : po_category_of_stage(facts->dominant);
 	det_ev_text(ctx, finding, "stage", po_stage_name(facts->dominant));
 	det_ev_text(ctx, finding, "label", facts->label);
 	if (facts->hotspot) {

@@ -46,7 +46,7 @@ static void recommend_handoff(struct det_ctx *ctx, struct po_finding *finding, d
 static bool cores_blamed(const struct det_ctx *ctx)
 {
 	return det_find(ctx, PO_FINDING_INPUT_BOUND) &&
-	       ctx->analysis->input_cause == PO_INPUT_CAUSE_CPU_SATURATED;
+	       ctx->diagnosis->input_cause == PO_INPUT_CAUSE_CPU_SATURATED;
 }
 
 enum po_status det_loader_handoff(struct det_ctx *ctx)

@@ -444,7 +444,7 @@ static bool grows(const struct det_ctx *ctx, struct growth *growth)
 /* The finding's line, for the memory chart. */
 static void note_line(struct det_ctx *ctx, const struct growth *growth)
 {
-	ctx->analysis->growth_lines[growth->gpu ? 1 : 0] = (struct po_growth_line){
+	ctx->diagnosis->growth_lines[growth->gpu ? 1 : 0] = (struct po_growth_line){
 	    .present = true,
 	    .series = growth->series,
 	    .first_position = growth->first_position,

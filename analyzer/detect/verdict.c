@@ -51,13 +51,13 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 		return PO_VERDICT_UNKNOWN;
 	/* launches take more of the step than the wait for input: the host holds it back */
 	if (launch &&
-	    (!input || ctx->analysis->gpu_work.launch_host_ms * DET_NS_PER_MS >
-			   ctx->analysis->steady.input_wait_pct / 100 * ctx->mean_step_ns))
+	    (!input || ctx->diagnosis->gpu_work.launch_host_ms * DET_NS_PER_MS >
+			   ctx->diagnosis->steady.input_wait_pct / 100 * ctx->mean_step_ns))
 		return PO_VERDICT_HOST_BOUND;
 	if (input && input->severity <= PO_SEVERITY_WARNING)
 		return PO_VERDICT_INPUT_BOUND;
-	busy_pct = ctx->analysis->gpu_count && !isnan(ctx->analysis->steady.gpu_busy_pct)
-		       ? ctx->analysis->steady.gpu_busy_pct
+	busy_pct = ctx->analysis->gpu_count && !isnan(ctx->diagnosis->steady.gpu_busy_pct)
+		       ? ctx->diagnosis->steady.gpu_busy_pct
 		       : 0;
 	if (busy_pct >= rules->verdict_gpu_bound_pct)
 		return PO_VERDICT_GPU_BOUND;
@@ -90,8 +90,8 @@ static const char *verdict_cause(struct det_ctx *ctx, enum po_verdict verdict)
 		return det_printf(ctx,
 				  "the training thread launches %.0f kernels per step, %.1f us of "
 				  "its time each, more slowly than the GPU runs them",
-				  ctx->analysis->gpu_work.kernels,
-				  ctx->analysis->gpu_work.host_us_per_kernel);
+				  ctx->diagnosis->gpu_work.kernels,
+				  ctx->diagnosis->gpu_work.host_us_per_kernel);
 	if (verdict != PO_VERDICT_HOST_BOUND || !contention ||
 	    contention->severity > PO_SEVERITY_WARNING)
 		return NULL;

@@ -307,14 +307,14 @@ static void fill_run(const struct po_analysis *analysis, const struct po_live_wi
 		 window->ended ? po_run_ending_name(analysis->ending) : "");
 	snprintf(window->ending_detail, sizeof(window->ending_detail), "%s",
 		 window->ended && analysis->ending_detail ? analysis->ending_detail : "");
-	for (size_t i = 0; i < analysis->finding_count; i++)
-		if (analysis->findings[i].severity <= PO_SEVERITY_WARNING &&
-		    (unsigned)analysis->findings[i].id < 64)
-			window->findings |= (uint64_t)1 << analysis->findings[i].id;
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++)
+		if (analysis->diagnosis.findings[i].severity <= PO_SEVERITY_WARNING &&
+		    (unsigned)analysis->diagnosis.findings[i].id < 64)
+			window->findings |= (uint64_t)1 << analysis->diagnosis.findings[i].id;
 	snprintf(window->verdict, sizeof(window->verdict), "%s",
-		 po_verdict_name(analysis->verdict));
+		 po_verdict_name(analysis->diagnosis.verdict));
 	snprintf(window->verdict_reason, sizeof(window->verdict_reason), "%s",
-		 analysis->verdict_reason ? analysis->verdict_reason : "");
+		 analysis->diagnosis.verdict_reason ? analysis->diagnosis.verdict_reason : "");
 }
 
 /* The window: (now - live.window_s, now], now the newest event when config gives none. */

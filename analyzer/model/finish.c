@@ -867,8 +867,8 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 
 	analysis->arena = model->arena; /* the interned strings go with the analysis */
 	model->arena = NULL;
-	analysis->verdict = PO_VERDICT_UNKNOWN;
-	analysis->steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN, false};
+	analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
+	analysis->diagnosis.steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN, false};
 	close_stream(model, analysis);
 	status = gpu_tracker_flush(&model->gpu);
 	if (status == PO_STATUS_OK)
@@ -895,7 +895,8 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		status = hotspot_tracker_build(&model->hotspots, analysis, finish_role_of);
 	if (status == PO_STATUS_OK) {
 		po_analysis_build_pipeline(analysis);
-		status = memory_tracker_build(&model->memory, analysis, finish_role_of);
+		status = memory_tracker_build(&model->memory, analysis, finish_role_of,
+					      model->config.native_namer);
 		analysis->memory.machine_bytes = model->procs.machine_memory_bytes;
 		build_gc(model, analysis);
 	}

@@ -416,9 +416,31 @@ static struct po_memory summarize(const struct po_memory_tracker *t)
 	return memory;
 }
 
-enum po_status memory_tracker_build(const struct po_memory_tracker *t, struct po_analysis *analysis,
-				    enum po_role (*role_of)(const struct po_analysis *, int32_t))
+/* The call of a located site, named by the namer into the analysis arena. */
+static enum po_status name_site(struct po_native_namer namer, struct po_arena *arena,
+				struct po_mem_site *site)
 {
+	struct po_native_call call = {.line = -1};
+	enum po_status status =
+	    namer.name_call(namer.ctx, site->object, site->build_id, site->offset, &call);
+
+	if (status != PO_STATUS_OK)
+		return status;
+	site->symbol = call.function ? po_arena_strdup(arena, call.function) : NULL;
+	site->source_file = call.file ? po_arena_strdup(arena, call.file) : NULL;
+	site->source_line = site->source_file ? call.line : -1;
+	site->symbol_note = call.note;
+	if ((call.function && !site->symbol) || (call.file && !site->source_file))
+		return PO_STATUS_NOMEM;
+	return PO_STATUS_OK;
+}
+
+enum po_status memory_tracker_build(const struct po_memory_tracker *t, struct po_analysis *analysis,
+				    enum po_role (*role_of)(const struct po_analysis *, int32_t),
+				    struct po_native_namer namer)
+{
+	enum po_status status = PO_STATUS_OK;
+
 	struct po_mem_site *sites = calloc(t->site_count + 1, sizeof(*sites));
 
 	if (!sites)
@@ -434,5 +456,8 @@ enum po_status memory_tracker_build(const struct po_memory_tracker *t, struct po
 	analysis->mem_sites = sites;
 	analysis->mem_site_count = t->site_count;
 	po_sort(sites, t->site_count, sizeof(*sites), compare_sites);
-	return PO_STATUS_OK;
+	for (size_t i = 0; namer.name_call && status == PO_STATUS_OK && i < t->site_count; i++)
+		if (sites[i].object)
+			status = name_site(namer, analysis->arena, &sites[i]);
+	return status;
 }

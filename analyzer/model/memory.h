@@ -19,6 +19,7 @@
 #include "binmap.h"
 #include "event.h"
 #include "map.h"
+#include "model.h"
 #include "result.h"
 #include "saturate.h"
 
@@ -84,10 +85,12 @@ int64_t memory_tracker_gpu_live(const struct po_memory_tracker *tracker);
 
 /*
  * Fills analysis->memory and analysis->mem_sites (sorted, each with its role from
- * role_of) from what was consumed so far; the tracker is not changed.
+ * role_of, and the located ones named by namer.name_call when it is set) from what was
+ * consumed so far; the tracker is not changed.
  */
-enum po_status
-memory_tracker_build(const struct po_memory_tracker *tracker, struct po_analysis *analysis,
-		     enum po_role (*role_of)(const struct po_analysis *, int32_t)) PO_NODISCARD;
+enum po_status memory_tracker_build(const struct po_memory_tracker *tracker,
+				    struct po_analysis *analysis,
+				    enum po_role (*role_of)(const struct po_analysis *, int32_t),
+				    struct po_native_namer namer) PO_NODISCARD;
 
 #endif /* PO_MODEL_MEMORY_H */

@@ -34,9 +34,25 @@ struct po_native_name {
 	int32_t line;
 };
 
+/*
+ * An allocation site's call (result.h, po_mem_site), named: the function holding the call
+ * whose return address lies at offset, the call's source file and line (NULL, -1 without
+ * line information), and when the function is not known, why (note: static text, or NULL
+ * when the object has no symbol there). Strings as for po_native_name.
+ */
+struct po_native_call {
+	const char *function;
+	const char *file;
+	int64_t line;
+	const char *note;
+};
+
 struct po_native_namer {
 	enum po_status (*name)(void *ctx, const char *path, const char *build_id, uint64_t offset,
 			       bool interrupted, struct po_native_name *out);
+	/* Allocation sites, when finish builds them; NULL: sites keep their object only. */
+	enum po_status (*name_call)(void *ctx, const char *path, const char *build_id,
+				    uint64_t offset, struct po_native_call *out);
 	void *ctx; /* weak: the caller's, alive until the model is finished */
 };
 
@@ -83,7 +99,10 @@ struct po_model_config {
 	 * default (INT64_MIN, INT64_MAX).
 	 */
 	int64_t steps_after_ns, steps_until_ns;
-	/* Names native frames by function; name NULL (the default): by their object only. */
+	/*
+	 * Names native frames and allocation sites by function; name and name_call NULL (the
+	 * default): by their object only.
+	 */
 	struct po_native_namer native_namer;
 };
 

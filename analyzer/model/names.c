@@ -86,7 +86,8 @@ void po_analysis_destroy(struct po_analysis *analysis)
 	free(analysis->discard_windows);
 	free(analysis->excluded_processes);
 	free(analysis->missing_windows);
-	free(analysis->rule_changes);
+	free(analysis->diagnosis.rule_changes);
+	free(analysis->diagnosis.warnings);
 	free(analysis->warnings);
 	free(analysis->processes);
 	free(analysis->threads);
@@ -103,20 +104,45 @@ void po_analysis_destroy(struct po_analysis *analysis)
 	free(analysis);
 }
 
-enum po_status po_analysis_add_warning(struct po_analysis *analysis, const char *code,
-				       const char *text)
+/* Appends a warning to a list (owned), its code and text copied into the arena. */
+static enum po_status add_warning(struct po_arena *arena, struct po_warning **warnings,
+				  size_t *count, const char *code, const char *text)
 {
-	struct po_warning *grown =
-	    realloc(analysis->warnings, (analysis->warning_count + 1) * sizeof(*grown));
+	struct po_warning *grown = realloc(*warnings, (*count + 1) * sizeof(*grown));
 	const char *code_copy, *text_copy;
 
 	if (!grown)
 		return PO_STATUS_NOMEM;
-	analysis->warnings = grown;
-	code_copy = po_arena_strdup(analysis->arena, code);
-	text_copy = po_arena_strdup(analysis->arena, text);
+	*warnings = grown;
+	code_copy = po_arena_strdup(arena, code);
+	text_copy = po_arena_strdup(arena, text);
 	if (!code_copy || !text_copy)
 		return PO_STATUS_NOMEM;
-	grown[analysis->warning_count++] = (struct po_warning){code_copy, text_copy};
+	grown[(*count)++] = (struct po_warning){code_copy, text_copy};
 	return PO_STATUS_OK;
+}
+
+enum po_status po_analysis_add_warning(struct po_analysis *analysis, const char *code,
+				       const char *text)
+{
+	return add_warning(analysis->arena, &analysis->warnings, &analysis->warning_count, code,
+			   text);
+}
+
+enum po_status po_diagnosis_add_warning(struct po_diagnosis *diagnosis, struct po_arena *arena,
+					const char *code, const char *text)
+{
+	return add_warning(arena, &diagnosis->warnings, &diagnosis->warning_count, code, text);
+}
+
+size_t po_analysis_warning_count(const struct po_analysis *analysis)
+{
+	return analysis->warning_count + analysis->diagnosis.warning_count;
+}
+
+const struct po_warning *po_analysis_warning(const struct po_analysis *analysis, size_t i)
+{
+	if (i < analysis->warning_count)
+		return &analysis->warnings[i];
+	return &analysis->diagnosis.warnings[i - analysis->warning_count];
 }

@@ -946,6 +946,50 @@ struct po_live_alert_note {
 
 #include "model/distributed.h"
 
+/*
+ * The diagnosis of a run: what the detectors (analyzer/detect, po_detect_run) conclude from
+ * the model's result, and what the program adds to it afterwards (the comparison with a
+ * baseline, the live view's alerts). The detectors write this and nothing else of the
+ * analysis: they see the model's result as const (det_ctx). Every string and array in it is
+ * in the analysis arena, except rule_changes (owned, freed by po_analysis_destroy).
+ */
+struct po_diagnosis {
+	struct po_steady_stats steady; /* the steady steps' statistics */
+	struct po_gpu_work gpu_work;   /* the steady steps' GPU work */
+	/*
+	 * The input-bound finding's cause and the category of the pipeline stage it names
+	 * as the bottleneck (the copy for slow-h2d, else the slowest loader stage), for the
+	 * pipeline graph; PO_INPUT_CAUSE_NONE and has_bottleneck false without the finding.
+	 */
+	enum po_input_cause input_cause;
+	bool has_bottleneck;
+	enum po_category bottleneck;
+	struct po_growth_line growth_lines[2]; /* host, GPU: growth findings' lines */
+	struct po_rule_change *rule_changes;   /* the rules in effect that are not the defaults */
+	size_t rule_change_count;
+	/* Warnings of the detectors' own (busy-machine), after the model's (analysis->warnings) */
+	struct po_warning *warnings;
+	size_t warning_count;
+
+	struct po_finding *findings; /* sorted by severity, then id */
+	size_t finding_count;
+	enum po_verdict verdict;
+	/* weak: in the arena; the verdict's cause in words when a finding names it, else NULL */
+	const char *verdict_reason;
+
+	/* weak: in the arena; set by --baseline (analyzer/compare/compare.h), else NULL */
+	const struct po_comparison *comparison;
+	/* After profopt-analyze --live: its alerts, in order; live false offline. */
+	bool live;
+	struct po_live_alert_note *live_alerts; /* in the arena */
+	size_t live_alert_count;
+};
+
+/*
+ * An analysis: the model's result, which po_model_finish() (analyzer/model) builds and
+ * nothing changes afterwards, and its diagnosis (struct po_diagnosis), which the detectors
+ * and the program write. The renderers read both and write neither.
+ */
 struct po_analysis {
 	struct po_arena *arena; /* owned: every string below */
 
@@ -964,20 +1008,7 @@ struct po_analysis {
 	struct po_warning *warnings;
 	size_t warning_count;
 
-	struct po_steady_stats steady; /* filled by the detectors (po_detect_run) */
-	struct po_gpu_work gpu_work;   /* likewise */
-	/*
-	 * The input-bound finding's cause and the category of the pipeline stage it names
-	 * as the bottleneck (the copy for slow-h2d, else the slowest loader stage), for the
-	 * pipeline graph; PO_INPUT_CAUSE_NONE and has_bottleneck false without the finding.
-	 */
-	enum po_input_cause input_cause;
-	bool has_bottleneck;
-	enum po_category bottleneck;
-	struct po_pipeline_stats pipeline;     /* the pipeline graph's numbers (finish.c) */
-	struct po_growth_line growth_lines[2]; /* host, GPU: growth findings' lines (detect) */
-	struct po_rule_change *rule_changes;   /* the rules in effect that are not the defaults */
-	size_t rule_change_count;
+	struct po_pipeline_stats pipeline;	   /* the pipeline graph's numbers (finish.c) */
 	struct po_missing_window *missing_windows; /* in the order they were noted */
 	size_t missing_window_count;
 	struct po_excluded_process *excluded_processes; /* in the order they appeared */
@@ -1054,20 +1085,6 @@ struct po_analysis {
 	size_t detail_count;
 
 	/*
-	 * Filled by the detectors. The findings array and every string and array inside it
-	 * are allocated from analysis->arena (po_arena_alloc), never with malloc:
-	 * po_analysis_destroy() frees them with the arena.
-	 */
-	struct po_finding *findings; /* sorted by severity, then id */
-	size_t finding_count;
-	enum po_verdict verdict;
-	/* weak: in the arena; the verdict's cause in words when a finding names it, else NULL */
-	const char *verdict_reason;
-
-	/* weak: in the arena; set by --baseline (analyzer/compare/compare.h), else NULL */
-	const struct po_comparison *comparison;
-
-	/*
 	 * The training loop when the events ended (for a live snapshot: now): whether a step
 	 * was open, and what its thread was doing since when, e.g. waiting for data since the
 	 * batch that never came. step_open false between steps and after a clean end.
@@ -1081,10 +1098,7 @@ struct po_analysis {
 	/* The ranks of a distributed job (distributed.h), in the arena; NULL without any. */
 	struct po_distributed *distributed;
 
-	/* After profopt-analyze --live: its alerts, in order; live false offline. */
-	bool live;
-	struct po_live_alert_note *live_alerts; /* in the arena */
-	size_t live_alert_count;
+	struct po_diagnosis diagnosis; /* po_detect_run's, and the program's */
 };
 
 /*
@@ -1110,5 +1124,14 @@ enum po_status po_analysis_steps_check(const struct po_analysis *analysis,
 /* Appends a trace-quality warning; code and text are copied into the analysis arena. */
 enum po_status po_analysis_add_warning(struct po_analysis *analysis, const char *code,
 				       const char *text);
+/* The same for the detectors' own warnings (diagnosis->warnings), into arena. */
+enum po_status po_diagnosis_add_warning(struct po_diagnosis *diagnosis, struct po_arena *arena,
+					const char *code, const char *text);
+/*
+ * Every warning of an analysis, the model's then the diagnosis's: what the reports list.
+ * po_analysis_warning(analysis, i) for i < po_analysis_warning_count(analysis).
+ */
+size_t po_analysis_warning_count(const struct po_analysis *analysis);
+const struct po_warning *po_analysis_warning(const struct po_analysis *analysis, size_t i);
 
 #endif /* PO_RESULT_H */

@@ -260,34 +260,3 @@ enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const ch
 		symbol->file = NULL;
 	return PO_STATUS_OK;
 }
-
-static enum po_status resolve_site(struct po_symbolizer *symbolizer, struct po_mem_site *site)
-{
-	struct po_symbol symbol;
-	enum po_status status =
-	    po_symbolizer_lookup(symbolizer, site->object, site->build_id, site->offset, &symbol);
-
-	if (status != PO_STATUS_OK)
-		return status;
-	site->symbol = symbol.function;
-	site->source_file = symbol.file;
-	site->source_line = symbol.line;
-	site->symbol_note = symbol.note;
-	return PO_STATUS_OK;
-}
-
-enum po_status po_symbols_resolve(struct po_analysis *analysis, struct po_error *err)
-{
-	struct po_symbolizer *symbolizer = po_symbolizer_create(analysis->arena);
-	enum po_status status = symbolizer ? PO_STATUS_OK : PO_STATUS_NOMEM;
-
-	for (size_t i = 0; status == PO_STATUS_OK && i < analysis->mem_site_count; i++) {
-		if (analysis->mem_sites[i].object)
-			status = resolve_site(symbolizer, &analysis->mem_sites[i]);
-	}
-	po_symbolizer_destroy(symbolizer);
-	if (status != PO_STATUS_OK)
-		po_error_set(err, "Failed to name the allocation sites: %s",
-			     po_status_description(status));
-	return status;
-}

@@ -1,5 +1,7 @@
 /*
- * symbols.h: names allocation sites offline, after the model and before the detectors. A
+ * symbols.h: names native code offline, for the model (profopt-analyze hands it a
+ * po_native_namer over these lookups: the model names the function samples' frames as it
+ * reads them and the allocation sites when it finishes, so its result is complete there). A
  * site located in a mapped object (path, offset) gets the function holding the call from
  * the object's ELF symbol tables (.symtab, else .dynsym) and, where DWARF line information
  * exists (in the object or its separate debug file), the source file and line. Each object
@@ -14,8 +16,6 @@
 
 #include "common/arena.h"
 #include "common/status.h"
-
-struct po_analysis;
 
 /* What a lookup found. Strings are weak: in the arena given at create, or static text. */
 struct po_symbol {
@@ -49,8 +49,5 @@ enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char
 enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const char *path,
 				      const char *build_id, uint64_t offset, bool interrupted,
 				      struct po_symbol *symbol) PO_NODISCARD;
-
-/* Fills symbol, source_file, source_line and symbol_note of every located site. */
-enum po_status po_symbols_resolve(struct po_analysis *analysis, struct po_error *err) PO_NODISCARD;
 
 #endif /* PO_SYMBOLS_H */

@@ -156,8 +156,9 @@ enum po_status po_render_merged_json(const struct po_analysis *analysis,
 	po_json_write_kv_int(&writer, "step_stride", analysis->distributed->step_stride);
 	po_json_write_end_object(&writer);
 	po_json_write_kv_string(&writer, "schema", PO_MERGED_SCHEMA);
-	po_json_write_kv_string(&writer, "verdict", po_json_verdict_name(analysis->verdict));
-	po_json_write_kv_string(&writer, "verdict_reason", analysis->verdict_reason);
+	po_json_write_kv_string(&writer, "verdict",
+				po_json_verdict_name(analysis->diagnosis.verdict));
+	po_json_write_kv_string(&writer, "verdict_reason", analysis->diagnosis.verdict_reason);
 	po_json_write_end_object(&writer);
 	return po_json_writer_close(&writer, err);
 }

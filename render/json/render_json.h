@@ -49,7 +49,7 @@ void po_render_round_parts_us(const double parts_ns[PO_CATEGORY_COUNT], double t
 			      int64_t parts_us[PO_CATEGORY_COUNT], int64_t *total_us);
 /*
  * The "comparison" member of summary.json (comparison_json.c): how this run differs from
- * the --baseline run. Written only when analysis->comparison is set.
+ * the --baseline run. Written only when analysis->diagnosis.comparison is set.
  */
 struct po_comparison;
 void po_render_comparison_json(struct po_json_writer *writer,

@@ -231,8 +231,8 @@ static enum po_status write_findings(struct summary *summary, struct po_error *e
 
 	po_json_write_key(writer, PO_SK_FINDINGS);
 	po_json_write_begin_array(writer);
-	for (i = 0; i < summary->analysis->finding_count; i++) {
-		const struct po_finding *finding = &summary->analysis->findings[i];
+	for (i = 0; i < summary->analysis->diagnosis.finding_count; i++) {
+		const struct po_finding *finding = &summary->analysis->diagnosis.findings[i];
 
 		po_json_write_begin_object(writer);
 		po_json_write_kv_double(writer, "confidence", finding->confidence, 2);
@@ -455,7 +455,7 @@ static void write_gpu(struct summary *summary)
 /* The steady steps' GPU work per step (result.h, struct po_gpu_work). */
 static void write_gpu_work(struct summary *summary)
 {
-	const struct po_gpu_work *work = &summary->analysis->gpu_work;
+	const struct po_gpu_work *work = &summary->analysis->diagnosis.gpu_work;
 	struct po_json_writer *writer = summary->writer;
 
 	po_json_write_key(writer, "gpu_work");
@@ -865,10 +865,10 @@ static void write_warnings(struct po_json_writer *writer, const struct po_analys
 
 	po_json_write_key(writer, "warnings");
 	po_json_write_begin_array(writer);
-	for (i = 0; i < analysis->warning_count; i++) {
+	for (i = 0; i < po_analysis_warning_count(analysis); i++) {
 		po_json_write_begin_object(writer);
-		po_json_write_kv_string(writer, "code", analysis->warnings[i].code);
-		po_json_write_kv_string(writer, "text", analysis->warnings[i].text);
+		po_json_write_kv_string(writer, "code", po_analysis_warning(analysis, i)->code);
+		po_json_write_kv_string(writer, "text", po_analysis_warning(analysis, i)->text);
 		po_json_write_end_object(writer);
 	}
 	po_json_write_end_array(writer);
@@ -1021,7 +1021,7 @@ static void write_workers(struct summary *summary)
 /* The steady steps and the shares of the headline, as the detectors measured them. */
 static void write_steady(struct summary *summary)
 {
-	const struct po_steady_stats *steady = &summary->analysis->steady;
+	const struct po_steady_stats *steady = &summary->analysis->diagnosis.steady;
 	struct po_json_writer *writer = summary->writer;
 
 	po_json_write_key(writer, PO_SK_STEADY);
@@ -1049,8 +1049,8 @@ static void write_rules(struct summary *summary)
 
 	po_json_write_key(writer, "rules_changed");
 	po_json_write_begin_array(writer);
-	for (size_t i = 0; i < analysis->rule_change_count; i++) {
-		const struct po_rule_change *change = &analysis->rule_changes[i];
+	for (size_t i = 0; i < analysis->diagnosis.rule_change_count; i++) {
+		const struct po_rule_change *change = &analysis->diagnosis.rule_changes[i];
 
 		po_json_write_begin_object(writer);
 		po_json_write_kv_double(writer, "default", change->default_value, 3);
@@ -1067,8 +1067,8 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 
 	po_json_write_begin_object(writer);
 	write_breakdown(summary);
-	if (summary->analysis->comparison)
-		po_render_comparison_json(writer, summary->analysis->comparison);
+	if (summary->analysis->diagnosis.comparison)
+		po_render_comparison_json(writer, summary->analysis->diagnosis.comparison);
 	po_render_ranks_json(writer, summary->analysis);
 	if (write_findings(summary, err) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
@@ -1087,8 +1087,9 @@ static enum po_status write_document(struct summary *summary, struct po_error *e
 	write_step_stats(summary);
 	write_trace(summary);
 	po_json_write_kv_string(writer, PO_SK_VERDICT,
-				po_json_verdict_name(summary->analysis->verdict));
-	po_json_write_kv_string(writer, "verdict_reason", summary->analysis->verdict_reason);
+				po_json_verdict_name(summary->analysis->diagnosis.verdict));
+	po_json_write_kv_string(writer, "verdict_reason",
+				summary->analysis->diagnosis.verdict_reason);
 	write_workers(summary);
 	po_json_write_end_object(writer);
 	return po_analysis_steps_check(summary->analysis, err); /* steps read back intact */

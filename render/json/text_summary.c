@@ -37,16 +37,16 @@ static void print_quality(const struct po_analysis *analysis, FILE *out)
 	const struct po_quality *quality = &analysis->quality;
 	size_t i;
 
-	if (!analysis->warning_count && !quality->partial)
+	if (!po_analysis_warning_count(analysis) && !quality->partial)
 		return;
 	fputs("Trace quality:\n", out);
 	if (quality->partial)
 		fputs("  partial: part of the trace was left out, unreadable or damaged\n", out);
-	for (i = 0; i < analysis->warning_count; i++) {
+	for (i = 0; i < po_analysis_warning_count(analysis); i++) {
 		fputs("  ", out);
-		put_text(out, analysis->warnings[i].code);
+		put_text(out, po_analysis_warning(analysis, i)->code);
 		fputs(": ", out);
-		put_text(out, analysis->warnings[i].text);
+		put_text(out, po_analysis_warning(analysis, i)->text);
 		fputc('\n', out);
 	}
 }
@@ -58,7 +58,7 @@ static void print_quality(const struct po_analysis *analysis, FILE *out)
  */
 static void print_steady(const struct po_analysis *analysis, FILE *out)
 {
-	const struct po_steady_stats *steady = &analysis->steady;
+	const struct po_steady_stats *steady = &analysis->diagnosis.steady;
 
 	if (steady->count <= 0 || isnan(steady->mean_ns))
 		return;
@@ -155,13 +155,13 @@ static void print_findings(const struct po_analysis *analysis, FILE *out)
 {
 	size_t i;
 
-	if (!analysis->finding_count) {
+	if (!analysis->diagnosis.finding_count) {
 		fputs("Findings: none\n", out);
 		return;
 	}
-	fprintf(out, "Findings (%zu):\n", analysis->finding_count);
-	for (i = 0; i < analysis->finding_count && i < PO_TEXT_MAX_FINDINGS; i++) {
-		const struct po_finding *finding = &analysis->findings[i];
+	fprintf(out, "Findings (%zu):\n", analysis->diagnosis.finding_count);
+	for (i = 0; i < analysis->diagnosis.finding_count && i < PO_TEXT_MAX_FINDINGS; i++) {
+		const struct po_finding *finding = &analysis->diagnosis.findings[i];
 
 		fprintf(out,
 			"  %-8s %s (confidence %.2f): ", po_json_severity_name(finding->severity),
@@ -172,9 +172,9 @@ static void print_findings(const struct po_analysis *analysis, FILE *out)
 		for (size_t r = 0; r < finding->recommendation_count; r++)
 			print_recommendation(&finding->recommendations[r], out);
 	}
-	if (analysis->finding_count > PO_TEXT_MAX_FINDINGS)
+	if (analysis->diagnosis.finding_count > PO_TEXT_MAX_FINDINGS)
 		fprintf(out, "  ... %zu more in summary.json\n",
-			analysis->finding_count - PO_TEXT_MAX_FINDINGS);
+			analysis->diagnosis.finding_count - PO_TEXT_MAX_FINDINGS);
 }
 
 /* How the run ended, when it did not end cleanly: said before the verdict it qualifies. */
@@ -199,9 +199,9 @@ void po_render_text_summary(const struct po_analysis *analysis, FILE *out)
 {
 	print_quality(analysis, out);
 	print_ending(analysis, out);
-	fprintf(out, "Verdict: %s", po_json_verdict_name(analysis->verdict));
-	if (analysis->verdict_reason)
-		fprintf(out, " (%s)", analysis->verdict_reason);
+	fprintf(out, "Verdict: %s", po_json_verdict_name(analysis->diagnosis.verdict));
+	if (analysis->diagnosis.verdict_reason)
+		fprintf(out, " (%s)", analysis->diagnosis.verdict_reason);
 	fputc('\n', out);
 	print_steps(analysis, out);
 	print_breakdown(analysis, out);

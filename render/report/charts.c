@@ -492,7 +492,7 @@ void po_chart_memory(cairo_t *cr, const struct po_chart *chart)
 	int64_t highest;
 
 	for (int i = 0; i < 2; i++) {
-		const struct po_growth_line *line = &analysis->growth_lines[i];
+		const struct po_growth_line *line = &analysis->diagnosis.growth_lines[i];
 
 		if (!line->present || (unsigned)line->series > PO_GROWTH_GPU_ALLOCS)
 			continue;
@@ -642,7 +642,7 @@ static void comparison_charts_add(struct po_chart_list *list, const struct po_an
 {
 	chart_add(list, analysis, "comparison-breakdown.svg",
 		  "Step time breakdown: baseline and this run",
-		  po_chart_compare_breakdown_height(analysis->comparison),
+		  po_chart_compare_breakdown_height(analysis->diagnosis.comparison),
 		  po_chart_compare_breakdown)
 	    ->comparison = true;
 	chart_add(list, analysis, "comparison-latency.svg", "Step latency: baseline and this run",
@@ -690,7 +690,7 @@ enum po_status po_report_charts_create(const struct po_analysis *analysis,
 			  po_chart_flame)
 		    ->flame = flame;
 	}
-	if (analysis->comparison)
+	if (analysis->diagnosis.comparison)
 		comparison_charts_add(list, analysis);
 	return PO_STATUS_OK;
 }

@@ -83,7 +83,7 @@ static void draw_breakdown_row(cairo_t *cr, const struct po_chart *chart,
 /* "baseline: LABEL (N steps)" and "this run (N steps)" in the runs' colors. */
 static void draw_run_legend(cairo_t *cr, const struct po_chart *chart, double x, double y)
 {
-	const struct po_comparison *comparison = chart->analysis->comparison;
+	const struct po_comparison *comparison = chart->analysis->diagnosis.comparison;
 	char label[PO_REPORT_TEXT_MAX], baseline[PO_REPORT_TEXT_MAX + 48], current[48];
 	const char *labels[2] = {baseline, current};
 	const uint32_t colors[2] = {PO_COLOR_BASELINE, PO_COLOR_NEW};
@@ -97,7 +97,7 @@ static void draw_run_legend(cairo_t *cr, const struct po_chart *chart, double x,
 
 void po_chart_compare_breakdown(cairo_t *cr, const struct po_chart *chart)
 {
-	const struct po_comparison *comparison = chart->analysis->comparison;
+	const struct po_comparison *comparison = chart->analysis->diagnosis.comparison;
 	struct po_text_style title = {7.5, false, PO_COLOR_MUTED, PO_ALIGN_LEFT, 0};
 	const struct po_metric_change *rows[PO_CATEGORY_COUNT];
 	size_t count = comparison ? breakdown_rows(comparison, rows) : 0;
@@ -239,7 +239,7 @@ static void draw_median(cairo_t *cr, const struct latency_axes *axes, double ms,
 
 void po_chart_compare_histogram(cairo_t *cr, const struct po_chart *chart)
 {
-	const struct po_comparison *comparison = chart->analysis->comparison;
+	const struct po_comparison *comparison = chart->analysis->diagnosis.comparison;
 	const struct po_metric_change *p50 =
 	    comparison ? po_cmp_find_metric(comparison, PO_CMP_STEPS_P50) : NULL;
 	struct latency_axes axes = {

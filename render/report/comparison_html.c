@@ -173,7 +173,7 @@ static enum po_status fill_charts(struct po_html *html, xmlNodePtr parent, struc
 
 enum po_status po_html_fill_comparison(struct po_html *html, struct po_error *err)
 {
-	const struct po_comparison *comparison = html->analysis->comparison;
+	const struct po_comparison *comparison = html->analysis->diagnosis.comparison;
 	xmlNodePtr parent = po_html_find(html, "comparison");
 	enum po_status status = PO_STATUS_OK;
 	int number = 0;

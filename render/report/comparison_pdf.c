@@ -138,7 +138,7 @@ static void summary_lines(struct po_page *page, const struct po_comparison *comp
 
 void po_pdf_comparison(struct po_page *page, const struct po_chart_list *charts)
 {
-	const struct po_comparison *comparison = page->analysis->comparison;
+	const struct po_comparison *comparison = page->analysis->diagnosis.comparison;
 
 	po_page_break(page);
 	po_page_heading(page, "Comparison with the baseline");

@@ -242,7 +242,7 @@ static void work_table(struct po_html *html, xmlNodePtr parent)
 {
 	static const char *const headers[] = {"Class of work", "Time per step", "Share",
 					      "Count per step"};
-	const struct po_gpu_work *work = &html->analysis->gpu_work;
+	const struct po_gpu_work *work = &html->analysis->diagnosis.gpu_work;
 	xmlNodePtr body;
 	char line[512], precisions[256] = "";
 	size_t used = 0;
@@ -325,7 +325,7 @@ static enum po_status fill_gpu(struct po_html *html, struct po_error *err)
 	gpu_table(html, parent);
 	if (devices_described(html->analysis))
 		device_table(html, parent);
-	if (html->analysis->gpu_work.present)
+	if (html->analysis->diagnosis.gpu_work.present)
 		work_table(html, parent);
 	kernels_table(html, parent);
 	return status;

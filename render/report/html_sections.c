@@ -62,11 +62,11 @@ static void fill_kpis(struct po_html *html, xmlNodePtr parent)
 	else
 		snprintf(value, sizeof(value), "n/a");
 	add_kpi(html, kpis, value, "samples per second");
-	po_report_fmt_pct(po_report_steady_share(html->analysis->steady.gpu_busy_pct), value,
-			  sizeof(value));
+	po_report_fmt_pct(po_report_steady_share(html->analysis->diagnosis.steady.gpu_busy_pct),
+			  value, sizeof(value));
 	add_kpi(html, kpis, value, "GPU busy");
-	po_report_fmt_pct(po_report_steady_share(html->analysis->steady.input_wait_pct), value,
-			  sizeof(value));
+	po_report_fmt_pct(po_report_steady_share(html->analysis->diagnosis.steady.input_wait_pct),
+			  value, sizeof(value));
 	add_kpi(html, kpis, value, "of each step waiting for input");
 }
 
@@ -79,17 +79,18 @@ static void fill_verdict(struct po_html *html)
 	if (!section)
 		return;
 	snprintf(class_name, sizeof(class_name), "verdict-card verdict-%s",
-		 po_report_verdict_key(html->analysis->verdict));
+		 po_report_verdict_key(html->analysis->diagnosis.verdict));
 	card = po_html_el(html, section, "div", class_name, NULL);
 	po_html_el(html, card, "p", "eyebrow", "Verdict");
 	po_html_el(html, card, "p", "verdict-title",
-		   po_report_verdict_title(html->analysis->verdict));
+		   po_report_verdict_title(html->analysis->diagnosis.verdict));
 	po_html_el(html, card, "p", "verdict-text",
-		   po_report_verdict_sentence(html->analysis->verdict));
-	if (html->analysis->verdict_reason) {
+		   po_report_verdict_sentence(html->analysis->diagnosis.verdict));
+	if (html->analysis->diagnosis.verdict_reason) {
 		char reason[256];
 
-		snprintf(reason, sizeof(reason), "Here %s.", html->analysis->verdict_reason);
+		snprintf(reason, sizeof(reason), "Here %s.",
+			 html->analysis->diagnosis.verdict_reason);
 		po_html_el(html, card, "p", "verdict-text", reason);
 	}
 	fill_kpis(html, section);
@@ -194,11 +195,11 @@ static void fill_findings(struct po_html *html)
 
 	if (!parent)
 		return;
-	if (html->analysis->finding_count == 0)
+	if (html->analysis->diagnosis.finding_count == 0)
 		po_html_el(html, parent, "p", "empty",
 			   "No finding: no rule crossed its detection threshold.");
-	for (size_t i = 0; i < html->analysis->finding_count; i++)
-		fill_finding(html, parent, &html->analysis->findings[i]);
+	for (size_t i = 0; i < html->analysis->diagnosis.finding_count; i++)
+		fill_finding(html, parent, &html->analysis->diagnosis.findings[i]);
 }
 
 static void quality_row(struct po_html *html, xmlNodePtr body, const char *what, const char *value)
@@ -269,14 +270,16 @@ static void fill_quality(struct po_html *html)
 			   "The GPU collector dropped activity records (see the warnings): GPU "
 			   "busy time is a lower bound.");
 	fill_quality_table(html, parent);
-	if (html->analysis->warning_count == 0)
+	if (po_analysis_warning_count(html->analysis) == 0)
 		return;
 	parent = po_html_el(html, parent, "ul", "warnings", NULL);
-	for (size_t i = 0; i < html->analysis->warning_count && i < 50; i++) {
+	for (size_t i = 0; i < po_analysis_warning_count(html->analysis) && i < 50; i++) {
 		xmlNodePtr item = po_html_el(html, parent, "li", NULL, NULL);
 
-		po_html_label(html, item, "code", NULL, html->analysis->warnings[i].code, 40);
-		po_html_label(html, item, "span", NULL, html->analysis->warnings[i].text, 400);
+		po_html_label(html, item, "code", NULL,
+			      po_analysis_warning(html->analysis, i)->code, 40);
+		po_html_label(html, item, "span", NULL,
+			      po_analysis_warning(html->analysis, i)->text, 400);
 	}
 }
 
@@ -349,21 +352,21 @@ void po_html_fill_alerts(struct po_html *html)
 	xmlNodePtr parent = po_html_find(html, "alerts"), body;
 	char text[32];
 
-	if (!analysis->live) {
+	if (!analysis->diagnosis.live) {
 		po_html_remove(html, "alerts-link");
 		po_html_remove(html, "alerts-section");
 		return;
 	}
 	if (!parent)
 		return;
-	if (!analysis->live_alert_count) {
+	if (!analysis->diagnosis.live_alert_count) {
 		po_html_el(html, parent, "p", "note note-ok",
 			   "No alert was raised while the run recorded.");
 		return;
 	}
 	body = po_html_table(html, parent, "data", headers, 4, 0x1);
-	for (size_t i = 0; i < analysis->live_alert_count && i < 500; i++) {
-		const struct po_live_alert_note *note = &analysis->live_alerts[i];
+	for (size_t i = 0; i < analysis->diagnosis.live_alert_count && i < 500; i++) {
+		const struct po_live_alert_note *note = &analysis->diagnosis.live_alerts[i];
 		xmlNodePtr row = po_html_el(html, body, "tr", NULL, NULL);
 
 		snprintf(text, sizeof(text), "+%.1f s", note->at_s);

@@ -98,10 +98,10 @@ static void title_numbers(struct po_page *page)
 		snprintf(values[3], sizeof(values[3]), "%.1f", stats->samples_per_s);
 	else
 		snprintf(values[3], sizeof(values[3]), "n/a");
-	po_report_fmt_pct(po_report_steady_share(page->analysis->steady.gpu_busy_pct), values[4],
-			  sizeof(values[4]));
-	po_report_fmt_pct(po_report_steady_share(page->analysis->steady.input_wait_pct), values[5],
-			  sizeof(values[5]));
+	po_report_fmt_pct(po_report_steady_share(page->analysis->diagnosis.steady.gpu_busy_pct),
+			  values[4], sizeof(values[4]));
+	po_report_fmt_pct(po_report_steady_share(page->analysis->diagnosis.steady.input_wait_pct),
+			  values[5], sizeof(values[5]));
 	for (int i = 0; i < 6; i++)
 		key_number(page, MARGIN + (i % 3) * 170, page->y + (i / 3) * 58, labels[i],
 			   values[i]);
@@ -124,11 +124,11 @@ static void title_page(struct po_page *page)
 	page->y += 40;
 	po_page_text(page, "Verdict", 10, true, PO_COLOR_MUTED, 0);
 	page->y += 4;
-	po_page_text(page, po_report_verdict_title(analysis->verdict), 34, true, PO_COLOR_ACCENT,
-		     0);
+	po_page_text(page, po_report_verdict_title(analysis->diagnosis.verdict), 34, true,
+		     PO_COLOR_ACCENT, 0);
 	page->y += 8;
-	po_page_text(page, po_report_verdict_sentence(analysis->verdict), 12, false, PO_COLOR_INK,
-		     0);
+	po_page_text(page, po_report_verdict_sentence(analysis->diagnosis.verdict), 12, false,
+		     PO_COLOR_INK, 0);
 	page->y += 36;
 	title_numbers(page);
 	page->y += 20;
@@ -140,11 +140,11 @@ static void title_findings(struct po_page *page)
 
 	po_page_text(page, "Top findings", 12, true, PO_COLOR_INK, 0);
 	page->y += 6;
-	if (page->analysis->finding_count == 0)
+	if (page->analysis->diagnosis.finding_count == 0)
 		po_page_text(page, "No finding: nothing crossed a detection threshold.", 10, false,
 			     PO_COLOR_MUTED, 0);
-	for (size_t i = 0; i < page->analysis->finding_count && i < 5; i++) {
-		const struct po_finding *finding = &page->analysis->findings[i];
+	for (size_t i = 0; i < page->analysis->diagnosis.finding_count && i < 5; i++) {
+		const struct po_finding *finding = &page->analysis->diagnosis.findings[i];
 
 		snprintf(text, sizeof(text), "%s  [%s]", po_report_finding_title(finding->id),
 			 po_report_severity_key(finding->severity));
@@ -262,8 +262,9 @@ static void quality_section(struct po_page *page)
 		 page->analysis->ending_detail ? page->analysis->ending_detail : "",
 		 page->analysis->ending_detail ? ")" : "");
 	po_page_row(page, "how the run ended", text);
-	for (size_t i = 0; i < page->analysis->warning_count; i++) {
-		po_report_clean(page->analysis->warnings[i].text, text, sizeof(text), TEXT_CHARS);
+	for (size_t i = 0; i < po_analysis_warning_count(page->analysis); i++) {
+		po_report_clean(po_analysis_warning(page->analysis, i)->text, text, sizeof(text),
+				TEXT_CHARS);
 		po_page_text(page, text, 9, false, PO_COLOR_ALERT, 0);
 	}
 }
@@ -272,7 +273,7 @@ static void quality_section(struct po_page *page)
 static void gpu_work_section(struct po_page *page)
 {
 	const struct po_analysis *analysis = page->analysis;
-	const struct po_gpu_work *work = &analysis->gpu_work;
+	const struct po_gpu_work *work = &analysis->diagnosis.gpu_work;
 	char text[PO_REPORT_TEXT_MAX * 2], value[3][32];
 
 	if (!work->present)
@@ -372,9 +373,9 @@ static enum po_status draw_pages(struct po_page *page, const struct po_chart_lis
 	title_findings(page);
 	po_page_break(page);
 	po_page_heading(page, "Findings and recommendations");
-	for (size_t i = 0; i < page->analysis->finding_count; i++)
-		finding_block(page, &page->analysis->findings[i]);
-	if (page->analysis->comparison)
+	for (size_t i = 0; i < page->analysis->diagnosis.finding_count; i++)
+		finding_block(page, &page->analysis->diagnosis.findings[i]);
+	if (page->analysis->diagnosis.comparison)
 		po_pdf_comparison(page, charts);
 	po_pdf_ranks(page);
 	po_pdf_hotspots(page);

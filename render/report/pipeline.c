@@ -78,14 +78,14 @@ static double node_mean_ns(const struct po_analysis *analysis, enum pipeline_nod
 	return analysis->step_stats.category_mean_ns[node_table[node].category];
 }
 
-/* The bottleneck the input-bound finding names (analysis->bottleneck), else the node with
+/* The bottleneck the input-bound finding names (analysis->diagnosis.bottleneck), else the node with
  * the most time. */
 static int bottleneck_node(const struct po_analysis *analysis)
 {
 	int best = -1;
 
-	for (int node = 0; analysis->has_bottleneck && node < NODE_COUNT; node++)
-		if (node_table[node].category == analysis->bottleneck)
+	for (int node = 0; analysis->diagnosis.has_bottleneck && node < NODE_COUNT; node++)
+		if (node_table[node].category == analysis->diagnosis.bottleneck)
 			return node;
 	for (int node = 0; node < NODE_COUNT; node++) {
 		double mean = node_mean_ns(analysis, node);

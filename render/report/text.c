@@ -322,9 +322,9 @@ void po_report_detail_reasons(uint32_t reasons, char *out, size_t out_size)
 
 const struct po_finding *po_report_find(const struct po_analysis *analysis, enum po_finding_id id)
 {
-	for (size_t i = 0; i < analysis->finding_count; i++) {
-		if (analysis->findings[i].id == id)
-			return &analysis->findings[i];
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++) {
+		if (analysis->diagnosis.findings[i].id == id)
+			return &analysis->diagnosis.findings[i];
 	}
 	return NULL;
 }

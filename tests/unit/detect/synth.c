@@ -91,7 +91,7 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 	analysis->process_count = 1;
 	analysis->mem_sites = alloc(analysis, MAX_ITEMS * sizeof(struct po_mem_site));
 	analysis->label_stats = alloc(analysis, MAX_ITEMS * sizeof(struct po_label_stat));
-	analysis->verdict = PO_VERDICT_UNKNOWN;
+	analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
 	analysis->step_stats.coverage_pct = 100; /* steps back to back (synth_relayout) */
 	return analysis;
 }
@@ -99,7 +99,8 @@ struct po_analysis *synth_create(size_t step_count, const struct synth_breakdown
 void synth_destroy(struct po_analysis *analysis)
 {
 	po_step_store_destroy(analysis->step_store);
-	free(analysis->rule_changes); /* the detectors' */
+	free(analysis->diagnosis.rule_changes); /* the detectors' */
+	free(analysis->diagnosis.warnings);
 	po_arena_destroy(analysis->arena);
 	free(analysis);
 }
@@ -237,9 +238,9 @@ void synth_mem_site(struct po_analysis *analysis, int32_t pid, enum po_role role
 
 const struct po_finding *synth_finding(const struct po_analysis *analysis, enum po_finding_id id)
 {
-	for (size_t i = 0; i < analysis->finding_count; i++) {
-		if (analysis->findings[i].id == id)
-			return &analysis->findings[i];
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++) {
+		if (analysis->diagnosis.findings[i].id == id)
+			return &analysis->diagnosis.findings[i];
 	}
 	return NULL;
 }

@@ -113,9 +113,9 @@ static void test_fires_on_saturated_cores(void)
 		CHECK(rec && strstr(rec->action, "torch.set_num_threads(1)") != NULL);
 		CHECK(strstr(finding->summary, "held by 3 loader workers") != NULL);
 	}
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_HOST_BOUND);
-	CHECK(analysis->verdict_reason &&
-	      strcmp(analysis->verdict_reason,
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_HOST_BOUND);
+	CHECK(analysis->diagnosis.verdict_reason &&
+	      strcmp(analysis->diagnosis.verdict_reason,
 		     "the training loop waits for CPU held by 3 loader workers") == 0);
 	synth_destroy(analysis);
 }
@@ -382,7 +382,7 @@ static void test_silent_with_idle_cores(void)
 
 	run_detect(analysis);
 	CHECK(synth_finding(analysis, PO_FINDING_CPU_CONTENTION) == NULL);
-	CHECK(analysis->verdict_reason == NULL);
+	CHECK(analysis->diagnosis.verdict_reason == NULL);
 	synth_destroy(analysis);
 }
 

@@ -14,9 +14,9 @@ static struct po_rules rules;
 /* With PO_DETECT_DUMP set, prints the findings, to see what a scenario gives. */
 static void dump(const struct po_analysis *analysis)
 {
-	fprintf(stderr, "verdict %s\n", po_verdict_name(analysis->verdict));
-	for (size_t i = 0; i < analysis->finding_count; i++) {
-		const struct po_finding *f = &analysis->findings[i];
+	fprintf(stderr, "verdict %s\n", po_verdict_name(analysis->diagnosis.verdict));
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++) {
+		const struct po_finding *f = &analysis->diagnosis.findings[i];
 
 		fprintf(stderr, "  %s %s %.2f: %s\n", po_finding_id_name(f->id),
 			po_severity_name(f->severity), f->confidence, f->summary);
@@ -51,16 +51,17 @@ static void run_detect(struct po_analysis *analysis)
 
 static void check_sorted(const struct po_analysis *analysis)
 {
-	for (size_t i = 1; i < analysis->finding_count; i++) {
-		const struct po_finding *a = &analysis->findings[i - 1],
-					*b = &analysis->findings[i];
+	for (size_t i = 1; i < analysis->diagnosis.finding_count; i++) {
+		const struct po_finding *a = &analysis->diagnosis.findings[i - 1],
+					*b = &analysis->diagnosis.findings[i];
 
 		CHECK(a->severity < b->severity || (a->severity == b->severity && a->id <= b->id));
 	}
-	for (size_t i = 0; i < analysis->finding_count; i++) {
-		CHECK(analysis->findings[i].confidence >= 0 &&
-		      analysis->findings[i].confidence <= 1);
-		CHECK(analysis->findings[i].summary && analysis->findings[i].summary[0]);
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++) {
+		CHECK(analysis->diagnosis.findings[i].confidence >= 0 &&
+		      analysis->diagnosis.findings[i].confidence <= 1);
+		CHECK(analysis->diagnosis.findings[i].summary &&
+		      analysis->diagnosis.findings[i].summary[0]);
 	}
 }
 
@@ -106,7 +107,7 @@ static void test_loading_in_main_process(void)
 		CHECK_NEAR(rec->predicted_step_ms, 9.5 + 1.2, 0.01);
 		CHECK_NEAR(rec->predicted_speedup, 25.5 / 10.7, 0.01);
 	}
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_INPUT_BOUND);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_INPUT_BOUND);
 	check_sorted(analysis);
 end:
 	synth_destroy(analysis);
@@ -160,7 +161,7 @@ static void test_too_few_workers(void)
 		CHECK(rec->predicted_speedup > 2.0 && rec->predicted_speedup < 2.4);
 	}
 	CHECK(synth_rec(finding, "persistent_workers") == NULL);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_INPUT_BOUND);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_INPUT_BOUND);
 	CHECK(synth_finding(analysis, PO_FINDING_TRACE_DATA_LOSS) == NULL);
 	check_sorted(analysis);
 end:
@@ -200,7 +201,7 @@ static void test_cpu_saturated(void)
 	}
 	CHECK(synth_rec(finding, "transform") != NULL);
 	CHECK(strstr(finding->summary, "more workers will not help") != NULL);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_INPUT_BOUND);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_INPUT_BOUND);
 end:
 	synth_destroy(analysis);
 }
@@ -249,7 +250,7 @@ static void test_leak_in_workers(void)
 		CHECK_INT_EQ(unfreed->severity, PO_SEVERITY_WARNING);
 	CHECK(synth_finding(analysis, PO_FINDING_GPU_MEMORY_GROWTH) == NULL);
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_HOST_BOUND);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_HOST_BOUND);
 	check_sorted(analysis);
 	synth_destroy(analysis);
 }
@@ -391,13 +392,15 @@ static void test_verdict_knows_what_it_cannot_know(void)
 
 	analysis->step_stats.coverage_pct = 30;
 	run_detect(analysis);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_UNKNOWN);
-	CHECK(analysis->verdict_reason && strstr(analysis->verdict_reason, "cover only 30%"));
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
+	CHECK(analysis->diagnosis.verdict_reason &&
+	      strstr(analysis->diagnosis.verdict_reason, "cover only 30%"));
 	synth_destroy(analysis);
 	analysis = synth_create(100, &unmarked, 2);
 	run_detect(analysis);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_UNKNOWN);
-	CHECK(analysis->verdict_reason && strstr(analysis->verdict_reason, "in no span"));
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
+	CHECK(analysis->diagnosis.verdict_reason &&
+	      strstr(analysis->diagnosis.verdict_reason, "in no span"));
 	synth_destroy(analysis);
 }
 
@@ -542,7 +545,7 @@ static void test_gpu_idle_periodic_stall(void)
 		CHECK_STR_EQ(synth_text(outliers, "cause"), "checkpoint");
 	}
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_HOST_BOUND);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_HOST_BOUND);
 	check_sorted(analysis);
 	synth_destroy(analysis);
 }
@@ -572,8 +575,8 @@ static void test_compute_bound(void)
 	for (size_t i = 0; i < analysis->step_count; i++)
 		synth_gap(analysis, i, 0, 0.4, PO_CAT_DATA_WAIT);
 	run_detect(analysis);
-	CHECK_INT_EQ(analysis->finding_count, 0);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_GPU_BOUND);
+	CHECK_INT_EQ(analysis->diagnosis.finding_count, 0);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_GPU_BOUND);
 	synth_destroy(analysis);
 }
 
@@ -596,8 +599,8 @@ static void test_balanced(void)
 		synth_gap(analysis, i, 0, 0.8, PO_CAT_OPTIMIZER);
 	synth_mem_site(analysis, 100, PO_ROLE_MAIN, PO_STAGE_FORWARD, "small", 4096, -1);
 	run_detect(analysis);
-	CHECK_INT_EQ(analysis->finding_count, 0);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_BALANCED);
+	CHECK_INT_EQ(analysis->diagnosis.finding_count, 0);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_BALANCED);
 	synth_destroy(analysis);
 }
 
@@ -609,7 +612,7 @@ static void test_few_steps(void)
 	run_detect(analysis);
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
 	CHECK(synth_finding(analysis, PO_FINDING_STEP_OUTLIERS) == NULL);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_UNKNOWN);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
 	synth_destroy(analysis);
 }
 
@@ -618,8 +621,8 @@ static void test_no_steps(void)
 	struct po_analysis *analysis = synth_create(0, &main_loading, 0);
 
 	run_detect(analysis);
-	CHECK_INT_EQ(analysis->finding_count, 0);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_UNKNOWN);
+	CHECK_INT_EQ(analysis->diagnosis.finding_count, 0);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
 	synth_destroy(analysis);
 }
 
@@ -657,7 +660,7 @@ static void test_lossy_data(void)
 		CHECK_NEAR(synth_number(input_lossy, "steps"), 200 - 30 - 1, 0);
 	}
 	CHECK(synth_finding(lossy, PO_FINDING_STEP_OUTLIERS) == NULL);
-	CHECK_INT_EQ(lossy->verdict, PO_VERDICT_INPUT_BOUND);
+	CHECK_INT_EQ(lossy->diagnosis.verdict, PO_VERDICT_INPUT_BOUND);
 	check_sorted(lossy);
 	synth_destroy(clean);
 	synth_destroy(lossy);
@@ -705,7 +708,7 @@ static void test_wait_spikes(void)
 	run_detect(analysis);
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
 	CHECK(synth_finding(analysis, PO_FINDING_STEP_OUTLIERS) != NULL);
-	CHECK(analysis->verdict != PO_VERDICT_INPUT_BOUND);
+	CHECK(analysis->diagnosis.verdict != PO_VERDICT_INPUT_BOUND);
 	synth_destroy(analysis);
 }
 
@@ -718,7 +721,7 @@ static void test_rules_change_outcome(void)
 	CHECK_INT_EQ(po_rules_set(&rules, "input-bound.critical_pct=70", &err), PO_STATUS_OK);
 	run_detect(analysis);
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
-	CHECK(analysis->verdict != PO_VERDICT_INPUT_BOUND);
+	CHECK(analysis->diagnosis.verdict != PO_VERDICT_INPUT_BOUND);
 	po_rules_init(&rules);
 	synth_destroy(analysis);
 }

@@ -34,8 +34,8 @@ static size_t count_of(const struct po_analysis *analysis, enum po_finding_id id
 {
 	size_t count = 0;
 
-	for (size_t i = 0; i < analysis->finding_count; i++)
-		count += analysis->findings[i].id == id;
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++)
+		count += analysis->diagnosis.findings[i].id == id;
 	return count;
 }
 

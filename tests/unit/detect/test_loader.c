@@ -51,7 +51,7 @@ static void test_handoff_not_input_bound(void)
 		CHECK(synth_rec(finding, "pin_memory") == NULL);
 	}
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
-	CHECK(analysis->verdict != PO_VERDICT_INPUT_BOUND);
+	CHECK(analysis->diagnosis.verdict != PO_VERDICT_INPUT_BOUND);
 	synth_destroy(analysis);
 }
 

@@ -34,7 +34,6 @@ static void run_detect(struct po_analysis *analysis)
 
 static void destroy(struct po_analysis *analysis)
 {
-	free(analysis->warnings); /* po_analysis_add_warning's */
 	synth_destroy(analysis);
 }
 
@@ -69,8 +68,8 @@ static void workers_wait(struct po_analysis *analysis, double cpu_ms, double wai
 
 static bool has_warning(const struct po_analysis *analysis, const char *code)
 {
-	for (size_t i = 0; i < analysis->warning_count; i++)
-		if (strcmp(analysis->warnings[i].code, code) == 0)
+	for (size_t i = 0; i < po_analysis_warning_count(analysis); i++)
+		if (strcmp(po_analysis_warning(analysis, i)->code, code) == 0)
 			return true;
 	return false;
 }
@@ -93,10 +92,10 @@ static void test_busy_machine_idle_workers(void)
 	share_machine(analysis, 1.4, 0.6);
 	run_detect(analysis);
 	CHECK(synth_finding(analysis, PO_FINDING_INPUT_BOUND) == NULL);
-	CHECK(!analysis->steady.handoff_is_input);
-	CHECK_NEAR(analysis->steady.input_wait_pct, 100 * 0.05 / 23, 0.05);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_HOST_BOUND);
-	reason = analysis->verdict_reason;
+	CHECK(!analysis->diagnosis.steady.handoff_is_input);
+	CHECK_NEAR(analysis->diagnosis.steady.input_wait_pct, 100 * 0.05 / 23, 0.05);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_HOST_BOUND);
+	reason = analysis->diagnosis.verdict_reason;
 	CHECK(reason && strstr(reason, "other programs used 1.4 of the 2 cores") != NULL);
 	CHECK(has_warning(analysis, "busy-machine"));
 	destroy(analysis);
@@ -122,11 +121,11 @@ static void test_busy_workers_handoff_is_input(void)
 	CHECK(finding != NULL);
 	if (finding) {
 		CHECK_STR_EQ(synth_text(finding, "cause"), "cpu-saturated");
-		CHECK_NEAR(synth_number(finding, "wait_share_pct"), analysis->steady.input_wait_pct,
-			   1e-9);
+		CHECK_NEAR(synth_number(finding, "wait_share_pct"),
+			   analysis->diagnosis.steady.input_wait_pct, 1e-9);
 	}
-	CHECK(analysis->steady.handoff_is_input);
-	CHECK_NEAR(analysis->steady.input_wait_pct, 100 * 2.55 / 23, 0.05);
+	CHECK(analysis->diagnosis.steady.handoff_is_input);
+	CHECK_NEAR(analysis->diagnosis.steady.input_wait_pct, 100 * 2.55 / 23, 0.05);
 	CHECK(!has_warning(analysis, "busy-machine"));
 	destroy(analysis);
 }
@@ -212,7 +211,8 @@ static void test_light_load_counts_cores_left(void)
 		      synth_rec(a, "num_workers")->predicted_step_ms > 0);
 	}
 	CHECK(!has_warning(light, "busy-machine"));
-	CHECK(light->verdict_reason == NULL || !strstr(light->verdict_reason, "other programs"));
+	CHECK(light->diagnosis.verdict_reason == NULL ||
+	      !strstr(light->diagnosis.verdict_reason, "other programs"));
 	destroy(light);
 	destroy(unknown);
 }

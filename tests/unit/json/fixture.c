@@ -23,7 +23,7 @@ static void fill_run(struct po_analysis *analysis)
 	analysis->config = config;
 	analysis->config_count = 3;
 	analysis->main_pid = 100;
-	analysis->steady = (struct po_steady_stats){3, 1, 105e6, 42.5, 30.25, NAN, false};
+	analysis->diagnosis.steady = (struct po_steady_stats){3, 1, 105e6, 42.5, 30.25, NAN, false};
 }
 
 static void fill_quality(struct po_analysis *analysis)
@@ -387,9 +387,9 @@ static void fill_findings(struct po_analysis *analysis)
 					  0,
 					  NULL,
 					  0};
-	analysis->findings = findings;
-	analysis->finding_count = 2;
-	analysis->verdict = PO_VERDICT_INPUT_BOUND;
+	analysis->diagnosis.findings = findings;
+	analysis->diagnosis.finding_count = 2;
+	analysis->diagnosis.verdict = PO_VERDICT_INPUT_BOUND;
 }
 
 /* As if run with --baseline: one significant change, one untested, one finding resolved. */
@@ -418,7 +418,7 @@ static void fill_comparison(struct po_analysis *analysis)
 					     .resolved_findings = 1,
 					     .gates_tripped = gates,
 					     .gates_tripped_count = 1};
-	analysis->comparison = comparison;
+	analysis->diagnosis.comparison = comparison;
 }
 
 struct po_analysis *fixture_create(void)

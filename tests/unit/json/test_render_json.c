@@ -155,8 +155,8 @@ static void test_text_summary_without_steps(void)
 
 	analysis->step_stats.clean_count = 0;
 	analysis->warning_count = 0;
-	analysis->finding_count = 0;
-	analysis->verdict = PO_VERDICT_UNKNOWN;
+	analysis->diagnosis.finding_count = 0;
+	analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
 	text = text_summary(analysis);
 	CHECK(text && strncmp(text, "Verdict: unknown\n", 17) == 0);
 	CHECK(text && strstr(text, "no clean step") != NULL);
@@ -222,7 +222,7 @@ static struct po_analysis *empty_create(void)
 	analysis->memory =
 	    (struct po_memory){.host_peak_bytes = -1, .gpu_peak_bytes = -1, .rss_peak_bytes = -1};
 	analysis->step_stats.samples_per_s = -1;
-	analysis->verdict = PO_VERDICT_UNKNOWN;
+	analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
 	return analysis;
 }
 

@@ -297,8 +297,8 @@ static void test_gpu_and_ending(void)
 
 	synth_gpu(analysis, 6); /* 6 ms of every 10 ms step */
 	analysis->ending = PO_RUN_CLEAN;
-	analysis->verdict = PO_VERDICT_INPUT_BOUND;
-	analysis->verdict_reason = "slow \"loading\"";
+	analysis->diagnosis.verdict = PO_VERDICT_INPUT_BOUND;
+	analysis->diagnosis.verdict_reason = "slow \"loading\"";
 	analysis->quality.discarded_events = 7;
 	analysis->quality.window_count = 1;
 	po_rules_init(&rules);

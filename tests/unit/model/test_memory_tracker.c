@@ -40,7 +40,8 @@ static struct po_analysis build(const struct po_memory_tracker *tracker)
 {
 	struct po_analysis analysis = {0};
 
-	CHECK(memory_tracker_build(tracker, &analysis, role_of) == PO_STATUS_OK);
+	CHECK(memory_tracker_build(tracker, &analysis, role_of, (struct po_native_namer){0}) ==
+	      PO_STATUS_OK);
 	return analysis;
 }
 

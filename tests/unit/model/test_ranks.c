@@ -194,9 +194,9 @@ static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter, int64_t cl
 static const struct po_finding *find_finding(const struct po_analysis *analysis,
 					     enum po_finding_id id)
 {
-	for (size_t i = 0; i < analysis->finding_count; i++) {
-		if (analysis->findings[i].id == id)
-			return &analysis->findings[i];
+	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++) {
+		if (analysis->diagnosis.findings[i].id == id)
+			return &analysis->diagnosis.findings[i];
 	}
 	return NULL;
 }

@@ -61,8 +61,8 @@ static void breakdown_priority(void)
 	CHECK_INT_EQ(analysis->thread_count, 2);
 	CHECK(analysis->threads[0].is_training_loop);
 	CHECK(!analysis->threads[1].is_training_loop);
-	CHECK_INT_EQ(analysis->verdict, PO_VERDICT_UNKNOWN);
-	CHECK(analysis->findings == NULL);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
+	CHECK(analysis->diagnosis.findings == NULL);
 	po_analysis_destroy(analysis);
 }
 

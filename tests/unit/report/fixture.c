@@ -133,16 +133,16 @@ static void build_steady(struct builder *b, int64_t total_ns)
 
 	for (size_t i = 0; i < a->step_count; i++)
 		busy += (double)b->steps[i].gpu_busy_ns;
-	a->steady = (struct po_steady_stats){.count = (int64_t)a->step_count,
-					     .startup_steps = 1,
-					     .mean_ns = a->step_stats.mean_ns,
-					     .gpu_busy_pct = 100.0 * busy / (double)total_ns,
-					     .input_wait_pct =
-						 100.0 *
-						 (mean[PO_CAT_DATA_WAIT] + mean[PO_CAT_LOAD] +
-						  mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE]) /
-						 a->step_stats.mean_ns,
-					     .workers_busy_pct = NAN};
+	a->diagnosis.steady = (struct po_steady_stats){
+	    .count = (int64_t)a->step_count,
+	    .startup_steps = 1,
+	    .mean_ns = a->step_stats.mean_ns,
+	    .gpu_busy_pct = 100.0 * busy / (double)total_ns,
+	    .input_wait_pct = 100.0 *
+			      (mean[PO_CAT_DATA_WAIT] + mean[PO_CAT_LOAD] +
+			       mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE]) /
+			      a->step_stats.mean_ns,
+	    .workers_busy_pct = NAN};
 }
 
 static void build_stats(struct builder *b)
@@ -446,16 +446,17 @@ static void build_findings(struct builder *b)
 	struct po_analysis *a = b->analysis;
 	struct po_finding *f;
 
-	a->finding_count = 3;
-	a->findings = f = NEW_ARRAY(b, struct po_finding, 3);
+	a->diagnosis.finding_count = 3;
+	a->diagnosis.findings = f = NEW_ARRAY(b, struct po_finding, 3);
 	build_input_bound(b, &f[0]);
 	f[1].id = PO_FINDING_HOST_MEMORY_GROWTH;
-	a->growth_lines[0] = (struct po_growth_line){true,
-						     PO_GROWTH_HOST_ALLOCS,
-						     2,
-						     a->step_count - 1,
-						     6.0 * 1048576,
-						     3.0 * 1048576 * (double)(a->step_count + 1)};
+	a->diagnosis.growth_lines[0] =
+	    (struct po_growth_line){true,
+				    PO_GROWTH_HOST_ALLOCS,
+				    2,
+				    a->step_count - 1,
+				    6.0 * 1048576,
+				    3.0 * 1048576 * (double)(a->step_count + 1)};
 	f[1].severity = PO_SEVERITY_WARNING;
 	f[1].confidence = 0.8;
 	f[1].summary = "Live host memory grows by 3.0 MiB per step (180 MiB over the run), "
@@ -481,7 +482,7 @@ static void build_findings(struct builder *b)
 	f[2].steps = NEW_ARRAY(b, int64_t, 2);
 	f[2].steps[0] = 17;
 	f[2].steps[1] = 41;
-	a->verdict = PO_VERDICT_INPUT_BOUND;
+	a->diagnosis.verdict = PO_VERDICT_INPUT_BOUND;
 }
 
 static void build_quality(struct builder *b)
@@ -514,10 +515,10 @@ struct po_analysis *fixture_create(enum fixture_kind kind)
 	b.analysis->arena = arena;
 	b.analysis->main_pid = -1;
 	b.analysis->cpu_count = -1;
-	b.analysis->verdict = PO_VERDICT_UNKNOWN;
+	b.analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
 	b.analysis->memory = (struct po_memory){false, false, false, false, -1, -1, -1, 0, -1};
 	b.analysis->step_stats.samples_per_s = -1;
-	b.analysis->steady = (struct po_steady_stats){0, 1, NAN, NAN, NAN, NAN, false};
+	b.analysis->diagnosis.steady = (struct po_steady_stats){0, 1, NAN, NAN, NAN, NAN, false};
 	if (kind == FIXTURE_EMPTY)
 		return b.analysis;
 	build_run(&b);

@@ -149,5 +149,5 @@ void fixture_add_comparison(struct po_analysis *analysis, bool hostile)
 	gates[1] = "findings.new><script>alert(6)</script>";
 	c->gates_tripped = gates;
 	c->gates_tripped_count = hostile ? 2 : 1;
-	analysis->comparison = c;
+	analysis->diagnosis.comparison = c;
 }

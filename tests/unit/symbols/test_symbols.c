@@ -61,25 +61,6 @@ static void test_lookup(void)
 	po_arena_destroy(arena);
 }
 
-/* po_symbols_resolve fills located sites and leaves the others alone. */
-static void test_resolve(void)
-{
-	struct po_mem_site sites[2] = {{.ip = 0x7f0000001234, .source_line = -1},
-				       {.ip = 0x1234, .source_line = -1}};
-	struct po_analysis analysis = {.mem_sites = sites, .mem_site_count = 2};
-	struct po_error err = {{0}};
-
-	analysis.arena = po_arena_create();
-	sites[0].object = library;
-	sites[0].offset = function_offset + 4;
-	CHECK(po_symbols_resolve(&analysis, &err) == PO_STATUS_OK);
-	CHECK(sites[0].symbol && strcmp(sites[0].symbol, "symbols_test_function") == 0);
-	CHECK(sites[0].source_file && strstr(sites[0].source_file, "known.c"));
-	CHECK_INT_EQ(sites[0].source_line, function_line);
-	CHECK(!sites[1].symbol && !sites[1].symbol_note && sites[1].source_line == -1);
-	po_arena_destroy(analysis.arena);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -89,6 +70,5 @@ int main(int argc, char **argv)
 	library = argv[1];
 	locate_function();
 	RUN(test_lookup);
-	RUN(test_resolve);
 	return CHECK_SUMMARY();
 }
