@@ -268,39 +268,42 @@ static bool contended(const struct det_ctx *ctx, const struct cc_facts *facts)
 static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			 const struct cc_facts *facts)
 {
-	det_ev_int(ctx, finding, "cpu_count", facts->cores);
-	det_ev_int(ctx, finding, "num_workers", facts->workers);
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
-	det_ev_number(ctx, finding, "step_ms", facts->step_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "loop_ms_per_step", facts->loop_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "loop_cpu_ms_per_step", facts->loop_cpu_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "loop_cpu_share_pct", 100 * facts->loop_share);
-	det_ev_number(ctx, finding, "lost_ms_per_step", facts->lost_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "lost_share_pct", facts->lost_pct);
-	det_ev_number(ctx, finding, "main_cpu_cores", facts->main_cores);
-	det_ev_number(ctx, finding, "worker_cpu_cores", facts->worker_cores);
-	det_ev_number(ctx, finding, "traced_cpu_cores", facts->main_cores + facts->worker_cores);
-	det_ev_number(ctx, finding, "worker_cpu_cores_each",
+	det_ev_int(ctx, finding, PO_EVIDENCE_CPU_COUNT, facts->cores);
+	det_ev_int(ctx, finding, PO_EVIDENCE_NUM_WORKERS, facts->workers);
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->clean_count);
+	det_ev_number(ctx, finding, PO_EVIDENCE_STEP_MS, facts->step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOOP_MS_PER_STEP, facts->loop_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOOP_CPU_MS_PER_STEP,
+		      facts->loop_cpu_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOOP_CPU_SHARE_PCT, 100 * facts->loop_share);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_MS_PER_STEP, facts->lost_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_SHARE_PCT, facts->lost_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_MAIN_CPU_CORES, facts->main_cores);
+	det_ev_number(ctx, finding, PO_EVIDENCE_WORKER_CPU_CORES, facts->worker_cores);
+	det_ev_number(ctx, finding, PO_EVIDENCE_TRACED_CPU_CORES,
+		      facts->main_cores + facts->worker_cores);
+	det_ev_number(ctx, finding, PO_EVIDENCE_WORKER_CPU_CORES_EACH,
 		      facts->worker_cores / (double)facts->workers);
-	det_ev_number(ctx, finding, "worker_cpu_share_pct", 100 * facts->worker_share);
-	det_ev_number(ctx, finding, "cpu_ms_per_batch", facts->batch.cpu_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "demand_cores", facts->demand_cores);
-	det_ev_int(ctx, finding, "recommended_num_workers", facts->best_workers);
-	det_ev_number(ctx, finding, "num_workers_step_ms",
+	det_ev_number(ctx, finding, PO_EVIDENCE_WORKER_CPU_SHARE_PCT, 100 * facts->worker_share);
+	det_ev_number(ctx, finding, PO_EVIDENCE_CPU_MS_PER_BATCH,
+		      facts->batch.cpu_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_DEMAND_CORES, facts->demand_cores);
+	det_ev_int(ctx, finding, PO_EVIDENCE_RECOMMENDED_NUM_WORKERS, facts->best_workers);
+	det_ev_number(ctx, finding, PO_EVIDENCE_NUM_WORKERS_STEP_MS,
 		      ctx->machine_busy ? NAN : facts->workers_step_ns / DET_NS_PER_MS);
 	if (facts->threads >= 1)
-		det_ev_int(ctx, finding, "loop_threads", facts->threads);
+		det_ev_int(ctx, finding, PO_EVIDENCE_LOOP_THREADS, facts->threads);
 	if (facts->runq_ns >= 0)
-		det_ev_number(ctx, finding, "main_runq_ms_per_step",
+		det_ev_number(ctx, finding, PO_EVIDENCE_MAIN_RUNQ_MS_PER_STEP,
 			      facts->runq_ns / DET_NS_PER_MS);
-	det_ev_int(ctx, finding, "recommended_threads", facts->best_threads);
+	det_ev_int(ctx, finding, PO_EVIDENCE_RECOMMENDED_THREADS, facts->best_threads);
 	if (!isnan(facts->threads_step_ns))
-		det_ev_number(ctx, finding, "threads_step_ms",
+		det_ev_number(ctx, finding, PO_EVIDENCE_THREADS_STEP_MS,
 			      ctx->machine_busy ? NAN : facts->threads_step_ns / DET_NS_PER_MS);
 	/* The gain if the loop had a core of its own: the time it loses now. */
-	det_ev_number(ctx, finding, "predicted_step_ms",
+	det_ev_number(ctx, finding, PO_EVIDENCE_PREDICTED_STEP_MS,
 		      ctx->machine_busy ? NAN : (facts->step_ns - facts->lost_ns) / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "predicted_speedup",
+	det_ev_number(ctx, finding, PO_EVIDENCE_PREDICTED_SPEEDUP,
 		      ctx->machine_busy ? NAN : facts->step_ns / (facts->step_ns - facts->lost_ns));
 }
 

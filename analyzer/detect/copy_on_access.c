@@ -121,23 +121,25 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	const struct po_analysis *analysis = ctx->analysis;
 	int64_t job_pss = sum->pss_bytes + main_pss(analysis);
 
-	det_ev_int(ctx, finding, "private_growth_bytes", sum->growth_bytes);
-	det_ev_int(ctx, finding, "num_workers", sum->workers);
-	det_ev_number(ctx, finding, "private_growth_per_worker_mib",
+	det_ev_int(ctx, finding, PO_EVIDENCE_PRIVATE_GROWTH_BYTES, sum->growth_bytes);
+	det_ev_int(ctx, finding, PO_EVIDENCE_NUM_WORKERS, sum->workers);
+	det_ev_number(ctx, finding, PO_EVIDENCE_PRIVATE_GROWTH_PER_WORKER_MIB,
 		      (double)sum->growth_bytes / (double)sum->workers / DET_MIB);
-	det_ev_number(ctx, finding, "largest_worker_growth_mib",
+	det_ev_number(ctx, finding, PO_EVIDENCE_LARGEST_WORKER_GROWTH_MIB,
 		      (double)sum->largest_bytes / DET_MIB);
-	det_ev_number(ctx, finding, "unshared_pct",
+	det_ev_number(ctx, finding, PO_EVIDENCE_UNSHARED_PCT,
 		      100.0 * (double)sum->unshared_bytes / (double)sum->growth_bytes);
-	det_ev_number(ctx, finding, "worker_rss_growth_mib",
+	det_ev_number(ctx, finding, PO_EVIDENCE_WORKER_RSS_GROWTH_MIB,
 		      (double)sum->rss_growth_bytes / DET_MIB);
-	det_ev_number(ctx, finding, "machine_memory_mib",
+	det_ev_number(ctx, finding, PO_EVIDENCE_MACHINE_MEMORY_MIB,
 		      analysis->memory.machine_bytes > 0
 			  ? (double)analysis->memory.machine_bytes / DET_MIB
 			  : NAN);
-	det_ev_number(ctx, finding, "machine_pct", machine_pct(analysis, sum->growth_bytes));
-	det_ev_number(ctx, finding, "job_pss_mib", job_pss > 0 ? (double)job_pss / DET_MIB : NAN);
-	det_ev_number(ctx, finding, "job_machine_pct",
+	det_ev_number(ctx, finding, PO_EVIDENCE_MACHINE_PCT,
+		      machine_pct(analysis, sum->growth_bytes));
+	det_ev_number(ctx, finding, PO_EVIDENCE_JOB_PSS_MIB,
+		      job_pss > 0 ? (double)job_pss / DET_MIB : NAN);
+	det_ev_number(ctx, finding, PO_EVIDENCE_JOB_MACHINE_PCT,
 		      job_pss > 0 ? machine_pct(analysis, job_pss) : NAN);
 }
 

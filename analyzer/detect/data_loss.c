@@ -29,18 +29,19 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding, double
 {
 	const struct po_quality *quality = &ctx->analysis->quality;
 
-	det_ev_int(ctx, finding, "discarded_events", quality->discarded_events);
-	det_ev_int(ctx, finding, "discarded_packets", quality->discarded_packets);
-	det_ev_int(ctx, finding, "unknown_discards", quality->unknown_discards);
-	det_ev_number(ctx, finding, "discarded_pct", event_pct);
-	det_ev_int(ctx, finding, "unmatched_spans",
+	det_ev_int(ctx, finding, PO_EVIDENCE_DISCARDED_EVENTS, quality->discarded_events);
+	det_ev_int(ctx, finding, PO_EVIDENCE_DISCARDED_PACKETS, quality->discarded_packets);
+	det_ev_int(ctx, finding, PO_EVIDENCE_UNKNOWN_DISCARDS, quality->unknown_discards);
+	det_ev_number(ctx, finding, PO_EVIDENCE_DISCARDED_PCT, event_pct);
+	det_ev_int(ctx, finding, PO_EVIDENCE_UNMATCHED_SPANS,
 		   quality->unmatched_begins + quality->unmatched_ends);
-	det_ev_int(ctx, finding, "missing_windows", quality->missing_windows);
-	det_ev_int(ctx, finding, "lossy_steps", quality->lossy_steps);
-	det_ev_number(ctx, finding, "lossy_steps_pct", lossy_pct);
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->analysis->step_count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_MISSING_WINDOWS, quality->missing_windows);
+	det_ev_int(ctx, finding, PO_EVIDENCE_LOSSY_STEPS, quality->lossy_steps);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOSSY_STEPS_PCT, lossy_pct);
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->analysis->step_count);
 	if (quality->gpu_records_dropped)
-		det_ev_int(ctx, finding, "gpu_records_dropped", quality->gpu_records_dropped);
+		det_ev_int(ctx, finding, PO_EVIDENCE_GPU_RECORDS_DROPPED,
+			   quality->gpu_records_dropped);
 }
 
 static void add_windows(struct det_ctx *ctx, struct po_finding *finding)

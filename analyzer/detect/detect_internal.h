@@ -100,10 +100,25 @@ struct po_finding *det_finding_add(struct det_ctx *ctx, enum po_finding_id id,
 				   enum po_severity severity, double own_confidence);
 void det_summary(struct det_ctx *ctx, struct po_finding *finding, const char *fmt, ...)
     PO_PRINTF(3, 4);
-void det_ev_number(struct det_ctx *ctx, struct po_finding *finding, const char *key, double value);
-void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, const char *key, int64_t value);
-void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *key,
+/*
+ * Evidence under a key of evidence_keys.h. The plain ones take a key without a parameter;
+ * the _at ones a NUMBER key and its number ("site#_where" with 2 is site2_where), the _in
+ * one a CATEGORY key and its category ("@_ms_per_step" with PO_CAT_DATA_WAIT is
+ * data_wait_ms_per_step). Text is copied into the arena. A finding keeps its first
+ * DET_MAX_EVIDENCE pieces.
+ */
+void det_ev_number(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		   double value);
+void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		int64_t value);
+void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
 		 const char *value);
+void det_ev_number_at(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		      unsigned number, double value);
+void det_ev_text_at(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		    unsigned number, const char *value);
+void det_ev_number_in(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		      enum po_category category, double value);
 /* Adds a recommendation; action, why and effect are copied into the arena. */
 void det_recommend(struct det_ctx *ctx, struct po_finding *finding, enum po_knob knob,
 		   const char *action, const char *why, const char *effect, double step_ms,

@@ -1,4 +1,5 @@
 /* finding.c: builds findings in the analysis arena; an allocation failure is remembered. */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -85,32 +86,57 @@ void det_summary(struct det_ctx *ctx, struct po_finding *finding, const char *fm
 		finding->summary = "";
 }
 
-/* The next evidence slot, or NULL when the finding holds DET_MAX_EVIDENCE already. */
-static struct po_evidence *next_evidence(struct po_finding *finding, const char *key)
+/*
+ * The next evidence slot for key and param, or NULL when the finding holds DET_MAX_EVIDENCE
+ * already. A parameter of the wrong kind for the key is a programmer error.
+ */
+static struct po_evidence *next_evidence(struct po_finding *finding, enum po_evidence_key key,
+					 enum po_evidence_param_kind kind,
+					 union po_evidence_param param)
 {
 	struct po_evidence *evidence;
 
+	assert((unsigned)key < PO_EVIDENCE_KEY_COUNT && po_evidence_key_param_kind(key) == kind);
+	(void)kind;
 	if (finding->evidence_count >= DET_MAX_EVIDENCE)
 		return NULL;
 	evidence = &finding->evidence[finding->evidence_count++];
-	*evidence = (struct po_evidence){.key = key};
+	*evidence = (struct po_evidence){.key = key, .param = param};
 	return evidence;
 }
 
-/* Keys are string literals of the detectors, so they are not copied. */
-void det_ev_number(struct det_ctx *ctx, struct po_finding *finding, const char *key, double value)
+static void set_number(struct po_evidence *evidence, double value)
 {
-	struct po_evidence *evidence = next_evidence(finding, key);
-
 	if (!evidence)
 		return;
 	evidence->type = PO_EVIDENCE_NUMBER;
 	evidence->number = value;
 }
 
-void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, const char *key, int64_t value)
+/* The text is copied into the arena; NULL is written as "". */
+static void set_text(struct det_ctx *ctx, struct po_evidence *evidence, const char *value)
 {
-	struct po_evidence *evidence = next_evidence(finding, key);
+	if (!evidence)
+		return;
+	evidence->type = PO_EVIDENCE_TEXT;
+	evidence->text = value ? ctx_strdup(ctx, value) : "";
+	if (!evidence->text)
+		evidence->text = "";
+}
+
+void det_ev_number(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		   double value)
+{
+	set_number(
+	    next_evidence(finding, key, PO_EVIDENCE_PARAM_NONE, (union po_evidence_param){0}),
+	    value);
+}
+
+void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		int64_t value)
+{
+	struct po_evidence *evidence =
+	    next_evidence(finding, key, PO_EVIDENCE_PARAM_NONE, (union po_evidence_param){0});
 
 	if (!evidence)
 		return;
@@ -118,17 +144,37 @@ void det_ev_int(struct det_ctx *ctx, struct po_finding *finding, const char *key
 	evidence->integer = value;
 }
 
-void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, const char *key,
+void det_ev_text(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
 		 const char *value)
 {
-	struct po_evidence *evidence = next_evidence(finding, key);
+	set_text(ctx,
+		 next_evidence(finding, key, PO_EVIDENCE_PARAM_NONE, (union po_evidence_param){0}),
+		 value);
+}
 
-	if (!evidence)
-		return;
-	evidence->type = PO_EVIDENCE_TEXT;
-	evidence->text = value ? ctx_strdup(ctx, value) : "";
-	if (!evidence->text)
-		evidence->text = "";
+void det_ev_number_at(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		      unsigned number, double value)
+{
+	set_number(next_evidence(finding, key, PO_EVIDENCE_PARAM_NUMBER,
+				 (union po_evidence_param){.number = number}),
+		   value);
+}
+
+void det_ev_text_at(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		    unsigned number, const char *value)
+{
+	set_text(ctx,
+		 next_evidence(finding, key, PO_EVIDENCE_PARAM_NUMBER,
+			       (union po_evidence_param){.number = number}),
+		 value);
+}
+
+void det_ev_number_in(struct det_ctx *ctx, struct po_finding *finding, enum po_evidence_key key,
+		      enum po_category category, double value)
+{
+	set_number(next_evidence(finding, key, PO_EVIDENCE_PARAM_CATEGORY,
+				 (union po_evidence_param){.category = category}),
+		   value);
 }
 
 void det_recommend(struct det_ctx *ctx, struct po_finding *finding, enum po_knob knob,

@@ -225,21 +225,21 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			 const struct po_gpu_device *device, const struct gap_totals *totals,
 			 double share_pct)
 {
-	det_ev_int(ctx, finding, "device", device->device);
-	det_ev_number(ctx, finding, "idle_share_pct", share_pct);
-	det_ev_number(ctx, finding, "idle_ms_per_step",
+	det_ev_int(ctx, finding, PO_EVIDENCE_DEVICE, device->device);
+	det_ev_number(ctx, finding, PO_EVIDENCE_IDLE_SHARE_PCT, share_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_IDLE_MS_PER_STEP,
 		      totals->total_ns / (double)ctx->clean_count / DET_NS_PER_MS);
-	det_ev_int(ctx, finding, "gaps", (int64_t)totals->count);
-	det_ev_number(ctx, finding, "threshold_ms", totals->threshold_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "gap_max_ms", totals->max_ns / DET_NS_PER_MS);
-	det_ev_text(ctx, finding, "cause", po_category_name(totals->cause));
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_GAPS, (int64_t)totals->count);
+	det_ev_number(ctx, finding, PO_EVIDENCE_THRESHOLD_MS, totals->threshold_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_GAP_MAX_MS, totals->max_ns / DET_NS_PER_MS);
+	det_ev_text(ctx, finding, PO_EVIDENCE_CAUSE, po_category_name(totals->cause));
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->clean_count);
 	/* The headline's GPU busy: the steady steps' share, any GPU (po_steady_stats). */
-	det_ev_number(ctx, finding, "gpu_busy_pct", ctx->diagnosis->steady.gpu_busy_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_GPU_BUSY_PCT, ctx->diagnosis->steady.gpu_busy_pct);
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
 		if (totals->by_cause_ns[c] > 0)
-			det_ev_number(
-			    ctx, finding, det_printf(ctx, "%s_ms_per_step", po_category_name(c)),
+			det_ev_number_in(
+			    ctx, finding, PO_EVIDENCE_CATEGORY_MS_PER_STEP, (enum po_category)c,
 			    totals->by_cause_ns[c] / (double)ctx->clean_count / DET_NS_PER_MS);
 	}
 }

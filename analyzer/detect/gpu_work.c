@@ -321,27 +321,29 @@ static void add_work_evidence(struct det_ctx *ctx, struct po_finding *finding)
 {
 	const struct po_gpu_work *work = &ctx->diagnosis->gpu_work;
 
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
-	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "gpu_busy_pct", ctx->diagnosis->steady.gpu_busy_pct);
-	det_ev_number(ctx, finding, "gpu_work_ms", work->work_ms);
-	det_ev_number(ctx, finding, "kernels_per_step", work->kernels);
-	det_ev_number(ctx, finding, "mean_kernel_us", work->mean_kernel_us);
-	det_ev_text(ctx, finding, "largest_class", po_kernel_class_name(largest_class(work)));
-	det_ev_number(ctx, finding, "largest_class_pct",
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->clean_count);
+	det_ev_number(ctx, finding, PO_EVIDENCE_STEP_MS, ctx->mean_step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_GPU_BUSY_PCT, ctx->diagnosis->steady.gpu_busy_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_GPU_WORK_MS, work->work_ms);
+	det_ev_number(ctx, finding, PO_EVIDENCE_KERNELS_PER_STEP, work->kernels);
+	det_ev_number(ctx, finding, PO_EVIDENCE_MEAN_KERNEL_US, work->mean_kernel_us);
+	det_ev_text(ctx, finding, PO_EVIDENCE_LARGEST_CLASS,
+		    po_kernel_class_name(largest_class(work)));
+	det_ev_number(ctx, finding, PO_EVIDENCE_LARGEST_CLASS_PCT,
 		      100.0 * work->class_ms[largest_class(work)] / work->work_ms);
-	det_ev_number(ctx, finding, "matrix_pct", 100.0 * matrix_ms(work) / work->work_ms);
+	det_ev_number(ctx, finding, PO_EVIDENCE_MATRIX_PCT,
+		      100.0 * matrix_ms(work) / work->work_ms);
 	if (matrix_ms(work) > 0)
-		det_ev_text(ctx, finding, "matrix_precision",
+		det_ev_text(ctx, finding, PO_EVIDENCE_MATRIX_PRECISION,
 			    po_precision_name(main_precision(work)));
 	det_ev_number(
-	    ctx, finding, "low_precision_matrix_pct",
+	    ctx, finding, PO_EVIDENCE_LOW_PRECISION_MATRIX_PCT,
 	    100.0 * (work->matrix_ms[PO_PRECISION_FP32] + work->matrix_ms[PO_PRECISION_TF32]) /
 		work->work_ms);
-	det_ev_number(ctx, finding, "layout_pct",
+	det_ev_number(ctx, finding, PO_EVIDENCE_LAYOUT_PCT,
 		      100.0 * work->class_ms[PO_KERNEL_LAYOUT] / work->work_ms);
 	if (!isnan(work->small_kernel_pct))
-		det_ev_number(ctx, finding, "small_kernel_pct", work->small_kernel_pct);
+		det_ev_number(ctx, finding, PO_EVIDENCE_SMALL_KERNEL_PCT, work->small_kernel_pct);
 }
 
 enum po_status det_gpu_bound(struct det_ctx *ctx)
@@ -434,8 +436,8 @@ enum po_status det_launch_bound(struct det_ctx *ctx)
 	    "waiting for launches.",
 	    work->kernels, work->host_us_per_kernel, host_pct, work->mean_kernel_us, busy);
 	add_work_evidence(ctx, finding);
-	det_ev_number(ctx, finding, "host_us_per_kernel", work->host_us_per_kernel);
-	det_ev_number(ctx, finding, "launch_host_pct", host_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_HOST_US_PER_KERNEL, work->host_us_per_kernel);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LAUNCH_HOST_PCT, host_pct);
 	advise_graphs(ctx, finding);
 	advise_layout(ctx, finding);
 	advise_batch(ctx, finding,

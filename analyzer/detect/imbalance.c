@@ -123,21 +123,23 @@ static bool measure(const struct det_ctx *ctx, struct imbalance *found)
 static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			 const struct imbalance *found)
 {
-	det_ev_int(ctx, finding, "slow_worker_id", found->slow->worker_id);
-	det_ev_int(ctx, finding, "slow_worker_pid", found->slow->pid);
-	det_ev_text(ctx, finding, "stage", po_stage_name(found->stage));
-	det_ev_text(ctx, finding, "label", found->label);
-	det_ev_number(ctx, finding, "slow_ms_per_batch", found->slow_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "others_ms_per_batch", found->others_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "lost_ms_per_step", found->lost_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "lost_share_pct", 100 * found->lost_ns / ctx->mean_step_ns);
-	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "main_ms_per_step", found->main_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "handoff_ms", found->handoff_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "predicted_step_ms",
+	det_ev_int(ctx, finding, PO_EVIDENCE_SLOW_WORKER_ID, found->slow->worker_id);
+	det_ev_int(ctx, finding, PO_EVIDENCE_SLOW_WORKER_PID, found->slow->pid);
+	det_ev_text(ctx, finding, PO_EVIDENCE_STAGE, po_stage_name(found->stage));
+	det_ev_text(ctx, finding, PO_EVIDENCE_LABEL, found->label);
+	det_ev_number(ctx, finding, PO_EVIDENCE_SLOW_MS_PER_BATCH, found->slow_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_OTHERS_MS_PER_BATCH,
+		      found->others_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_MS_PER_STEP, found->lost_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_SHARE_PCT,
+		      100 * found->lost_ns / ctx->mean_step_ns);
+	det_ev_number(ctx, finding, PO_EVIDENCE_STEP_MS, ctx->mean_step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_MAIN_MS_PER_STEP, found->main_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_HANDOFF_MS, found->handoff_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_PREDICTED_STEP_MS,
 		      ctx->machine_busy ? NAN : found->balanced_ns / DET_NS_PER_MS);
-	det_ev_int(ctx, finding, "num_workers", det_configured_workers(ctx->analysis));
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_NUM_WORKERS, det_configured_workers(ctx->analysis));
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->clean_count);
 }
 
 static void recommend(struct det_ctx *ctx, struct po_finding *finding,

@@ -741,54 +741,56 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	const struct det_whatif *model = &facts->model;
 	double io_pct = model->service_ns > 0 ? 100.0 * facts->io_ns / model->service_ns : 0;
 
-	det_ev_number(ctx, finding, "wait_share_pct", facts->share_pct);
-	det_ev_number(ctx, finding, "wait_ms_per_step", facts->wait_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "waiting_steps_pct", facts->waiting_steps_pct);
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
-	det_ev_text(ctx, finding, "cause", po_input_cause_name(facts->cause));
+	det_ev_number(ctx, finding, PO_EVIDENCE_WAIT_SHARE_PCT, facts->share_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_WAIT_MS_PER_STEP, facts->wait_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_STEP_MS, ctx->mean_step_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_WAITING_STEPS_PCT, facts->waiting_steps_pct);
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->clean_count);
+	det_ev_text(ctx, finding, PO_EVIDENCE_CAUSE, po_input_cause_name(facts->cause));
 	ctx->diagnosis->input_cause = facts->cause;
 	ctx->diagnosis->has_bottleneck = true;
 	ctx->diagnosis->bottleneck = facts->cause == PO_INPUT_CAUSE_SLOW_H2D
 					 ? PO_CAT_H2D_COPY
 					 : po_category_of_stage(facts->dominant);
-	det_ev_text(ctx, finding, "stage", po_stage_name(facts->dominant));
-	det_ev_text(ctx, finding, "label", facts->label);
+	det_ev_text(ctx, finding, PO_EVIDENCE_STAGE, po_stage_name(facts->dominant));
+	det_ev_text(ctx, finding, PO_EVIDENCE_LABEL, facts->label);
 	if (facts->hotspot) {
-		det_ev_text(ctx, finding, "hotspot_function", facts->hotspot->function);
-		det_ev_text(ctx, finding, "hotspot_file", facts->hotspot->file);
-		det_ev_int(ctx, finding, "hotspot_line", facts->hotspot->line);
-		det_ev_number(ctx, finding, "hotspot_self_pct", facts->hotspot_pct);
+		det_ev_text(ctx, finding, PO_EVIDENCE_HOTSPOT_FUNCTION, facts->hotspot->function);
+		det_ev_text(ctx, finding, PO_EVIDENCE_HOTSPOT_FILE, facts->hotspot->file);
+		det_ev_int(ctx, finding, PO_EVIDENCE_HOTSPOT_LINE, facts->hotspot->line);
+		det_ev_number(ctx, finding, PO_EVIDENCE_HOTSPOT_SELF_PCT, facts->hotspot_pct);
 	}
-	det_ev_int(ctx, finding, "num_workers", facts->workers);
-	det_ev_int(ctx, finding, "cpu_count", ctx->analysis->cpu_count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_NUM_WORKERS, facts->workers);
+	det_ev_int(ctx, finding, PO_EVIDENCE_CPU_COUNT, ctx->analysis->cpu_count);
 	if (!isnan(facts->busy_pct))
-		det_ev_number(ctx, finding, "worker_busy_pct", facts->busy_pct);
-	det_ev_number(ctx, finding, "cpu_demand_cores", facts->demand_cores);
-	det_ev_number(ctx, finding, "service_ms_per_batch", model->service_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "cpu_ms_per_batch", model->cpu_ns / DET_NS_PER_MS);
-	det_ev_text(ctx, finding, "cpu_source", facts->cpu_measured ? "measured" : "assumed");
-	det_ev_number(ctx, finding, "io_wait_share_pct", io_pct);
-	det_ev_number(ctx, finding, "core_wait_ms_per_batch",
+		det_ev_number(ctx, finding, PO_EVIDENCE_WORKER_BUSY_PCT, facts->busy_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_CPU_DEMAND_CORES, facts->demand_cores);
+	det_ev_number(ctx, finding, PO_EVIDENCE_SERVICE_MS_PER_BATCH,
+		      model->service_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_CPU_MS_PER_BATCH, model->cpu_ns / DET_NS_PER_MS);
+	det_ev_text(ctx, finding, PO_EVIDENCE_CPU_SOURCE,
+		    facts->cpu_measured ? "measured" : "assumed");
+	det_ev_number(ctx, finding, PO_EVIDENCE_IO_WAIT_SHARE_PCT, io_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_CORE_WAIT_MS_PER_BATCH,
 		      fmax(0, model->service_ns - model->cpu_ns - facts->io_ns) / DET_NS_PER_MS);
-	det_ev_text(ctx, finding, "core_wait_source",
+	det_ev_text(ctx, finding, PO_EVIDENCE_CORE_WAIT_SOURCE,
 		    facts->runq_ns >= 0 ? "measured" : "modelled");
-	det_ev_number(ctx, finding, "fair_core_share", facts->fair_share);
-	det_ev_text(ctx, finding, "loading",
+	det_ev_number(ctx, finding, PO_EVIDENCE_FAIR_CORE_SHARE, facts->fair_share);
+	det_ev_text(ctx, finding, PO_EVIDENCE_LOADING,
 		    io_pct >= ctx->rules->input_bound_io_share_pct ? "io-like" : "cpu-bound");
-	det_ev_number(ctx, finding, "main_ms_per_step", model->main_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "handoff_ms", model->handoff_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "h2d_ms_per_step", facts->h2d_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "model_step_ms",
+	det_ev_number(ctx, finding, PO_EVIDENCE_MAIN_MS_PER_STEP, model->main_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_HANDOFF_MS, model->handoff_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_H2D_MS_PER_STEP, facts->h2d_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_MODEL_STEP_MS,
 		      facts->cause == PO_INPUT_CAUSE_LOADER_NOT_TRACED
 			  ? NAN
 			  : det_whatif_step_ns(model, facts->workers) / DET_NS_PER_MS);
 	if (!isnan(ctx->others_cores)) {
-		det_ev_number(ctx, finding, "others_cores", ctx->others_cores);
-		det_ev_number(ctx, finding, "available_cores", ctx->available_cores);
+		det_ev_number(ctx, finding, PO_EVIDENCE_OTHERS_CORES, ctx->others_cores);
+		det_ev_number(ctx, finding, PO_EVIDENCE_AVAILABLE_CORES, ctx->available_cores);
 	}
 	if (!isnan(facts->queue_empty_pct))
-		det_ev_number(ctx, finding, "queue_empty_pct", facts->queue_empty_pct);
+		det_ev_number(ctx, finding, PO_EVIDENCE_QUEUE_EMPTY_PCT, facts->queue_empty_pct);
 }
 
 static const char *cause_sentence(const struct det_ctx *ctx, const struct ib_facts *facts)
@@ -897,10 +899,11 @@ static void recommend_workers(struct det_ctx *ctx, struct po_finding *finding,
 	double step_ns = facts->saturated ? ctx->mean_step_ns : det_whatif_step_ns(model, best);
 	double speedup = speedup_of(ctx, step_ns);
 
-	det_ev_int(ctx, finding, "recommended_num_workers", best);
-	det_ev_number(ctx, finding, "predicted_step_ms",
+	det_ev_int(ctx, finding, PO_EVIDENCE_RECOMMENDED_NUM_WORKERS, best);
+	det_ev_number(ctx, finding, PO_EVIDENCE_PREDICTED_STEP_MS,
 		      ctx->machine_busy ? NAN : step_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "predicted_speedup", ctx->machine_busy ? NAN : speedup);
+	det_ev_number(ctx, finding, PO_EVIDENCE_PREDICTED_SPEEDUP,
+		      ctx->machine_busy ? NAN : speedup);
 	if (best <= facts->workers ||
 	    speedup < 1.0 + ctx->rules->input_bound_within_best_pct / 100 ||
 	    step_ns * (1.0 + ctx->rules->input_bound_within_best_pct / 100) >= prefetch_ns)

@@ -336,17 +336,17 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			 const struct po_step *step, const struct shift *shift, double since_s,
 			 double lost_pct)
 {
-	det_ev_int(ctx, finding, "step", step->index);
-	det_ev_int(ctx, finding, "epoch", step->epoch);
-	det_ev_number(ctx, finding, "since_s", since_s);
-	det_ev_number(ctx, finding, "before_ms", shift->before_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "after_ms", shift->after_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "change_pct",
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEP, step->index);
+	det_ev_int(ctx, finding, PO_EVIDENCE_EPOCH, step->epoch);
+	det_ev_number(ctx, finding, PO_EVIDENCE_SINCE_S, since_s);
+	det_ev_number(ctx, finding, PO_EVIDENCE_BEFORE_MS, shift->before_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_AFTER_MS, shift->after_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_CHANGE_PCT,
 		      100 * (shift->after_ns - shift->before_ns) / shift->before_ns);
-	det_ev_int(ctx, finding, "steps_before", (int64_t)(shift->at - shift->from));
-	det_ev_int(ctx, finding, "steps_after", (int64_t)(shift->to - shift->at));
-	det_ev_number(ctx, finding, "separation_pct", 100 * shift->separation);
-	det_ev_number(ctx, finding, "lost_share_pct", lost_pct);
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS_BEFORE, (int64_t)(shift->at - shift->from));
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS_AFTER, (int64_t)(shift->to - shift->at));
+	det_ev_number(ctx, finding, PO_EVIDENCE_SEPARATION_PCT, 100 * shift->separation);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_SHARE_PCT, lost_pct);
 }
 
 /* A finding for a shift between two levels, in steady steps, measured. */
@@ -381,9 +381,9 @@ static void add_finding(struct det_ctx *ctx, const struct shift_scan *scan,
 	    100 * (shift->after_ns - shift->before_ns) / shift->before_ns, shift->to - shift->at,
 	    po_category_name(moved), moved_before / DET_NS_PER_MS, moved_after / DET_NS_PER_MS);
 	add_evidence(ctx, finding, &step, shift, since_s, lost_pct);
-	det_ev_text(ctx, finding, "category", po_category_name(moved));
-	det_ev_number(ctx, finding, "category_before_ms", moved_before / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "category_after_ms", moved_after / DET_NS_PER_MS);
+	det_ev_text(ctx, finding, PO_EVIDENCE_CATEGORY, po_category_name(moved));
+	det_ev_number(ctx, finding, PO_EVIDENCE_CATEGORY_BEFORE_MS, moved_before / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_CATEGORY_AFTER_MS, moved_after / DET_NS_PER_MS);
 	det_set_steps(ctx, finding, around, 2);
 	if (lost_ns > 0)
 		recommend(ctx, finding, &step, moved, moved_after - moved_before, lost_ns);

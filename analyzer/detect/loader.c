@@ -78,15 +78,15 @@ enum po_status det_loader_handoff(struct det_ctx *ctx)
 	    "time.",
 	    share_pct, handoff_ns / DET_NS_PER_MS, ctx->mean_step_ns / DET_NS_PER_MS,
 	    (long long)det_live_workers(ctx->analysis), isnan(busy_pct) ? 0 : busy_pct);
-	det_ev_number(ctx, finding, "handoff_ms_per_step", handoff_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "handoff_share_pct", share_pct);
-	det_ev_number(ctx, finding, "data_wait_ms_per_step",
+	det_ev_number(ctx, finding, PO_EVIDENCE_HANDOFF_MS_PER_STEP, handoff_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_HANDOFF_SHARE_PCT, share_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_DATA_WAIT_MS_PER_STEP,
 		      ctx->category_mean_ns[PO_CAT_DATA_WAIT] / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "step_ms", ctx->mean_step_ns / DET_NS_PER_MS);
-	det_ev_int(ctx, finding, "num_workers", det_live_workers(ctx->analysis));
+	det_ev_number(ctx, finding, PO_EVIDENCE_STEP_MS, ctx->mean_step_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, PO_EVIDENCE_NUM_WORKERS, det_live_workers(ctx->analysis));
 	if (!isnan(busy_pct))
-		det_ev_number(ctx, finding, "worker_busy_pct", busy_pct);
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
+		det_ev_number(ctx, finding, PO_EVIDENCE_WORKER_BUSY_PCT, busy_pct);
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->clean_count);
 	recommend_handoff(ctx, finding, handoff_ns);
 	return PO_STATUS_OK;
 }
@@ -146,16 +146,18 @@ static bool workers_persistent(const struct po_analysis *analysis)
 static void add_restart_evidence(struct det_ctx *ctx, struct po_finding *finding,
 				 const struct restarts *restarts, double saved_step_ns)
 {
-	det_ev_int(ctx, finding, "worker_generations", ctx->analysis->worker_generations);
-	det_ev_int(ctx, finding, "epochs_restarted", restarts->epochs);
-	det_ev_number(ctx, finding, "restart_ms_per_epoch",
+	det_ev_int(ctx, finding, PO_EVIDENCE_WORKER_GENERATIONS, ctx->analysis->worker_generations);
+	det_ev_int(ctx, finding, PO_EVIDENCE_EPOCHS_RESTARTED, restarts->epochs);
+	det_ev_number(ctx, finding, PO_EVIDENCE_RESTART_MS_PER_EPOCH,
 		      restarts->excess_ns / (double)restarts->epochs / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "lost_ms", restarts->excess_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "lost_share_pct", 100 * restarts->excess_ns / restarts->run_ns);
-	det_ev_number(ctx, finding, "run_step_ms",
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_MS, restarts->excess_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_SHARE_PCT,
+		      100 * restarts->excess_ns / restarts->run_ns);
+	det_ev_number(ctx, finding, PO_EVIDENCE_RUN_STEP_MS,
 		      restarts->run_ns / (double)restarts->step_count / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "predicted_run_step_ms", saved_step_ns / DET_NS_PER_MS);
-	det_ev_int(ctx, finding, "num_workers", det_live_workers(ctx->analysis));
+	det_ev_number(ctx, finding, PO_EVIDENCE_PREDICTED_RUN_STEP_MS,
+		      saved_step_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, PO_EVIDENCE_NUM_WORKERS, det_live_workers(ctx->analysis));
 }
 
 enum po_status det_worker_restart(struct det_ctx *ctx)

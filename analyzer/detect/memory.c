@@ -290,16 +290,16 @@ static const char *site_action(struct det_ctx *ctx, const struct po_mem_site *si
 static void add_site_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			      const struct po_mem_site *site)
 {
-	det_ev_int(ctx, finding, "site_pid", site->pid);
-	det_ev_text(ctx, finding, "site_role", po_role_name(site->role));
-	det_ev_text(ctx, finding, "stage",
+	det_ev_int(ctx, finding, PO_EVIDENCE_SITE_PID, site->pid);
+	det_ev_text(ctx, finding, PO_EVIDENCE_SITE_ROLE, po_role_name(site->role));
+	det_ev_text(ctx, finding, PO_EVIDENCE_STAGE,
 		    site->stage >= 0 ? po_stage_name((enum po_stage)site->stage) : "none");
 	if (site->label)
-		det_ev_text(ctx, finding, "label", site->label);
+		det_ev_text(ctx, finding, PO_EVIDENCE_LABEL, site->label);
 	else
-		det_ev_text(ctx, finding, "ip", site_code(ctx, site));
-	det_ev_number(ctx, finding, "site_live_mib", (double)site->live_bytes / DET_MIB);
-	det_ev_int(ctx, finding, "site_live_allocations", site->live_count);
+		det_ev_text(ctx, finding, PO_EVIDENCE_IP, site_code(ctx, site));
+	det_ev_number(ctx, finding, PO_EVIDENCE_SITE_LIVE_MIB, (double)site->live_bytes / DET_MIB);
+	det_ev_int(ctx, finding, PO_EVIDENCE_SITE_LIVE_ALLOCATIONS, site->live_count);
 }
 
 static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
@@ -308,27 +308,30 @@ static void add_growth_evidence(struct det_ctx *ctx, struct po_finding *finding,
 	double projection = ctx->rules->memory_growth_projection_steps;
 	struct python_lines lines;
 
-	det_ev_number(ctx, finding, "slope_bytes_per_step", growth->fit.slope);
-	det_ev_number(ctx, finding, "r2", growth->fit.r2);
-	det_ev_int(ctx, finding, "steps", (int64_t)growth->point_count);
-	det_ev_int(ctx, finding, "first_step", growth->first_step);
-	det_ev_int(ctx, finding, "last_step", growth->last_step);
-	det_ev_text(ctx, finding, "source", source_name(growth));
-	det_ev_text(ctx, finding, "process_role", scope_name(growth));
+	det_ev_number(ctx, finding, PO_EVIDENCE_SLOPE_BYTES_PER_STEP, growth->fit.slope);
+	det_ev_number(ctx, finding, PO_EVIDENCE_R2, growth->fit.r2);
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)growth->point_count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_FIRST_STEP, growth->first_step);
+	det_ev_int(ctx, finding, PO_EVIDENCE_LAST_STEP, growth->last_step);
+	det_ev_text(ctx, finding, PO_EVIDENCE_SOURCE, source_name(growth));
+	det_ev_text(ctx, finding, PO_EVIDENCE_PROCESS_ROLE, scope_name(growth));
 	if (growth->scope == SCOPE_MAIN)
-		det_ev_int(ctx, finding, "pid", ctx->analysis->main_pid);
+		det_ev_int(ctx, finding, PO_EVIDENCE_PID, ctx->analysis->main_pid);
 	if (python_lines(ctx, growth, &lines)) {
-		det_ev_text(ctx, finding, "python_line", lines.kept);
-		det_ev_text(ctx, finding, "python_created_line", lines.created);
-		det_ev_int(ctx, finding, "python_objects_kept", lines.objects);
+		det_ev_text(ctx, finding, PO_EVIDENCE_PYTHON_LINE, lines.kept);
+		det_ev_text(ctx, finding, PO_EVIDENCE_PYTHON_CREATED_LINE, lines.created);
+		det_ev_int(ctx, finding, PO_EVIDENCE_PYTHON_OBJECTS_KEPT, lines.objects);
 	}
-	det_ev_number(ctx, finding, "late_growth_pct", growth->late_pct);
-	det_ev_number(ctx, finding, "growth_over_run_mib", growth->projected_run_bytes / DET_MIB);
-	det_ev_number(ctx, finding, "horizon_runs", ctx->rules->memory_growth_horizon_runs);
-	det_ev_number(ctx, finding, "horizon_growth_mib", growth->horizon_bytes / DET_MIB);
-	det_ev_number(ctx, finding, "peak_mib", growth->peak_bytes / DET_MIB);
-	det_ev_number(ctx, finding, "projection_steps", projection);
-	det_ev_number(ctx, finding, "projected_growth_mib",
+	det_ev_number(ctx, finding, PO_EVIDENCE_LATE_GROWTH_PCT, growth->late_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_GROWTH_OVER_RUN_MIB,
+		      growth->projected_run_bytes / DET_MIB);
+	det_ev_number(ctx, finding, PO_EVIDENCE_HORIZON_RUNS,
+		      ctx->rules->memory_growth_horizon_runs);
+	det_ev_number(ctx, finding, PO_EVIDENCE_HORIZON_GROWTH_MIB,
+		      growth->horizon_bytes / DET_MIB);
+	det_ev_number(ctx, finding, PO_EVIDENCE_PEAK_MIB, growth->peak_bytes / DET_MIB);
+	det_ev_number(ctx, finding, PO_EVIDENCE_PROJECTION_STEPS, projection);
+	det_ev_number(ctx, finding, PO_EVIDENCE_PROJECTED_GROWTH_MIB,
 		      growth->fit.slope * projection / DET_MIB);
 }
 
@@ -541,7 +544,7 @@ static bool unfreed_counts(const struct po_mem_site *site)
 static void add_unfreed_sites(struct det_ctx *ctx, struct po_finding *finding)
 {
 	const struct po_analysis *analysis = ctx->analysis;
-	size_t listed = 0;
+	unsigned listed = 0; /* sites named so far; the first is site1 */
 
 	for (size_t i = 0; i < analysis->mem_site_count; i++) {
 		const struct po_mem_site *site = &analysis->mem_sites[i];
@@ -549,12 +552,12 @@ static void add_unfreed_sites(struct det_ctx *ctx, struct po_finding *finding)
 		if (!unfreed_counts(site) || (double)listed >= ctx->rules->unfreed_max_sites)
 			continue;
 		listed++;
-		det_ev_text(ctx, finding, det_printf(ctx, "site%zu_where", listed),
-			    site_where(ctx, site));
-		det_ev_number(ctx, finding, det_printf(ctx, "site%zu_live_mib", listed),
-			      (double)site->live_bytes / DET_MIB);
-		det_ev_text(ctx, finding, det_printf(ctx, "site%zu_device", listed),
-			    site->device >= 0 ? det_printf(ctx, "gpu%d", site->device) : "host");
+		det_ev_text_at(ctx, finding, PO_EVIDENCE_SITE_N_WHERE, listed,
+			       site_where(ctx, site));
+		det_ev_number_at(ctx, finding, PO_EVIDENCE_SITE_N_LIVE_MIB, listed,
+				 (double)site->live_bytes / DET_MIB);
+		det_ev_text_at(ctx, finding, PO_EVIDENCE_SITE_N_DEVICE, listed,
+			       site->device >= 0 ? det_printf(ctx, "gpu%d", site->device) : "host");
 	}
 }
 
@@ -600,9 +603,9 @@ enum po_status det_unfreed(struct det_ctx *ctx)
 		    (double)live_bytes / DET_MIB, (long long)live_count, (long long)sites,
 		    host || gpu ? ", and memory grew steadily: a leak" : "",
 		    site_where(ctx, largest_unfreed(analysis)));
-	det_ev_number(ctx, finding, "live_mib", (double)live_bytes / DET_MIB);
-	det_ev_int(ctx, finding, "live_allocations", live_count);
-	det_ev_int(ctx, finding, "sites", sites);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LIVE_MIB, (double)live_bytes / DET_MIB);
+	det_ev_int(ctx, finding, PO_EVIDENCE_LIVE_ALLOCATIONS, live_count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_SITES, sites);
 	add_unfreed_sites(ctx, finding);
 	det_recommend(ctx, finding, PO_KNOB_ALLOCATION,
 		      "free these allocations when they are no longer needed",

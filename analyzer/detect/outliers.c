@@ -414,25 +414,25 @@ end:
 static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			 const struct outliers *out, double share_pct)
 {
-	det_ev_int(ctx, finding, "outliers", (int64_t)out->count);
-	det_ev_int(ctx, finding, "steps", (int64_t)ctx->clean_count);
-	det_ev_number(ctx, finding, "median_ms", out->median_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "threshold_ms", out->threshold_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "excess_ms_per_outlier",
+	det_ev_int(ctx, finding, PO_EVIDENCE_OUTLIERS, (int64_t)out->count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_STEPS, (int64_t)ctx->clean_count);
+	det_ev_number(ctx, finding, PO_EVIDENCE_MEDIAN_MS, out->median_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_THRESHOLD_MS, out->threshold_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_EXCESS_MS_PER_OUTLIER,
 		      out->excess_ns / (double)out->count / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "excess_share_pct", share_pct);
-	det_ev_int(ctx, finding, "period_steps", out->period);
-	det_ev_text(ctx, finding, "pattern", out->period ? "periodic" : "sporadic");
-	det_ev_text(ctx, finding, "cause", po_category_name(out->cause));
-	det_ev_number(ctx, finding, "cause_excess_ms_per_outlier",
+	det_ev_number(ctx, finding, PO_EVIDENCE_EXCESS_SHARE_PCT, share_pct);
+	det_ev_int(ctx, finding, PO_EVIDENCE_PERIOD_STEPS, out->period);
+	det_ev_text(ctx, finding, PO_EVIDENCE_PATTERN, out->period ? "periodic" : "sporadic");
+	det_ev_text(ctx, finding, PO_EVIDENCE_CAUSE, po_category_name(out->cause));
+	det_ev_number(ctx, finding, PO_EVIDENCE_CAUSE_EXCESS_MS_PER_OUTLIER,
 		      out->excess_by_category_ns[out->cause] / (double)out->count / DET_NS_PER_MS);
 	if (out->cause == PO_CAT_GC && ctx->analysis->gc[PO_ROLE_MAIN].collections > 0) {
 		const struct po_gc_counts *gc = &ctx->analysis->gc[PO_ROLE_MAIN];
 
-		det_ev_int(ctx, finding, "gc_collections", gc->collections);
-		det_ev_number(ctx, finding, "gc_collected_per_collection",
+		det_ev_int(ctx, finding, PO_EVIDENCE_GC_COLLECTIONS, gc->collections);
+		det_ev_number(ctx, finding, PO_EVIDENCE_GC_COLLECTED_PER_COLLECTION,
 			      (double)gc->collected / (double)gc->collections);
-		det_ev_int(ctx, finding, "gc_uncollectable", gc->uncollectable);
+		det_ev_int(ctx, finding, PO_EVIDENCE_GC_UNCOLLECTABLE, gc->uncollectable);
 	}
 }
 

@@ -183,18 +183,20 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 		    s->others_wait_ns_per_step / DET_NS_PER_MS, s->lost_ns_per_step / DET_NS_PER_MS,
 		    step_ns / DET_NS_PER_MS, lost_pct, cause_words(s->cause),
 		    po_category_name(s->cause_category), s->cause_excess_ns / DET_NS_PER_MS);
-	det_ev_int(ctx, finding, "rank", s->rank);
-	det_ev_text(ctx, finding, "pattern", s->chronic ? "chronic" : "occasional");
-	det_ev_text(ctx, finding, "cause", po_straggler_cause_name(s->cause));
-	det_ev_text(ctx, finding, "cause_category", po_category_name(s->cause_category));
-	det_ev_number(ctx, finding, "cause_excess_ms_per_step", s->cause_excess_ns / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "last_pct", s->last_pct);
-	det_ev_number(ctx, finding, "lost_ms_per_step", s->lost_ns_per_step / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "others_wait_ms_per_step",
+	det_ev_int(ctx, finding, PO_EVIDENCE_RANK, s->rank);
+	det_ev_text(ctx, finding, PO_EVIDENCE_PATTERN, s->chronic ? "chronic" : "occasional");
+	det_ev_text(ctx, finding, PO_EVIDENCE_CAUSE, po_straggler_cause_name(s->cause));
+	det_ev_text(ctx, finding, PO_EVIDENCE_CAUSE_CATEGORY, po_category_name(s->cause_category));
+	det_ev_number(ctx, finding, PO_EVIDENCE_CAUSE_EXCESS_MS_PER_STEP,
+		      s->cause_excess_ns / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LAST_PCT, s->last_pct);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LOST_MS_PER_STEP,
+		      s->lost_ns_per_step / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_OTHERS_WAIT_MS_PER_STEP,
 		      s->others_wait_ns_per_step / DET_NS_PER_MS);
-	det_ev_number(ctx, finding, "job_step_ms", step_ns / DET_NS_PER_MS);
-	det_ev_int(ctx, finding, "ranks", (int64_t)d->rank_count);
-	det_ev_int(ctx, finding, "matched_steps", (int64_t)d->step_count);
+	det_ev_number(ctx, finding, PO_EVIDENCE_JOB_STEP_MS, step_ns / DET_NS_PER_MS);
+	det_ev_int(ctx, finding, PO_EVIDENCE_RANKS, (int64_t)d->rank_count);
+	det_ev_int(ctx, finding, PO_EVIDENCE_MATCHED_STEPS, (int64_t)d->step_count);
 	recommend(ctx, finding, s, step_ns);
 	return PO_STATUS_OK;
 }

@@ -1,6 +1,7 @@
 /* names.c: the names of the event and result enums, from their X-macro tables, and the
  * destructor of the analysis result. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels.h"
 #include "model.h"
@@ -62,6 +63,76 @@ PO_NAME_TABLE(po_kernel_class_name, enum po_kernel_class, PO_KERNEL_CLASS_COUNT,
 	      PO_JSON)
 PO_NAME_TABLE(po_precision_name, enum po_precision, PO_PRECISION_COUNT, PO_PRECISIONS, PO_JSON)
 PO_NAME_TABLE(po_run_ending_name, enum po_run_ending, PO_RUN_ENDING_COUNT, PO_RUN_ENDINGS, PO_JSON)
+
+/* Whether name is the pattern with its "#" as digits (no leading zero), which go to number. */
+static bool number_matches(const char *pattern, size_t hole, const char *name, unsigned *number)
+{
+	size_t digits;
+
+	if (strncmp(name, pattern, hole) != 0)
+		return false;
+	digits = strspn(name + hole, "0123456789");
+	if (digits == 0 || digits > 9 || name[hole] == '0' ||
+	    strcmp(name + hole + digits, pattern + hole + 1) != 0)
+		return false;
+	*number = (unsigned)strtoul(name + hole, NULL, 10);
+	return true;
+}
+
+/* Whether name is the pattern with its "@" as a category's JSON name, which goes to category. */
+static bool category_matches(const char *pattern, size_t hole, const char *name,
+			     enum po_category *category)
+{
+	if (strncmp(name, pattern, hole) != 0)
+		return false;
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
+		const char *json = po_category_name((enum po_category)c);
+		size_t length = strlen(json);
+
+		if (strncmp(name + hole, json, length) == 0 &&
+		    strcmp(name + hole + length, pattern + hole + 1) == 0) {
+			*category = (enum po_category)c;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Whether name spells key, with param what fills its "#" or "@". */
+static bool key_matches(enum po_evidence_key key, const char *name, union po_evidence_param *param)
+{
+	const char *pattern = po_evidence_key_pattern(key);
+	size_t hole = strcspn(pattern, "#@");
+
+	*param = (union po_evidence_param){0};
+	switch (po_evidence_key_param_kind(key)) {
+	case PO_EVIDENCE_PARAM_NUMBER:
+		return number_matches(pattern, hole, name, &param->number);
+	case PO_EVIDENCE_PARAM_CATEGORY:
+		return category_matches(pattern, hole, name, &param->category);
+	default:
+		return strcmp(pattern, name) == 0;
+	}
+}
+
+/* Keys without a parameter first, so that they win where a parameterised key spells them too. */
+bool po_evidence_key_lookup(const char *name, enum po_evidence_key *key,
+			    union po_evidence_param *param)
+{
+	for (int pass = 0; pass < 2 && name; pass++) {
+		for (int k = 0; k < PO_EVIDENCE_KEY_COUNT; k++) {
+			bool plain = po_evidence_key_param_kind((enum po_evidence_key)k) ==
+				     PO_EVIDENCE_PARAM_NONE;
+
+			if (plain == (pass == 0) &&
+			    key_matches((enum po_evidence_key)k, name, param)) {
+				*key = (enum po_evidence_key)k;
+				return true;
+			}
+		}
+	}
+	return false;
+}
 
 static void destroy_details(struct po_step_detail *details, size_t count)
 {

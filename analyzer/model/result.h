@@ -813,6 +813,9 @@ const char *po_finding_id_name(enum po_finding_id id);
 const char *po_severity_name(enum po_severity severity);
 const char *po_verdict_name(enum po_verdict verdict);
 
+/* The evidence keys, here because their "@" needs the step categories above. */
+#include "model/evidence_keys.h"
+
 enum po_evidence_type {
 	PO_EVIDENCE_NUMBER,  /* number, a double; NaN is written as null */
 	PO_EVIDENCE_INTEGER, /* integer */
@@ -820,13 +823,18 @@ enum po_evidence_type {
 	PO_EVIDENCE_TYPE_COUNT
 };
 
-/* One measured fact; keys carry their unit ("wait_share_pct", "gap_ms"). */
+/*
+ * One measured fact under one key of evidence_keys.h; the key's JSON name carries its unit
+ * ("wait_share_pct", "gap_max_ms"). param fills a parameterised key's "#" or "@" and is zero
+ * for the others.
+ */
 struct po_evidence {
-	const char *key;
+	enum po_evidence_key key;
 	enum po_evidence_type type;
 	double number;
 	int64_t integer;
 	const char *text;
+	union po_evidence_param param;
 };
 
 /*

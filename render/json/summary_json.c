@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,16 +125,21 @@ static void write_breakdown(struct summary *summary)
 
 /* ---- findings ---- */
 
-static int compare_evidence_keys(const void *left, const void *right)
+/* One piece of evidence with its key as summary.json spells it, for sorting. */
+struct named_evidence {
+	char name[PO_EVIDENCE_KEY_MAX];	    /* a copy: the entries move while they are sorted */
+	const struct po_evidence *evidence; /* weak: in the finding */
+};
+
+static int compare_evidence_names(const void *left, const void *right)
 {
-	const struct po_evidence *a = *(const struct po_evidence *const *)left;
-	const struct po_evidence *b = *(const struct po_evidence *const *)right;
+	const struct named_evidence *a = left;
+	const struct named_evidence *b = right;
+	int order = strcmp(a->name, b->name);
 
-	int order = strcmp(a->key ? a->key : "", b->key ? b->key : "");
-
-	/* Equal keys keep their order in the finding, so the first one is written. */
+	/* Equal names keep their order in the finding, so the first one is written. */
 	if (order == 0)
-		order = (a > b) - (a < b);
+		order = (a->evidence > b->evidence) - (a->evidence < b->evidence);
 	return order;
 }
 
@@ -152,11 +158,14 @@ static void write_evidence_value(struct po_json_writer *writer, const struct po_
 	}
 }
 
-/* {key: value} in key order; of repeated keys only the first is written. */
+/*
+ * {key: value} in the order of the keys' JSON names; of repeated names only the first is
+ * written. Names, not ids, are compared: a JSON object holds each spelled name once.
+ */
 static enum po_status write_evidence(struct po_json_writer *writer,
 				     const struct po_finding *finding, struct po_error *err)
 {
-	const struct po_evidence **sorted;
+	struct named_evidence *sorted;
 	size_t i;
 
 	sorted = calloc(finding->evidence_count ? finding->evidence_count : 1, sizeof(*sorted));
@@ -164,18 +173,23 @@ static enum po_status write_evidence(struct po_json_writer *writer,
 		po_error_set(err, "Failed to sort the evidence of a finding: out of memory");
 		return PO_STATUS_NOMEM;
 	}
-	for (i = 0; i < finding->evidence_count; i++)
-		sorted[i] = &finding->evidence[i];
-	qsort(sorted, finding->evidence_count, sizeof(*sorted), compare_evidence_keys);
+	for (i = 0; i < finding->evidence_count; i++) {
+		const struct po_evidence *evidence = &finding->evidence[i];
+		char buffer[PO_EVIDENCE_KEY_MAX];
+
+		sorted[i].evidence = evidence;
+		snprintf(
+		    sorted[i].name, sizeof(sorted[i].name), "%s",
+		    po_evidence_key_name(evidence->key, evidence->param, buffer, sizeof(buffer)));
+	}
+	qsort(sorted, finding->evidence_count, sizeof(*sorted), compare_evidence_names);
 	po_json_write_key(writer, "evidence");
 	po_json_write_begin_object(writer);
 	for (i = 0; i < finding->evidence_count; i++) {
-		const char *key = sorted[i]->key ? sorted[i]->key : "";
-
-		if (i > 0 && strcmp(key, sorted[i - 1]->key ? sorted[i - 1]->key : "") == 0)
+		if (i > 0 && strcmp(sorted[i].name, sorted[i - 1].name) == 0)
 			continue;
-		po_json_write_key(writer, key);
-		write_evidence_value(writer, sorted[i]);
+		po_json_write_key(writer, sorted[i].name);
+		write_evidence_value(writer, sorted[i].evidence);
 	}
 	po_json_write_end_object(writer);
 	free(sorted);

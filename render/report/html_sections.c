@@ -105,14 +105,16 @@ static void evidence_row(struct po_html *html, xmlNodePtr body, const struct po_
 {
 	struct po_evidence_words words;
 	char value[PO_REPORT_TEXT_MAX + PO_EVIDENCE_UNIT_MAX], key[PO_REPORT_TEXT_MAX];
-	char title[PO_REPORT_TEXT_MAX + 16];
+	char title[PO_REPORT_TEXT_MAX + 16], buffer[PO_EVIDENCE_KEY_MAX];
 	xmlNodePtr row = po_html_el(html, body, "tr", NULL, NULL);
 	xmlNodePtr name;
 
-	po_evidence_words(finding->id, evidence->key, &words);
+	po_evidence_words(finding->id, evidence->key, evidence->param, &words);
 	po_evidence_format(evidence, words.unit, value, sizeof(value));
 	name = po_html_label(html, row, "td", NULL, words.name, PO_REPORT_LABEL_CHARS);
-	po_report_clean(evidence->key, key, sizeof(key), PO_REPORT_LABEL_CHARS);
+	po_report_clean(
+	    po_evidence_key_name(evidence->key, evidence->param, buffer, sizeof(buffer)), key,
+	    sizeof(key), PO_REPORT_LABEL_CHARS);
 	snprintf(title, sizeof(title), "summary.json: %s", key);
 	po_html_attr(html, name, "title", title);
 	po_html_label(html, row, "td", "num", value, PO_REPORT_LABEL_CHARS);

@@ -200,7 +200,7 @@ static void evidence_row(struct po_page *page, const struct po_finding *finding,
 	struct po_evidence_words words;
 	double height;
 
-	po_evidence_words(finding->id, evidence->key, &words);
+	po_evidence_words(finding->id, evidence->key, evidence->param, &words);
 	po_report_clean(words.name, name, sizeof(name), 60);
 	po_evidence_format(evidence, words.unit, value, sizeof(value));
 	po_report_clean(words.meaning, meaning, sizeof(meaning), PO_REPORT_LABEL_CHARS * 2);

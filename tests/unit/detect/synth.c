@@ -245,11 +245,17 @@ const struct po_finding *synth_finding(const struct po_analysis *analysis, enum 
 	return NULL;
 }
 
+/* By the JSON name, as summary.json's readers find it: a category's data_wait_ms_per_step too. */
 const struct po_evidence *synth_evidence(const struct po_finding *finding, const char *key)
 {
 	for (size_t i = 0; finding && i < finding->evidence_count; i++) {
-		if (strcmp(finding->evidence[i].key, key) == 0)
-			return &finding->evidence[i];
+		const struct po_evidence *evidence = &finding->evidence[i];
+		char buffer[PO_EVIDENCE_KEY_MAX];
+
+		if (strcmp(po_evidence_key_name(evidence->key, evidence->param, buffer,
+						sizeof(buffer)),
+			   key) == 0)
+			return evidence;
 	}
 	return NULL;
 }

@@ -22,13 +22,16 @@ static void dump(const struct po_analysis *analysis)
 			po_severity_name(f->severity), f->confidence, f->summary);
 		for (size_t e = 0; e < f->evidence_count; e++) {
 			const struct po_evidence *ev = &f->evidence[e];
+			char buffer[PO_EVIDENCE_KEY_MAX];
+			const char *key =
+			    po_evidence_key_name(ev->key, ev->param, buffer, sizeof(buffer));
 
 			if (ev->type == PO_EVIDENCE_TEXT)
-				fprintf(stderr, "    %s=%s\n", ev->key, ev->text);
+				fprintf(stderr, "    %s=%s\n", key, ev->text);
 			else if (ev->type == PO_EVIDENCE_INTEGER)
-				fprintf(stderr, "    %s=%lld\n", ev->key, (long long)ev->integer);
+				fprintf(stderr, "    %s=%lld\n", key, (long long)ev->integer);
 			else
-				fprintf(stderr, "    %s=%g\n", ev->key, ev->number);
+				fprintf(stderr, "    %s=%g\n", key, ev->number);
 		}
 		for (size_t r = 0; r < f->recommendation_count; r++)
 			fprintf(stderr, "    -> [%s] %s; %s; %s (%g ms, %gx)\n",

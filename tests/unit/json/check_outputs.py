@@ -83,7 +83,7 @@ def check_summary(summary):
           "times are relative to the first event")
     finding = summary["findings"][0]
     check(finding["id"] == "input-bound" and finding["severity"] == "critical", "finding id")
-    check(finding["evidence"]["busiest_label"] == NASTY, "first of repeated evidence keys")
+    check(finding["evidence"]["label"] == NASTY, "first of repeated evidence keys")
     check(finding["evidence"]["wait_share_pct"] == Decimal("60.457"), "evidence number")
     check(finding["recommendations"][1]["predicted_speedup"] is None, "NaN is null")
     check(summary["gpu"][0]["gaps"][0]["step"] == 0, "gap step number")

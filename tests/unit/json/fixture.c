@@ -348,10 +348,14 @@ static void fill_findings(struct po_analysis *analysis)
 	int64_t *steps = ALLOC(analysis, int64_t, 2);
 	struct po_window *windows = ALLOC(analysis, struct po_window, 1);
 
-	evidence[0] = (struct po_evidence){"wait_share_pct", PO_EVIDENCE_NUMBER, 60.4567, 0, NULL};
-	evidence[1] = (struct po_evidence){"busiest_label", PO_EVIDENCE_TEXT, 0, 0, FIXTURE_NASTY};
-	evidence[2] = (struct po_evidence){"num_workers", PO_EVIDENCE_INTEGER, 0, 2, NULL};
-	evidence[3] = (struct po_evidence){"busiest_label", PO_EVIDENCE_TEXT, 0, 0, "repeated"};
+	evidence[0] = (struct po_evidence){
+	    PO_EVIDENCE_WAIT_SHARE_PCT, PO_EVIDENCE_NUMBER, 60.4567, 0, NULL, {0}};
+	evidence[1] =
+	    (struct po_evidence){PO_EVIDENCE_LABEL, PO_EVIDENCE_TEXT, 0, 0, FIXTURE_NASTY, {0}};
+	evidence[2] =
+	    (struct po_evidence){PO_EVIDENCE_NUM_WORKERS, PO_EVIDENCE_INTEGER, 0, 2, NULL, {0}};
+	evidence[3] =
+	    (struct po_evidence){PO_EVIDENCE_LABEL, PO_EVIDENCE_TEXT, 0, 0, "repeated", {0}};
 	recs[0] = (struct po_recommendation){PO_KNOB_NUM_WORKERS,
 					     "set num_workers=6",
 					     "workers are busy 99% of the time",

@@ -396,14 +396,14 @@ static void build_details(struct builder *b)
 	}
 }
 
-static struct po_evidence evidence_number(const char *key, double number)
+static struct po_evidence evidence_number(enum po_evidence_key key, double number)
 {
-	return (struct po_evidence){key, PO_EVIDENCE_NUMBER, number, 0, NULL};
+	return (struct po_evidence){key, PO_EVIDENCE_NUMBER, number, 0, NULL, {0}};
 }
 
-static struct po_evidence evidence_text(const char *key, const char *value)
+static struct po_evidence evidence_text(enum po_evidence_key key, const char *value)
 {
-	return (struct po_evidence){key, PO_EVIDENCE_TEXT, 0, 0, value};
+	return (struct po_evidence){key, PO_EVIDENCE_TEXT, 0, 0, value, {0}};
 }
 
 static void build_input_bound(struct builder *b, struct po_finding *f)
@@ -418,10 +418,11 @@ static void build_input_bound(struct builder *b, struct po_finding *f)
 			  "Waiting on </script><script>alert(1)</script> \xff\x01 for batches.");
 	f->evidence_count = 4;
 	f->evidence = NEW_ARRAY(b, struct po_evidence, 4);
-	f->evidence[0] = evidence_number("wait_share_pct", 41.3);
-	f->evidence[1] = evidence_number("mean_wait_ms", 47.8);
-	f->evidence[2] = evidence_text("stage", "load");
-	f->evidence[3] = (struct po_evidence){"num_workers", PO_EVIDENCE_INTEGER, 0, 2, NULL};
+	f->evidence[0] = evidence_number(PO_EVIDENCE_WAIT_SHARE_PCT, 41.3);
+	f->evidence[1] = evidence_number(PO_EVIDENCE_WAIT_MS_PER_STEP, 47.8);
+	f->evidence[2] = evidence_text(PO_EVIDENCE_STAGE, "load");
+	f->evidence[3] =
+	    (struct po_evidence){PO_EVIDENCE_NUM_WORKERS, PO_EVIDENCE_INTEGER, 0, 2, NULL, {0}};
 	f->recommendation_count = 2;
 	f->recommendations = NEW_ARRAY(b, struct po_recommendation, 2);
 	f->recommendations[0] = (struct po_recommendation){
@@ -463,8 +464,9 @@ static void build_findings(struct builder *b)
 		       "mostly from the allocation site metrics_history.";
 	f[1].evidence_count = 2;
 	f[1].evidence = NEW_ARRAY(b, struct po_evidence, 2);
-	f[1].evidence[0] = evidence_number("growth_mib_per_step", 3.0);
-	f[1].evidence[1] = evidence_text("top_site", text(b, "metrics_history", "\x1b[2J<script>"));
+	f[1].evidence[0] = evidence_number(PO_EVIDENCE_GROWTH_OVER_RUN_MIB, 180.0);
+	f[1].evidence[1] =
+	    evidence_text(PO_EVIDENCE_LABEL, text(b, "metrics_history", "\x1b[2J<script>"));
 	f[1].recommendation_count = 1;
 	f[1].recommendations = NEW_ARRAY(b, struct po_recommendation, 1);
 	f[1].recommendations[0] = (struct po_recommendation){
