@@ -167,8 +167,31 @@ static void init_model_config(const struct po_cli_options *options, struct po_mo
 	config->steps_until_ns = options->steps_until_ns;
 }
 
+/* A warning for the model, its text formatted (po_model_add_warning). */
+static enum po_status warn_model(struct po_model *model, const char *code, const char *fmt, ...)
+    PO_PRINTF(3, 4);
+static enum po_status warn_model(struct po_model *model, const char *code, const char *fmt, ...)
+{
+	va_list args;
+	char *text = NULL;
+	int length;
+	enum po_status status;
+
+	va_start(args, fmt);
+	length = vsnprintf(NULL, 0, fmt, args);
+	va_end(args);
+	if (length < 0 || !(text = malloc((size_t)length + 1)))
+		return PO_STATUS_NOMEM;
+	va_start(args, fmt);
+	vsnprintf(text, (size_t)length + 1, fmt, args);
+	va_end(args);
+	status = po_model_add_warning(model, code, text);
+	free(text);
+	return status;
+}
+
 /* The traces left out by the input check and by the decoder, in one warning. */
-static enum po_status add_skipped_warning(struct po_analysis *analysis,
+static enum po_status add_skipped_warning(struct po_model *model,
 					  const struct po_skipped_traces *checked,
 					  const struct po_ingest_stats *stats)
 {
@@ -181,12 +204,12 @@ static enum po_status add_skipped_warning(struct po_analysis *analysis,
 	snprintf(text, sizeof(text), "--salvage left out %lld damaged trace(s): %s%s%s",
 		 (long long)(checked_count + stats->skipped_traces), checked_note,
 		 checked_count && stats->skipped_traces ? "; " : "", stats->skipped_note);
-	analysis->quality.partial = true;
-	return po_analysis_add_warning(analysis, "skipped-traces", text);
+	po_model_note_partial(model);
+	return po_model_add_warning(model, "skipped-traces", text);
 }
 
 /* What the decoder dropped or left out goes into the trace-quality warnings. */
-static enum po_status add_ingest_warnings(struct po_analysis *analysis,
+static enum po_status add_ingest_warnings(struct po_model *model,
 					  const struct po_skipped_traces *checked,
 					  const struct po_ingest_stats *stats)
 {
@@ -198,7 +221,7 @@ static enum po_status add_ingest_warnings(struct po_analysis *analysis,
 			 "%lld profopt events had out-of-range values or "
 			 "missing fields and were skipped",
 			 (long long)stats->malformed_events);
-		status = po_analysis_add_warning(analysis, "malformed-events", text);
+		status = po_model_add_warning(model, "malformed-events", text);
 	}
 	if (status == PO_STATUS_OK && stats->unknown_profopt_events > 0) {
 		snprintf(text, sizeof(text),
@@ -206,15 +229,15 @@ static enum po_status add_ingest_warnings(struct po_analysis *analysis,
 			 "unknown to this analyzer were ignored: the trace's metadata may be "
 			 "damaged, or another profopt version recorded it",
 			 (long long)stats->unknown_profopt_events, stats->unknown_profopt_name);
-		status = po_analysis_add_warning(analysis, "unknown-profopt-events", text);
+		status = po_model_add_warning(model, "unknown-profopt-events", text);
 	}
 	if (status == PO_STATUS_OK && stats->no_clock_events > 0) {
 		snprintf(text, sizeof(text), "%lld events had no timestamp and were skipped",
 			 (long long)stats->no_clock_events);
-		status = po_analysis_add_warning(analysis, "events-without-time", text);
+		status = po_model_add_warning(model, "events-without-time", text);
 	}
 	if (status == PO_STATUS_OK)
-		status = add_skipped_warning(analysis, checked, stats);
+		status = add_skipped_warning(model, checked, stats);
 	return status;
 }
 
@@ -375,8 +398,8 @@ static const char *relative_path(const char *path, const char *trace_dir)
 }
 
 /* Warnings about the trace's files: copies left out, a damaged profopt-recording.txt. */
-static enum po_status add_file_warnings(struct po_analysis *analysis,
-					const struct trace_files *files, const char *trace_dir)
+static enum po_status add_file_warnings(struct po_model *model, const struct trace_files *files,
+					const char *trace_dir)
 {
 	const struct po_stream_survey *survey = &files->survey;
 	enum po_status status = PO_STATUS_OK;
@@ -384,40 +407,54 @@ static enum po_status add_file_warnings(struct po_analysis *analysis,
 	for (size_t i = 0; i < survey->trace_count && status == PO_STATUS_OK; i++) {
 		if (survey->duplicate_of[i] < 0)
 			continue;
-		status = po_analysis_add_warning(
-		    analysis, "duplicate-traces",
-		    po_arena_printf(
-			analysis->arena,
-			"%zu trace directories are copies of another (the same trace "
-			"UUID) and were left out, so that no event counts twice: %s "
-			"copies %s",
-			survey->duplicate_count, relative_path(survey->trace_paths[i], trace_dir),
-			relative_path(survey->trace_paths[survey->duplicate_of[i]], trace_dir)));
+		status = warn_model(
+		    model, "duplicate-traces",
+		    "%zu trace directories are copies of another (the same trace "
+		    "UUID) and were left out, so that no event counts twice: %s "
+		    "copies %s",
+		    survey->duplicate_count, relative_path(survey->trace_paths[i], trace_dir),
+		    relative_path(survey->trace_paths[survey->duplicate_of[i]], trace_dir));
 		break;
 	}
 	if (status == PO_STATUS_OK && files->repair.count) {
 		const struct po_repaired_stream *first = &files->repair.streams[0];
 
-		analysis->quality.partial = true;
-		status = po_analysis_add_warning(
-		    analysis, "salvaged-streams",
-		    po_arena_printf(
-			analysis->arena,
-			"--salvage kept the readable packets of %zu damaged stream(s) "
-			"instead of leaving out the trace directory that holds them "
-			"(one process, or with per-user buffers every process): %s keeps "
-			"%zu of %zu packets (%lld of %lld bytes); the packets left out "
-			"are damaged and are missing windows",
-			files->repair.count, first->path, first->kept_packets, first->packets,
-			(long long)first->kept_bytes, (long long)first->bytes));
+		po_model_note_partial(model);
+		status = warn_model(
+		    model, "salvaged-streams",
+		    "--salvage kept the readable packets of %zu damaged stream(s) "
+		    "instead of leaving out the trace directory that holds them "
+		    "(one process, or with per-user buffers every process): %s keeps "
+		    "%zu of %zu packets (%lld of %lld bytes); the packets left out "
+		    "are damaged and are missing windows",
+		    files->repair.count, first->path, first->kept_packets, first->packets,
+		    (long long)first->kept_bytes, (long long)first->bytes);
 	}
 	if (status == PO_STATUS_OK && files->recording_err.message[0])
-		status = po_analysis_add_warning(
-		    analysis, "recording-file",
-		    po_arena_printf(analysis->arena,
+		status = warn_model(model, "recording-file",
 				    "%s; processes of other programs that recorded at the same "
 				    "time could not be told from the command's",
-				    files->recording_err.message));
+				    files->recording_err.message);
+	return status;
+}
+
+/*
+ * What the model is told about the trace before it finishes: the windows the trace is
+ * missing, and the warnings about what the decoder and the input check (checked, or NULL)
+ * left out and about its files. The result is then complete when the model finishes.
+ */
+static enum po_status note_trace(struct po_model *model, const struct trace_files *files,
+				 const struct po_skipped_traces *checked,
+				 const struct po_ingest_stats *stats, const char *trace_dir)
+{
+	enum po_status status = note_missing(model, files);
+
+	if (status == PO_STATUS_OK && stats->partial)
+		po_model_note_partial(model);
+	if (status == PO_STATUS_OK)
+		status = add_ingest_warnings(model, checked, stats);
+	if (status == PO_STATUS_OK)
+		status = add_file_warnings(model, files, trace_dir);
 	return status;
 }
 
@@ -478,8 +515,10 @@ static enum po_status member_recordings(const char *trace_dir, const struct trac
 }
 
 static enum po_status model_trace(const struct po_cli_options *options, const char *trace_dir,
-				  const struct trace_files *files, struct po_ingest_stats *stats,
-				  struct po_analysis **out, struct po_error *err)
+				  const struct trace_files *files,
+				  const struct po_skipped_traces *checked,
+				  struct po_ingest_stats *stats, struct po_analysis **out,
+				  struct po_error *err)
 {
 	struct po_ingest_options ingest_options = ingest_options_for(options, files);
 	struct po_member_recording *members = NULL; /* owned */
@@ -525,7 +564,8 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 	feed = (struct feed){.model = model, .end_ns = files->survey.end_ns};
 	status = po_ingest_run(files->repair.shadow_root[0] ? files->repair.shadow_root : trace_dir,
 			       &ingest_options, feed_event, &feed, stats, err);
-	if (status == PO_STATUS_OK && note_missing(model, files) != PO_STATUS_OK) {
+	if (status == PO_STATUS_OK &&
+	    note_trace(model, files, checked, stats, trace_dir) != PO_STATUS_OK) {
 		po_error_set(err, "out of memory");
 		status = PO_STATUS_NOMEM;
 	}
@@ -560,9 +600,9 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
  * stays: its message names the trace, not the scratch copy.
  */
 static enum po_status salvage_streams(const struct po_cli_options *options, const char *trace_dir,
-				      enum po_status first, struct trace_files *files,
-				      struct po_ingest_stats *stats, struct po_analysis **out,
-				      struct po_error *err)
+				      const struct po_skipped_traces *checked, enum po_status first,
+				      struct trace_files *files, struct po_ingest_stats *stats,
+				      struct po_analysis **out, struct po_error *err)
 {
 	struct po_ingest_stats repaired_stats = {0};
 	struct po_analysis *repaired = NULL;
@@ -578,7 +618,8 @@ static enum po_status salvage_streams(const struct po_cli_options *options, cons
 	}
 	if (!files->repair.count)
 		return first;
-	status = model_trace(options, trace_dir, files, &repaired_stats, &repaired, &repair_err);
+	status = model_trace(options, trace_dir, files, checked, &repaired_stats, &repaired,
+			     &repair_err);
 	if (status == PO_STATUS_NOMEM) {
 		*err = repair_err;
 		return status;
@@ -611,19 +652,12 @@ static enum po_status analyze_trace(const struct po_cli_options *options, const 
 	if (status == PO_STATUS_OK && options->salvage)
 		status = survives(options, trace_dir, &files, err);
 	if (status == PO_STATUS_OK)
-		status = model_trace(options, trace_dir, &files, &stats, out, err);
+		status = model_trace(options, trace_dir, &files, checked, &stats, out, err);
 	/* A decoder failure with --salvage left nothing to analyse: one per-user trace. */
 	if (options->salvage &&
 	    ((status == PO_STATUS_OK && stats.skipped_traces > 0) || status == PO_STATUS_DECODE))
-		status = salvage_streams(options, trace_dir, status, &files, &stats, out, err);
-	if (status == PO_STATUS_OK) {
-		(*out)->quality.partial = (*out)->quality.partial || stats.partial;
-		status = add_ingest_warnings(*out, checked, &stats);
-		if (status == PO_STATUS_OK)
-			status = add_file_warnings(*out, &files, trace_dir);
-		if (status != PO_STATUS_OK)
-			po_error_set(err, "out of memory");
-	}
+		status =
+		    salvage_streams(options, trace_dir, checked, status, &files, &stats, out, err);
 	trace_files_fini(&files);
 	if (status != PO_STATUS_OK)
 		return status;

@@ -65,7 +65,7 @@ struct batch_record *batch_tracker_get(struct po_batch_tracker *tracker, int64_t
 	return record;
 }
 
-bool batch_tracker_finish(struct batch_record *record)
+bool batch_record_made(struct batch_record *record)
 {
 	if (record->finished)
 		return false;

@@ -46,7 +46,7 @@ struct batch_record *batch_tracker_find(struct po_batch_tracker *tracker, int64_
 struct batch_record *batch_tracker_get(struct po_batch_tracker *tracker, int64_t batch,
 				       int32_t producer_pid);
 /* Marks the batch made; true the first time, when its producer's count should grow. */
-bool batch_tracker_finish(struct batch_record *record);
+bool batch_record_made(struct batch_record *record);
 /* Forgets the batch (it was consumed). */
 void batch_tracker_drop(struct po_batch_tracker *tracker, struct batch_record *record);
 

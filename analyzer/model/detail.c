@@ -468,7 +468,7 @@ static int compare_details(const void *left, const void *right)
 	return (a->step_index > b->step_index) - (a->step_index < b->step_index);
 }
 
-enum po_status detail_tracker_finish(struct po_detail_tracker *t, struct po_analysis *analysis)
+enum po_status detail_tracker_build(struct po_detail_tracker *t, struct po_analysis *analysis)
 {
 	size_t stalls[PO_STALL_KEPT];
 	size_t stall_count = final_stalls(analysis, stalls);

@@ -89,7 +89,7 @@ enum po_status detail_tracker_gap_found(struct po_detail_tracker *tracker, size_
  * Decides the remaining steps and gives the kept details to analysis->details (its step
  * statistics and gaps must be built). Once.
  */
-enum po_status detail_tracker_finish(struct po_detail_tracker *tracker,
-				     struct po_analysis *analysis) PO_NODISCARD;
+enum po_status detail_tracker_build(struct po_detail_tracker *tracker,
+				    struct po_analysis *analysis) PO_NODISCARD;
 
 #endif /* PO_MODEL_DETAIL_H */

@@ -901,7 +901,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		build_gc(model, analysis);
 	}
 	if (status == PO_STATUS_OK)
-		status = detail_tracker_finish(&model->timeline, analysis);
+		status = detail_tracker_build(&model->timeline, analysis);
 	if (status != PO_STATUS_OK)
 		return status;
 	context_warning(analysis);

@@ -96,8 +96,8 @@ static uint32_t named_function(struct po_hotspot_tracker *t, uint32_t *slot, con
 	return index;
 }
 
-enum po_status hotspot_tracker_code(struct po_hotspot_tracker *t, int32_t pid,
-				    const struct po_event *event)
+enum po_status hotspot_tracker_consume_code(struct po_hotspot_tracker *t, int32_t pid,
+					    const struct po_event *event)
 {
 	const struct po_str *name = &event->u.code.function, *path = &event->u.code.file;
 	struct po_map_entry *entry;
@@ -388,8 +388,8 @@ static enum po_status python_frame(struct po_hotspot_tracker *t, int32_t pid,
 	return PO_STATUS_OK;
 }
 
-enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
-				      const char *label, const struct po_event *event)
+enum po_status hotspot_tracker_consume_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
+					      const char *label, const struct po_event *event)
 {
 	uint32_t depth = event->u.stack_sample.depth, count = 0;
 	int64_t cpu_ns = event->u.stack_sample.cpu_ns > 0 ? event->u.stack_sample.cpu_ns : 0;
@@ -444,9 +444,9 @@ static enum po_status native_pc(struct po_hotspot_tracker *t, int32_t pid, uint6
 	return PO_STATUS_OK;
 }
 
-enum po_status hotspot_tracker_native(struct po_hotspot_tracker *t, int32_t pid, int stage,
-				      const char *label, const struct po_event *event,
-				      const struct po_binmap *objects)
+enum po_status hotspot_tracker_consume_native(struct po_hotspot_tracker *t, int32_t pid, int stage,
+					      const char *label, const struct po_event *event,
+					      const struct po_binmap *objects)
 {
 	uint32_t depth = event->u.native_stack.depth, count = 0, object = UINT32_MAX;
 	int64_t weight_ns =

@@ -116,23 +116,25 @@ void hotspot_tracker_fini(struct po_hotspot_tracker *tracker);
 size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *tracker);
 
 /* A profopt:code event: the code object code_id of process pid. */
-enum po_status hotspot_tracker_code(struct po_hotspot_tracker *tracker, int32_t pid,
-				    const struct po_event *event) PO_NODISCARD;
+enum po_status hotspot_tracker_consume_code(struct po_hotspot_tracker *tracker, int32_t pid,
+					    const struct po_event *event) PO_NODISCARD;
 
 /*
  * A profopt:stack_sample event of process pid, taken while stage (-1: none) was the innermost
  * open stage span on its thread, that span labelled label (weak, interned; NULL: none).
  */
-enum po_status hotspot_tracker_sample(struct po_hotspot_tracker *tracker, int32_t pid, int stage,
-				      const char *label, const struct po_event *event) PO_NODISCARD;
+enum po_status hotspot_tracker_consume_sample(struct po_hotspot_tracker *tracker, int32_t pid,
+					      int stage, const char *label,
+					      const struct po_event *event) PO_NODISCARD;
 
 /*
  * A profopt:native_stack event of process pid, likewise; objects: the process's mapped
  * objects (NULL: none known).
  */
-enum po_status hotspot_tracker_native(struct po_hotspot_tracker *tracker, int32_t pid, int stage,
-				      const char *label, const struct po_event *event,
-				      const struct po_binmap *objects) PO_NODISCARD;
+enum po_status hotspot_tracker_consume_native(struct po_hotspot_tracker *tracker, int32_t pid,
+					      int stage, const char *label,
+					      const struct po_event *event,
+					      const struct po_binmap *objects) PO_NODISCARD;
 
 /*
  * Fills analysis->hotspot_groups (in analysis->arena): the cells merged per (role, stage)

@@ -52,8 +52,8 @@ enum po_status kernel_tracker_kind(struct po_kernel_tracker *t, const struct po_
 	return PO_STATUS_OK;
 }
 
-enum po_status kernel_tracker_add(struct po_kernel_tracker *t, const char *name,
-				  struct po_kernel_kind kind, const struct po_event *event)
+enum po_status kernel_tracker_consume(struct po_kernel_tracker *t, const char *name,
+				      struct po_kernel_kind kind, const struct po_event *event)
 {
 	struct po_map_entry *entry;
 	struct kernel_stat *stat;

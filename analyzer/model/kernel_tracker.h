@@ -47,9 +47,9 @@ enum po_status kernel_tracker_kind(struct po_kernel_tracker *tracker, const stru
 
 /* A kernel record that began in a step, under its interned name (names past the model's
  * cap share one folded name). */
-enum po_status kernel_tracker_add(struct po_kernel_tracker *tracker, const char *name,
-				  struct po_kernel_kind kind,
-				  const struct po_event *event) PO_NODISCARD;
+enum po_status kernel_tracker_consume(struct po_kernel_tracker *tracker, const char *name,
+				      struct po_kernel_kind kind,
+				      const struct po_event *event) PO_NODISCARD;
 
 /* The PO_TOP_KERNELS longest kernels into analysis->kernels, with their short names. */
 enum po_status kernel_tracker_build(const struct po_kernel_tracker *tracker,

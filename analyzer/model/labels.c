@@ -91,7 +91,8 @@ const char *label_tracker_text(const struct po_label_tracker *t, size_t index)
 	return t->entries[index].label;
 }
 
-void label_tracker_add(struct po_label_tracker *t, size_t index, int64_t wall_ns, int64_t cpu_ns)
+void label_tracker_consume(struct po_label_tracker *t, size_t index, int64_t wall_ns,
+			   int64_t cpu_ns)
 {
 	struct label_entry *entry = &t->entries[index];
 

@@ -54,8 +54,8 @@ enum po_status label_tracker_resolve(struct po_label_tracker *tracker, int32_t p
 const char *label_tracker_text(const struct po_label_tracker *tracker, size_t index);
 
 /* A span of the entry ended after wall_ns, cpu_ns of it on CPU (-1: not measured). */
-void label_tracker_add(struct po_label_tracker *tracker, size_t index, int64_t wall_ns,
-		       int64_t cpu_ns);
+void label_tracker_consume(struct po_label_tracker *tracker, size_t index, int64_t wall_ns,
+			   int64_t cpu_ns);
 
 /*
  * Fills analysis->label_stats: the entries merged per (role, stage, label) with each

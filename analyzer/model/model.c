@@ -135,6 +135,7 @@ void po_model_destroy(struct po_model *model)
 	po_map_free(&model->membership);
 	free(model->excluded);
 	free(model->missing);
+	free(model->given_warnings);
 	po_map_free(&model->names);
 	po_map_free(&model->traces);
 	memory_tracker_fini(&model->memory);
@@ -433,11 +434,12 @@ static enum po_status stack_sample(struct po_model *model, const struct thread *
 		if (thread->stack[i].kind == OPEN_STAGE)
 			stage = &thread->stack[i];
 	if (native)
-		return hotspot_tracker_native(
+		return hotspot_tracker_consume_native(
 		    &model->hotspots, event->pid, stage ? (int)stage->stage : -1,
 		    stage ? stage->label : NULL, event, model->memory.binmap);
-	return hotspot_tracker_sample(&model->hotspots, event->pid, stage ? (int)stage->stage : -1,
-				      stage ? stage->label : NULL, event);
+	return hotspot_tracker_consume_sample(&model->hotspots, event->pid,
+					      stage ? (int)stage->stage : -1,
+					      stage ? stage->label : NULL, event);
 }
 
 static enum po_status dispatch(struct po_model *model, struct process *process,
@@ -483,7 +485,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 	case PO_EV_GPU_SYNC_END:
 		return spans_sync(model, thread, event);
 	case PO_EV_CODE:
-		return hotspot_tracker_code(&model->hotspots, event->pid, event);
+		return hotspot_tracker_consume_code(&model->hotspots, event->pid, event);
 	case PO_EV_STACK_SAMPLE:
 	case PO_EV_NATIVE_STACK:
 		return stack_sample(model, thread, event);
@@ -576,7 +578,7 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 		on_discard(model, event, previous_ns);
 		return PO_STATUS_OK;
 	}
-	status = process_tracker_note(&model->procs, event, &process, &thread);
+	status = process_tracker_consume(&model->procs, event, &process, &thread);
 	if (status != PO_STATUS_OK)
 		return status;
 	if (event->time_ns < thread->last_ns)
@@ -657,6 +659,9 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 	status = finish_build(model, analysis);
 	if (status == PO_STATUS_OK)
 		status = rank_tracker_build(&model->ranks, analysis);
+	for (size_t i = 0; status == PO_STATUS_OK && i < model->given_warning_count; i++)
+		status = po_analysis_add_warning(analysis, model->given_warnings[i].code,
+						 model->given_warnings[i].text);
 	if (status != PO_STATUS_OK)
 		po_error_set(err, "Failed to build the analysis: %s",
 			     po_status_description(status));
@@ -669,6 +674,28 @@ enum po_status po_model_finish(struct po_model *model, struct po_analysis **out,
 	}
 	*out = analysis;
 	return PO_STATUS_OK;
+}
+
+enum po_status po_model_add_warning(struct po_model *model, const char *code, const char *text)
+{
+	struct po_warning *grown =
+	    realloc(model->given_warnings, (model->given_warning_count + 1) * sizeof(*grown));
+	const char *code_copy, *text_copy;
+
+	if (!grown)
+		return PO_STATUS_NOMEM;
+	model->given_warnings = grown;
+	code_copy = po_arena_strdup(model->arena, code);
+	text_copy = po_arena_strdup(model->arena, text);
+	if (!code_copy || !text_copy)
+		return PO_STATUS_NOMEM;
+	grown[model->given_warning_count++] = (struct po_warning){code_copy, text_copy};
+	return PO_STATUS_OK;
+}
+
+void po_model_note_partial(struct po_model *model)
+{
+	model->quality.partial = true;
 }
 
 int64_t po_model_newest_ns(const struct po_model *model)

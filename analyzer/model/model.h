@@ -119,6 +119,16 @@ void po_model_destroy(struct po_model *model);
 enum po_status po_model_consume(struct po_model *model, const struct po_event *event) PO_NODISCARD;
 
 /*
+ * A trace-quality warning of the program that reads the trace (what the decoder dropped,
+ * damaged or duplicate files), given before po_model_finish(): the result lists it after
+ * the model's own warnings. code and text are copied. Fails only when out of memory.
+ */
+enum po_status po_model_add_warning(struct po_model *model, const char *code,
+				    const char *text) PO_NODISCARD;
+/* Marks the result partial: part of the trace was left out or damaged (--salvage). */
+void po_model_note_partial(struct po_model *model);
+
+/*
  * Ends the stream and builds the result (owned by the caller). The model can only be
  * destroyed afterwards. Fails with PO_STATUS_INPUT when no profopt event was seen.
  */

@@ -204,7 +204,7 @@ static enum po_status account_in_step(struct po_model *model, const struct po_ev
 	step->gpu_graph_kernels += graph_kernels(model, event);
 	if (duration_ns < PO_SHORT_KERNEL_NS)
 		step->gpu_short_kernels++;
-	return kernel_tracker_add(&model->kernels, name, kind, event);
+	return kernel_tracker_consume(&model->kernels, name, kind, event);
 }
 
 enum po_status model_gpu_device(struct po_model *model, const struct po_event *event)

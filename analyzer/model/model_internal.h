@@ -111,6 +111,9 @@ struct po_model {
 	size_t gpu_name_count;
 	size_t mem_label_count;
 	enum po_status deferred; /* a failure inside a merge, returned by the next call */
+	/* The program's warnings (po_model_add_warning), strings in arena; owned array */
+	struct po_warning *given_warnings;
+	size_t given_warning_count;
 	bool finished;
 
 	/* the ranks of a distributed job and their own models (ranks.h) */

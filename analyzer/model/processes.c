@@ -444,8 +444,8 @@ void process_tracker_worker_end(struct po_process_tracker *t, struct process *pr
 		move_sums(t, process, -1);
 }
 
-enum po_status process_tracker_note(struct po_process_tracker *t, const struct po_event *event,
-				    struct process **process, struct thread **thread)
+enum po_status process_tracker_consume(struct po_process_tracker *t, const struct po_event *event,
+				       struct process **process, struct thread **thread)
 {
 	enum po_status status = note_process(t, event, process);
 

@@ -165,9 +165,9 @@ size_t process_tracker_bytes(const struct po_process_tracker *tracker);
  * The event's process and thread, created on first sight; the process's first and last
  * times, name and event count follow the event, and a silent process rejoins the sums.
  */
-enum po_status process_tracker_note(struct po_process_tracker *tracker,
-				    const struct po_event *event, struct process **process,
-				    struct thread **thread) PO_NODISCARD;
+enum po_status process_tracker_consume(struct po_process_tracker *tracker,
+				       const struct po_event *event, struct process **process,
+				       struct thread **thread) PO_NODISCARD;
 
 /* The process of pid, or NULL. */
 struct process *process_tracker_find(const struct po_process_tracker *tracker, int32_t pid);

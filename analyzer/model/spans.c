@@ -170,7 +170,7 @@ static enum po_status complete_stage(struct po_model *model, struct thread *thre
 	enum po_status status = PO_STATUS_OK;
 	int32_t made_by = -1;
 
-	label_tracker_add(&model->labels, span->label_index, wall_ns, cpu_ns);
+	label_tracker_consume(&model->labels, span->label_index, wall_ns, cpu_ns);
 	producer_stats(&model->procs.processes[thread->process], span, bottom, wall_ns, cpu_ns);
 	if (is_loader_stage(span->stage) && training)
 		step_tracker_own_loading(&model->loop, span->stage, span->same_below, batch,

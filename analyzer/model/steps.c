@@ -139,7 +139,7 @@ enum po_category step_tracker_cause(const struct po_step_tracker *t, int64_t beg
 /* The batch is made: its producer has made one more (counted once). */
 static void batch_finished(struct batch_record *record, int32_t *made_by)
 {
-	if (batch_tracker_finish(record))
+	if (batch_record_made(record))
 		*made_by = record->producer_pid;
 }
 

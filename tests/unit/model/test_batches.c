@@ -16,8 +16,8 @@ static void test_find_finish_drop(void)
 	record = batch_tracker_get(&tracker, 7, 200);
 	CHECK(record != NULL && record->producer_pid == 200 && record->ready_ns == -1);
 	CHECK(batch_tracker_get(&tracker, 7, 201) == record); /* the producer stays the first */
-	CHECK(batch_tracker_finish(record));
-	CHECK(!batch_tracker_finish(record));
+	CHECK(batch_record_made(record));
+	CHECK(!batch_record_made(record));
 	batch_tracker_drop(&tracker, record);
 	CHECK(batch_tracker_find(&tracker, 7) == NULL);
 	batch_tracker_fini(&tracker);

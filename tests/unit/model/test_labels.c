@@ -55,7 +55,7 @@ static size_t span(struct fixture *f, int32_t pid, enum po_stage stage, const ch
 	size_t index = (size_t)-1;
 
 	CHECK(label_tracker_resolve(&f->tracker, pid, stage, text(label), &index) == PO_STATUS_OK);
-	label_tracker_add(&f->tracker, index, wall_ns, cpu_ns);
+	label_tracker_consume(&f->tracker, index, wall_ns, cpu_ns);
 	return index;
 }
 

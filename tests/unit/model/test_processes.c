@@ -52,7 +52,7 @@ static struct process *note(struct fixture *f, int32_t pid, int32_t tid, int64_t
 	struct process *process = NULL;
 	struct thread *thread = NULL;
 
-	CHECK(process_tracker_note(&f->tracker, &event, &process, &thread) == PO_STATUS_OK);
+	CHECK(process_tracker_consume(&f->tracker, &event, &process, &thread) == PO_STATUS_OK);
 	CHECK(process && thread && thread->pid == pid && thread->tid == tid);
 	return process;
 }

@@ -80,7 +80,7 @@ static void test_kept_steps(void)
 	CHECK(step_tracker_init(&loop) == PO_STATUS_OK);
 	CHECK(detail_tracker_init(&timeline, &config, &loop) == PO_STATUS_OK);
 	run(&loop, &timeline, 20, 25);
-	CHECK(detail_tracker_finish(&timeline, &analysis) == PO_STATUS_OK);
+	CHECK(detail_tracker_build(&timeline, &analysis) == PO_STATUS_OK);
 
 	detail = detail_of(&analysis, 20);
 	CHECK(detail && (detail->reasons & PO_DETAIL_SLOWEST));
@@ -120,8 +120,8 @@ static void test_side_by_side(void)
 	CHECK(detail_tracker_init(&two, &config, &loop_two) == PO_STATUS_OK);
 	run(&loop_one, &one, 10, 40);
 	run(&loop_two, &two, 33, 40);
-	CHECK(detail_tracker_finish(&one, &first) == PO_STATUS_OK);
-	CHECK(detail_tracker_finish(&two, &second) == PO_STATUS_OK);
+	CHECK(detail_tracker_build(&one, &first) == PO_STATUS_OK);
+	CHECK(detail_tracker_build(&two, &second) == PO_STATUS_OK);
 	CHECK(detail_of(&first, 10) && (detail_of(&first, 10)->reasons & PO_DETAIL_SLOWEST));
 	CHECK(detail_of(&second, 33) && (detail_of(&second, 33)->reasons & PO_DETAIL_SLOWEST));
 	CHECK(detail_of(&first, 33) == NULL ||
