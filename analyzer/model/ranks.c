@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
 #include "model_internal.h"
 #include "ranks.h"
 #include "stats/stats.h"
@@ -249,19 +250,6 @@ static int compare_lane_rank(const void *left, const void *right)
 	return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/*
- * The steps of an epoch's start-up, while its loader workers start: its first
- * max(1, workers) steps, as the detectors' steady steps leave out (detect.c).
- */
-static int64_t startup_steps(const struct po_analysis *own)
-{
-	int64_t workers = own->settings.num_workers;
-
-	if (workers < (int64_t)own->worker_count)
-		workers = (int64_t)own->worker_count;
-	return workers > 1 ? workers : 1;
-}
-
 /* walls: step number -> its wall time + 1 (0 is an empty value). */
 static bool wall_note(struct po_map *walls, int64_t step, int64_t wall_ns)
 {
@@ -274,21 +262,22 @@ static bool wall_note(struct po_map *walls, int64_t step, int64_t wall_ns)
 }
 
 /*
- * A rank's own loop over its steady steps (not lossy, past each epoch's start-up), from
- * the analysis of its model; their step numbers go to steady when it is given.
+ * A rank's own loop over its steady steps, from the analysis of its model: the steps the
+ * detectors measure (po_metric_steady_walk: not lossy, past each epoch's start-up); their
+ * step numbers go to steady when it is given.
  */
 static enum po_status steady_means(const struct po_analysis *own, struct po_rank_summary *summary,
 				   struct po_map *steady, struct po_map *walls)
 {
-	int64_t startup = startup_steps(own), in_epoch = 0, previous_epoch = 0;
+	struct po_metric_steady_walk walk;
+	struct po_step step;
+	size_t index;
+	bool is_steady;
 	double wall_ns = 0, count = 0;
 
-	for (size_t i = 0; i < own->step_count; i++) {
-		struct po_step step = po_analysis_step(own, i);
-
-		in_epoch = i && previous_epoch == step.epoch ? in_epoch + 1 : 0;
-		previous_epoch = step.epoch;
-		if ((step.flags & PO_STEP_LOSSY) || in_epoch < startup)
+	po_metric_steady_walk_init(&walk, own);
+	while (po_metric_steady_walk_next(&walk, &step, &index, &is_steady)) {
+		if (!is_steady)
 			continue;
 		if (steady && !po_map_upsert(steady, (uint64_t)step.index, 0, NULL))
 			return PO_STATUS_NOMEM;

@@ -225,6 +225,9 @@ static void slow_input_rank(void)
 	CHECK_INT_EQ(d->ranks[1].local_rank, 1);
 	CHECK(d->ranks[1].local_rank_inferred);
 	CHECK_INT_EQ(d->ranks[1].steps, STEPS);
+	/* a rank's steady steps are the detectors' (po_metric_steady_walk) */
+	CHECK_INT_EQ(d->ranks[0].steady_steps, analysis->diagnosis.steady.count);
+	CHECK_INT_EQ(d->ranks[1].steady_steps, STEPS - 1);
 	CHECK_INT_EQ(d->collectives, STEPS);
 	CHECK_INT_EQ(d->unmatched_collectives, 0);
 	CHECK_INT_EQ(d->host_count, 1); /* one host: no clock to align */
