@@ -579,6 +579,40 @@ PO_EXPORT void profopt_signal_timer_stop(void)
 	signal_timer_armed = false;
 }
 
+/* ---- the CPU-time counter of a signal-driven sampler ---- */
+
+static int signal_counter_fd = -1;
+static pthread_once_t signal_counter_once = PTHREAD_ONCE_INIT;
+
+/* A forked child holds a copy of the parent's counter's descriptor: closed, not stopped. */
+static void signal_counter_forget(void)
+{
+	if (signal_counter_fd >= 0)
+		close(signal_counter_fd);
+	signal_counter_fd = -1;
+}
+
+static void signal_counter_hooks(void)
+{
+	pthread_atfork(NULL, NULL, signal_counter_forget);
+}
+
+PO_EXPORT int profopt_signal_counter_start(int signo, uint32_t period_us)
+{
+	if (signo <= 0 || signo >= NSIG || period_us == 0)
+		return -EINVAL;
+	pthread_once(&signal_counter_once, signal_counter_hooks);
+	profopt_signal_counter_stop();
+	signal_counter_fd =
+	    po_cpu_counter_open((pid_t)syscall(SYS_gettid), (int64_t)period_us * 1000, signo);
+	return signal_counter_fd >= 0 ? 0 : (errno ? -errno : -ENOTSUP);
+}
+
+PO_EXPORT void profopt_signal_counter_stop(void)
+{
+	signal_counter_forget();
+}
+
 PO_EXPORT int profopt_sampler_start(unsigned period_ms)
 {
 	return po_sampler_start(period_ms);

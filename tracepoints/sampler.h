@@ -3,6 +3,7 @@
 #define PROFOPT_SAMPLER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Starts (or re-periods) the sampler; 0 on success, -1 on error (errno set). */
 int po_sampler_start(unsigned period_ms);
@@ -21,6 +22,15 @@ void po_stacks_resume(void);
 
 /* The instruction a signal interrupted, from its handler's context (0: not known here). */
 uint64_t po_interrupted_pc(const void *context);
+/*
+ * A perf task-clock counter of thread tid (its CPU time, counted from now) that sends signal
+ * signo to it every period_ns of that time, with si_code POLL_IN and si_fd the counter's
+ * descriptor (close-on-exec); -1 when the kernel refuses one (perf_event_paranoid, seccomp,
+ * no perf events). Its overflow comes from a high-resolution timer at the period, where a
+ * POSIX CPU timer or ITIMER_PROF fires only at a scheduler tick after its expiry
+ * (docs/sampling.md, "How it samples"). stacks.c.
+ */
+int po_cpu_counter_open(pid_t tid, int64_t period_ns, int signo);
 /*
  * A loader worker ends (profopt_worker_end): when the sampler runs, records the process's
  * memory sets once more, so that a worker shorter than their period is not left with its

@@ -1,12 +1,17 @@
 /*
  * stacks.c: libprofopt's own function-level sampler for C and C++ programs
- * (profopt_stacks_start, docs/sampling.md): POSIX timers send SIGPROF hz times per second
- * of each thread's CPU time (or of the calling thread's wall time), and the handler records
- * the interrupted thread's instruction addresses as a profopt:native_stack event.
+ * (profopt_stacks_start, docs/sampling.md): perf task-clock counters (SIGURG) or POSIX
+ * timers (SIGPROF) signal hz times per second of each thread's CPU time (or a POSIX timer
+ * of the calling thread's wall time), and the handler records the interrupted thread's
+ * instruction addresses as a profopt:native_stack event.
  *
- * On CPU time every thread has a timer of its own, on its own CPU clock, aimed at it
- * (SIGEV_THREAD_ID): a watcher thread lists the process's threads (/proc/self/task) every
- * PO_WATCH_MS, gives each new one its timer and deletes those of threads gone. One timer on
+ * On CPU time every thread has a counter of its own, aimed at it (F_SETOWN_EX): its
+ * overflow comes from a high-resolution timer at the period, where a POSIX CPU timer fires
+ * at the scheduler tick after its expiry, and on a shared core a thread's samples then
+ * drift toward the code it resumes in. Where the kernel refuses counters, each thread gets
+ * a POSIX timer on its own CPU clock (SIGEV_THREAD_ID). A watcher thread lists the
+ * process's threads (/proc/self/task) every PO_WATCH_MS, gives each new one its counter or
+ * timer and deletes those of threads gone. One timer on
  * the process's CPU clock would not do: the kernel sends its signal to the process, which
  * gives it to the main thread whenever that one can take it, and another thread's CPU time
  * then goes to the main thread's stack or is not seen at all.
@@ -27,6 +32,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -64,9 +71,19 @@
 /* How often the watcher looks for new threads: a thread's first milliseconds go unsampled. */
 #define PO_WATCH_MS 50
 
-/* A thread's own CPU-time timer. */
+/*
+ * The file descriptors of the sampler's CPU-time counters, one bit each, that the handler
+ * tells from another sender's: a counter whose descriptor is past this is not made.
+ */
+#define PO_COUNTER_FDS 65536
+
+/*
+ * A thread's own CPU-time sampler: a perf task-clock counter (counter_fd), or where the
+ * kernel refuses one, a POSIX timer on the thread's CPU clock (counter_fd -1).
+ */
 struct thread_timer {
 	pid_t tid;
+	int counter_fd;
 	timer_t timer;
 	bool seen; /* listed by the latest look at the threads */
 };
@@ -75,9 +92,15 @@ struct stacks {
 	pthread_mutex_t control;   /* serializes start, stop and fork */
 	struct sigaction previous; /* SIGPROF's action before ours, restored at stop */
 	bool handler_ours;	   /* SIGPROF's action is on_sigprof, installed by start */
-	bool armed;		   /* timer exists in this process (not after fork: remade) */
-	timer_t timer;		   /* wall time: the starting thread's */
-	uint32_t hz;		   /* the rate while running, else 0 */
+	/*
+	 * CPU time by counters: SIGURG's action is on_sigurg, installed by start, the one
+	 * before kept here (counters signal SIGURG; without it, POSIX timers on SIGPROF).
+	 */
+	struct sigaction previous_urg;
+	bool counters;
+	bool armed;	   /* timer exists in this process (not after fork: remade) */
+	timer_t timer;	   /* wall time: the starting thread's */
+	uint32_t hz;	   /* the rate while running, else 0 */
 	bool wall;	   /* CLOCK_MONOTONIC, the starting thread's; else each thread's CPU */
 	int64_t period_ns; /* what one expiration stands for; read by the handler */
 	struct thread_timer *threads; /* CPU time: owned, one per thread; the watcher's */
@@ -98,6 +121,27 @@ po_stacks_hook_fn *po_stacks_test_hook;
 
 /* A sample in progress on this thread: a signal nested in it records nothing. */
 static __thread int in_sample __attribute__((tls_model("initial-exec")));
+/* The thread's counter's value at its previous sample (CPU ns since the counter began). */
+static __thread uint64_t counter_seen __attribute__((tls_model("initial-exec")));
+
+/* Which descriptors are the sampler's counters (PO_COUNTER_FDS bits). */
+static uint64_t counter_fds[PO_COUNTER_FDS / 64];
+
+static bool is_counter_fd(int fd)
+{
+	return fd >= 0 && fd < PO_COUNTER_FDS &&
+	       (__atomic_load_n(&counter_fds[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1;
+}
+
+static void mark_counter_fd(int fd, bool ours)
+{
+	uint64_t bit = (uint64_t)1 << (fd % 64);
+
+	if (ours)
+		__atomic_fetch_or(&counter_fds[fd / 64], bit, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&counter_fds[fd / 64], ~bit, __ATOMIC_RELAXED);
+}
 
 /* ---- the signal handler (async-signal-safe only) ---- */
 
@@ -130,8 +174,23 @@ static uint32_t keep_interrupted(void *const *frames, int count, uint64_t pc, ui
 static int64_t sample_weight_ns(const siginfo_t *info)
 {
 	int64_t period_ns = __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED);
+	uint64_t count;
 
-	return period_ns * (1 + (info->si_overrun > 0 ? info->si_overrun : 0));
+	if (info->si_code == SI_TIMER)
+		return period_ns * (1 + (info->si_overrun > 0 ? info->si_overrun : 0));
+	/*
+	 * A counter's signal: the thread's CPU time since its previous sample, read from the
+	 * counter (a signal merged into one pending is not lost time); one period when the
+	 * read fails.
+	 */
+	if (read(info->si_fd, &count, sizeof(count)) != (ssize_t)sizeof(count))
+		return period_ns;
+	if (count < counter_seen) /* a new counter (the sampler restarted): it began at 0 */
+		counter_seen = 0;
+	if (count > counter_seen)
+		period_ns = (int64_t)(count - counter_seen);
+	counter_seen = count;
+	return period_ns;
 }
 
 static void sample(const siginfo_t *info, const void *context)
@@ -160,18 +219,44 @@ static bool from_our_timer(const siginfo_t *info)
 	return info && info->si_code == SI_TIMER && info->si_value.sival_ptr == &the_stacks;
 }
 
+/* A SIGURG of one of the sampler's counters (POLL_IN from its descriptor). */
+static bool from_our_counter(const siginfo_t *info)
+{
+	return info && info->si_code == POLL_IN && is_counter_fd(info->si_fd);
+}
+
+static void sample_if_traced(siginfo_t *info, void *context)
+{
+	if (!in_sample && (lttng_ust_tracepoint_enabled(profopt, native_stack) ||
+			   __atomic_load_n(&po_stacks_test_hook, __ATOMIC_RELAXED))) {
+		in_sample = 1;
+		sample(info, context);
+		in_sample = 0;
+	}
+}
+
+/*
+ * The counters' signal. SIGURG's action before ours was its default or ignore (start
+ * refuses a handler of the program's), both of which drop a SIGURG of another sender, as
+ * this does.
+ */
+static void on_sigurg(int signo, siginfo_t *info, void *context)
+{
+	int saved_errno = errno;
+
+	(void)signo;
+	if (from_our_counter(info))
+		sample_if_traced(info, context);
+	errno = saved_errno;
+}
+
 static void on_sigprof(int signo, siginfo_t *info, void *context)
 {
 	int saved_errno = errno;
 
 	(void)signo;
-	if (!in_sample && from_our_timer(info) &&
-	    (lttng_ust_tracepoint_enabled(profopt, native_stack) ||
-	     __atomic_load_n(&po_stacks_test_hook, __ATOMIC_RELAXED))) {
-		in_sample = 1;
-		sample(info, context);
-		in_sample = 0;
-	}
+	if (from_our_timer(info))
+		sample_if_traced(info, context);
 	errno = saved_errno;
 }
 
@@ -244,6 +329,41 @@ static void release_sigprof(void)
 }
 
 /*
+ * Installs on_sigurg for the counters, keeping the action it replaces; false when SIGURG
+ * has a handler of the program's (the sampler then uses POSIX timers on SIGPROF).
+ */
+static bool take_sigurg(void)
+{
+	struct sigaction current, ours;
+
+	if (the_stacks.counters)
+		return true;
+	if (sigaction(SIGURG, NULL, &current) != 0 || is_handler(&current))
+		return false;
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_sigaction = on_sigurg;
+	ours.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&ours.sa_mask);
+	if (sigaction(SIGURG, &ours, &the_stacks.previous_urg) != 0)
+		return false;
+	the_stacks.counters = true;
+	return true;
+}
+
+/* Gives SIGURG its previous action back, unless the program installed its own since. */
+static void release_sigurg(void)
+{
+	struct sigaction current;
+
+	if (!the_stacks.counters)
+		return;
+	the_stacks.counters = false;
+	if (sigaction(SIGURG, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+	    current.sa_sigaction == on_sigurg)
+		sigaction(SIGURG, &the_stacks.previous_urg, NULL);
+}
+
+/*
  * A timer sending SIGPROF to thread tid every period of clock; false when it cannot be made
  * (the thread is gone).
  */
@@ -268,6 +388,62 @@ static bool make_timer(clockid_t clock, pid_t tid, timer_t *timer)
 	return true;
 }
 
+int po_cpu_counter_open(pid_t tid, int64_t period_ns, int signo)
+{
+	struct perf_event_attr attr = {.size = sizeof(attr),
+				       .type = PERF_TYPE_SOFTWARE,
+				       .config = PERF_COUNT_SW_TASK_CLOCK,
+				       .sample_period = (uint64_t)period_ns,
+				       .wakeup_events = 1,
+				       .exclude_hv = 1};
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0) { /* unprivileged under perf_event_paranoid 2: user time only */
+		attr.exclude_kernel = 1;
+		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0)
+		return -1;
+	if (fcntl(fd, F_SETSIG, signo) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
+	    fcntl(fd, F_SETFL, O_ASYNC) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Thread tid's counter (po_cpu_counter_open), sending SIGURG, whose default action is to
+ * ignore it: a signal the counter sent while the thread blocked it stays pending through
+ * execve (it is not the counter's, as a POSIX timer's is), and the program exec'd must not
+ * die of it, as it would of SIGPROF. -1 when there is none.
+ */
+static int make_counter(pid_t tid)
+{
+	int fd = po_cpu_counter_open(tid, __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED),
+				     SIGURG);
+
+	if (fd >= PO_COUNTER_FDS) {
+		close(fd);
+		return -1;
+	}
+	if (fd >= 0)
+		mark_counter_fd(fd, true);
+	return fd;
+}
+
+/* Ends a thread's sampler: its counter or its timer. */
+static void thread_timer_delete(const struct thread_timer *thread)
+{
+	if (thread->counter_fd >= 0) {
+		mark_counter_fd(thread->counter_fd, false);
+		close(thread->counter_fd);
+	} else {
+		timer_delete(thread->timer);
+	}
+}
+
 /* The kernel's id of thread tid's CPU clock (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
 static clockid_t thread_cpu_clock(pid_t tid)
 {
@@ -287,7 +463,8 @@ static void add_thread(pid_t tid)
 {
 	struct thread_timer *grown;
 	size_t capacity = the_stacks.thread_capacity ? 2 * the_stacks.thread_capacity : 16;
-	timer_t timer;
+	timer_t timer = 0;
+	int counter_fd;
 
 	if (the_stacks.thread_count == the_stacks.thread_capacity) {
 		grown = realloc(the_stacks.threads, capacity * sizeof(*grown));
@@ -296,26 +473,31 @@ static void add_thread(pid_t tid)
 		the_stacks.threads = grown;
 		the_stacks.thread_capacity = capacity;
 	}
-	if (make_timer(thread_cpu_clock(tid), tid, &timer))
-		the_stacks.threads[the_stacks.thread_count++] =
-		    (struct thread_timer){.tid = tid, .timer = timer, .seen = true};
+	counter_fd = the_stacks.counters ? make_counter(tid) : -1;
+	if (counter_fd >= 0 || make_timer(thread_cpu_clock(tid), tid, &timer))
+		the_stacks.threads[the_stacks.thread_count++] = (struct thread_timer){
+		    .tid = tid, .counter_fd = counter_fd, .timer = timer, .seen = true};
 }
 
-/* Keeps the calling thread's timer, made already (a forked child's). */
-static void add_thread_timer(timer_t timer)
+/* Keeps the calling thread's counter or timer, made already (a forked child's). */
+static void add_thread_timer(int counter_fd, timer_t timer)
 {
 	struct thread_timer *grown = the_stacks.thread_capacity
 					 ? the_stacks.threads
 					 : realloc(the_stacks.threads, 16 * sizeof(*grown));
 
 	if (!grown) {
-		timer_delete(timer);
+		thread_timer_delete(
+		    &(struct thread_timer){.counter_fd = counter_fd, .timer = timer});
 		return;
 	}
 	the_stacks.threads = grown;
 	the_stacks.thread_capacity = the_stacks.thread_capacity ? the_stacks.thread_capacity : 16;
 	the_stacks.threads[the_stacks.thread_count++] =
-	    (struct thread_timer){.tid = (pid_t)syscall(SYS_gettid), .timer = timer, .seen = true};
+	    (struct thread_timer){.tid = (pid_t)syscall(SYS_gettid),
+				  .counter_fd = counter_fd,
+				  .timer = timer,
+				  .seen = true};
 }
 
 /*
@@ -344,7 +526,7 @@ static bool watch_threads(pid_t skip)
 	for (size_t i = the_stacks.thread_count; i-- > 0;) {
 		if (the_stacks.threads[i].seen)
 			continue;
-		timer_delete(the_stacks.threads[i].timer);
+		thread_timer_delete(&the_stacks.threads[i]);
 		the_stacks.threads[i] = the_stacks.threads[--the_stacks.thread_count];
 	}
 	return true;
@@ -411,7 +593,7 @@ static void disarm(void)
 	watch_stop();
 	the_stacks.resume_watch = false;
 	for (size_t i = 0; i < the_stacks.thread_count; i++)
-		timer_delete(the_stacks.threads[i].timer);
+		thread_timer_delete(&the_stacks.threads[i]);
 	the_stacks.thread_count = 0;
 	if (the_stacks.armed)
 		timer_delete(the_stacks.timer);
@@ -446,7 +628,16 @@ static int arm(uint32_t hz, bool wall)
 static void stop_locked(void)
 {
 	disarm();
+	release_sigurg();
 	release_sigprof();
+}
+
+/* PROFOPT_STACKS_COUNTERS=0: POSIX timers on CPU time, never perf counters. */
+static bool counters_wanted(void)
+{
+	const char *text = getenv("PROFOPT_STACKS_COUNTERS");
+
+	return !text || strcmp(text, "0") != 0;
 }
 
 /* Starts, or restarts at a new rate and clock; stopped on failure. */
@@ -454,6 +645,8 @@ static int start_locked(uint32_t hz, bool wall)
 {
 	int ret = take_sigprof();
 
+	if (ret == 0 && !wall && counters_wanted())
+		take_sigurg();
 	if (ret == 0)
 		ret = arm(hz, wall);
 	if (ret != 0)
@@ -467,18 +660,21 @@ static int start_locked(uint32_t hz, bool wall)
  * What the run config says of the samples: their clock, which the analysis reads to say
  * "wall time", and their rate.
  */
-static void note_config(uint32_t hz, bool wall)
+static void note_config(uint32_t hz, bool wall, bool counters)
 {
 	char text[16];
 
 	snprintf(text, sizeof(text), "%u", (unsigned)hz);
 	profopt_run_config("stacks_clock", wall ? "wall" : "cpu");
 	profopt_run_config("stacks_hz", text);
+	/* what fires the samples: perf task-clock counters, or POSIX timers (at the tick) */
+	profopt_run_config("stacks_timer", wall ? "timer" : counters ? "counter" : "cpu-timer");
 }
 
 PO_EXPORT int profopt_stacks_start(uint32_t hz, int wall)
 {
 	void *warm_up[4];
+	bool counters;
 	int ret;
 
 	if (!PO_STACKS_SUPPORTED)
@@ -495,9 +691,10 @@ PO_EXPORT int profopt_stacks_start(uint32_t hz, int wall)
 	lttng_ust_init_thread();
 	pthread_mutex_lock(&the_stacks.control);
 	ret = start_locked(hz, wall != 0);
+	counters = the_stacks.counters;
 	pthread_mutex_unlock(&the_stacks.control);
 	if (ret == 0)
-		note_config(hz, wall != 0);
+		note_config(hz, wall != 0, counters);
 	return ret;
 }
 
@@ -506,6 +703,16 @@ PO_EXPORT void profopt_stacks_stop(void)
 	pthread_mutex_lock(&the_stacks.control);
 	stop_locked();
 	pthread_mutex_unlock(&the_stacks.control);
+}
+
+int po_stacks_test_counters(void)
+{
+	int counters;
+
+	pthread_mutex_lock(&the_stacks.control);
+	counters = !the_stacks.hz || the_stacks.wall ? -1 : the_stacks.counters ? 1 : 0;
+	pthread_mutex_unlock(&the_stacks.control);
+	return counters;
 }
 
 /* ---- fork, load and unload ---- */
@@ -530,7 +737,9 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
 	uint32_t hz = the_stacks.hz;
-	timer_t timer;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	timer_t timer = 0;
+	int counter_fd = -1;
 
 	memset(&the_stacks.control, 0, sizeof(the_stacks.control));
 	pthread_mutex_init(&the_stacks.control, NULL);
@@ -538,15 +747,25 @@ static void after_fork_child(void)
 	pthread_mutex_init(&the_stacks.watch_lock, NULL);
 	memset(&the_stacks.watch_wake, 0, sizeof(the_stacks.watch_wake));
 	pthread_cond_init(&the_stacks.watch_wake, NULL);
-	/* the parent's timers and watcher, not this process's */
+	/* the parent's timers and watcher, not this process's; its counters' descriptors are
+	 * copies here, closed (the parent's counters go on) */
+	for (size_t i = 0; i < the_stacks.thread_count; i++)
+		if (the_stacks.threads[i].counter_fd >= 0) {
+			mark_counter_fd(the_stacks.threads[i].counter_fd, false);
+			close(the_stacks.threads[i].counter_fd);
+		}
+	counter_seen = 0;
 	the_stacks.armed = the_stacks.watching = false;
 	the_stacks.thread_count = 0;
 	the_stacks.hz = 0;
 	if (!hz)
 		return;
 	lttng_ust_init_thread();
-	if (!make_timer(the_stacks.wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID,
-			(pid_t)syscall(SYS_gettid), &timer)) {
+	if (!the_stacks.wall && the_stacks.counters)
+		counter_fd = make_counter(self);
+	if (counter_fd < 0 &&
+	    !make_timer(the_stacks.wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, self,
+			&timer)) {
 		release_sigprof();
 		return;
 	}
@@ -555,7 +774,7 @@ static void after_fork_child(void)
 		the_stacks.timer = timer;
 		the_stacks.armed = true;
 	} else {
-		add_thread_timer(timer);
+		add_thread_timer(counter_fd, timer);
 		the_stacks.resume_watch = true;
 	}
 }

@@ -16,4 +16,11 @@
 typedef void po_stacks_hook_fn(int32_t tid, int64_t weight_ns, const uint64_t *pcs, uint32_t depth);
 extern po_stacks_hook_fn *po_stacks_test_hook;
 
+/*
+ * How the running sampler measures CPU time: 1 when by perf task-clock counters (SIGURG),
+ * 0 when by POSIX timers on the threads' CPU clocks (SIGPROF), -1 when it is not running on
+ * CPU time.
+ */
+int po_stacks_test_counters(void);
+
 #endif /* PROFOPT_STACKS_INTERNAL_H */

@@ -239,9 +239,17 @@ static void check_cpu(void)
 {
 	struct spin_times times = {.ms = 200};
 	long after_stop;
+	int counters = 0;
 
 	EXPECT(profopt_stacks_start(HZ, 0) == 0);
 	EXPECT(!is_default(SIGPROF));
+#ifdef PO_STACKS_HOOKS
+	/* perf task-clock counters where the kernel allows them, else POSIX timers */
+	counters = po_stacks_test_counters() == 1;
+	printf("note CPU time by %s\n", counters
+					    ? "perf task-clock counters (SIGURG)"
+					    : "POSIX timers on the threads' CPU clocks (SIGPROF)");
+#endif
 	reset_seen();
 	spin_timed(&times);
 	profopt_stacks_stop();
@@ -249,6 +257,9 @@ static void check_cpu(void)
 	if (HOOKS) {
 		/* 1000 Hz: as many as the kernel's ticks, fewer when a busy machine merges them */
 		EXPECT(seen.samples >= 2);
+		/* a counter fires at the rate asked: 1000 per CPU second, not the tick's 250 */
+		if (counters)
+			EXPECT(seen.samples >= (long)(times.cpu_ns / PERIOD_NS) * 6 / 10);
 		EXPECT(seen.deep >= seen.samples * 9 / 10);
 		EXPECT(seen.with_caller >= seen.samples * 9 / 10);
 		EXPECT(seen.in_spin >= seen.samples / 2); /* its loop, mostly */
@@ -305,6 +316,37 @@ static void check_own_alarm(void)
 	set_action(SIGALRM, SIG_DFL, 0);
 }
 
+static volatile long urgent;
+
+static void on_urgent(int signo)
+{
+	(void)signo;
+	urgent++;
+}
+
+/*
+ * The program's own SIGURG handler is left alone: the sampler measures CPU time with POSIX
+ * timers instead of counters (which signal SIGURG), and the handler is the program's after.
+ */
+static void check_own_urg(void)
+{
+	struct sigaction current;
+
+	set_action(SIGURG, on_urgent, SA_RESTART);
+	EXPECT(profopt_stacks_start(HZ, 0) == 0);
+#ifdef PO_STACKS_HOOKS
+	EXPECT(po_stacks_test_counters() == 0);
+	reset_seen();
+#endif
+	spin_ms(100);
+	profopt_stacks_stop();
+	EXPECT(urgent == 0);
+	if (HOOKS)
+		EXPECT(seen.samples >= 2);
+	EXPECT(sigaction(SIGURG, NULL, &current) == 0 && current.sa_handler == on_urgent);
+	set_action(SIGURG, SIG_DFL, 0);
+}
+
 /* A forked child samples again (its own timer) and is not killed by it. */
 static void check_fork(void)
 {
@@ -340,14 +382,16 @@ static int exec_spin(void)
 	}
 	sigemptyset(&profiling);
 	sigaddset(&profiling, SIGPROF);
+	sigaddset(&profiling, SIGURG); /* a counter's, pending: ignored by default */
 	sigprocmask(SIG_UNBLOCK, &profiling, NULL);
 	spin_ms(100); /* an interval timer still running would kill it now */
 	return 0;
 }
 
 /*
- * A sampled child execs /bin/true; another blocks SIGPROF while it burns CPU (ticks are
- * then pending, not delivered) and execs this program, which unblocks it and spins.
+ * A sampled child execs /bin/true; another blocks SIGPROF and SIGURG while it burns CPU
+ * (the samplers' signals are then pending, not delivered) and execs this program, which
+ * unblocks them and spins.
  */
 static void check_exec(const char *self)
 {
@@ -366,6 +410,7 @@ static void check_exec(const char *self)
 	if (pid == 0) {
 		sigemptyset(&profiling);
 		sigaddset(&profiling, SIGPROF);
+		sigaddset(&profiling, SIGURG);
 		sigprocmask(SIG_BLOCK, &profiling, NULL);
 		spin_ms(50);
 		execl(self, self, "--exec-spin", (char *)NULL);
@@ -504,6 +549,7 @@ int main(int argc, char **argv)
 	check_cpu();
 	check_restart();
 	check_own_alarm();
+	check_own_urg();
 	check_fork();
 	check_exec(self);
 	check_threads();
@@ -511,7 +557,7 @@ int main(int argc, char **argv)
 	check_autostart(self);
 	if (!failures)
 		printf("ok   the native stack sampler%s: rates, a busy SIGPROF left alone, CPU and "
-		       "wall time, threads' weights, the program's SIGALRM, fork, exec, "
+		       "wall time, threads' weights, the program's SIGALRM and SIGURG, fork, exec, "
 		       "PROFOPT_STACKS_HZ\n",
 		       HOOKS ? " (its samples checked)" : "");
 	return failures ? 1 : 0;

@@ -258,6 +258,18 @@ int profopt_signal_timer_overrun(void);
 void profopt_signal_timer_stop(void);
 
 /*
+ * The clock of a signal-driven sampler that counts CPU time (the Python module's
+ * --stacks): signal signo is sent to the calling thread every period_us microseconds of its
+ * own CPU time, from a perf task-clock counter (its overflows come at the period, not at
+ * the scheduler's tick as ITIMER_PROF's do), until profopt_signal_counter_stop() or exec.
+ * One per process; starting again replaces it. A forked child has none: it starts its own.
+ * Returns 0, or -errno when the kernel allows no such counter (perf_event_paranoid,
+ * seccomp): the caller then uses ITIMER_PROF.
+ */
+int profopt_signal_counter_start(int signo, uint32_t period_us);
+void profopt_signal_counter_stop(void);
+
+/*
  * Native frames under a signal-driven sampler: wraps the current action of signal signo
  * (the sampler's handler, installed first) so that each signal that interrupts the main
  * thread notes the instruction it interrupted. The next profopt_stack_sample() of the main
@@ -272,19 +284,23 @@ int profopt_native_frames(int signo);
 /*
  * libprofopt's own function-level sampler for C and C++ programs (docs/sampling.md):
  * samples the calling process hz times per second (1 to PROFOPT_STACKS_HZ_MAX) of each
- * thread's CPU time (wall == 0: every thread has a POSIX timer on its own CPU clock aimed at
- * it, SIGEV_THREAD_ID; a watcher thread gives threads started later theirs within 50 ms)
- * or of wall time (wall != 0: CLOCK_MONOTONIC, the calling thread alone, running or
- * waiting). Each sample is a profopt:native_stack event: the thread's instruction addresses
- * innermost first (the one interrupted, then the return addresses of its callers, at most
- * PROFOPT_STACK_DEPTH_MAX) and the time it stands for: one period per expiration of the
- * timer. The kernel checks a CPU-time timer at its scheduler tick (100 to 1000 Hz), merging
- * the expirations since into one signal: at most that many samples per CPU second, and a
- * thread's CPU time after its last checked tick is not sampled when it ends. The
- * run config gets stacks_clock ("cpu" or "wall") and stacks_hz. While it runs, SIGPROF's
- * action is libprofopt's; a signal that is not its timer's is ignored, and system calls it
- * interrupts restart where they can (SA_RESTART; some, such as nanosleep and poll, fail
- * with EINTR, mostly on wall time).
+ * thread's CPU time (wall == 0: every thread has a perf task-clock counter of its own that
+ * signals it with SIGURG at each period, or where the kernel refuses counters, or
+ * PROFOPT_STACKS_COUNTERS=0 is set, or the program has a SIGURG handler of its own, a POSIX
+ * timer on its CPU clock, SIGEV_THREAD_ID, SIGPROF; a watcher thread gives threads started
+ * later theirs within 50 ms) or of wall time (wall != 0: CLOCK_MONOTONIC, the calling thread
+ * alone, running or waiting, SIGPROF). Each sample is a profopt:native_stack event: the
+ * thread's instruction addresses innermost first (the one interrupted, then the return
+ * addresses of its callers, at most PROFOPT_STACK_DEPTH_MAX) and the time it stands for:
+ * the thread's CPU time since its previous sample (a counter's), or one period per
+ * expiration of the timer. The kernel checks a CPU-time timer at its scheduler tick (100 to
+ * 1000 Hz), merging the expirations since into one signal: at most that many samples per
+ * CPU second, and a thread's CPU time after its last checked tick is not sampled when it
+ * ends; a counter fires at the period. The run config gets stacks_clock ("cpu" or "wall"),
+ * stacks_hz and stacks_timer ("counter", "cpu-timer" or "timer"). While it runs, SIGPROF's
+ * action (and SIGURG's with counters) is libprofopt's; a signal that is not its timer's or
+ * counter's is ignored, and system calls it interrupts restart where they can (SA_RESTART;
+ * some, such as nanosleep and poll, fail with EINTR, mostly on wall time).
  *
  * Returns 0 when sampling; -EINVAL for hz out of range; -EBUSY when SIGPROF already has a
  * handler or ITIMER_PROF runs (the program's own profiler, the Python module's sampler),
@@ -294,8 +310,10 @@ int profopt_native_frames(int signo);
  * time, aimed at the new caller); if that fails, sampling stops. A forked child samples
  * again at the same rate: its forking thread at once, on CPU time its later threads once it
  * announces itself (its first profopt event); exec ends sampling (POSIX timers do not
- * survive it). profopt_stacks_stop() deletes the timers and gives SIGPROF its previous action back,
- * unless the program installed its own since; harmless when not sampling.
+ * survive it, counters are closed on exec, and a counter's SIGURG still pending is ignored
+ * by the program exec'd). profopt_stacks_stop() deletes the timers and counters and gives
+ * SIGPROF and SIGURG their previous actions back, unless the program installed its own
+ * since; harmless when not sampling.
  *
  * Started when libprofopt is loaded if PROFOPT_STACKS_HZ=HZ is set (profopt-record
  * --stacks[=HZ]: 0 or empty is off), on the clock PROFOPT_STACKS_CLOCK=cpu|wall names

@@ -110,6 +110,33 @@ def test_same_results():
           f"samples were taken meanwhile ({_stacks._State.samples - before})")
 
 
+def test_counter_rate():
+    """On CPU time the main thread's perf counter fires at the rate asked, where ITIMER_PROF
+    fires at most at the kernel's tick (250 Hz here): 0.3 s of CPU at 1 kHz gives close to
+    300 samples, standing for the CPU time spent."""
+    _stacks.stop()
+    check(_stacks.start(1000), "the sampler starts at 1 kHz")
+    if not _stacks._State.counter:
+        print("note the kernel refused a perf counter: ITIMER_PROF samples (tick-limited)")
+        _stacks.stop()
+        _stacks.start(HZ)  # as the tests after this one expect
+        return
+    before, before_ns = _stacks._State.samples, _stacks._State.sampled_ns
+    started = time.thread_time()
+    while time.thread_time() < started + 0.3:
+        python_work(1)
+    spent = time.thread_time() - started
+    samples = _stacks._State.samples - before
+    sampled_s = (_stacks._State.sampled_ns - before_ns) / 1e9
+    _stacks.stop()
+    _stacks.start(HZ)  # as the tests after this one expect
+    check(samples >= 0.6 * spent * 1000,
+          f"1 kHz on a perf counter: {samples} samples in {spent:.3f} s of CPU (the tick "
+          "would allow 75)")
+    check(abs(sampled_s - spent) <= 0.1 * spent + 0.005,
+          f"the samples stand for the CPU time spent ({sampled_s:.3f} s of {spent:.3f} s)")
+
+
 def test_fork():
     read, write = os.pipe()
     pid = os.fork()
@@ -118,9 +145,10 @@ def test_fork():
         deadline = time.process_time() + 0.3
         while time.process_time() < deadline:
             python_work(1)
-        timer = signal.getitimer(signal.ITIMER_PROF)
+        # the child's own counter (fork does not inherit the parent's), else ITIMER_PROF
+        armed = _stacks._State.counter or signal.getitimer(signal.ITIMER_PROF)[1] > 0
         os.write(write, f"{int(_stacks._State.running)} {_stacks._State.samples} "
-                        f"{timer[1] > 0}".encode())
+                        f"{armed}".encode())
         os._exit(0)
     os.close(write)
     answer = os.read(read, 100).decode().split()
@@ -263,6 +291,7 @@ def main():
     test_refused()
     test_run_option()
     test_same_results()
+    test_counter_rate()
     test_fork()
     test_exec()
     test_loaders()

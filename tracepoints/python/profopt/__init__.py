@@ -186,6 +186,8 @@ class run:
         from . import _stacks
         if _stacks._State.running:  # what the samples count, for the report's words
             run_config("stacks_clock", _stacks._State.clock)
+            run_config("stacks_timer", "timer" if _stacks._State.clock == "wall"
+                       else "counter" if _stacks._State.counter else "itimer")
         return self
 
     def _start_stacks(self):

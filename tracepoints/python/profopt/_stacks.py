@@ -1,7 +1,10 @@
 """Function-level samples of a Python process (opt-in, docs/sampling.md).
 
-Every 1/hz seconds of the process's CPU time (setitimer(ITIMER_PROF), whose SIGPROF runs a
-Python signal handler on the main thread), the main thread's Python stack is recorded as a
+Every 1/hz seconds of the main thread's CPU time (a perf task-clock counter of the main
+thread, profopt_signal_counter_start in libprofopt; where the kernel refuses one, or
+PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by setitimer(ITIMER_PROF)), whose
+SIGPROF runs a Python signal handler on the main thread, the main thread's Python stack is
+recorded as a
 profopt:stack_sample event: (code id, line) pairs, innermost first, with the thread CPU time
 used since the previous sample (the time the sample stands for: several timer expirations
 while a C call runs arrive as one signal, and time other threads burn must not be given to
@@ -48,6 +51,7 @@ from ._lib import LIB
 
 ENVIRONMENT = "PROFOPT_STACKS_HZ"
 CLOCK_ENVIRONMENT = "PROFOPT_STACKS_CLOCK"
+COUNTERS_ENVIRONMENT = "PROFOPT_STACKS_COUNTERS"  # "0": ITIMER_PROF, never a perf counter
 CLOCKS = ("cpu", "wall")
 DEFAULT_HZ = 100
 MAX_HZ = 10000
@@ -58,6 +62,7 @@ UNSUPPORTED = "unsupported"  # what start() returns when this interpreter is ref
 class _State:
     hz = 0                # the sampling rate while running, else 0
     clock = "cpu"         # "cpu": SIGPROF on CPU time (ITIMER_PROF); "wall": on wall time
+    counter = False       # on CPU time by the main thread's perf counter, not ITIMER_PROF
     period_ns = 0         # wall: the timer's period, which each expiration stands for
     running = False
     in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
@@ -156,7 +161,14 @@ def _arm(hz):
             raise OSError(-error, "profopt_signal_timer_start failed")
         return
     _State.last_cpu_ns = time.thread_time_ns()
-    signal.setitimer(signal.ITIMER_PROF, period, period)
+    # a perf task-clock counter of the main thread where the kernel allows it: it fires at
+    # the period, where ITIMER_PROF fires at a scheduler tick after it, and samples then
+    # cluster where the thread resumes on a shared core (docs/sampling.md)
+    period_us = max(1, int(1e6 / hz))
+    _State.counter = (os.environ.get(COUNTERS_ENVIRONMENT, "").strip() != "0" and
+                      LIB.profopt_signal_counter_start(int(signal.SIGPROF), period_us) == 0)
+    if not _State.counter:
+        signal.setitimer(signal.ITIMER_PROF, period, period)
 
 
 def _after_fork_in_child():
@@ -251,6 +263,8 @@ def stop():
     _State.running = False
     if _State.clock == "wall":
         LIB.profopt_signal_timer_stop()
+    elif _State.counter:
+        LIB.profopt_signal_counter_stop()
     else:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
     if signal.getsignal(signal.SIGPROF) is _on_sample:
