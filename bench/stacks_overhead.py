@@ -84,7 +84,8 @@ def tree_cpu_s():
 
 
 def in_process(rates, rounds, items):
-    """Thread CPU time per make_record() with the sampler off and at each rate, in rounds
+    """Thread CPU time per make_record() with the sampler off and at each rate (a rate
+    written HZt samples on ITIMER_PROF instead of the perf counter), in rounds
     that alternate within one process, and the CPU time the sampler's handler itself took
     (its recording function timed with the thread's CPU clock): the handler's share of the
     CPU time is the sampler's cost less the kernel's delivery of each signal (a few us).
@@ -111,7 +112,9 @@ def in_process(rates, rounds, items):
         order = rates[round_index % len(rates):] + rates[:round_index % len(rates)]
         for hz in order:
             if hz:
-                _stacks.start(hz)
+                timer = str(hz).endswith("t")
+                os.environ["PROFOPT_STACKS_COUNTERS"] = "0" if timer else "1"
+                _stacks.start(int(str(hz).rstrip("t")))
             handler_ns[0], samples = 0, _stacks._State.samples
             started = time.thread_time_ns()
             for index in range(items):
@@ -127,7 +130,9 @@ def in_process(rates, rounds, items):
     for hz in rates:
         median = statistics.median(per_item[hz])
         handler_ns_total, cpu_ns, samples = handler[hz]
-        print(f"  {'plain' if not hz else f'--stacks={hz}':>14}: {median / 1e3:8.1f} us CPU "
+        name = "plain" if not hz else f"--stacks={str(hz).rstrip('t')}" + (
+            " (ITIMER_PROF)" if str(hz).endswith("t") else " (counter)")
+        print(f"  {name:>27}: {median / 1e3:8.1f} us CPU "
               "per record (median)" + ("" if not hz else
               f", {100 * (median - plain) / plain:+.2f}%; {samples} samples "
               f"({1e9 * samples / cpu_ns:.0f} per CPU s), handler "
@@ -176,7 +181,9 @@ def one_run(build, hz, steps, workers):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--hz", default="100,1000", help="sampling rates, comma-separated")
+    parser.add_argument("--hz", default="100,1000",
+                        help="sampling rates, comma-separated; HZt: on ITIMER_PROF, not the "
+                        "perf counter")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--workers", type=int, default=2)
@@ -191,7 +198,8 @@ def main():
         child(args.steps, args.workers)
         return
     if args.in_process:
-        in_process([0] + [int(hz) for hz in args.hz.split(",") if hz], args.reps, 400)
+        in_process([0] + [hz if hz.endswith("t") else int(hz)
+                          for hz in args.hz.split(",") if hz], args.reps, 400)
         return
     if args.per_sample:
         for depth in (10, 20, 40, 80):
