@@ -78,40 +78,22 @@ struct python_lines {
 	int64_t objects;     /* objects the created line added since warm-up */
 };
 
-/* The FILE:LINE before the first '|' of a recorded value, or NULL. */
-static const char *python_key(struct det_ctx *ctx, const char *value)
-{
-	const char *bar = value ? strchr(value, '|') : NULL;
-	size_t length;
-
-	if (!bar)
-		return NULL;
-	length = (size_t)(bar - value);
-	while (length && value[length - 1] == ' ')
-		length--;
-	return length ? det_printf(ctx, "%.*s", (int)length, value) : NULL;
-}
-
 static bool python_lines(struct det_ctx *ctx, const struct growth *growth,
 			 struct python_lines *lines)
 {
-	bool workers = growth->scope == SCOPE_WORKERS;
-	const char *created = growth->scope == SCOPE_ALL || growth->gpu
-				  ? NULL
-				  : det_config(ctx->analysis, workers ? "python_growth.workers.1"
-								      : "python_growth.1");
-	const char *second = created ? strchr(created, '|') : NULL;
+	const struct po_run_settings *settings = &ctx->analysis->settings;
+	const struct po_python_growth *python =
+	    growth->scope == SCOPE_WORKERS ? &settings->python_workers : &settings->python_main;
 
-	second = second ? strchr(second + 1, '|') : NULL;
-	lines->created = second ? python_key(ctx, created) : NULL;
-	if (!lines->created)
+	if (growth->scope == SCOPE_ALL || growth->gpu || !python->created_at.length)
 		return false;
-	lines->objects = strtoll(second + 1, NULL, 10);
-	lines->kept = python_key(
-	    ctx, det_config(ctx->analysis, workers ? "python_kept.workers.1" : "python_kept.1"));
-	if (!lines->kept)
-		lines->kept = lines->created;
-	return true;
+	lines->created =
+	    det_printf(ctx, "%.*s", python->created_at.length, python->created_at.text);
+	lines->kept = python->kept_at.length
+			  ? det_printf(ctx, "%.*s", python->kept_at.length, python->kept_at.text)
+			  : lines->created;
+	lines->objects = python->objects;
+	return lines->created && lines->kept;
 }
 
 /* "K keeps N more Python objects (created at C) since warm-up", for a summary. */

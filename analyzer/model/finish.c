@@ -131,6 +131,36 @@ static int config_boolean(const struct po_analysis *analysis, const char *key)
 	return -1;
 }
 
+/* The FILE:LINE before the first '|' of a memory line, trimmed; length 0 when none. */
+static struct po_text_span memory_line_key(const char *value)
+{
+	const char *bar = value ? strchr(value, '|') : NULL;
+	int length = bar ? (int)(bar - value) : 0;
+
+	while (length && value[length - 1] == ' ')
+		length--;
+	return (struct po_text_span){length ? value : NULL, length};
+}
+
+/* The Python module's memory lines under prefix ("python_growth" and "python_kept"). */
+static struct po_python_growth python_growth(const struct po_analysis *analysis,
+					     const char *growth_key, const char *kept_key)
+{
+	const char *created = config_text(analysis, growth_key);
+	const char *second = created ? strchr(created, '|') : NULL;
+	struct po_python_growth growth = {.objects = -1};
+
+	second = second ? strchr(second + 1, '|') : NULL;
+	if (!second)
+		return growth;
+	growth.created_at = memory_line_key(created);
+	if (!growth.created_at.length)
+		return growth;
+	growth.objects = strtoll(second + 1, NULL, 10);
+	growth.kept_at = memory_line_key(config_text(analysis, kept_key));
+	return growth;
+}
+
 void po_run_settings_resolve(struct po_analysis *analysis)
 {
 	analysis->settings = (struct po_run_settings){
@@ -142,7 +172,10 @@ void po_run_settings_resolve(struct po_analysis *analysis)
 	    .num_threads = config_integer(analysis, "torch_num_threads"),
 	    .device = config_text(analysis, "device"),
 	    .rank = config_integer(analysis, "rank"),
-	    .world_size = config_integer(analysis, "world_size")};
+	    .world_size = config_integer(analysis, "world_size"),
+	    .python_main = python_growth(analysis, "python_growth.1", "python_kept.1"),
+	    .python_workers =
+		python_growth(analysis, "python_growth.workers.1", "python_kept.workers.1")};
 	analysis->stacks_wall = config_text(analysis, "stacks_clock") &&
 				strcmp(config_text(analysis, "stacks_clock"), "wall") == 0;
 }

@@ -609,6 +609,24 @@ struct po_steady_stats {
  * decimal numbers, booleans true/false or 1/0 in any case. -1 (NULL) when the run did not
  * report the setting or reported something else.
  */
+/* Part of a run config value (not NUL-terminated): print it with "%.*s". */
+struct po_text_span {
+	const char *text; /* weak: in the config value; NULL when absent */
+	int length;
+};
+
+/*
+ * One of the Python module's memory lines (python_memory=True, docs/python.md), as the run
+ * config reports it: where the Python objects that grew most since warm-up were created
+ * ("python_growth.1" = "FILE:LINE | BYTES | OBJECTS") and what keeps them ("python_kept.1" =
+ * "FILE:LINE | BYTES"), parsed once here.
+ */
+struct po_python_growth {
+	struct po_text_span created_at; /* FILE:LINE; length 0: no such line */
+	struct po_text_span kept_at;	/* FILE:LINE of the holder; length 0: created_at's */
+	int64_t objects;		/* how many more since warm-up; -1 unknown */
+};
+
 struct po_run_settings {
 	int64_t num_workers;
 	int64_t prefetch_factor;
@@ -619,6 +637,8 @@ struct po_run_settings {
 	const char *device;  /* "cpu", "cuda:0", ...; NULL */
 	int64_t rank;
 	int64_t world_size;
+	/* The Python memory lines of the training loop's process and of the loader workers */
+	struct po_python_growth python_main, python_workers;
 };
 
 /*

@@ -90,10 +90,42 @@ static void missing_workers(void)
 	po_analysis_destroy(analysis);
 }
 
+/* The Python module's memory lines: FILE:LINE spans and the object count, parsed once. */
+static void python_lines(void)
+{
+	static const char *const pairs[] = {"python_growth.1",
+					    "train.py:12  | 1048576 | 5000",
+					    "python_kept.1",
+					    "cache.py:30 | 1048576",
+					    "python_growth.workers.1",
+					    "dataset.py:7 | 10 | 3",
+					    "python_kept.workers.1",
+					    "no bar here",
+					    NULL};
+	struct po_analysis *analysis = run_with(pairs);
+	const struct po_python_growth *main_lines = &analysis->settings.python_main;
+	const struct po_python_growth *workers = &analysis->settings.python_workers;
+
+	CHECK_INT_EQ(main_lines->created_at.length, 11);
+	CHECK(strncmp(main_lines->created_at.text, "train.py:12", 11) == 0);
+	CHECK_INT_EQ(main_lines->kept_at.length, 11);
+	CHECK(strncmp(main_lines->kept_at.text, "cache.py:30", 11) == 0);
+	CHECK_INT_EQ(main_lines->objects, 5000);
+	CHECK_INT_EQ(workers->created_at.length, 12);
+	CHECK_INT_EQ(workers->kept_at.length, 0); /* no FILE:LINE: the created line's */
+	CHECK_INT_EQ(workers->objects, 3);
+	po_analysis_destroy(analysis);
+	analysis = run_with((const char *const[]){"python_growth.1", "x.py:1 | 2", NULL});
+	CHECK_INT_EQ(analysis->settings.python_main.created_at.length, 0); /* no object count */
+	CHECK_INT_EQ(analysis->settings.python_main.objects, -1);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	RUN(parsed_once);
 	RUN(booleans);
 	RUN(missing_workers);
+	RUN(python_lines);
 	return CHECK_SUMMARY();
 }
