@@ -336,9 +336,13 @@ static bool take_sigurg(void)
 {
 	struct sigaction current, ours;
 
-	if (the_stacks.counters)
+	if (sigaction(SIGURG, NULL, &current) != 0)
+		return false;
+	if (the_stacks.counters && (current.sa_flags & SA_SIGINFO) &&
+	    current.sa_sigaction == on_sigurg)
 		return true;
-	if (sigaction(SIGURG, NULL, &current) != 0 || is_handler(&current))
+	the_stacks.counters = false; /* the program's handler replaced ours: keep it */
+	if (is_handler(&current))
 		return false;
 	memset(&ours, 0, sizeof(ours));
 	ours.sa_sigaction = on_sigurg;
