@@ -505,11 +505,22 @@ def check_agreement(args):
         ("data_wait_pct (input wait)", wait, steady["input_wait_pct"], 2),
         ("gpu_busy_pct (GPU busy)", last["gpu_busy_pct"], steady["gpu_busy_pct"], 2),
     ]
+    median = None
     if steps["clean_count"] == steps["count"]:  # no lossy step: the same steps
-        shown.append(("p50_all_ms (median step)", last["p50_all_ms"], steps["p50_ms"], 3))
+        median = ("p50_all_ms (median step)", last["p50_all_ms"], steps["p50_ms"], 3)
     for name, ours, theirs, decimals in shown:
         print("%-30s window %-10s summary.json %s" % (name, ours, theirs))
         if not agrees(ours, theirs, decimals):
+            problem("%s: the window shows %s, summary.json %s" % (name, ours, theirs))
+    if median:
+        # The view reads the live session, the report the recording's: every event is
+        # written to each with a timestamp of its own (docs/live.md, "Two sessions"), and a
+        # write preempted between the two moves one step's time in one of them. The median
+        # of an even count is the midpoint of the two middle steps, so it moves with either.
+        # Seen under the sanitizers in CI: 21.611 against 21.59 ms; allowed: 0.1 ms.
+        name, ours, theirs, _ = median
+        print("%-30s window %-10s summary.json %s" % (name, ours, theirs))
+        if ours is None or theirs is None or abs(ours - theirs) > 0.1:
             problem("%s: the window shows %s, summary.json %s" % (name, ours, theirs))
     if last["verdict"] != summary["verdict"]:
         problem("verdict: the window's %r, summary.json's %r"
