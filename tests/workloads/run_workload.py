@@ -320,8 +320,10 @@ EXPECTATIONS = {
     ],
     "bursty_prefetch": [
         # The bursts stall the loop only while its own step is short: a loop slowed by
-        # other programs absorbs them, and the scenario did not happen.
-        ("truth", "wait_share_pct", ">=", 30),
+        # other programs absorbs them, and the scenario did not happen. Measured on an idle
+        # 2-core machine: 25 to 34% of the step (it moves 2 to 3 points per millisecond of
+        # the loop's own compute); with two busy loops beside it, 14%.
+        ("truth", "wait_share_pct", ">=", 20),
         ("step_count",),
         ("mean_step", SAME_RUN_PCT),
         ("wait_accounted", SAME_RUN_PCT),
