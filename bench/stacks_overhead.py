@@ -84,14 +84,16 @@ def tree_cpu_s():
 
 
 def in_process(rates, rounds, items):
-    """Thread CPU time per make_record() with the sampler off and at each rate (a rate
-    written HZt samples on ITIMER_PROF instead of the perf counter), in rounds
-    that alternate within one process, and the CPU time the sampler's handler itself took
-    (its recording function timed with the thread's CPU clock): the handler's share of the
-    CPU time is the sampler's cost less the kernel's delivery of each signal (a few us).
-    On a shared machine the CPU time of the same work varies by more than the sampler's
-    cost from round to round; the handler's share does not. Run it under profopt-record so
-    that the events are written."""
+    """Thread CPU time per make_record() with the sampler off and at each rate, in rounds
+    that alternate within one process. A rate HZ samples as profopt does by default
+    (libprofopt's sampler reading the frames in its signal handler); HZh with the module's
+    Python signal handler on the main thread's perf counter, HZt with that handler on
+    ITIMER_PROF. For the handler, the CPU time it took itself (its recording function timed
+    with the thread's CPU clock) is its share of the CPU time, less the kernel's delivery of
+    each signal (a few us); for libprofopt's reader, whose work is inside the signal, the
+    cost is the CPU time a record took more than without sampling, per sample (at 10 kHz it
+    is large enough to see over the rounds' variation). Run it under profopt-record so that
+    the events are written."""
     sys.path.insert(0, os.path.join(ROOT, "tracepoints", "python"))
     import torch
 
@@ -112,32 +114,41 @@ def in_process(rates, rounds, items):
         order = rates[round_index % len(rates):] + rates[:round_index % len(rates)]
         for hz in order:
             if hz:
-                timer = str(hz).endswith("t")
-                os.environ["PROFOPT_STACKS_COUNTERS"] = "0" if timer else "1"
-                _stacks.start(int(str(hz).rstrip("t")))
-            handler_ns[0], samples = 0, _stacks._State.samples
+                kind = str(hz)[-1] if str(hz)[-1] in "ht" else ""
+                os.environ["PROFOPT_STACKS_COUNTERS"] = "0" if kind == "t" else "1"
+                os.environ["PROFOPT_STACKS_READER"] = "handler" if kind else "libprofopt"
+                _stacks.start(int(str(hz).rstrip("ht")))
+            handler_ns[0], samples = 0, _stacks.taken()[0]
             started = time.thread_time_ns()
             for index in range(items):
                 make_record(index)
             spent = time.thread_time_ns() - started
+            samples = _stacks.taken()[0] - samples
             _stacks.stop()
             per_item[hz].append(spent / items)
             handler[hz][0] += handler_ns[0]
             handler[hz][1] += spent
-            handler[hz][2] += _stacks._State.samples - samples
+            handler[hz][2] += samples
     plain = statistics.median(per_item[0])
     print(f"in one process, {rounds} rounds of {items} records:")
     for hz in rates:
         median = statistics.median(per_item[hz])
         handler_ns_total, cpu_ns, samples = handler[hz]
-        name = "plain" if not hz else f"--stacks={str(hz).rstrip('t')}" + (
-            " (ITIMER_PROF)" if str(hz).endswith("t") else " (counter)")
-        print(f"  {name:>27}: {median / 1e3:8.1f} us CPU "
-              "per record (median)" + ("" if not hz else
-              f", {100 * (median - plain) / plain:+.2f}%; {samples} samples "
-              f"({1e9 * samples / cpu_ns:.0f} per CPU s), handler "
-              f"{handler_ns_total / max(samples, 1) / 1e3:.1f} us each, "
-              f"{100 * handler_ns_total / cpu_ns:.2f}% of the CPU time"))
+        kind = str(hz)[-1] if hz and str(hz)[-1] in "ht" else ""
+        name = "plain" if not hz else f"--stacks={str(hz).rstrip('ht')}" + {
+            "t": " (handler, ITIMER_PROF)", "h": " (handler, counter)",
+            "": " (libprofopt)"}[kind]
+        line = f"  {name:>32}: {median / 1e3:8.1f} us CPU per record (median)"
+        if hz:
+            per_record = samples / (rounds * items)  # samples in one record's time
+            line += (f", {100 * (median - plain) / plain:+.2f}%; {samples} samples "
+                     f"({1e9 * samples / cpu_ns:.0f} per CPU s), "
+                     f"{(median - plain) / max(per_record, 1e-9) / 1e3:.1f} us more CPU per "
+                     "sample")
+        if kind:
+            line += (f"; handler {handler_ns_total / max(samples, 1) / 1e3:.1f} us each, "
+                     f"{100 * handler_ns_total / cpu_ns:.2f}% of the CPU time")
+        print(line)
 
 
 def per_sample_us(depth, count=20000):
@@ -182,8 +193,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--hz", default="100,1000",
-                        help="sampling rates, comma-separated; HZt: on ITIMER_PROF, not the "
-                        "perf counter")
+                        help="sampling rates, comma-separated; with --in-process, HZh: the "
+                        "module's signal handler, HZt: the handler on ITIMER_PROF")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--workers", type=int, default=2)
@@ -198,7 +209,7 @@ def main():
         child(args.steps, args.workers)
         return
     if args.in_process:
-        in_process([0] + [hz if hz.endswith("t") else int(hz)
+        in_process([0] + [hz if hz[-1] in "ht" else int(hz)
                           for hz in args.hz.split(",") if hz], args.reps, 400)
         return
     if args.per_sample:

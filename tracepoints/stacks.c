@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -51,6 +52,7 @@
 
 #include "profopt.h"
 #include "profopt_tp.h"
+#include "pyframes.h"
 #include "sampler.h"
 #include "stacks_internal.h"
 
@@ -76,6 +78,12 @@
  * tells from another sender's: a counter whose descriptor is past this is not made.
  */
 #define PO_COUNTER_FDS 65536
+
+/* Shared objects a Python process's samples can name as their innermost native frame. */
+#define PO_OBJECTS_MAX 512
+
+/* Code ids of those objects ("[native] NAME", first line -1), from this base up. */
+#define PO_OBJECT_CODE_BASE 0x90000000u
 
 /*
  * A thread's own CPU-time sampler: a perf task-clock counter (counter_fd), or where the
@@ -111,7 +119,40 @@ struct stacks {
 	pthread_mutex_t watch_lock; /* guards watch_stop and watch_running */
 	pthread_cond_t watch_wake;
 	bool watch_stop, watch_running;
+	/*
+	 * A Python process (profopt_stacks_python): samples are the thread's Python frames
+	 * (pyframes.c), under the shared object the signal interrupted, as profopt:stack_sample.
+	 */
+	bool python;
+	unsigned long long objects_adds; /* dl_iterate_phdr's count of loads at the last look */
 };
+
+/*
+ * A shared object of a Python process, mapped at [start, end), its offsets counted from base
+ * (dladdr's dli_fbase); code_id 0 for the interpreter's own and the vDSO, which stand for no
+ * native frame (their time is the Python code's). Entries are only appended: the handler
+ * reads the first object_count without a lock, the newest first (an object loaded where an
+ * unloaded one was).
+ */
+struct native_object {
+	uint64_t start, end, base;
+	const char *path; /* the loader's name for it, valid while it is loaded */
+	uint32_t code_id;
+	uint32_t described; /* its profopt:code was emitted (by the first sample naming it) */
+};
+
+static struct native_object objects[PO_OBJECTS_MAX];
+static uint32_t object_count;
+
+/* Samples this process took since the sampler started in it, and the time they stand for. */
+static uint64_t taken_count;
+static int64_t taken_ns;
+
+static void count_sample(int64_t weight_ns)
+{
+	__atomic_add_fetch(&taken_count, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&taken_ns, weight_ns, __ATOMIC_RELAXED);
+}
 
 static struct stacks the_stacks = {.control = PTHREAD_MUTEX_INITIALIZER,
 				   .watch_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -193,16 +234,85 @@ static int64_t sample_weight_ns(const siginfo_t *info)
 	return period_ns;
 }
 
+/* Emits profopt:code for a Python function seen for the first time (pyframes.c). */
+static void describe_code(uint32_t code_id, const char *function, const char *file,
+			  int32_t first_line)
+{
+	if (lttng_ust_tracepoint_enabled(profopt, code))
+		lttng_ust_do_tracepoint(profopt, code, code_id, function, file, first_line);
+}
+
+/* Emits profopt:code for an object: "[native] NAME", its path, first line -1. */
+static void describe_object(const struct native_object *object)
+{
+	const char *name = strrchr(object->path, '/');
+	char function[256] = "[native] ";
+	size_t used = strlen(function);
+
+	name = name ? name + 1 : object->path;
+	for (size_t i = 0; name[i] && used + 1 < sizeof(function); i++)
+		function[used++] = name[i];
+	function[used] = '\0';
+	describe_code(object->code_id, function, object->path, -1);
+}
+
+/* The shared object holding pc, NULL when none is known. */
+static const struct native_object *object_of(uint64_t pc)
+{
+	for (uint32_t i = __atomic_load_n(&object_count, __ATOMIC_ACQUIRE); i-- > 0;)
+		if (pc >= objects[i].start && pc < objects[i].end)
+			return &objects[i];
+	return NULL;
+}
+
+/*
+ * A Python process's sample: the thread's Python frames, under the shared object it was
+ * interrupted in (libjpeg under PIL's decode) as a frame whose line is the offset of the
+ * instruction in it, which the analysis names. A thread without Python frames (a pool
+ * thread of a native library) records nothing.
+ */
+static void python_sample(const siginfo_t *info, const void *context)
+{
+	uint32_t ids[PROFOPT_STACK_DEPTH_MAX], lines[PROFOPT_STACK_DEPTH_MAX], native = 0, depth;
+	int64_t weight_ns = sample_weight_ns(info);
+	uint64_t pc = po_interrupted_pc(context);
+	const struct native_object *object = object_of(pc);
+
+	if (object && object->code_id) {
+		if (!__atomic_exchange_n((uint32_t *)&object->described, 1, __ATOMIC_RELAXED))
+			describe_object(object);
+		ids[0] = object->code_id;
+		lines[0] = pc - object->base <= UINT32_MAX ? (uint32_t)(pc - object->base) : 0;
+		native = 1;
+	}
+	depth = po_pyframes_walk(ids + native, lines + native, PROFOPT_STACK_DEPTH_MAX - native,
+				 describe_code);
+	if (depth)
+		count_sample(weight_ns);
+	if (depth && lttng_ust_tracepoint_enabled(profopt, stack_sample))
+		lttng_ust_do_tracepoint(profopt, stack_sample, (int32_t)syscall(SYS_gettid),
+					weight_ns, ids, lines, depth + native);
+}
+
 static void sample(const siginfo_t *info, const void *context)
 {
 	void *frames[PO_HANDLER_FRAMES_MAX + PROFOPT_STACK_DEPTH_MAX];
 	uint64_t pcs[PROFOPT_STACK_DEPTH_MAX];
-	int count = backtrace(frames, (int)(sizeof(frames) / sizeof(frames[0])));
-	uint32_t depth = keep_interrupted(frames, count, po_interrupted_pc(context), pcs);
-	int32_t tid = (int32_t)syscall(SYS_gettid);
-	int64_t weight_ns = sample_weight_ns(info);
+	int count;
+	uint32_t depth;
+	int32_t tid;
+	int64_t weight_ns;
 	po_stacks_hook_fn *hook = __atomic_load_n(&po_stacks_test_hook, __ATOMIC_RELAXED);
 
+	if (__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED)) {
+		python_sample(info, context);
+		return;
+	}
+	count = backtrace(frames, (int)(sizeof(frames) / sizeof(frames[0])));
+	depth = keep_interrupted(frames, count, po_interrupted_pc(context), pcs);
+	tid = (int32_t)syscall(SYS_gettid);
+	weight_ns = sample_weight_ns(info);
+	count_sample(weight_ns);
 	if (lttng_ust_tracepoint_enabled(profopt, native_stack))
 		lttng_ust_do_tracepoint(profopt, native_stack, tid, weight_ns, pcs, depth);
 	if (hook)
@@ -227,7 +337,12 @@ static bool from_our_counter(const siginfo_t *info)
 
 static void sample_if_traced(siginfo_t *info, void *context)
 {
+	/*
+	 * A Python process reads its frames traced or not, as the module's handler does: the
+	 * program runs the same either way, and its tests count samples without a session.
+	 */
 	if (!in_sample && (lttng_ust_tracepoint_enabled(profopt, native_stack) ||
+			   __atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED) ||
 			   __atomic_load_n(&po_stacks_test_hook, __ATOMIC_RELAXED))) {
 		in_sample = 1;
 		sample(info, context);
@@ -536,6 +651,85 @@ static bool watch_threads(pid_t skip)
 	return true;
 }
 
+/* ---- the shared objects of a Python process (outside the handler) ---- */
+
+static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Whether an object stands for no native frame: the interpreter's own (its pc means "running
+ * Python code"), and the kernel's vDSO (clock_gettime: asking the time is the caller's cost).
+ */
+static bool interpreter_object(const char *path)
+{
+	const char *name = strrchr(path, '/');
+
+	name = name ? name + 1 : path;
+	return !*name || strncmp(name, "python", 6) == 0 || strncmp(name, "libpython", 9) == 0 ||
+	       strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0;
+}
+
+static bool object_known(uint64_t start, uint64_t end)
+{
+	for (uint32_t i = 0; i < object_count; i++)
+		if (objects[i].start == start && objects[i].end == end)
+			return true;
+	return false;
+}
+
+/* Appends an object not seen before; the first sample that names it describes it. */
+/* One look at the loaded objects: whether the count of loads was checked yet. */
+struct objects_look {
+	bool checked;
+};
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct objects_look *look = data;
+	uint64_t start = UINT64_MAX, end = 0, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const char *path =
+	    info->dlpi_name && *info->dlpi_name ? info->dlpi_name : program_invocation_name;
+	struct native_object *object;
+
+	/* each object carries the count of loads: none since the last look, nothing new */
+	if (!look->checked && size >= offsetof(struct dl_phdr_info, dlpi_subs)) {
+		look->checked = true;
+		if (the_stacks.objects_adds == info->dlpi_adds && object_count)
+			return 1;
+		the_stacks.objects_adds = info->dlpi_adds;
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+
+		if (segment->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + segment->p_vaddr < start)
+			start = info->dlpi_addr + segment->p_vaddr;
+		if (info->dlpi_addr + segment->p_vaddr + segment->p_memsz > end)
+			end = info->dlpi_addr + segment->p_vaddr + segment->p_memsz;
+	}
+	if (start >= end || object_known(start, end) || object_count >= PO_OBJECTS_MAX)
+		return 0;
+	object = &objects[object_count];
+	object->start = start;
+	object->end = end;
+	object->base = start & ~(page - 1);
+	object->path = path;
+	object->described = 0;
+	object->code_id = interpreter_object(path) ? 0 : PO_OBJECT_CODE_BASE + object_count + 1;
+	__atomic_store_n(&object_count, object_count + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Looks for objects loaded since the last look (dl_iterate_phdr counts the loads). */
+static void refresh_objects(void)
+{
+	struct objects_look look = {.checked = false};
+
+	pthread_mutex_lock(&objects_lock);
+	dl_iterate_phdr(add_object, &look);
+	pthread_mutex_unlock(&objects_lock);
+}
+
 static void *watcher_main(void *unused)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid);
@@ -550,6 +744,8 @@ static void *watcher_main(void *unused)
 	pthread_cond_broadcast(&the_stacks.watch_wake);
 	while (!the_stacks.watch_stop) {
 		watch_threads(self);
+		if (__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED))
+			refresh_objects();
 		clock_gettime(CLOCK_REALTIME, &next);
 		next.tv_nsec += PO_WATCH_MS * 1000000L;
 		next.tv_sec += next.tv_nsec / 1000000000L;
@@ -709,7 +905,32 @@ PO_EXPORT void profopt_stacks_stop(void)
 	pthread_mutex_unlock(&the_stacks.control);
 }
 
-int po_stacks_test_counters(void)
+PO_EXPORT int profopt_stacks_python(void)
+{
+	int ret = po_pyframes_init();
+
+	if (ret != 0)
+		return ret;
+	/* the thread's LTTng-UST state before the first event a handler may emit */
+	lttng_ust_init_thread();
+	__atomic_store_n(&the_stacks.python, true, __ATOMIC_RELAXED);
+	refresh_objects();
+	return 0;
+}
+
+PO_EXPORT const char *profopt_stacks_python_error(void)
+{
+	return po_pyframes_reason();
+}
+
+PO_EXPORT uint64_t profopt_stacks_taken(int64_t *weight_ns)
+{
+	if (weight_ns)
+		*weight_ns = __atomic_load_n(&taken_ns, __ATOMIC_RELAXED);
+	return __atomic_load_n(&taken_count, __ATOMIC_RELAXED);
+}
+
+PO_EXPORT int profopt_stacks_counters(void)
 {
 	int counters;
 
@@ -717,6 +938,11 @@ int po_stacks_test_counters(void)
 	counters = !the_stacks.hz || the_stacks.wall ? -1 : the_stacks.counters ? 1 : 0;
 	pthread_mutex_unlock(&the_stacks.control);
 	return counters;
+}
+
+int po_stacks_test_counters(void)
+{
+	return profopt_stacks_counters();
 }
 
 /* ---- fork, load and unload ---- */
@@ -759,6 +985,14 @@ static void after_fork_child(void)
 			close(the_stacks.threads[i].counter_fd);
 		}
 	counter_seen = 0;
+	taken_count = 0;
+	taken_ns = 0;
+	/* a Python process's code objects and shared objects are described again here */
+	po_pyframes_forget();
+	memset(&objects_lock, 0, sizeof(objects_lock));
+	pthread_mutex_init(&objects_lock, NULL);
+	object_count = 0;
+	the_stacks.objects_adds = 0;
 	the_stacks.armed = the_stacks.watching = false;
 	the_stacks.thread_count = 0;
 	the_stacks.hz = 0;

@@ -110,7 +110,7 @@ ATTEMPTS = 2
 RECORD_OPTIONS = {"leak_heap": ("--heap",), "hotspots_workers": ("--stacks",),
                   "hotspots_main": ("--stacks",),
                   "hotspots_wall": ("--stacks", "--stacks-clock", "wall"),
-                  "hotspots_native": ("--stacks",)}
+                  "hotspots_native": ("--stacks",), "hotspots_threads": ("--stacks",)}
 
 # What each workload must show. Every check is (check name, parameters...); the checks
 # are defined below, each compares summary.json with the truth file or states a fact
@@ -1409,6 +1409,11 @@ EXPECTATIONS.update({
         ("hotspot_shares", "main", "load", SHARE_POINTS),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
         ("chart_drawn", "flame-main.svg", "Where the training loop's CPU goes"),
+    ],
+    "hotspots_threads": [
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("hotspot_shares", "main", "preprocess", SHARE_POINTS),
     ],
     "hotspots_native": [
         ("step_count",),

@@ -325,6 +325,34 @@ int profopt_native_frames(int signo);
 int profopt_stacks_start(uint32_t hz, int wall);
 void profopt_stacks_stop(void);
 
+/*
+ * Makes libprofopt's sampler record Python stacks in this process (the Python module calls
+ * it before profopt_stacks_start on CPU time): each sample is then the interrupted thread's
+ * Python frames, read in the signal handler from the interpreter's frame structures, as a
+ * profopt:stack_sample event (code ids from 0x40000000 up, each described once by
+ * profopt:code), under the shared object the thread was interrupted in (a "[native] NAME"
+ * code whose line is the instruction's offset in it; none for the interpreter's own code).
+ * Every thread that runs Python is sampled on its own CPU clock; one that runs none (a
+ * native library's pool thread) records nothing. Returns 0; -ENOTSUP when libprofopt was
+ * built without CPython's headers, -ENOENT when no interpreter runs in the process, -EPROTO
+ * when it is another CPython version than the headers': profopt_stacks_python_error() then
+ * says why in one line.
+ */
+int profopt_stacks_python(void);
+const char *profopt_stacks_python_error(void);
+
+/*
+ * What the sampler did in this process since it first started here (a forked child counts
+ * from 0): the samples it took, and in *weight_ns (when not NULL) the time they stand for.
+ * A Python process's samples are taken traced or not; a C program's only when traced.
+ */
+uint64_t profopt_stacks_taken(int64_t *weight_ns);
+/*
+ * How the sampler measures CPU time now: 1 by perf task-clock counters, 0 by POSIX timers
+ * on the threads' CPU clocks, -1 when it is not running on CPU time.
+ */
+int profopt_stacks_counters(void);
+
 /* Monotonic clock in nanoseconds, the same clock the trace uses. */
 int64_t profopt_now_ns(void);
 

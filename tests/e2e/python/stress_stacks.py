@@ -93,9 +93,9 @@ def main(argv):
         if not _stacks.start(HZ, clock):
             check(False, f"the sampler starts on {clock} time")
             break
-        before = _stacks._State.samples
+        before = _stacks.taken()[0]
         same = python_work(20) == plain_work
-        total += _stacks._State.samples - before
+        total += _stacks.taken()[0] - before
         _stacks.stop()
         if not same:
             check(False, f"round {rounds}: the Python work's results changed on {clock} time")
@@ -117,7 +117,7 @@ def main(argv):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--loader-epochs"]:
         losses, samples = epochs(sys.argv[2], int(sys.argv[3]))
-        main_samples = _stacks._State.samples
+        main_samples = _stacks.taken()[0]
         print(f"{losses!r} | {samples + main_samples}")
         sys.exit(0)
     sys.exit(main(sys.argv[1:]))

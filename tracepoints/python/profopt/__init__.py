@@ -184,10 +184,14 @@ class run:
             _api.STATE.python_memory = True
         self._start_stacks()
         from . import _stacks
-        if _stacks._State.running:  # what the samples count, for the report's words
+        if _stacks._State.running and _stacks._State.native:
+            # libprofopt's sampler wrote stacks_clock and stacks_timer; it reads every thread
+            run_config("stacks_threads", "all")
+        elif _stacks._State.running:  # what the samples count, for the report's words
             run_config("stacks_clock", _stacks._State.clock)
             run_config("stacks_timer", "timer" if _stacks._State.clock == "wall"
                        else "counter" if _stacks._State.counter else "itimer")
+            run_config("stacks_threads", "main")
         return self
 
     def _start_stacks(self):

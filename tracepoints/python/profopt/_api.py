@@ -4,6 +4,7 @@ import enum
 import functools
 import os
 import sys
+import threading
 import time
 
 from ._lib import LIB, GpuKernelShape, GpuRecord
@@ -150,8 +151,19 @@ def step_end(step, epoch=UNKNOWN, batch_size=UNKNOWN):
     LIB.profopt_step_end(step, epoch, batch_size)
 
 
+class _Spans(threading.local):
+    """Stage spans this thread began (model, optimizer and user spans): a step body that
+    began one trained or waited, whatever its length (LoopBodies)."""
+
+    begun = 0
+
+
+SPANS = _Spans()
+
+
 def stage_begin(stage, label="", batch=UNKNOWN, sample=UNKNOWN):
     value, label = resolve_stage(stage, label)
+    SPANS.begun += 1
     LIB.profopt_stage_begin(value, encode(label), batch, sample)
 
 
@@ -255,6 +267,7 @@ class span(_Marker):
         self._sample = sample
 
     def __enter__(self):
+        SPANS.begun += 1
         LIB.profopt_stage_begin(self._stage, self._label, self._batch, self._sample)
         return self
 
@@ -267,8 +280,10 @@ class LoopBodies:
     """How long a loop's bodies take, to tell a body that trained from one that only left
     the loop: with `if step == N: break` at the top of the body, the batch fetched last is
     handed over and never trained on. Such a body takes microseconds, a tenth of the
-    shortest body before it or less; its step consumed no batch and ends with batch size 0,
-    which profopt-analyze does not count as a step (docs/model.md)."""
+    shortest body before it or less, and begins no stage span (forward, backward, the
+    optimizer, a data wait: a short body that began one trained, on a batch that was
+    ready); its step consumed no batch and ends with batch size 0, which profopt-analyze
+    does not count as a step (docs/model.md)."""
 
     __slots__ = ("shortest_s",)
 
@@ -363,6 +378,7 @@ class step(_Marker):
         self._batch_size = batch_size
         self._open = None  # (index, epoch, batch size) recorded at enter
         self._began = 0.0  # perf_counter() at enter
+        self._spans = 0    # SPANS.begun at enter
 
     def _copy(self):
         return step(self._index, self._epoch, self._batch_size)
@@ -377,6 +393,7 @@ class step(_Marker):
         size = STATE.batch_size if self._batch_size is None else self._batch_size
         self._open = (index, self._epoch, size)
         LIB.profopt_step_begin(*self._open)
+        self._spans = SPANS.begun
         self._began = time.perf_counter()
         return self
 
@@ -386,7 +403,8 @@ class step(_Marker):
         index, epoch, size = self._open
         self._open = None
         took = time.perf_counter() - self._began
-        if exc_type is None and STATE.step_bodies.did_nothing(took):
+        if exc_type is None and SPANS.begun == self._spans and \
+                STATE.step_bodies.did_nothing(took):
             LIB.profopt_step_end(index, epoch, 0)  # not a step: its number is free
             if self._index is None:
                 STATE.next_step = index

@@ -34,7 +34,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from torch.utils.data import dataloader as _torch_dataloader
 
 from . import _api, _gc, _pymem
-from ._api import LIB, STATE, Stage, UNKNOWN
+from ._api import LIB, SPANS, STATE, Stage, UNKNOWN
 
 _LOAD = int(Stage.LOAD)
 _PREPROCESS = int(Stage.PREPROCESS)
@@ -481,11 +481,12 @@ class _Recorder:
                 expected = batch + 1
                 self.next_label = max(self.next_label, expected)
                 consumed += 1
-                handed = time.perf_counter()
+                handed, spans = time.perf_counter(), SPANS.begun
                 try:
                     yield data
                 except GeneratorExit:  # the loop was left during this step
-                    self.step_empty = self.bodies.did_nothing(time.perf_counter() - handed)
+                    self.step_empty = SPANS.begun == spans and \
+                        self.bodies.did_nothing(time.perf_counter() - handed)
                     raise
                 self.bodies.ran(time.perf_counter() - handed)
                 self._end_step()

@@ -11,7 +11,7 @@ import functools
 
 import torch
 
-from ._api import LIB, Stage, UNKNOWN, encode
+from ._api import LIB, SPANS, Stage, UNKNOWN, encode
 
 _FORWARD = int(Stage.FORWARD)
 _BACKWARD = int(Stage.BACKWARD)
@@ -42,6 +42,7 @@ def _traced_backward(*args, **kwargs):
     if label is None:
         return _Backward.original(*args, **kwargs)
     _Backward.pending = None
+    SPANS.begun += 1
     LIB.profopt_stage_begin(_BACKWARD, label, UNKNOWN, UNKNOWN)
     try:
         return _Backward.original(*args, **kwargs)
@@ -63,6 +64,7 @@ def instrument_model(model, label=None):
     encoded = encode(label or type(model).__name__)
 
     def forward_begin(module, inputs):
+        SPANS.begun += 1
         LIB.profopt_stage_begin(_FORWARD, encoded, UNKNOWN, UNKNOWN)
 
     def forward_end(module, inputs, output):
@@ -86,6 +88,7 @@ def instrument_optimizer(optimizer, label=None):
 
     @functools.wraps(original)
     def step(*args, **kwargs):
+        SPANS.begun += 1
         LIB.profopt_stage_begin(_OPTIMIZER, encoded, UNKNOWN, UNKNOWN)
         try:
             return original(*args, **kwargs)

@@ -1,6 +1,15 @@
 """Function-level samples of a Python process (opt-in, docs/sampling.md).
 
-Every 1/hz seconds of the main thread's CPU time (a perf task-clock counter of the main
+On CPU time, where libprofopt reads this interpreter's frames (profopt_stacks_python: built
+with CPython 3.11's headers, and this is 3.11), libprofopt's own sampler does it all: every
+thread has a perf task-clock counter (or a POSIX timer on its CPU clock), and the signal
+handler reads the interrupted thread's Python frames from the interpreter's structures,
+in microseconds, on every thread that runs Python, without the GIL. It forks, execs and
+stops as for a C program (profopt.h, profopt_stacks_start). PROFOPT_STACKS_READER=handler,
+or an interpreter it cannot read, leaves the work to this module's signal handler below,
+which samples the main thread only.
+
+With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock counter of the main
 thread, profopt_signal_counter_start in libprofopt; where the kernel refuses one, or
 PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by setitimer(ITIMER_PROF)), whose
 SIGPROF runs a Python signal handler on the main thread, the main thread's Python stack is
@@ -52,6 +61,7 @@ from ._lib import LIB
 ENVIRONMENT = "PROFOPT_STACKS_HZ"
 CLOCK_ENVIRONMENT = "PROFOPT_STACKS_CLOCK"
 COUNTERS_ENVIRONMENT = "PROFOPT_STACKS_COUNTERS"  # "0": ITIMER_PROF, never a perf counter
+READER_ENVIRONMENT = "PROFOPT_STACKS_READER"  # "handler": this module's handler, main thread
 CLOCKS = ("cpu", "wall")
 DEFAULT_HZ = 100
 MAX_HZ = 10000
@@ -63,6 +73,8 @@ class _State:
     hz = 0                # the sampling rate while running, else 0
     clock = "cpu"         # "cpu": SIGPROF on CPU time (ITIMER_PROF); "wall": on wall time
     counter = False       # on CPU time by the main thread's perf counter, not ITIMER_PROF
+    native = False        # libprofopt's sampler reads every thread's frames (no handler here)
+    native_error = None   # why libprofopt could not read them, when it could not
     period_ns = 0         # wall: the timer's period, which each expiration stands for
     running = False
     in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
@@ -172,8 +184,8 @@ def _arm(hz):
 
 
 def _after_fork_in_child():
-    if not _State.running:
-        return
+    if not _State.running or _State.native:
+        return  # libprofopt's sampler restarts itself in a forked child
     _State.codes = {}  # a new process describes its code objects again
     _State.samples = 0
     _State.sampled_ns = 0
@@ -237,6 +249,8 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     if reason is not None:
         _warn_once(reason)
         return False
+    if clock == "cpu" and _start_native(hz):
+        return True
     signal.signal(signal.SIGPROF, _on_sample)
     signal.siginterrupt(signal.SIGPROF, False)  # system calls restart (SA_RESTART)
     # where the main thread was in native code when the signal came (libprofopt notes it)
@@ -256,11 +270,38 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     return True
 
 
+def _start_native(hz):
+    """Starts libprofopt's sampler reading the frames of every thread; False when it cannot
+    read this interpreter's (the reason kept in _State.native_error) or will not start."""
+    if os.environ.get(READER_ENVIRONMENT, "").strip().lower() == "handler":
+        return False
+    error = LIB.profopt_stacks_python()
+    if error != 0:
+        reason = LIB.profopt_stacks_python_error() if error != -1 else None
+        _State.native_error = reason.decode(errors="replace") if reason else "no libprofopt"
+        return False
+    if LIB.profopt_stacks_start(hz, 0) != 0:
+        _State.native_error = "libprofopt's sampler did not start"
+        return False
+    if not _State.hooks:
+        _install_hooks()
+    _State.native = True
+    _State.counter = LIB.profopt_stacks_counters() == 1
+    _State.hz = hz
+    _State.clock = "cpu"
+    _State.running = True
+    return True
+
+
 def stop():
     """Stops sampling in this process; children forked later do not sample."""
     if not _State.running:
         return
     _State.running = False
+    if _State.native:
+        _State.native = False
+        LIB.profopt_stacks_stop()
+        return
     if _State.clock == "wall":
         LIB.profopt_signal_timer_stop()
     elif _State.counter:
@@ -269,6 +310,22 @@ def stop():
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
     if signal.getsignal(signal.SIGPROF) is _on_sample:
         signal.signal(signal.SIGPROF, signal.SIG_DFL)
+
+
+def taken():
+    """(samples, ns): the samples this process took since sampling started in it (a forked
+    child counts from 0) and the time they stand for."""
+    if _State.native or LIB.profopt_stacks_counters() >= 0:
+        weight_ns = ctypes.c_int64(0)
+        return int(LIB.profopt_stacks_taken(ctypes.byref(weight_ns))), weight_ns.value
+    return _State.samples, _State.sampled_ns
+
+
+def armed():
+    """Whether a timer or counter samples this process now (fork does not inherit them)."""
+    if _State.native:
+        return LIB.profopt_stacks_counters() >= 0
+    return _State.counter or signal.getitimer(signal.ITIMER_PROF)[1] > 0
 
 
 def hz_from_environment():
