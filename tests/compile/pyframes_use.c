@@ -15,6 +15,16 @@
 
 static int failures;
 
+/*
+ * The interpreter keeps memory until the process ends (interned strings, static types):
+ * LeakSanitizer, in the sanitizers' build, is told not to report what libpython allocated.
+ */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libpython3.11.so\n";
+}
+
 #define EXPECT(cond, ...)                                                                          \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \

@@ -240,9 +240,13 @@ static void check_cpu(void)
 	struct spin_times times = {.ms = 200};
 	long after_stop;
 	int counters = 0;
+	uint64_t taken_before, taken_after;
+	int64_t taken_ns_before = 0, taken_ns_after = 0;
 
+	EXPECT(profopt_stacks_counters() == -1); /* not running */
 	EXPECT(profopt_stacks_start(HZ, 0) == 0);
 	EXPECT(!is_default(SIGPROF));
+	EXPECT(profopt_stacks_counters() == 0 || profopt_stacks_counters() == 1);
 #ifdef PO_STACKS_HOOKS
 	/* perf task-clock counters where the kernel allows them, else POSIX timers */
 	counters = po_stacks_test_counters() == 1;
@@ -251,10 +255,16 @@ static void check_cpu(void)
 					    : "POSIX timers on the threads' CPU clocks (SIGPROF)");
 #endif
 	reset_seen();
+	taken_before = profopt_stacks_taken(&taken_ns_before);
 	spin_timed(&times);
 	profopt_stacks_stop();
+	taken_after = profopt_stacks_taken(&taken_ns_after);
 	EXPECT(is_default(SIGPROF));
 	if (HOOKS) {
+		/* what the process counted is what the hook saw (a sample may fall between the
+		 * reset and the first count) */
+		EXPECT(taken_after - taken_before + 1 >= (uint64_t)seen.samples &&
+		       taken_after - taken_before <= (uint64_t)seen.samples);
 		/* 1000 Hz: as many as the kernel's ticks, fewer when a busy machine merges them */
 		EXPECT(seen.samples >= 2);
 		/* a counter fires at the rate asked: 1000 per CPU second, not the tick's 250 */
@@ -544,6 +554,9 @@ int main(int argc, char **argv)
 #ifdef PO_STACKS_HOOKS
 	po_stacks_test_hook = on_sample;
 #endif
+	/* no interpreter here: libprofopt's reader of Python stacks says so */
+	EXPECT(profopt_stacks_python() == -ENOENT || profopt_stacks_python() == -ENOTSUP);
+	EXPECT(profopt_stacks_python_error() && *profopt_stacks_python_error());
 	check_rates();
 	check_busy();
 	check_cpu();
