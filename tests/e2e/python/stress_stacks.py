@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""stress_stacks.py [--target N] [--epochs E]: a million function samples change nothing
-(docs/sampling.md, "What it leaves alone"): the stack sampler runs at its highest rate
-(10,000 samples per second, on CPU time and on wall time in turn; the kernel fires CPU-time
-timers at its tick, so CPU rounds take far fewer) through generators, exceptions and
-threads in the training process, and through DataLoader workers started by fork (new
-workers every epoch: respawned), spawn and forkserver, until every process together has
-taken at least N samples (default 1,000,000; the test suite runs 100,000 with 4 epochs a
-round, about a minute). Every
+"""stress_stacks.py [--target N] [--epochs E] [--cpu-seconds S] [--clocks cpu,wall]: a
+million function samples change nothing (docs/sampling.md, "What it leaves alone"): the
+stack sampler runs at its highest rate (10,000 samples per second, on CPU time, where
+libprofopt reads every thread's frames in its signal handler, and on wall time, where the
+module's handler samples the main thread, in turn) through generators, exceptions and
+threads in the training process (in CPU rounds two threads at work at once for S seconds
+of CPU each), and through DataLoader workers started by fork (new workers every epoch:
+respawned), spawn and forkserver, until every process together has taken at least N
+samples (default 1,000,000; the test suite runs 100,000 with 4 epochs a round, about a
+minute). Every
 result (the Python work's values, each epoch's losses bit for bit) equals the one computed
 without the sampler, no process dies or hangs (each run has a deadline), and the samples
 each process counted are added up: the test fails below the million. Runs without a
@@ -17,6 +19,7 @@ import argparse
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import torch
@@ -55,6 +58,24 @@ def epochs(context, count):
     return losses, sum(samples.values())
 
 
+def threads_at_work(seconds, plain_work):
+    """python_work(20) over and over on the main thread and on a second thread at once,
+    each for seconds of its own CPU time (long enough for libprofopt's watcher to give the
+    second thread its counter): whether every result equals plain_work."""
+    results = {"main": True, "other": True}
+
+    def work(name):
+        deadline = time.thread_time() + seconds
+        while time.thread_time() < deadline:
+            results[name] = results[name] and python_work(20) == plain_work
+
+    other = threading.Thread(target=work, args=("other",))
+    other.start()
+    work("main")
+    other.join()
+    return results["main"] and results["other"]
+
+
 def loader_round(context, clock, count):
     """epochs() in a new interpreter (sampling from the environment when clock is set, so
     that spawn and forkserver workers sample too): its losses and every process's samples."""
@@ -78,7 +99,12 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--target", type=int, default=TARGET)
     parser.add_argument("--epochs", type=int, default=EPOCHS)
+    parser.add_argument("--cpu-seconds", type=float, default=2.0,
+                        help="each CPU round: seconds of CPU on each of two threads at once")
+    parser.add_argument("--clocks", default="cpu,wall",
+                        help="the rounds' clocks, in turn (cpu: libprofopt's reader)")
     arguments = parser.parse_args(argv)
+    clocks = [clock for clock in arguments.clocks.split(",") if clock]
     TARGET, EPOCHS = arguments.target, arguments.epochs
     began = time.monotonic()
     total = 0
@@ -86,8 +112,8 @@ def main(argv):
     plain_losses = {context: loader_round(context, None, EPOCHS)[0]
                     for context in ("fork", "spawn", "forkserver")}
     rounds = 0
-    while (total < TARGET or rounds < 2) and time.monotonic() - began < DEADLINE_S:
-        clock = ("cpu", "wall")[rounds % 2]
+    while (total < TARGET or rounds < len(clocks)) and time.monotonic() - began < DEADLINE_S:
+        clock = clocks[rounds % len(clocks)]
         rounds += 1
         _stacks.stop()
         if not _stacks.start(HZ, clock):
@@ -95,6 +121,8 @@ def main(argv):
             break
         before = _stacks.taken()[0]
         same = python_work(20) == plain_work
+        if clock == "cpu":  # every thread sampled: two at once, each on its own counter
+            same = threads_at_work(arguments.cpu_seconds, plain_work) and same
         total += _stacks.taken()[0] - before
         _stacks.stop()
         if not same:
