@@ -251,6 +251,9 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
         return False
     if clock == "cpu" and _start_native(hz):
         return True
+    if clock == "cpu" and _State.native_error is not None:
+        _warn_once(f"profopt: function samples of the main thread only: "
+                   f"{_State.native_error}")
     signal.signal(signal.SIGPROF, _on_sample)
     signal.siginterrupt(signal.SIGPROF, False)  # system calls restart (SA_RESTART)
     # where the main thread was in native code when the signal came (libprofopt notes it)
