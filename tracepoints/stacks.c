@@ -3,7 +3,9 @@
  * (profopt_stacks_start, docs/sampling.md): perf task-clock counters (SIGURG) or POSIX
  * timers (SIGPROF) signal hz times per second of each thread's CPU time (or a POSIX timer
  * of the calling thread's wall time), and the handler records the interrupted thread's
- * instruction addresses as a profopt:native_stack event.
+ * instruction addresses as a profopt:native_stack event. In a Python process
+ * (profopt_stacks_python) it records the thread's Python frames instead (pyframes.c),
+ * under the shared object it interrupted, as a profopt:stack_sample event.
  *
  * On CPU time every thread has a counter of its own, aimed at it (F_SETOWN_EX): its
  * overflow comes from a high-resolution timer at the period, where a POSIX CPU timer fires
