@@ -9,10 +9,11 @@
  * pthread_getspecific), its frames from the state's current frame and their links, each
  * frame's line from its code object's location table (the 3.11 format), all by reading
  * memory the thread itself owns: the interrupted thread is the only one that changes its
- * frames, and it is stopped in this handler. Nothing is allocated, locked or called in the
- * interpreter. A frame outside the thread's live stack chunks (a generator's, or one whose
- * chunk was just freed as the signal came) is copied by process_vm_readv(2), which fails
- * instead of faulting on memory that is gone.
+ * frames, and it is stopped in this handler. Nothing is allocated or locked, and the
+ * interpreter's only function called is that thread-specific read. A frame outside the
+ * thread's live stack chunks (a generator's, or one whose chunk was just freed as the
+ * signal came) is copied by process_vm_readv(2), which fails instead of faulting on memory
+ * that is gone.
  *
  * The interpreter's symbols are looked up at run time (dlsym), so libprofopt does not link
  * with libpython and loads in any program; the layouts are those of the headers the build
