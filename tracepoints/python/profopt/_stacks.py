@@ -9,18 +9,17 @@ stops as for a C program (profopt.h, profopt_stacks_start). PROFOPT_STACKS_READE
 or an interpreter it cannot read, leaves the work to this module's signal handler below,
 which samples the main thread only.
 
-With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock counter of the main
-thread, profopt_signal_counter_start in libprofopt; where the kernel refuses one, or
-PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by setitimer(ITIMER_PROF)), whose
-SIGPROF runs a Python signal handler on the main thread, the main thread's Python stack is
-recorded as a
-profopt:stack_sample event: (code id, line) pairs, innermost first, with the thread CPU time
-used since the previous sample (the time the sample stands for: several timer expirations
-while a C call runs arrive as one signal, and time other threads burn must not be given to
-the main thread's stack). Each code object is described once per process (profopt:code).
-libprofopt wraps the SIGPROF action (profopt_native_frames): when the signal interrupts the
-main thread in native code, the sample's innermost frame is that shared object
-("[native] libjpeg.so.62").
+With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock
+counter of the main thread, profopt_signal_counter_start in libprofopt; where the kernel
+refuses one, or PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by
+setitimer(ITIMER_PROF)), whose SIGPROF runs a Python signal handler on the main thread, the
+main thread's Python stack is recorded as a profopt:stack_sample event: (code id, line)
+pairs, innermost first, with the thread CPU time used since the previous sample (the time
+the sample stands for: several timer expirations while a C call runs arrive as one signal,
+and time other threads burn must not be given to the main thread's stack). Each code object
+is described once per process (profopt:code). libprofopt wraps the SIGPROF action
+(profopt_native_frames): when the signal interrupts the main thread in native code, the
+sample's innermost frame is that shared object ("[native] libjpeg.so.62").
 
 The timer stops at interpreter exit and before os.execv/os.execve (a timer survives exec).
 
@@ -75,6 +74,7 @@ class _State:
     counter = False       # on CPU time by the main thread's perf counter, not ITIMER_PROF
     native = False        # libprofopt's sampler reads every thread's frames (no handler here)
     native_error = None   # why libprofopt could not read them, when it could not
+    native_counts = False  # the latest start was libprofopt's: taken() reads its counts
     period_ns = 0         # wall: the timer's period, which each expiration stands for
     running = False
     in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
@@ -251,6 +251,7 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
         return False
     if clock == "cpu" and _start_native(hz):
         return True
+    _State.native_counts = False
     if clock == "cpu" and _State.native_error is not None:
         _warn_once(f"profopt: function samples of the main thread only: "
                    f"{_State.native_error}")
@@ -289,6 +290,7 @@ def _start_native(hz):
     if not _State.hooks:
         _install_hooks()
     _State.native = True
+    _State.native_counts = True
     _State.counter = LIB.profopt_stacks_counters() == 1
     _State.hz = hz
     _State.clock = "cpu"
@@ -318,7 +320,7 @@ def stop():
 def taken():
     """(samples, ns): the samples this process took since sampling started in it (a forked
     child counts from 0) and the time they stand for."""
-    if _State.native or LIB.profopt_stacks_counters() >= 0:
+    if _State.native_counts:
         weight_ns = ctypes.c_int64(0)
         return int(LIB.profopt_stacks_taken(ctypes.byref(weight_ns))), weight_ns.value
     return _State.samples, _State.sampled_ns
