@@ -449,7 +449,7 @@ PO_EXPORT int profopt_native_frames(int signo)
  * "running Python code"), and the kernel's vDSO (clock_gettime and the like: the cost of
  * asking the time is the caller's own).
  */
-static bool no_native_frame(const char *path)
+bool po_no_native_frame(const char *path)
 {
 	const char *name = strrchr(path, '/');
 
@@ -479,7 +479,7 @@ static uint32_t native_code(uint64_t pc, uint32_t *offset)
 			return native_objects[i].code_id;
 	if (native_object_count >= NATIVE_OBJECTS_MAX)
 		return 0;
-	code_id = no_native_frame(info.dli_fname)
+	code_id = po_no_native_frame(info.dli_fname)
 		      ? 0
 		      : NATIVE_CODE_BASE | (uint32_t)(native_object_count + 1);
 	native_objects[native_object_count].base = info.dli_fbase;

@@ -2,6 +2,7 @@
 #ifndef PROFOPT_SAMPLER_H
 #define PROFOPT_SAMPLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,6 +23,12 @@ void po_stacks_resume(void);
 
 /* The instruction a signal interrupted, from its handler's context (0: not known here). */
 uint64_t po_interrupted_pc(const void *context);
+/*
+ * Whether a shared object (its path) stands for no native frame in a Python sample: the
+ * interpreter's own (its pc means "running Python code"), and the kernel's vDSO
+ * (clock_gettime: asking the time is the caller's own cost). profopt.c.
+ */
+bool po_no_native_frame(const char *path);
 /*
  * A perf task-clock counter of thread tid (its CPU time, counted from now) that sends signal
  * signo to it every period_ns of that time, with si_code POLL_IN and si_fd the counter's

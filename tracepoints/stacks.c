@@ -657,19 +657,6 @@ static bool watch_threads(pid_t skip)
 
 static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/*
- * Whether an object stands for no native frame: the interpreter's own (its pc means "running
- * Python code"), and the kernel's vDSO (clock_gettime: asking the time is the caller's cost).
- */
-static bool interpreter_object(const char *path)
-{
-	const char *name = strrchr(path, '/');
-
-	name = name ? name + 1 : path;
-	return !*name || strncmp(name, "python", 6) == 0 || strncmp(name, "libpython", 9) == 0 ||
-	       strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0;
-}
-
 static bool object_known(uint64_t start, uint64_t end)
 {
 	for (uint32_t i = 0; i < object_count; i++)
@@ -717,7 +704,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 	object->base = start & ~(page - 1);
 	object->path = path;
 	object->described = 0;
-	object->code_id = interpreter_object(path) ? 0 : PO_OBJECT_CODE_BASE + object_count + 1;
+	object->code_id = po_no_native_frame(path) ? 0 : PO_OBJECT_CODE_BASE + object_count + 1;
 	__atomic_store_n(&object_count, object_count + 1, __ATOMIC_RELEASE);
 	return 0;
 }
