@@ -1247,7 +1247,11 @@ def check_whatif_threads(run, tolerance_pct):
         return False, f"{advice[0].get('action')}: no prediction"
     threads, workers = match.groups()
     predicted = number(advice[0]["predicted_step_ms"], "predicted_step_ms")
-    measured = steady_mean_ms(run.rerun(["--threads", threads, "--workers", workers]))
+    # the rerun decodes at the recorded run's cost, where the script set it from the machine
+    decode = run.truth["facts"].get("decode_cpu_ms_per_sample")
+    same_data = ["--decode-ms", repr(decode)] if decode else []
+    measured = steady_mean_ms(run.rerun(["--threads", threads, "--workers", workers,
+                                         *same_data]))
     error_pct = 100 * (predicted - measured) / measured
     now = steady_mean_ms(run.truth)
     scale = recording_scale(run, steady_mean_ms)
