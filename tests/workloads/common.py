@@ -387,6 +387,23 @@ def train_step(model, optimizer, features, labels):
     return loss
 
 
+def model_step_alone_ms(hidden, batch_size, steps=30, warmup=5):
+    """The median wall time of one train_step of make_model(hidden) on a batch kept in
+    memory, on this process's torch threads (no loader, no recording), in ms: what a
+    scenario whose waits or costs are set against the model's step sizes them from."""
+    model = make_model(hidden)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    features = torch.rand(batch_size, FEATURES)
+    labels = torch.randint(0, CLASSES, (batch_size,))
+    times = []
+    for i in range(warmup + steps):
+        start = time.perf_counter()
+        train_step(model, optimizer, features, labels)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return 1000 * sorted(times)[len(times) // 2]
+
+
 def source_line(path, text):
     """"FILE:LINE" of the first line of the file at path that begins with text (its
     indentation aside): where a workload's own code does something, as profopt names a line

@@ -1247,11 +1247,7 @@ def check_whatif_threads(run, tolerance_pct):
         return False, f"{advice[0].get('action')}: no prediction"
     threads, workers = match.groups()
     predicted = number(advice[0]["predicted_step_ms"], "predicted_step_ms")
-    # the rerun decodes at the recorded run's cost, where the script set it from the machine
-    decode = run.truth["facts"].get("decode_cpu_ms_per_sample")
-    same_data = ["--decode-ms", repr(decode)] if decode else []
-    measured = steady_mean_ms(run.rerun(["--threads", threads, "--workers", workers,
-                                         *same_data]))
+    measured = steady_mean_ms(run.rerun(["--threads", threads, "--workers", workers]))
     error_pct = 100 * (predicted - measured) / measured
     now = steady_mean_ms(run.truth)
     scale = recording_scale(run, steady_mean_ms)
@@ -1655,12 +1651,16 @@ class Run:
 
     def rerun(self, arguments):
         """Runs the script again with more arguments, without recording, as a user
-        would after following the advice; returns its truth."""
+        would after following the advice; returns its truth. A script that sized its
+        work from the machine (its truth's rerun_arguments) gets the same sizes again, so
+        the rerun changes only what the advice changes."""
         key = tuple(arguments)
         if key not in self.reruns:
             path = os.path.join(self.work, f"rerun-{len(self.reruns)}.json")
+            same = [str(a) for a in self.truth["facts"].get("rerun_arguments", [])]
             try:
-                done = subprocess.run([PYTHON, self.script, "--truth", path, *arguments],
+                done = subprocess.run([PYTHON, self.script, "--truth", path, *same,
+                                       *arguments],
                                       env=self.environment(), stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, timeout=300)
             except subprocess.TimeoutExpired as error:

@@ -16,8 +16,6 @@ a 49 ms step alone: no cpu-contention finding at 0.6 ms a sample; critical, and 
 within 12%, with the cost from the step). The rerun is given the recorded run's
 cost (--decode-ms), so both decode the same."""
 
-import time
-
 import torch
 from torch.utils.data import DataLoader
 
@@ -40,29 +38,14 @@ def options(parser):
     parser.add_argument("--hidden", type=int, default=512)
 
 
-def model_step_ms(args, steps=30, warmup=5):
-    """The median wall time of one training step of the model alone on the run's threads
-    (no loader, no recording), in ms."""
-    model = common.make_model(args.hidden)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    features = torch.rand(args.batch_size, common.FEATURES)
-    labels = torch.randint(0, common.CLASSES, (args.batch_size,))
-    times = []
-    for i in range(warmup + steps):
-        start = time.perf_counter()
-        common.train_step(model, optimizer, features, labels)
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    return 1000 * sorted(times)[len(times) // 2]
-
-
 def train(args, truth):
     torch.manual_seed(1)
     torch.set_num_threads(args.threads)
     if args.decode_ms <= 0:
-        alone_ms = model_step_ms(args)
+        alone_ms = common.model_step_alone_ms(args.hidden, args.batch_size)
         args.decode_ms = DECODE_PER_STEP * alone_ms / args.batch_size
-        truth.facts.update(model_step_alone_ms=alone_ms)
+        truth.facts.update(model_step_alone_ms=alone_ms,
+                           rerun_arguments=["--decode-ms", repr(args.decode_ms)])
     dataset = common.Samples(args.steps * args.batch_size, decode_ms=args.decode_ms)
     loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
                         num_workers=args.workers, persistent_workers=args.workers > 0)
