@@ -118,6 +118,11 @@ static void announce(void)
 			announce();                                                                \
 	} while (0)
 
+bool po_announced(void)
+{
+	return !announce_owed;
+}
+
 void po_announce_after_fork(void)
 {
 	announce_reason = 1;
@@ -198,6 +203,7 @@ PO_EXPORT void profopt_epoch_end(int64_t epoch)
 PO_EXPORT void profopt_step_begin(int64_t step, int64_t epoch, int64_t batch_size)
 {
 	ANNOUNCE();
+	po_stacks_note_span_thread();
 	lttng_ust_tracepoint(profopt, step_begin, step, epoch, batch_size);
 }
 
@@ -217,6 +223,7 @@ PO_EXPORT void profopt_stage_begin(enum profopt_stage stage, const char *label, 
 	bool enabled = lttng_ust_tracepoint_enabled(profopt, stage_begin);
 
 	ANNOUNCE();
+	po_stacks_note_span_thread();
 	if (is_loader_stage(stage)) {
 		if (cpu_depth < CPU_STACK_DEPTH)
 			cpu_stack[cpu_depth] = enabled ? thread_cpu_ns() : -1;

@@ -296,7 +296,8 @@ static uint32_t describe_new(struct code_entry *entry, const PyCodeObject *code,
 
 /*
  * The id of code, described on first sight; 0 when the table is full or another thread is
- * describing it at this moment.
+ * describing it at this moment. Without describe (a sample not recorded), only a code
+ * described already has its id: nothing is added, and 0 stands for the others.
  */
 static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *describe)
 {
@@ -308,6 +309,8 @@ static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *descr
 		uintptr_t seen = __atomic_load_n(&entry->key, __ATOMIC_ACQUIRE);
 		uint32_t id;
 
+		if (seen == 0 && !describe)
+			return 0;
 		if (seen == 0) {
 			if (!__atomic_compare_exchange_n(&entry->key, &seen, key, false,
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -324,6 +327,8 @@ static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *descr
 		if (id && (entry->name != (uintptr_t)code->co_qualname ||
 			   entry->file != (uintptr_t)code->co_filename ||
 			   entry->first_line != code->co_firstlineno)) {
+			if (!describe)
+				return 0;
 			/* another code object at a freed one's address */
 			__atomic_store_n(&entry->id, 0, __ATOMIC_RELEASE);
 			return describe_new(entry, code, describe);

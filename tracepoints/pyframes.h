@@ -32,8 +32,10 @@ const char *po_pyframes_reason(void);
 /*
  * The calling thread's Python frames, innermost first, as (code id, line) pairs: at most
  * max, 0 when the thread runs no Python. Code objects not seen before are described
- * through describe first. Async-signal-safe: only reads, and process_vm_readv(2) for
- * memory that may have gone (a generator's frame, a frame popped as the signal came).
+ * through describe first; with describe NULL (a sample not recorded) nothing is described,
+ * and a code object not described yet has id 0. Async-signal-safe: only reads, and
+ * process_vm_readv(2) for memory that may have gone (a generator's frame, a frame popped as the
+ * signal came).
  */
 uint32_t po_pyframes_walk(uint32_t *code_ids, uint32_t *lines, uint32_t max,
 			  po_pyframes_describe_fn *describe);

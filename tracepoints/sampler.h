@@ -13,6 +13,12 @@ void po_sampler_stop(void);
 
 /* In a forked child: the process announces itself again (profopt.c). */
 void po_announce_after_fork(void);
+/*
+ * Whether the process announced itself (profopt:process) since it began or forked: the
+ * analysis leaves out a process's events before its announcement, so a signal handler,
+ * which cannot announce, records nothing before it (async-signal-safe).
+ */
+bool po_announced(void);
 /* After the announcement of a forked child: starts the sampler if the parent ran one. */
 void po_sampler_resume(void);
 /*
@@ -20,6 +26,11 @@ void po_sampler_resume(void);
  * threads their CPU-time timers, when the parent sampled on CPU time.
  */
 void po_stacks_resume(void);
+/*
+ * The calling thread began a stage or step span (profopt.c): in a Python process sampled
+ * on wall time it gets a timer of its own, as the main thread has (stacks.c).
+ */
+void po_stacks_note_span_thread(void);
 
 /* The instruction a signal interrupted, from its handler's context (0: not known here). */
 uint64_t po_interrupted_pc(const void *context);

@@ -5,7 +5,11 @@
  * of the calling thread's wall time), and the handler records the interrupted thread's
  * instruction addresses as a profopt:native_stack event. In a Python process
  * (profopt_stacks_python) it records the thread's Python frames instead (pyframes.c),
- * under the shared object it interrupted, as a profopt:stack_sample event.
+ * under the shared object it interrupted, as a profopt:stack_sample event; on wall time
+ * there the main thread and every thread that began a profopt span (a prefetch thread's
+ * preprocess) have a timer of their own on CLOCK_MONOTONIC: the threads that only wait for
+ * the runtime (multiprocessing's queue feeders, a native library's pool) would fill a
+ * wall-time profile with their waiting, and their blocking calls are never interrupted.
  *
  * On CPU time every thread has a counter of its own, aimed at it (F_SETOWN_EX): its
  * overflow comes from a high-resolution timer at the period, where a POSIX CPU timer fires
@@ -87,9 +91,14 @@
 /* Code ids of those objects ("[native] NAME", first line -1), from this base up. */
 #define PO_OBJECT_CODE_BASE 0x90000000u
 
+/* Threads noted for beginning a span at most (those past it get no wall-time timer). */
+#define PO_SPAN_THREADS_MAX 1024
+
 /*
- * A thread's own CPU-time sampler: a perf task-clock counter (counter_fd), or where the
- * kernel refuses one, a POSIX timer on the thread's CPU clock (counter_fd -1).
+ * A thread's own sampler: a perf task-clock counter (counter_fd), or where the kernel
+ * refuses one, a POSIX timer on the thread's CPU clock (counter_fd -1); on wall time (a
+ * Python process's main thread and its threads that began a span) a POSIX timer on
+ * CLOCK_MONOTONIC aimed at the thread.
  */
 struct thread_timer {
 	pid_t tid;
@@ -108,12 +117,16 @@ struct stacks {
 	 */
 	struct sigaction previous_urg;
 	bool counters;
-	bool armed;	   /* timer exists in this process (not after fork: remade) */
-	timer_t timer;	   /* wall time: the starting thread's */
-	uint32_t hz;	   /* the rate while running, else 0 */
-	bool wall;	   /* CLOCK_MONOTONIC, the starting thread's; else each thread's CPU */
-	int64_t period_ns; /* what one expiration stands for; read by the handler */
-	struct thread_timer *threads; /* CPU time: owned, one per thread; the watcher's */
+	bool armed;    /* timer exists in this process (not after fork: remade) */
+	timer_t timer; /* wall time in a C program: the starting thread's */
+	uint32_t hz;   /* the rate while running, else 0 */
+	/*
+	 * CLOCK_MONOTONIC: in a C program the starting thread's, in a Python process the main
+	 * thread's and those of the threads that began a span; else each thread's CPU clock.
+	 */
+	bool wall;
+	int64_t period_ns;	      /* what one expiration stands for; read by the handler */
+	struct thread_timer *threads; /* owned, one per thread sampled; the watcher's */
 	size_t thread_count, thread_capacity;
 	pthread_t watcher;
 	bool watching;		    /* the watcher runs */
@@ -154,6 +167,44 @@ static void count_sample(int64_t weight_ns)
 {
 	__atomic_add_fetch(&taken_count, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&taken_ns, weight_ns, __ATOMIC_RELAXED);
+}
+
+/*
+ * The threads other than the main one that began a stage or step span (profopt.c calls
+ * po_stacks_note_span_thread): the threads of a Python process that get wall-time timers
+ * besides the main one. Appended by the threads themselves, read by the watcher.
+ */
+static pid_t span_threads[PO_SPAN_THREADS_MAX];
+static uint32_t span_thread_count;
+static __thread bool span_thread_noted __attribute__((tls_model("initial-exec")));
+
+void po_stacks_note_span_thread(void)
+{
+	pid_t tid;
+	uint32_t slot;
+
+	if (span_thread_noted)
+		return;
+	span_thread_noted = true;
+	tid = (pid_t)syscall(SYS_gettid);
+	if (tid == getpid())
+		return;
+	slot = __atomic_fetch_add(&span_thread_count, 1, __ATOMIC_RELAXED);
+	if (slot < PO_SPAN_THREADS_MAX)
+		__atomic_store_n(&span_threads[slot], tid, __ATOMIC_RELEASE);
+}
+
+/* Whether thread tid gets a wall-time timer in a Python process. */
+static bool wall_sampled(pid_t tid)
+{
+	uint32_t count = __atomic_load_n(&span_thread_count, __ATOMIC_RELAXED);
+
+	if (tid == getpid())
+		return true;
+	for (uint32_t i = 0; i < count && i < PO_SPAN_THREADS_MAX; i++)
+		if (__atomic_load_n(&span_threads[i], __ATOMIC_ACQUIRE) == tid)
+			return true;
+	return false;
 }
 
 static struct stacks the_stacks = {.control = PTHREAD_MUTEX_INITIALIZER,
@@ -271,7 +322,11 @@ static const struct native_object *object_of(uint64_t pc)
  * A Python process's sample: the thread's Python frames, under the shared object it was
  * interrupted in (libjpeg under PIL's decode) as a frame whose line is the offset of the
  * instruction in it, which the analysis names. A thread without Python frames (a pool
- * thread of a native library) records nothing.
+ * thread of a native library) records nothing. Counted always, recorded only once the
+ * process announced itself with its events on: a code object or shared object described
+ * before (a forked child's first samples on wall time, before its first call to profopt
+ * or its registration with the session daemon) would be lost to the analysis, and every
+ * later sample naming it unknown; it is described at its first recorded sample instead.
  */
 static void python_sample(const siginfo_t *info, const void *context)
 {
@@ -279,19 +334,22 @@ static void python_sample(const siginfo_t *info, const void *context)
 	int64_t weight_ns = sample_weight_ns(info);
 	uint64_t pc = po_interrupted_pc(context);
 	const struct native_object *object = object_of(pc);
+	bool recorded = po_announced() && lttng_ust_tracepoint_enabled(profopt, stack_sample) &&
+			lttng_ust_tracepoint_enabled(profopt, code);
 
 	if (object && object->code_id) {
-		if (!__atomic_exchange_n((uint32_t *)&object->described, 1, __ATOMIC_RELAXED))
+		if (recorded &&
+		    !__atomic_exchange_n((uint32_t *)&object->described, 1, __ATOMIC_RELAXED))
 			describe_object(object);
 		ids[0] = object->code_id;
 		lines[0] = pc - object->base <= UINT32_MAX ? (uint32_t)(pc - object->base) : 0;
 		native = 1;
 	}
 	depth = po_pyframes_walk(ids + native, lines + native, PROFOPT_STACK_DEPTH_MAX - native,
-				 describe_code);
+				 recorded ? describe_code : NULL);
 	if (depth)
 		count_sample(weight_ns);
-	if (depth && lttng_ust_tracepoint_enabled(profopt, stack_sample))
+	if (depth && recorded)
 		lttng_ust_do_tracepoint(profopt, stack_sample, (int32_t)syscall(SYS_gettid),
 					weight_ns, ids, lines, depth + native);
 }
@@ -579,7 +637,7 @@ static struct thread_timer *find_thread(pid_t tid)
 	return NULL;
 }
 
-/* Gives thread tid its CPU-time timer. */
+/* Gives thread tid its counter or timer. */
 static void add_thread(pid_t tid)
 {
 	struct thread_timer *grown;
@@ -594,8 +652,9 @@ static void add_thread(pid_t tid)
 		the_stacks.threads = grown;
 		the_stacks.thread_capacity = capacity;
 	}
-	counter_fd = the_stacks.counters ? make_counter(tid) : -1;
-	if (counter_fd >= 0 || make_timer(thread_cpu_clock(tid), tid, &timer))
+	counter_fd = the_stacks.counters && !the_stacks.wall ? make_counter(tid) : -1;
+	if (counter_fd >= 0 ||
+	    make_timer(the_stacks.wall ? CLOCK_MONOTONIC : thread_cpu_clock(tid), tid, &timer))
 		the_stacks.threads[the_stacks.thread_count++] = (struct thread_timer){
 		    .tid = tid, .counter_fd = counter_fd, .timer = timer, .seen = true};
 }
@@ -623,7 +682,8 @@ static void add_thread_timer(int counter_fd, timer_t timer)
 
 /*
  * One look at the process's threads (but skip, the watcher): a timer for each new one,
- * those of threads gone deleted. false when the threads cannot be listed.
+ * those of threads gone deleted; on wall time (a Python process), only the main thread and
+ * the threads that began a span. false when the threads cannot be listed.
  */
 static bool watch_threads(pid_t skip)
 {
@@ -636,11 +696,14 @@ static bool watch_threads(pid_t skip)
 		the_stacks.threads[i].seen = false;
 	while ((entry = readdir(dir)) != NULL) {
 		pid_t tid = (pid_t)strtol(entry->d_name, NULL, 10);
-		struct thread_timer *known = tid > 0 && tid != skip ? find_thread(tid) : NULL;
+		struct thread_timer *known;
 
+		if (tid <= 0 || tid == skip || (the_stacks.wall && !wall_sampled(tid)))
+			continue;
+		known = find_thread(tid);
 		if (known)
 			known->seen = true;
-		else if (tid > 0 && tid != skip)
+		else
 			add_thread(tid);
 	}
 	closedir(dir);
@@ -792,14 +855,16 @@ static void disarm(void)
 
 /*
  * Makes the timers: SIGPROF every 1/hz s of each thread's CPU time to that thread (the
- * threads there now, then those the watcher finds), or of wall time to the calling thread.
- * Replaces the timers already there.
+ * threads there now, then those the watcher finds), or of wall time to the calling thread
+ * (in a Python process, to each thread that runs Python, found likewise). Replaces the
+ * timers already there.
  */
 static int arm(uint32_t hz, bool wall)
 {
 	disarm();
 	__atomic_store_n(&the_stacks.period_ns, 1000000000 / hz, __ATOMIC_RELAXED);
-	if (wall) {
+	the_stacks.wall = wall;
+	if (wall && !__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED)) {
 		if (!make_timer(CLOCK_MONOTONIC, (pid_t)syscall(SYS_gettid), &the_stacks.timer))
 			return -errno;
 		the_stacks.armed = true;
@@ -810,7 +875,6 @@ static int arm(uint32_t hz, bool wall)
 		return -EAGAIN;
 	}
 	the_stacks.hz = hz;
-	the_stacks.wall = wall;
 	return 0;
 }
 
@@ -929,6 +993,16 @@ PO_EXPORT int profopt_stacks_counters(void)
 	return counters;
 }
 
+PO_EXPORT uint32_t profopt_stacks_hz(void)
+{
+	uint32_t hz;
+
+	pthread_mutex_lock(&the_stacks.control);
+	hz = the_stacks.hz;
+	pthread_mutex_unlock(&the_stacks.control);
+	return hz;
+}
+
 int po_stacks_test_counters(void)
 {
 	return profopt_stacks_counters();
@@ -948,7 +1022,8 @@ static void after_fork_parent(void)
 
 /*
  * The child has the parent's SIGPROF action but no timer: a new one is made with the same
- * rate and clock (on wall time, aimed at the forking thread, the child's only one). Only
+ * rate and clock (on wall time, aimed at the forking thread, the child's only one; a Python
+ * child's watcher then gives its later Python threads theirs). Only
  * system calls here, no event: LTTng-UST registers the child after this handler (its fork
  * wrapper blocks signals until it tore down the parent's state), and samples taken before
  * that are not recorded.
@@ -974,6 +1049,7 @@ static void after_fork_child(void)
 			close(the_stacks.threads[i].counter_fd);
 		}
 	counter_seen = 0;
+	span_thread_count = 0; /* the parent's threads, none of this process's */
 	taken_count = 0;
 	taken_ns = 0;
 	/* a Python process's code objects and shared objects are described again here */
@@ -997,7 +1073,7 @@ static void after_fork_child(void)
 		return;
 	}
 	the_stacks.hz = hz;
-	if (the_stacks.wall) {
+	if (the_stacks.wall && !__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED)) {
 		the_stacks.timer = timer;
 		the_stacks.armed = true;
 	} else {

@@ -8,7 +8,7 @@ packages=(build-essential cmake pkg-config lttng-tools liblttng-ust-dev liblttng
 	libxml2-dev libelf-dev libdw-dev util-linux fonts-dejavu-core
 	python3-dev) # python3-dev: CPython's headers, for libprofopt's reader of Python stacks
 if [ "${1:-}" = "--with-test-tools" ]; then
-	packages+=(python3-bt2 python3-venv python3-wheel python3-setuptools libxml2-utils poppler-utils python3-torch chromium clang
+	packages+=(python3-bt2 python3-venv python3-wheel python3-setuptools libxml2-utils poppler-utils python3-torch python3-pil chromium clang
 		libclang-rt-14-dev clang-format valgrind time
 		slurm-wlm munge openmpi-bin) # e2e.cluster.*: a private Slurm node, mpirun
 fi

@@ -112,7 +112,8 @@ ATTEMPTS = 2
 RECORD_OPTIONS = {"leak_heap": ("--heap",), "hotspots_workers": ("--stacks",),
                   "hotspots_main": ("--stacks",),
                   "hotspots_wall": ("--stacks", "--stacks-clock", "wall"),
-                  "hotspots_native": ("--stacks",), "hotspots_threads": ("--stacks",)}
+                  "hotspots_native": ("--stacks",), "hotspots_threads": ("--stacks",),
+                  "hotspots_threads_wall": ("--stacks", "--stacks-clock", "wall")}
 
 # What each workload must show. Every check is (check name, parameters...); the checks
 # are defined below, each compares summary.json with the truth file or states a fact
@@ -1376,6 +1377,19 @@ def check_hotspot_shares(run, role, stage, points, kind="self"):
 
 
 @check
+def check_known_code(run, most_pct=1.0):
+    """Every sampled Python function is named: in no (role, stage) do more than most_pct
+    of the samples pass through "(unknown code)", a code id the trace never described (a
+    forked child's descriptions lost before its announcement once made half a worker's)."""
+    unknown = [(g["role"], g["stage"], f["total_pct"])
+               for g in run.summary.get("hotspots", []) for f in g["functions"]
+               if f["function"] == "(unknown code)" and f["total_pct"] > most_pct]
+    groups = len(run.summary.get("hotspots", []))
+    return not unknown, f"{groups} hotspot groups; (unknown code) above {most_pct}% of the " \
+        f"samples in: {unknown or 'none'}"
+
+
+@check
 def check_chart_drawn(run, file_name, title):
     """The report drew the chart: charts/FILE_NAME, embedded in index.html (its title on the
     figure) and drawn in report.pdf under its title."""
@@ -1401,6 +1415,7 @@ NATIVE_SHARE_POINTS = 10
 EXPECTATIONS.update({
     "hotspots_workers": [
         ("step_count",),
+        ("known_code",),
         ("hotspot_shares", "worker", "load", SHARE_POINTS),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
         ("reports_name_fact", "Hotspots", "dominant_function"),
@@ -1408,23 +1423,33 @@ EXPECTATIONS.update({
     ],
     "hotspots_main": [
         ("step_count",),
+        ("known_code",),
         ("hotspot_shares", "main", "load", SHARE_POINTS),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
         ("chart_drawn", "flame-main.svg", "Where the training loop's CPU goes"),
     ],
     "hotspots_threads": [
         ("step_count",),
+        ("known_code",),
         ("mean_step", SAME_RUN_PCT),
         ("hotspot_shares", "main", "preprocess", SHARE_POINTS),
     ],
     "hotspots_native": [
         ("step_count",),
+        ("known_code",),
         ("hotspot_shares", "worker", "load", NATIVE_SHARE_POINTS, "total"),
         ("evidence_equals_fact", "input-bound", "hotspot_function", "dominant_function"),
         ("advice_mentions", "input-bound", "Image.draft()"),
     ],
+    "hotspots_threads_wall": [
+        ("step_count",),
+        ("known_code",),
+        ("mean_step", SAME_RUN_PCT),
+        ("hotspot_shares", "main", "preprocess", SHARE_POINTS, "total"),
+    ],
     "hotspots_wall": [
         ("step_count",),
+        ("known_code",),
         ("hotspot_shares", "worker", "load", SHARE_POINTS, "total"),
         ("chart_drawn", "flame-worker.svg", "Where the data-loader workers' time goes"),
     ],

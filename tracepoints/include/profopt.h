@@ -352,6 +352,8 @@ uint64_t profopt_stacks_taken(int64_t *weight_ns);
  * on the threads' CPU clocks, -1 when it is not running on CPU time.
  */
 int profopt_stacks_counters(void);
+/* The rate the sampler runs at in this process (samples per second), 0 when it is stopped. */
+uint32_t profopt_stacks_hz(void);
 
 /* Monotonic clock in nanoseconds, the same clock the trace uses. */
 int64_t profopt_now_ns(void);

@@ -237,18 +237,43 @@ def blocked(seconds):
     time.sleep(seconds)  # waiting, as a read from remote storage does
 
 
+def blocked_in_span(seconds):
+    with profopt.span("preprocess", label="prefetch_thread"):
+        blocked(seconds)
+
+
 def test_wall():
     """stacks_clock="wall": samples on wall time, also while the program waits; a forked
     child restarts its timer; an exec'd program is not hit; other clocks are refused."""
     _stacks.stop()
     check(_stacks.start(1000, "wall"), "the wall-time sampler starts")
-    before = _stacks._State.sampled_ns
+    before = _stacks.taken()[1]
     blocked(0.3)
     # On a busy machine expirations merge (the handler runs late): each sample then stands
     # for more periods, and the samples' weights, not their number, cover the wait.
-    waited_ms = (_stacks._State.sampled_ns - before) / 1e6
+    waited_ms = (_stacks.taken()[1] - before) / 1e6
     check(waited_ms >= 100, f"0.3 s of waiting at 1000 Hz of wall time: samples of "
           f"{waited_ms:.0f} ms")
+    # libprofopt's reader gives the main thread and every thread that began a profopt
+    # span its own wall-time timer (from the watcher's next look, 50 ms at most): a thread
+    # that waits in a span beside the main thread adds its wait, one that only waits (a
+    # queue's feeder) adds nothing; the module's handler samples the main thread only.
+    before = _stacks.taken()[1]
+    in_span = threading.Thread(target=blocked_in_span, args=(0.5,))
+    plain = threading.Thread(target=blocked, args=(0.5,))
+    in_span.start()
+    plain.start()
+    blocked(0.5)
+    in_span.join()
+    plain.join()
+    waited_ms = (_stacks.taken()[1] - before) / 1e6
+    if _stacks._State.native:
+        check(650 <= waited_ms <= 1100, f"three threads waiting 0.5 s each, one in a span: "
+              f"samples of {waited_ms:.0f} ms (the main thread's and the span's, the "
+              f"span's from the watcher's first look)")
+    else:
+        check(350 <= waited_ms <= 600, f"the handler samples the main thread only: "
+              f"{waited_ms:.0f} ms for three threads waiting 0.5 s each")
     plain_work = python_work(50)
     check(plain_work == python_work(50), "the same results while sampling on wall time")
     read, write = os.pipe()
@@ -256,7 +281,7 @@ def test_wall():
     if pid == 0:
         os.close(read)
         blocked(0.3)
-        os.write(write, f"{int(_stacks._State.running)} {_stacks._State.sampled_ns}".encode())
+        os.write(write, f"{int(_stacks.armed())} {_stacks.taken()[1]}".encode())
         os._exit(0)
     os.close(write)
     answer = os.read(read, 100).decode().split()

@@ -90,6 +90,7 @@ SIGNATURES = {
     "profopt_stacks_python_error": (_c_str, []),
     "profopt_stacks_taken": (_c_uint64, [ctypes.POINTER(_c_int64)]),
     "profopt_stacks_counters": (_c_int, []),
+    "profopt_stacks_hz": (ctypes.c_uint32, []),
     "profopt_now_ns": (_c_int64, []),
     "profopt_code": (None, [ctypes.c_uint32, _c_str, _c_str, _c_int32]),
     "profopt_stack_sample": (None, [_c_int32, _c_int64, ctypes.POINTER(ctypes.c_uint32),
@@ -118,6 +119,7 @@ class _NoLibrary:
         self.profopt_stacks_python = lambda: -1
         self.profopt_stacks_taken = lambda weight_ns: 0
         self.profopt_stacks_counters = lambda: -1
+        self.profopt_stacks_hz = lambda: 0
         self.profopt_now_ns = time.monotonic_ns
 
 

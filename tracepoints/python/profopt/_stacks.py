@@ -1,13 +1,14 @@
 """Function-level samples of a Python process (opt-in, docs/sampling.md).
 
-On CPU time, where libprofopt reads this interpreter's frames (profopt_stacks_python: built
-with CPython 3.11's headers, and this is 3.11), libprofopt's own sampler does it all: every
-thread has a perf task-clock counter (or a POSIX timer on its CPU clock), and the signal
-handler reads the interrupted thread's Python frames from the interpreter's structures,
-in microseconds, on every thread that runs Python, without the GIL. It forks, execs and
-stops as for a C program (profopt.h, profopt_stacks_start). PROFOPT_STACKS_READER=handler,
-or an interpreter it cannot read, leaves the work to this module's signal handler below,
-which samples the main thread only.
+Where libprofopt reads this interpreter's frames (profopt_stacks_python: built with
+CPython 3.11's headers, and this is 3.11), libprofopt's own sampler does it all: on CPU
+time every thread has a perf task-clock counter (or a POSIX timer on its CPU clock), on
+wall time every thread that runs Python has a POSIX timer on CLOCK_MONOTONIC, and the
+signal handler reads the interrupted thread's Python frames from the interpreter's
+structures, in microseconds, on every thread that runs Python, without the GIL. It forks,
+execs and stops as for a C program (profopt.h, profopt_stacks_start).
+PROFOPT_STACKS_READER=handler, or an interpreter it cannot read, leaves the work to this
+module's signal handler below, which samples the main thread only.
 
 With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock
 counter of the main thread, profopt_signal_counter_start in libprofopt; where the kernel
@@ -249,10 +250,10 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     if reason is not None:
         _warn_once(reason)
         return False
-    if clock == "cpu" and _start_native(hz):
+    if _start_native(hz, clock):
         return True
     _State.native_counts = False
-    if clock == "cpu" and _State.native_error is not None:
+    if _State.native_error is not None:
         _warn_once(f"profopt: function samples of the main thread only: "
                    f"{_State.native_error}")
     signal.signal(signal.SIGPROF, _on_sample)
@@ -274,9 +275,10 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     return True
 
 
-def _start_native(hz):
-    """Starts libprofopt's sampler reading the frames of every thread; False when it cannot
-    read this interpreter's (the reason kept in _State.native_error) or will not start."""
+def _start_native(hz, clock):
+    """Starts libprofopt's sampler reading the frames of every thread on clock; False when
+    it cannot read this interpreter's (the reason kept in _State.native_error) or will not
+    start."""
     if os.environ.get(READER_ENVIRONMENT, "").strip().lower() == "handler":
         return False
     error = LIB.profopt_stacks_python()
@@ -284,7 +286,7 @@ def _start_native(hz):
         reason = LIB.profopt_stacks_python_error() if error != -1 else None
         _State.native_error = reason.decode(errors="replace") if reason else "no libprofopt"
         return False
-    if LIB.profopt_stacks_start(hz, 0) != 0:
+    if LIB.profopt_stacks_start(hz, 1 if clock == "wall" else 0) != 0:
         _State.native_error = "libprofopt's sampler did not start"
         return False
     if not _State.hooks:
@@ -293,7 +295,7 @@ def _start_native(hz):
     _State.native_counts = True
     _State.counter = LIB.profopt_stacks_counters() == 1
     _State.hz = hz
-    _State.clock = "cpu"
+    _State.clock = clock
     _State.running = True
     return True
 
@@ -329,7 +331,7 @@ def taken():
 def armed():
     """Whether a timer or counter samples this process now (fork does not inherit them)."""
     if _State.native:
-        return LIB.profopt_stacks_counters() >= 0
+        return LIB.profopt_stacks_hz() > 0
     return _State.counter or signal.getitimer(signal.ITIMER_PROF)[1] > 0
 
 
