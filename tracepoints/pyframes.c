@@ -49,15 +49,18 @@
 #define PO_NAME_MAX 256
 
 /*
- * A code object described in this process. key is its address; the fingerprint (name and
- * file objects, first line) tells a new code object at a freed one's address, which gets a
- * new id. id is written last: 0 while the entry is being filled.
+ * A code object seen in this process. key is its address; the fingerprint (name and file
+ * objects, first line) tells a new code object at a freed one's address, which gets a new
+ * id. id is written last: 0 while the entry is being filled. described: its profopt:code
+ * was emitted (a code first seen while the process recorded nothing is described at its
+ * first sight once it does).
  */
 struct code_entry {
 	uintptr_t key;
 	uintptr_t name, file;
 	int32_t first_line;
 	uint32_t id;
+	uint32_t described;
 };
 
 typedef PyThreadState *this_thread_state_fn(void);
@@ -278,26 +281,38 @@ static void name_of(const PyObject *object, char *out)
 
 /* ---- code ids ---- */
 
+/* Describes code as id through describe, unless another thread does it now. */
+static void describe_once(struct code_entry *entry, uint32_t id, const PyCodeObject *code,
+			  po_pyframes_describe_fn *describe)
+{
+	char function[PO_NAME_MAX], file[PO_NAME_MAX];
+
+	if (__atomic_exchange_n(&entry->described, 1, __ATOMIC_ACQ_REL))
+		return;
+	name_of(code->co_qualname ? code->co_qualname : code->co_name, function);
+	name_of(code->co_filename, file);
+	if (!describe(id, function, file, code->co_firstlineno))
+		__atomic_store_n(&entry->described, 0, __ATOMIC_RELEASE);
+}
+
 static uint32_t describe_new(struct code_entry *entry, const PyCodeObject *code,
 			     po_pyframes_describe_fn *describe)
 {
-	char function[PO_NAME_MAX], file[PO_NAME_MAX];
 	uint32_t id = PO_PYFRAMES_CODE_BASE + __atomic_add_fetch(&next_code, 1, __ATOMIC_RELAXED);
 
 	entry->name = (uintptr_t)code->co_qualname;
 	entry->file = (uintptr_t)code->co_filename;
 	entry->first_line = code->co_firstlineno;
-	name_of(code->co_qualname ? code->co_qualname : code->co_name, function);
-	name_of(code->co_filename, file);
-	describe(id, function, file, code->co_firstlineno);
+	__atomic_store_n(&entry->described, 0, __ATOMIC_RELEASE);
+	describe_once(entry, id, code, describe);
 	__atomic_store_n(&entry->id, id, __ATOMIC_RELEASE);
 	return id;
 }
 
 /*
- * The id of code, described on first sight; 0 when the table is full or another thread is
- * describing it at this moment. Without describe (a sample not recorded), only a code
- * described already has its id: nothing is added, and 0 stands for the others.
+ * The id of code, described on first sight, and again at a later sight while its
+ * description was not emitted (describe said false); 0 when the table is full or another
+ * thread is describing it at this moment.
  */
 static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *describe)
 {
@@ -309,8 +324,6 @@ static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *descr
 		uintptr_t seen = __atomic_load_n(&entry->key, __ATOMIC_ACQUIRE);
 		uint32_t id;
 
-		if (seen == 0 && !describe)
-			return 0;
 		if (seen == 0) {
 			if (!__atomic_compare_exchange_n(&entry->key, &seen, key, false,
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -327,12 +340,12 @@ static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *descr
 		if (id && (entry->name != (uintptr_t)code->co_qualname ||
 			   entry->file != (uintptr_t)code->co_filename ||
 			   entry->first_line != code->co_firstlineno)) {
-			if (!describe)
-				return 0;
 			/* another code object at a freed one's address */
 			__atomic_store_n(&entry->id, 0, __ATOMIC_RELEASE);
 			return describe_new(entry, code, describe);
 		}
+		if (id && !__atomic_load_n(&entry->described, __ATOMIC_ACQUIRE))
+			describe_once(entry, id, code, describe);
 		return id;
 	}
 	return 0;

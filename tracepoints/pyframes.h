@@ -7,6 +7,7 @@
 #ifndef PROFOPT_PYFRAMES_H
 #define PROFOPT_PYFRAMES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -15,8 +16,12 @@
  */
 #define PO_PYFRAMES_CODE_BASE 0x40000000u
 
-/* Emits profopt:code for a code object seen for the first time (async-signal-safe). */
-typedef void po_pyframes_describe_fn(uint32_t code_id, const char *function, const char *file,
+/*
+ * Emits profopt:code for a code object seen for the first time (async-signal-safe); false
+ * when it could not (the process records nothing yet): the code is described again at its
+ * next sight.
+ */
+typedef bool po_pyframes_describe_fn(uint32_t code_id, const char *function, const char *file,
 				     int32_t first_line);
 
 /*
@@ -32,8 +37,7 @@ const char *po_pyframes_reason(void);
 /*
  * The calling thread's Python frames, innermost first, as (code id, line) pairs: at most
  * max, 0 when the thread runs no Python. Code objects not seen before are described
- * through describe first; with describe NULL (a sample not recorded) nothing is described,
- * and a code object not described yet has id 0. Async-signal-safe: only reads, and
+ * through describe first. Async-signal-safe: only reads, and
  * process_vm_readv(2) for memory that may have gone (a generator's frame, a frame popped as the
  * signal came).
  */

@@ -287,12 +287,18 @@ static int64_t sample_weight_ns(const siginfo_t *info)
 	return period_ns;
 }
 
-/* Emits profopt:code for a Python function seen for the first time (pyframes.c). */
-static void describe_code(uint32_t code_id, const char *function, const char *file,
+/*
+ * Emits profopt:code for a Python function seen for the first time (pyframes.c); false
+ * while the process records nothing (before its announcement, or untraced), and the
+ * function is then described at a later sight.
+ */
+static bool describe_code(uint32_t code_id, const char *function, const char *file,
 			  int32_t first_line)
 {
-	if (lttng_ust_tracepoint_enabled(profopt, code))
-		lttng_ust_do_tracepoint(profopt, code, code_id, function, file, first_line);
+	if (!po_announced() || !lttng_ust_tracepoint_enabled(profopt, code))
+		return false;
+	lttng_ust_do_tracepoint(profopt, code, code_id, function, file, first_line);
+	return true;
 }
 
 /* Emits profopt:code for an object: "[native] NAME", its path, first line -1. */
@@ -334,8 +340,7 @@ static void python_sample(const siginfo_t *info, const void *context)
 	int64_t weight_ns = sample_weight_ns(info);
 	uint64_t pc = po_interrupted_pc(context);
 	const struct native_object *object = object_of(pc);
-	bool recorded = po_announced() && lttng_ust_tracepoint_enabled(profopt, stack_sample) &&
-			lttng_ust_tracepoint_enabled(profopt, code);
+	bool recorded = po_announced() && lttng_ust_tracepoint_enabled(profopt, stack_sample);
 
 	if (object && object->code_id) {
 		if (recorded &&
@@ -346,7 +351,7 @@ static void python_sample(const siginfo_t *info, const void *context)
 		native = 1;
 	}
 	depth = po_pyframes_walk(ids + native, lines + native, PROFOPT_STACK_DEPTH_MAX - native,
-				 recorded ? describe_code : NULL);
+				 describe_code);
 	if (depth)
 		count_sample(weight_ns);
 	if (depth && recorded)

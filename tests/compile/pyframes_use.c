@@ -110,16 +110,29 @@ struct described {
 static struct described described[4096];
 static size_t described_count;
 
-static void describe(uint32_t code_id, const char *function, const char *file, int32_t first_line)
+static bool describe(uint32_t code_id, const char *function, const char *file, int32_t first_line)
 {
 	if (described_count >= sizeof(described) / sizeof(described[0]))
-		return;
+		return true;
 	described[described_count].id = code_id;
 	snprintf(described[described_count].function, sizeof(described[0].function), "%s",
 		 function);
 	snprintf(described[described_count].file, sizeof(described[0].file), "%s", file);
 	described[described_count++].first_line = first_line;
+	return true;
 }
+
+/* A process that records nothing yet (before its announcement): no description emitted. */
+static bool refuse(uint32_t code_id, const char *function, const char *file, int32_t first_line)
+{
+	(void)code_id;
+	(void)function;
+	(void)file;
+	(void)first_line;
+	return false;
+}
+
+static uint32_t refused_ids[128], refused_depth;
 
 static const struct described *find(uint32_t id)
 {
@@ -153,8 +166,32 @@ static PyObject *walk(PyObject *self, PyObject *unused)
 	return list;
 }
 
-static PyMethodDef methods[] = {{"walk", walk, METH_NOARGS, "the reader's view of this stack"},
-				{NULL, NULL, 0, NULL}};
+/* walk_refused(): walks while descriptions are refused; the number of frames. */
+static PyObject *walk_refused(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	refused_depth = po_pyframes_walk(refused_ids, (uint32_t[128]){0}, 128, refuse);
+	return PyLong_FromUnsignedLong(refused_depth);
+}
+
+/* described_since(): how many of walk_refused()'s codes have been described since. */
+static PyObject *described_since(PyObject *self, PyObject *unused)
+{
+	uint32_t found = 0;
+
+	(void)self;
+	(void)unused;
+	for (uint32_t i = 0; i < refused_depth; i++)
+		found += find(refused_ids[i]) != NULL;
+	return PyLong_FromUnsignedLong(found);
+}
+
+static PyMethodDef methods[] = {
+    {"walk", walk, METH_NOARGS, "the reader's view of this stack"},
+    {"walk_refused", walk_refused, METH_NOARGS, "a walk whose descriptions are refused"},
+    {"described_since", described_since, METH_NOARGS, "walk_refused's codes described since"},
+    {NULL, NULL, 0, NULL}};
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "pyframes_probe", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
@@ -196,7 +233,17 @@ static const char *script =
     "    print(('ok   ' if same else 'FAIL ') + what + ': ' + str(len(reader)) + ' frames as '\n"
     "          'Python sees them' + ('' if same else ' ' + repr(reader[:4]) + ' vs ' + "
     "repr(python[:4])))\n"
-    "    if not same: sys.exit(1)\n";
+    "    if not same: sys.exit(1)\n"
+    "from pyframes_probe import walk_refused, described_since\n"
+    "def first_seen_unrecorded():\n"
+    "    depth = walk_refused()\n"
+    "    walk()\n"
+    "    return depth, described_since()\n"
+    "depth, found = first_seen_unrecorded()\n"
+    "ok = depth > 0 and found == depth\n"
+    "print(('ok   ' if ok else 'FAIL ') + 'a code first seen while nothing was recorded is '\n"
+    "      'described at its next sight: ' + str(found) + ' of ' + str(depth))\n"
+    "if not ok: sys.exit(1)\n";
 
 static void test_walk(void)
 {
