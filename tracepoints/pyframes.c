@@ -281,13 +281,16 @@ static void name_of(const PyObject *object, char *out)
 
 /* ---- code ids ---- */
 
-/* Describes code as id through describe, unless another thread does it now. */
+/*
+ * Describes code as id through describe, unless another thread does it now; nothing
+ * without describe (the process records nothing now: the names are not even read).
+ */
 static void describe_once(struct code_entry *entry, uint32_t id, const PyCodeObject *code,
 			  po_pyframes_describe_fn *describe)
 {
 	char function[PO_NAME_MAX], file[PO_NAME_MAX];
 
-	if (__atomic_exchange_n(&entry->described, 1, __ATOMIC_ACQ_REL))
+	if (!describe || __atomic_exchange_n(&entry->described, 1, __ATOMIC_ACQ_REL))
 		return;
 	name_of(code->co_qualname ? code->co_qualname : code->co_name, function);
 	name_of(code->co_filename, file);
@@ -310,9 +313,9 @@ static uint32_t describe_new(struct code_entry *entry, const PyCodeObject *code,
 }
 
 /*
- * The id of code, described on first sight, and again at a later sight while its
- * description was not emitted (describe said false); 0 when the table is full or another
- * thread is describing it at this moment.
+ * The id of code, described on first sight, and at a later sight while its description was
+ * not emitted (describe NULL, or it said false); 0 when the table is full or another thread
+ * is describing it at this moment.
  */
 static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *describe)
 {
@@ -344,7 +347,7 @@ static uint32_t code_id(const PyCodeObject *code, po_pyframes_describe_fn *descr
 			__atomic_store_n(&entry->id, 0, __ATOMIC_RELEASE);
 			return describe_new(entry, code, describe);
 		}
-		if (id && !__atomic_load_n(&entry->described, __ATOMIC_ACQUIRE))
+		if (id && describe && !__atomic_load_n(&entry->described, __ATOMIC_ACQUIRE))
 			describe_once(entry, id, code, describe);
 		return id;
 	}

@@ -19,7 +19,7 @@
 /*
  * Emits profopt:code for a code object seen for the first time (async-signal-safe); false
  * when it could not (the process records nothing yet): the code is described again at its
- * next sight.
+ * next sight (as when the walk is given no describe at all).
  */
 typedef bool po_pyframes_describe_fn(uint32_t code_id, const char *function, const char *file,
 				     int32_t first_line);
@@ -37,8 +37,9 @@ const char *po_pyframes_reason(void);
 /*
  * The calling thread's Python frames, innermost first, as (code id, line) pairs: at most
  * max, 0 when the thread runs no Python. Code objects not seen before are described
- * through describe first. Async-signal-safe: only reads, and
- * process_vm_readv(2) for memory that may have gone (a generator's frame, a frame popped as the
+ * through describe first; with describe NULL (the process records nothing now) they get
+ * their ids, and their descriptions wait for a walk with describe. Async-signal-safe: only reads,
+ * and process_vm_readv(2) for memory that may have gone (a generator's frame, a frame popped as the
  * signal came).
  */
 uint32_t po_pyframes_walk(uint32_t *code_ids, uint32_t *lines, uint32_t max,

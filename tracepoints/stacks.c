@@ -340,7 +340,8 @@ static void python_sample(const siginfo_t *info, const void *context)
 	int64_t weight_ns = sample_weight_ns(info);
 	uint64_t pc = po_interrupted_pc(context);
 	const struct native_object *object = object_of(pc);
-	bool recorded = po_announced() && lttng_ust_tracepoint_enabled(profopt, stack_sample);
+	bool announced = po_announced();
+	bool recorded = announced && lttng_ust_tracepoint_enabled(profopt, stack_sample);
 
 	if (object && object->code_id) {
 		if (recorded &&
@@ -350,8 +351,9 @@ static void python_sample(const siginfo_t *info, const void *context)
 		lines[0] = pc - object->base <= UINT32_MAX ? (uint32_t)(pc - object->base) : 0;
 		native = 1;
 	}
-	depth = po_pyframes_walk(ids + native, lines + native, PROFOPT_STACK_DEPTH_MAX - native,
-				 describe_code);
+	depth = po_pyframes_walk(
+	    ids + native, lines + native, PROFOPT_STACK_DEPTH_MAX - native,
+	    announced && lttng_ust_tracepoint_enabled(profopt, code) ? describe_code : NULL);
 	if (depth)
 		count_sample(weight_ns);
 	if (depth && recorded)

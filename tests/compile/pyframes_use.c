@@ -175,6 +175,15 @@ static PyObject *walk_refused(PyObject *self, PyObject *unused)
 	return PyLong_FromUnsignedLong(refused_depth);
 }
 
+/* walk_silent(): walks without describe (nothing recorded); the number of frames. */
+static PyObject *walk_silent(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	refused_depth = po_pyframes_walk(refused_ids, (uint32_t[128]){0}, 128, NULL);
+	return PyLong_FromUnsignedLong(refused_depth);
+}
+
 /* described_since(): how many of walk_refused()'s codes have been described since. */
 static PyObject *described_since(PyObject *self, PyObject *unused)
 {
@@ -190,6 +199,7 @@ static PyObject *described_since(PyObject *self, PyObject *unused)
 static PyMethodDef methods[] = {
     {"walk", walk, METH_NOARGS, "the reader's view of this stack"},
     {"walk_refused", walk_refused, METH_NOARGS, "a walk whose descriptions are refused"},
+    {"walk_silent", walk_silent, METH_NOARGS, "a walk without descriptions"},
     {"described_since", described_since, METH_NOARGS, "walk_refused's codes described since"},
     {NULL, NULL, 0, NULL}};
 static struct PyModuleDef module_def = {
@@ -234,16 +244,22 @@ static const char *script =
     "          'Python sees them' + ('' if same else ' ' + repr(reader[:4]) + ' vs ' + "
     "repr(python[:4])))\n"
     "    if not same: sys.exit(1)\n"
-    "from pyframes_probe import walk_refused, described_since\n"
-    "def first_seen_unrecorded():\n"
+    "from pyframes_probe import walk_refused, walk_silent, described_since\n"
+    "def first_seen_refused():\n"
     "    depth = walk_refused()\n"
     "    walk()\n"
     "    return depth, described_since()\n"
-    "depth, found = first_seen_unrecorded()\n"
-    "ok = depth > 0 and found == depth\n"
-    "print(('ok   ' if ok else 'FAIL ') + 'a code first seen while nothing was recorded is '\n"
-    "      'described at its next sight: ' + str(found) + ' of ' + str(depth))\n"
-    "if not ok: sys.exit(1)\n";
+    "def first_seen_silent():\n"
+    "    depth = walk_silent()\n"
+    "    walk()\n"
+    "    return depth, described_since()\n"
+    "for how, first_seen in (('refused', first_seen_refused), ('not asked for', "
+    "first_seen_silent)):\n"
+    "    depth, found = first_seen()\n"
+    "    ok = depth > 0 and found == depth\n"
+    "    print(('ok   ' if ok else 'FAIL ') + 'a code first seen with its description ' + how +\n"
+    "          ' is described at its next sight: ' + str(found) + ' of ' + str(depth))\n"
+    "    if not ok: sys.exit(1)\n";
 
 static void test_walk(void)
 {

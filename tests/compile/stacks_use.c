@@ -147,7 +147,11 @@ static void spin_timed(struct spin_times *times)
  * quarter more wall time than CPU time). A thread that shares its core runs slices that the
  * kernel's tick can miss, and a CPU-time timer is checked only at a tick of its own thread:
  * what it ran after the last such tick is lost when it ends (a third of a 150 ms spin and
- * more were seen beside two busy loops). The lower bound is then not checked.
+ * more were seen beside two busy loops). The lower bound is then not checked. The upper one
+ * allows 6% more than the CPU time: a perf task clock counts from the thread's switch in to
+ * its switch out, a little more than the thread's CPU clock when it is switched often
+ * (beside unit.python.stacks: 312 ms of samples against 300 ms of CPU in 701 ms, and
+ * 106 ms against 100 ms in 122 ms).
  */
 static bool weight_fits(int64_t weight_ns, const struct spin_times *times, const char *name)
 {
@@ -158,8 +162,14 @@ static bool weight_fits(int64_t weight_ns, const struct spin_times *times, const
 		       "(%lld ms) is checked against its CPU time from above only\n",
 		       name, (long long)(times->cpu_ns / 1000000),
 		       (long long)(times->wall_ns / 1000000), (long long)(weight_ns / 1000000));
-	return weight_ns <= times->cpu_ns + PERIOD_NS * 5 &&
-	       (!alone || weight_ns >= times->cpu_ns * 9 / 10);
+	if (weight_ns <= times->cpu_ns + PERIOD_NS * 5 + times->cpu_ns * 6 / 100 &&
+	    (!alone || weight_ns >= times->cpu_ns * 9 / 10))
+		return true;
+	printf("note the %s thread's samples weigh %lld us against %lld us of CPU in %lld us "
+	       "(%s)\n",
+	       name, (long long)(weight_ns / 1000), (long long)(times->cpu_ns / 1000),
+	       (long long)(times->wall_ns / 1000), alone ? "alone on its core" : "shared");
+	return false;
 }
 
 static void set_action(int signo, void (*handler)(int), int flags)
