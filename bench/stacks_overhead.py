@@ -86,7 +86,8 @@ def tree_cpu_s():
 def in_process(rates, rounds, items):
     """Thread CPU time per make_record() with the sampler off and at each rate, in rounds
     that alternate within one process. A rate HZ samples as profopt does by default
-    (libprofopt's sampler reading the frames in its signal handler); HZh with the module's
+    (libprofopt's sampler reading the frames in its signal handler), HZw the same on wall
+    time (a timer on CLOCK_MONOTONIC for the thread); HZh with the module's
     Python signal handler on the main thread's perf counter, HZt with that handler on
     ITIMER_PROF. For the handler, the CPU time it took itself (its recording function timed
     with the thread's CPU clock) is its share of the CPU time, less the kernel's delivery of
@@ -114,10 +115,11 @@ def in_process(rates, rounds, items):
         order = rates[round_index % len(rates):] + rates[:round_index % len(rates)]
         for hz in order:
             if hz:
-                kind = str(hz)[-1] if str(hz)[-1] in "ht" else ""
+                kind = str(hz)[-1] if str(hz)[-1] in "htw" else ""
                 os.environ["PROFOPT_STACKS_COUNTERS"] = "0" if kind == "t" else "1"
-                os.environ["PROFOPT_STACKS_READER"] = "handler" if kind else "libprofopt"
-                _stacks.start(int(str(hz).rstrip("ht")))
+                os.environ["PROFOPT_STACKS_READER"] = \
+                    "handler" if kind in ("h", "t") else "libprofopt"
+                _stacks.start(int(str(hz).rstrip("htw")), "wall" if kind == "w" else "cpu")
             handler_ns[0], samples = 0, _stacks.taken()[0]
             started = time.thread_time_ns()
             for index in range(items):
@@ -134,10 +136,10 @@ def in_process(rates, rounds, items):
     for hz in rates:
         median = statistics.median(per_item[hz])
         handler_ns_total, cpu_ns, samples = handler[hz]
-        kind = str(hz)[-1] if hz and str(hz)[-1] in "ht" else ""
-        name = "plain" if not hz else f"--stacks={str(hz).rstrip('ht')}" + {
+        kind = str(hz)[-1] if hz and str(hz)[-1] in "htw" else ""
+        name = "plain" if not hz else f"--stacks={str(hz).rstrip('htw')}" + {
             "t": " (handler, ITIMER_PROF)", "h": " (handler, counter)",
-            "": " (libprofopt)"}[kind]
+            "w": " (libprofopt, wall)", "": " (libprofopt)"}[kind]
         line = f"  {name:>32}: {median / 1e3:8.1f} us CPU per record (median)"
         if hz:
             per_record = samples / (rounds * items)  # samples in one record's time
@@ -145,7 +147,7 @@ def in_process(rates, rounds, items):
                      f"({1e9 * samples / cpu_ns:.0f} per CPU s), "
                      f"{(median - plain) / max(per_record, 1e-9) / 1e3:.1f} us more CPU per "
                      "sample")
-        if kind:
+        if kind in ("h", "t"):
             line += (f"; handler {handler_ns_total / max(samples, 1) / 1e3:.1f} us each, "
                      f"{100 * handler_ns_total / cpu_ns:.2f}% of the CPU time")
         print(line)
@@ -193,8 +195,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--hz", default="100,1000",
-                        help="sampling rates, comma-separated; with --in-process, HZh: the "
-                        "module's signal handler, HZt: the handler on ITIMER_PROF")
+                        help="sampling rates, comma-separated; with --in-process, HZw: "
+                        "libprofopt's reader on wall time, HZh: the module's signal handler, "
+                        "HZt: the handler on ITIMER_PROF")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--workers", type=int, default=2)
@@ -209,7 +212,7 @@ def main():
         child(args.steps, args.workers)
         return
     if args.in_process:
-        in_process([0] + [hz if hz[-1] in "ht" else int(hz)
+        in_process([0] + [hz if hz[-1] in "htw" else int(hz)
                           for hz in args.hz.split(",") if hz], args.reps, 400)
         return
     if args.per_sample:

@@ -289,7 +289,9 @@ int profopt_native_frames(int signo);
  * PROFOPT_STACKS_COUNTERS=0 is set, or the program has a SIGURG handler of its own, a POSIX
  * timer on its CPU clock, SIGEV_THREAD_ID, SIGPROF; a watcher thread gives threads started
  * later theirs within 50 ms) or of wall time (wall != 0: CLOCK_MONOTONIC, the calling thread
- * alone, running or waiting, SIGPROF). Each sample is a profopt:native_stack event: the
+ * alone, running or waiting, SIGPROF; in a Python process, after profopt_stacks_python, each
+ * process's main thread and every thread that began a stage or step span, each on a timer
+ * of its own). Each sample is a profopt:native_stack event: the
  * thread's instruction addresses innermost first (the one interrupted, then the return
  * addresses of its callers, at most PROFOPT_STACK_DEPTH_MAX) and the time it stands for:
  * the thread's CPU time since its previous sample (a counter's), or one period per

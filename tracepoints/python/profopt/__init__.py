@@ -186,7 +186,8 @@ class run:
         from . import _stacks
         if _stacks._State.running and _stacks._State.native:
             # libprofopt's sampler wrote stacks_clock and stacks_timer; it reads every thread
-            run_config("stacks_threads", "all")
+            # on CPU time, the main thread and those that began a span on wall time
+            run_config("stacks_threads", "spans" if _stacks._State.clock == "wall" else "all")
         elif _stacks._State.running:  # what the samples count, for the report's words
             run_config("stacks_clock", _stacks._State.clock)
             run_config("stacks_timer", "timer" if _stacks._State.clock == "wall"
