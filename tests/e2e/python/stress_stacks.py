@@ -2,8 +2,9 @@
 """stress_stacks.py [--target N] [--epochs E] [--cpu-seconds S] [--clocks cpu,wall]: a
 million function samples change nothing (docs/sampling.md, "What it leaves alone"): the
 stack sampler runs at its highest rate (10,000 samples per second, on CPU time, where
-libprofopt reads every thread's frames in its signal handler, and on wall time, where the
-module's handler samples the main thread, in turn) through generators, exceptions and
+libprofopt reads every thread's frames in its signal handler, and on wall time, where it
+reads those of each process's main thread and of the threads that began a profopt span, in
+turn) through generators, exceptions and
 threads in the training process (in CPU rounds two threads at work at once for S seconds
 of CPU each), and through DataLoader workers started by fork (new workers every epoch:
 respawned), spawn and forkserver, until every process together has taken at least N
