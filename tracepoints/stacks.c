@@ -863,8 +863,8 @@ static void disarm(void)
 /*
  * Makes the timers: SIGPROF every 1/hz s of each thread's CPU time to that thread (the
  * threads there now, then those the watcher finds), or of wall time to the calling thread
- * (in a Python process, to each thread that runs Python, found likewise). Replaces the
- * timers already there.
+ * (in a Python process, to the main thread and to each thread that began a span, found
+ * likewise). Replaces the timers already there.
  */
 static int arm(uint32_t hz, bool wall)
 {
