@@ -12,7 +12,13 @@ from torch.utils.data import DataLoader
 
 from calls import check, finish, profopt, recording
 
-BODY_S = 0.002  # a loop body that trains
+# A loop body that trains. A body is taken for a `break` when it took under 1 ms and a tenth
+# of the shortest body before it (_api.EMPTY_BODY_*): with 20 ms bodies a break has the whole
+# millisecond, where 2 ms bodies left it 0.2 ms, which a busy machine's preemption between
+# the hand-off and the break once exceeded (2 workers: the sixth step ended with batch size
+# 2). A scenario whose breaks depend on that is tried up to ATTEMPTS times.
+BODY_S = 0.02
+ATTEMPTS = 3
 
 
 def loader(batch_size=2, samples=40, workers=0):
@@ -24,24 +30,45 @@ def step_ends(calls):
     return [(arguments[0], arguments[2]) for _, arguments in calls.of("step_end")]
 
 
-def test_loader_break_at_top(workers):
+def with_attempts(scenario):
+    """Runs scenario() (a list of (ok, message)) until all its checks pass, ATTEMPTS times at
+    most: a break is told from a body by its time, which a busy machine can stretch. The
+    last attempt's results are the checks'."""
+    for attempt in range(1, ATTEMPTS + 1):
+        results = scenario()
+        if all(ok for ok, _ in results) or attempt == ATTEMPTS:
+            break
+        failed = [message for ok, message in results if not ok]
+        print(f"note attempt {attempt} failed ({failed[0]}): once more, the break's time "
+              f"may have been stretched by the machine's load")
+    for ok, message in results:
+        check(ok, message)
+
+
+def break_at_top(workers):
     calls, batches = recording(), loader(workers=workers)
     for step, _ in enumerate(batches):
         if step == 5:
             break
         time.sleep(BODY_S)
     ends = step_ends(calls)
-    check(ends == [(0, 2), (1, 2), (2, 2), (3, 2), (4, 2), (5, 0)],
-          f"{workers} workers, break at the top: 5 steps, the sixth ends with batch size 0 "
-          f"({ends})")
+    results = [(ends == [(0, 2), (1, 2), (2, 2), (3, 2), (4, 2), (5, 0)],
+                f"{workers} workers, break at the top: 5 steps, the sixth ends with batch "
+                f"size 0 ({ends})")]
     calls = recording()
     for step, _ in enumerate(batches):
         time.sleep(BODY_S)
         if step == 2:
             break
     ends = step_ends(calls)
-    check(ends == [(5, 2), (6, 2), (7, 2)],
-          f"{workers} workers, break after the body: 3 steps numbered on from 5 ({ends})")
+    results.append((ends == [(5, 2), (6, 2), (7, 2)],
+                    f"{workers} workers, break after the body: 3 steps numbered on from 5 "
+                    f"({ends})"))
+    return results
+
+
+def test_loader_break_at_top(workers):
+    with_attempts(lambda: break_at_top(workers))
 
 
 def test_loader_exception():
@@ -83,7 +110,7 @@ def test_iterable_end():
           f"iterable without len(): 3 steps per epoch, numbered on ({ends})")
 
 
-def test_step_api_break():
+def step_api_break():
     calls, batches = recording(), DataLoader(torch.arange(40), batch_size=2)
     first = profopt._api.STATE.next_step
     for epoch in range(2):
@@ -94,10 +121,14 @@ def test_step_api_break():
                 time.sleep(BODY_S)
     ends = step_ends(calls)
     numbers = [number for number, size in ends if size]
-    check([size for _, size in ends] == [2] * 4 + [0] + [2] * 4 + [0],
-          f"step API, break at the top inside the step: 4 steps per epoch ({ends})")
-    check(numbers == list(range(first, first + 8)),
-          f"the numbers of the steps that trained follow on ({numbers})")
+    return [([size for _, size in ends] == [2] * 4 + [0] + [2] * 4 + [0],
+             f"step API, break at the top inside the step: 4 steps per epoch ({ends})"),
+            (numbers == list(range(first, first + 8)),
+             f"the numbers of the steps that trained follow on ({numbers})")]
+
+
+def test_step_api_break():
+    with_attempts(step_api_break)
     calls = recording()
     try:
         with profopt.step():
