@@ -860,6 +860,12 @@ static void disarm(void)
 	the_stacks.hz = 0;
 }
 
+/* Wall time in a C program: one timer, the starting thread's (the_stacks.timer). */
+static bool one_wall_timer(void)
+{
+	return the_stacks.wall && !__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED);
+}
+
 /*
  * Makes the timers: SIGPROF every 1/hz s of each thread's CPU time to that thread (the
  * threads there now, then those the watcher finds), or of wall time to the calling thread
@@ -871,7 +877,7 @@ static int arm(uint32_t hz, bool wall)
 	disarm();
 	__atomic_store_n(&the_stacks.period_ns, 1000000000 / hz, __ATOMIC_RELAXED);
 	the_stacks.wall = wall;
-	if (wall && !__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED)) {
+	if (one_wall_timer()) {
 		if (!make_timer(CLOCK_MONOTONIC, (pid_t)syscall(SYS_gettid), &the_stacks.timer))
 			return -errno;
 		the_stacks.armed = true;
@@ -1080,7 +1086,7 @@ static void after_fork_child(void)
 		return;
 	}
 	the_stacks.hz = hz;
-	if (the_stacks.wall && !__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED)) {
+	if (one_wall_timer()) {
 		the_stacks.timer = timer;
 		the_stacks.armed = true;
 	} else {

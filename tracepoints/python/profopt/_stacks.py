@@ -3,7 +3,8 @@
 Where libprofopt reads this interpreter's frames (profopt_stacks_python: built with
 CPython 3.11's headers, and this is 3.11), libprofopt's own sampler does it all: on CPU
 time every thread has a perf task-clock counter (or a POSIX timer on its CPU clock), on
-wall time every thread that runs Python has a POSIX timer on CLOCK_MONOTONIC, and the
+wall time the main thread and every thread that began a profopt span have a POSIX timer on
+CLOCK_MONOTONIC (docs/sampling.md, "Which threads"), and the
 signal handler reads the interrupted thread's Python frames from the interpreter's
 structures, in microseconds, on every thread that runs Python, without the GIL. It forks,
 execs and stops as for a C program (profopt.h, profopt_stacks_start).
@@ -30,8 +31,8 @@ sets the same variable for the processes it starts. Forked children (DataLoader 
 restart the timer, which fork does not inherit, and describe their code objects again.
 
 With PROFOPT_STACKS_CLOCK=wall (profopt-record --stacks-clock=wall, or
-profopt.run(stacks_clock="wall")) the SIGPROF comes every 1/hz seconds of wall time
-instead, from a POSIX timer on CLOCK_MONOTONIC aimed at the main thread
+profopt.run(stacks_clock="wall")) the handler's SIGPROF comes every 1/hz seconds of wall
+time instead, from a POSIX timer on CLOCK_MONOTONIC aimed at the main thread
 (profopt_signal_timer_start in libprofopt), running or waiting: time blocked in I/O, locks
 and queues shows in the function that blocks (a blocking call interrupted by the signal
 resumes after the handler, PEP 475). Each sample stands for one period per expiration of
