@@ -79,22 +79,31 @@ def children(pid):
         return []
 
 
-def kill_while_repairing(analyze_bin, trace, out, tmpdir):
+def scratch_ready(tmpdir, inside):
+    """Whether a scratch directory exists, holding `inside` (None: anything)."""
+    for name in os.listdir(tmpdir):
+        if name.startswith("profopt-salvage-") and (
+                inside is None or os.path.lexists(os.path.join(tmpdir, name, inside))):
+            return True
+    return False
+
+
+def kill_in_scratch(analyze_bin, trace, out, tmpdir, inside, delay_s):
     """Starts --salvage, and SIGKILLs the analysis child (as the kernel's OOM killer or a
-    crash would end it) once the scratch directory exists. Returns (status, stderr, caught)."""
+    crash would end it) delay_s after its scratch directory holds `inside`. Returns (status,
+    stderr, caught)."""
     shutil.rmtree(out, ignore_errors=True)
     proc = subprocess.Popen([analyze_bin, "--json-only", "-q", "--salvage", "-o", out, trace],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=environment(tmpdir))
     caught = False
     deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline:
-        if any(name.startswith("profopt-salvage-") for name in os.listdir(tmpdir)):
+    while proc.poll() is None and time.monotonic() < deadline and not caught:
+        if scratch_ready(tmpdir, inside):
+            time.sleep(delay_s)
             for child in children(proc.pid):
                 os.kill(child, signal.SIGKILL)
                 caught = True
-            if caught:
-                break
         time.sleep(0.001)
     _, err = proc.communicate(timeout=120)
     return proc.returncode, err.decode(errors="replace"), caught
@@ -132,17 +141,28 @@ def main(analyze_bin, traces, work):
     if os.listdir(tmpdir):
         failures.append("--salvage left %s in TMPDIR" % os.listdir(tmpdir))
 
-    # --salvage, the analysis killed while the scratch copy exists: it goes all the same,
-    # and the message names the trace.
-    status, err, caught = kill_while_repairing(analyze_bin, copy, os.path.join(work, "out"),
-                                               tmpdir)
-    print("killed while repairing: exit %d, caught %s: %s" % (status, caught, err.strip()))
-    if not caught:
-        failures.append("the analysis ended before its scratch directory was seen")
-    elif status != 4 or copy not in err or "profopt-salvage" in err:
-        failures.append("the message does not name the trace: exit %d: %s" % (status, err))
-    if os.listdir(tmpdir):
-        failures.append("the killed analysis left %s in TMPDIR" % os.listdir(tmpdir))
+    # --salvage, the analysis killed while the scratch copy exists (as soon as it is made;
+    # once the repaired copy is complete, so while it is read): it goes all the same, and
+    # the message names the trace, never the copy.
+    for when, inside, delay_s in (
+            ("while repairing", None, 0),
+            ("while reading the repaired copy", "trace/profopt-recording.txt", 0.03)):
+        for _ in range(3):  # the analysis can end before the kill comes: try again
+            status, err, caught = kill_in_scratch(analyze_bin, copy,
+                                                  os.path.join(work, "out"), tmpdir, inside,
+                                                  delay_s)
+            if caught:
+                break
+        print("killed %s: exit %d, caught %s: %s" % (when, status, caught, err.strip()))
+        if not caught:
+            failures.append("killed %s: the analysis ended before that" % when)
+        elif status != 4 or copy not in err or "profopt-salvage" in err:
+            failures.append("killed %s: the message does not name the trace: exit %d: %s"
+                            % (when, status, err))
+        if os.listdir(tmpdir):
+            failures.append("killed %s: %s left in TMPDIR" % (when, os.listdir(tmpdir)))
+            for name in os.listdir(tmpdir):
+                shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
 
     for failure in failures:
         print("FAIL " + failure)
