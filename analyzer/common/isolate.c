@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "isolate.h"
+#include "outdir.h"
 
 #define PO_MIB (1024ull * 1024ull)
 /* The most of what the child wrote on stderr that is kept: its start and its end. */
@@ -27,6 +30,10 @@
 struct po_isolate_shared {
 	char phase[64];
 	char file[1024];
+	/* po_isolate_scratch_make(): the child's scratch directory, the copy in it, of what */
+	char scratch[1024];
+	char copy_root[1024];
+	char shown_root[1024];
 	/* the progress line's numbers; written by the child, read by the parent (atomics) */
 	int64_t events;
 	int64_t time_ns;
@@ -229,13 +236,112 @@ enum po_status po_isolate_limits_init(struct po_isolate_limits *limits, struct p
 void po_isolate_progress(const char *phase, const char *file)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* decoding lanes share it */
+	size_t copy_len;
 
 	if (!isolate_shared)
 		return;
+	copy_len = strnlen(isolate_shared->copy_root, sizeof(isolate_shared->copy_root));
 	pthread_mutex_lock(&lock);
 	snprintf(isolate_shared->phase, sizeof(isolate_shared->phase), "%s", phase ? phase : "");
-	snprintf(isolate_shared->file, sizeof(isolate_shared->file), "%s", file ? file : "");
+	if (file && copy_len && strncmp(file, isolate_shared->copy_root, copy_len) == 0 &&
+	    (file[copy_len] == '/' || file[copy_len] == '\0'))
+		snprintf(isolate_shared->file, sizeof(isolate_shared->file), "%s%s",
+			 isolate_shared->shown_root, file + copy_len);
+	else
+		snprintf(isolate_shared->file, sizeof(isolate_shared->file), "%s",
+			 file ? file : "");
 	pthread_mutex_unlock(&lock);
+}
+
+/* The mark of a scratch directory: only a directory holding it is removed. */
+#define PO_SCRATCH_MARK ".profopt-scratch"
+
+/* Tells the parent about dir (NULL: nothing to remove any more); strings too long: not. */
+static void scratch_register(const char *dir, const char *copy_name, const char *shown_root)
+{
+	struct po_isolate_shared *shared = isolate_shared;
+
+	if (!shared)
+		return;
+	shared->scratch[0] = shared->copy_root[0] = '\0';
+	if (!dir)
+		return;
+	if (snprintf(shared->shown_root, sizeof(shared->shown_root), "%s", shown_root) >=
+		(int)sizeof(shared->shown_root) ||
+	    snprintf(shared->copy_root, sizeof(shared->copy_root), "%s/%s", dir, copy_name) >=
+		(int)sizeof(shared->copy_root))
+		shared->copy_root[0] = '\0'; /* named as the copy rather than cut */
+	if (snprintf(shared->scratch, sizeof(shared->scratch), "%s", dir) >=
+	    (int)sizeof(shared->scratch))
+		shared->scratch[0] = '\0';
+}
+
+/*
+ * mkdtemp(), but the parent knows the name before the directory exists: a run killed at any
+ * moment leaves nothing the parent does not remove (an empty directory is removed unmarked).
+ */
+static int scratch_mkdir(char *dir, const char *copy_name, const char *shown_root)
+{
+	static const char letters[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	size_t len = strlen(dir);
+	unsigned char bytes[6];
+
+	if (len < 6 || strcmp(dir + len - 6, "XXXXXX") != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (int attempt = 0; attempt < 100; attempt++) {
+		if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+			return -1;
+		for (size_t i = 0; i < 6; i++)
+			dir[len - 6 + i] = letters[bytes[i] % (sizeof(letters) - 1)];
+		scratch_register(dir, copy_name, shown_root);
+		if (mkdir(dir, 0700) == 0)
+			return 0;
+		scratch_register(NULL, NULL, NULL);
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+int po_isolate_scratch_make(char *dir, const char *copy_name, const char *shown_root)
+{
+	int saved;
+
+	if (scratch_mkdir(dir, copy_name, shown_root) != 0)
+		return -1;
+	if (po_scratch_mark(dir, PO_SCRATCH_MARK) != 0) {
+		saved = errno;
+		(void)rmdir(dir);
+		scratch_register(NULL, NULL, NULL);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+void po_isolate_scratch_remove(const char *dir)
+{
+	po_scratch_remove(dir, PO_SCRATCH_MARK);
+	if (isolate_shared && strcmp(isolate_shared->scratch, dir) == 0)
+		scratch_register(NULL, NULL, NULL);
+}
+
+void po_isolate_detach(void)
+{
+	isolate_shared = NULL;
+}
+
+/* The parent's part of po_isolate_scratch_make(): the scratch directory goes with the child. */
+static void remove_scratch(void)
+{
+	if (!isolate_shared->scratch[0])
+		return;
+	po_scratch_remove(isolate_shared->scratch, PO_SCRATCH_MARK);
+	(void)rmdir(isolate_shared->scratch); /* made, not yet marked: empty */
 }
 
 void po_isolate_time_range(int64_t begin_ns, int64_t end_ns)
@@ -540,17 +646,23 @@ static enum po_status describe_death(int signo, const struct rusage *usage,
 				     const struct po_isolate_limits *limits, const char *reason,
 				     struct po_error *err)
 {
-	char where[1200];
+	char where[1200], because[420] = "";
 	uint64_t peak_bytes = (uint64_t)usage->ru_maxrss * 1024;
+	/* Running into RLIMIT_AS makes allocations fail, which libraries turn into an abort or
+	 * a crash; GLib says so, and a peak near the limit tells the others from a bug. */
+	bool out_of_memory = limits->memory_bytes && (peak_bytes >= limits->memory_bytes / 2 ||
+						      strstr(reason, "GLib failed to allocate"));
 
 	where_text(where, sizeof(where));
+	if (reason[0])
+		snprintf(because, sizeof(because), " (%s)", reason);
 	if (!reading_input()) {
-		if (limits->memory_bytes && peak_bytes >= limits->memory_bytes / 2)
+		if (out_of_memory)
 			po_error_set(
 			    err,
 			    "the analysis exceeded its memory limit (%zu MiB) %s, after "
-			    "the trace was read; raise it with PROFOPT_DECODE_LIMITS=mem=MiB",
-			    (size_t)(limits->memory_bytes / PO_MIB), where);
+			    "the trace was read%s; raise it with PROFOPT_DECODE_LIMITS=mem=MiB",
+			    (size_t)(limits->memory_bytes / PO_MIB), where, because);
 		else
 			po_error_set(err,
 				     "profopt-analyze crashed (%s) %s, after the trace was read: a "
@@ -562,11 +674,12 @@ static enum po_status describe_death(int signo, const struct rusage *usage,
 	    (signo == SIGXCPU || cpu_seconds_used(usage) >= limits->cpu_seconds)) {
 		po_error_set(err, "the trace decoder ran for more than %u s of CPU time %s",
 			     limits->cpu_seconds, where);
-	} else if (limits->memory_bytes && peak_bytes >= limits->memory_bytes / 2) {
-		/* Running into RLIMIT_AS makes allocations fail, which libraries turn into an
-		 * abort or a crash; a peak near the limit tells those apart from a bug. */
-		po_error_set(err, "the trace decoder exceeded its memory limit (%zu MiB) %s",
-			     (size_t)(limits->memory_bytes / PO_MIB), where);
+	} else if (out_of_memory) {
+		po_error_set(
+		    err,
+		    "the trace decoder exceeded its memory limit (%zu MiB) %s%s; the trace "
+		    "is damaged, or PROFOPT_DECODE_LIMITS=mem=MiB raises the limit",
+		    (size_t)(limits->memory_bytes / PO_MIB), where, because);
 	} else {
 		po_error_set(err, "the trace decoder crashed (%s%s%s) %s; the trace is malformed",
 			     po_signal_name(signo), reason[0] ? ": " : "", reason, where);
@@ -629,6 +742,27 @@ static bool is_library_log_line(const char *line, size_t len)
 	return i + 2 < len && line[i] == ' ' && strchr("TDIWEF", line[i + 1]) && line[i + 2] == ' ';
 }
 
+/*
+ * Whether a line is GLib's, saying it could not allocate memory (what libbabeltrace2's
+ * allocations print before GLib aborts: "***MEMORY-ERROR***: [PID]: GSlice: failed to
+ * allocate 240 bytes (alignment: 256): Cannot allocate memory", or g_malloc()'s
+ * "(process:PID): GLib-ERROR **: ...: failed to allocate N bytes"). Its size goes into what.
+ */
+static bool is_glib_memory_line(const char *line, size_t len, char *what, size_t what_size)
+{
+	const char *failed = memmem(line, len, "failed to allocate ", 19);
+	unsigned long long bytes;
+
+	if (!failed || (!memmem(line, len, "***MEMORY-ERROR***", 18) &&
+			!memmem(line, len, "GLib-ERROR **", 13)))
+		return false;
+	if (sscanf(failed + 19, "%llu", &bytes) == 1)
+		snprintf(what, what_size, "GLib failed to allocate %llu bytes", bytes);
+	else
+		snprintf(what, what_size, "GLib failed to allocate memory");
+	return true;
+}
+
 /* Appends "what" of the library's lines to reason, once. */
 static void reason_add(char *reason, size_t size, const char *what)
 {
@@ -640,8 +774,9 @@ static void reason_add(char *reason, size_t size, const char *what)
 }
 
 /*
- * Passes the child's lines on to stderr, leaving out libbabeltrace2's log lines when the
- * child crashed (all_lines false); what those say becomes reason.
+ * Passes the child's lines on to stderr, leaving out libbabeltrace2's log lines, GLib's
+ * allocation failures and empty lines when the child crashed (all_lines false); what those
+ * say becomes reason.
  */
 static void capture_relay(const char *text, size_t len, bool all_lines, char *reason,
 			  size_t reason_size)
@@ -659,7 +794,11 @@ static void capture_relay(const char *text, size_t len, bool all_lines, char *re
 		const char *function;
 		char what[160];
 
-		if (!is_library_log_line(line, line_len)) {
+		if (line_len == 0) {
+			/* GLib puts one before its message */
+		} else if (is_glib_memory_line(line, line_len, what, sizeof(what))) {
+			reason_add(reason, reason_size, what);
+		} else if (!is_library_log_line(line, line_len)) {
 			(void)!write(STDERR_FILENO, line, next ? line_len + 1 : line_len);
 		} else if (memmem(line, line_len, "precondition not satisfied", 26)) {
 			reason_add(reason, reason_size, "a libbabeltrace2 precondition failed");
@@ -813,6 +952,7 @@ enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isol
 	end = parent_collect(fds[0], limits, signals_before, &buf);
 	close(fds[0]);
 	status = parent_finish(child, end, &buf, limits, capture, output_text, err);
+	remove_scratch();
 	free(buf.bytes);
 end_handlers:
 	po_signals_release();

@@ -83,8 +83,24 @@ typedef enum po_status (*po_isolated_fn)(void *ctx, FILE *output, struct po_erro
 enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits,
 			      char **output_text, struct po_error *err) PO_NODISCARD;
 
-/* In the child: what it is doing now ("decoding", "rendering") and on which file. */
+/*
+ * In the child: what it is doing now ("decoding", "rendering") and on which file. A file
+ * below the copy po_isolate_scratch_make() names is named as the user's file it copies.
+ */
 void po_isolate_progress(const char *phase, const char *file);
+/*
+ * In the child: makes a scratch directory from dir (a mkdtemp() template, "...XXXXXX",
+ * replaced by the name made; mode 0700) with profopt's mark in it, and tells the parent,
+ * which removes it (po_scratch_remove()) once the child has ended, however it ended (a
+ * crash, a limit, a signal). Messages name the files below dir/copy_name (a copy of
+ * shown_root: --salvage's shadow trace) as below shown_root. Outside po_isolate_run() the
+ * directory is made and marked alone. 0, or -1 with errno (nothing is left then).
+ */
+int po_isolate_scratch_make(char *dir, const char *copy_name, const char *shown_root);
+/* Removes a directory po_isolate_scratch_make() made (only if it carries the mark). */
+void po_isolate_scratch_remove(const char *dir);
+/* In a process forked from the child (a probe): its progress is not the child's. */
+void po_isolate_detach(void);
 /*
  * In the child, for the progress line: the trace's time range (the first event, the end of
  * its streams), then now and then the events decoded so far and the newest one's time.

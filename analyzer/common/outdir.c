@@ -1358,3 +1358,38 @@ void po_outdir_destroy(struct po_outdir *outdir)
 	free(outdir->notes);
 	free(outdir);
 }
+
+int po_scratch_mark(const char *dir, const char *mark)
+{
+	int fd = open(dir, DIR_FLAGS);
+	int made;
+
+	if (fd < 0)
+		return -1;
+	made = mark_create(fd, mark);
+	close(fd);
+	return made;
+}
+
+void po_scratch_remove(const char *dir, const char *mark)
+{
+	const char *slash = strrchr(dir, '/');
+	char parent[PATH_MAX];
+	struct stat st;
+	int parent_fd, fd;
+
+	if (!slash || !slash[1] || (size_t)(slash - dir) >= sizeof(parent))
+		return;
+	memcpy(parent, dir, (size_t)(slash - dir));
+	parent[slash - dir] = '\0';
+	parent_fd = open(parent[0] ? parent : "/", DIR_FLAGS);
+	if (parent_fd < 0)
+		return;
+	fd = openat(parent_fd, slash + 1, DIR_FLAGS);
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	    !(st.st_mode & (S_IWGRP | S_IWOTH)) && mark_is_ours(fd, mark))
+		remove_tree_at(parent_fd, slash + 1, fd);
+	if (fd >= 0)
+		close(fd);
+	close(parent_fd);
+}

@@ -78,4 +78,16 @@ enum po_status po_outdir_commit(struct po_outdir *outdir, struct po_error *err) 
 /* Removes the staging directory unless it was committed, and frees outdir. */
 void po_outdir_destroy(struct po_outdir *outdir);
 
+/*
+ * A scratch directory of profopt's own (--salvage's shadow copy of a trace, under TMPDIR):
+ * po_scratch_mark() puts mark (a file of the effective uid with one link) into dir, made
+ * by the caller (mkdtemp: mode 0700); 0, or -1 with errno. po_scratch_remove() removes dir
+ * as a staging directory is removed (every entry unlinked as a name, walked from
+ * descriptors opened O_NOFOLLOW | O_DIRECTORY), only when it proves to be profopt's: a
+ * directory, not a link, owned by the effective uid, writable by no one else, holding mark.
+ * Anything else (another user's directory under that name) is left alone.
+ */
+int po_scratch_mark(const char *dir, const char *mark);
+void po_scratch_remove(const char *dir, const char *mark);
+
 #endif /* PO_OUTDIR_H */

@@ -868,8 +868,11 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 		status = lanes_init(&run, err);
 	if (status == PO_STATUS_OK)
 		status = set_pid_spaces(&run, err);
-	if (status == PO_STATUS_OK)
+	if (status == PO_STATUS_OK) {
+		po_sequence_bound_set(po_trace_packet_bytes_max(&traces));
 		status = run_all(&run, err);
+		po_sequence_bound_set(UINT64_MAX);
+	}
 	lanes_fini(&run);
 	free(run.excluded);
 	free(run.delivered);

@@ -87,6 +87,20 @@ const char *po_trace_relative_path(const char *path, const char *root);
 enum po_status po_trace_list_pid_bases(const char *root, const struct po_trace_list *traces,
 				       int32_t *bases, struct po_error *err) PO_NODISCARD;
 
+/*
+ * The largest packet of the stream files of traces, in bytes (streams.c): each file's
+ * whole packets by their headers, and what its walk did not reach (a damaged header, a file
+ * of another layout) as one packet; UINT64_MAX when they cannot be listed (memory).
+ */
+uint64_t po_trace_packet_bytes_max(const struct po_trace_list *traces);
+
+/*
+ * The most elements a CTF sequence may have while the traces are decoded (sequences.c),
+ * UINT64_MAX for none: a longer one fails the decoding with "a sequence of N elements where
+ * the largest packet of the trace holds M bytes: its length field is damaged".
+ */
+void po_sequence_bound_set(uint64_t max_elements);
+
 /* Whether a file name follows LTTng's naming of stream files, CHANNEL_N. */
 bool po_trace_is_stream_name(const char *name);
 

@@ -246,7 +246,7 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
 	return 0;
 }
 
-/* Removes a scratch directory made here, without following links out of it. */
+/* Removes a probe's directory inside the scratch directory, without following links. */
 static void remove_tree(const char *path)
 {
 	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -282,6 +282,7 @@ static int decodes_in_child(const char *trace, const struct po_ingest_options *o
 
 		if (null >= 0)
 			dup2(null, STDERR_FILENO);
+		po_isolate_detach(); /* a probe's files are not the analysis's */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
 			_exit(3);
 		_exit(po_ingest_run(trace, options, count_event, &events, &stats, &err) ==
@@ -594,33 +595,64 @@ static bool is_skipped(const char *trace, const char *absolute, const char *give
 	return false;
 }
 
+/* Removes the scratch directory, and forgets it. */
+static void remove_scratch(struct po_repair *repair)
+{
+	po_isolate_scratch_remove(repair->work_dir);
+	repair->work_dir[0] = repair->shadow_root[0] = '\0';
+}
+
+/*
+ * Makes the scratch directory TMPDIR/profopt-salvage-XXXXXX with profopt's mark, which the
+ * parent of the analysis removes if the analysis dies while it is there, and which has it
+ * name the shadow's files as the trace's (given) (po_isolate_scratch_make()).
+ */
+static enum po_status make_scratch(struct po_repair *repair, const char *given,
+				   struct po_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char shown[PATH_MAX];
+	size_t shown_len;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	snprintf(shown, sizeof(shown), "%s", given);
+	for (shown_len = strlen(shown); shown_len > 1 && shown[shown_len - 1] == '/';)
+		shown[--shown_len] = '\0';
+	if ((size_t)snprintf(repair->work_dir, sizeof(repair->work_dir),
+			     "%s/profopt-salvage-XXXXXX", tmp) >= sizeof(repair->work_dir) - 8 ||
+	    po_isolate_scratch_make(repair->work_dir, "trace", shown) != 0) {
+		po_error_set(err, "--salvage: cannot make a scratch directory in %s: %s", tmp,
+			     strerror(errno));
+		repair->work_dir[0] = '\0';
+		return PO_STATUS_INTERNAL;
+	}
+	if (snprintf(repair->shadow_root, sizeof(repair->shadow_root), "%s/trace",
+		     repair->work_dir) >= (int)sizeof(repair->shadow_root)) {
+		po_error_set(err, "--salvage: the scratch directory's path is too long: %s",
+			     repair->work_dir);
+		remove_scratch(repair);
+		return PO_STATUS_INTERNAL;
+	}
+	return PO_STATUS_OK;
+}
+
 enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, size_t skip_count,
 				struct po_repair *repair, struct po_error *err)
 {
 	struct po_trace_list traces = {0};
-	const char *tmp = getenv("TMPDIR");
-	char work[PATH_MAX], shadow[PATH_MAX], absolute[PATH_MAX];
+	char shadow[PATH_MAX], absolute[PATH_MAX];
+	const char *work = repair->work_dir;
 	enum po_status status;
 
 	memset(repair, 0, sizeof(*repair));
-	snprintf(work, sizeof(work), "%s/profopt-salvage-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(work)) {
-		po_error_set(err, "--salvage: cannot make a scratch directory in %s: %s",
-			     tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		return PO_STATUS_INTERNAL;
-	}
-	if (snprintf(repair->work_dir, sizeof(repair->work_dir), "%s", work) >=
-		(int)sizeof(repair->work_dir) ||
-	    snprintf(repair->shadow_root, sizeof(repair->shadow_root), "%s/trace", work) >=
-		(int)sizeof(repair->shadow_root)) {
-		po_error_set(err, "--salvage: the scratch directory's path is too long: %s", work);
-		remove_tree(work);
-		return PO_STATUS_INTERNAL;
-	}
+	status = make_scratch(repair, trace_dir, err);
+	if (status != PO_STATUS_OK)
+		return status;
 	/* The links must name absolute paths: they are followed from the shadow. */
 	if (!realpath(trace_dir, absolute)) {
 		po_error_set(err, "--salvage: %s: %s", trace_dir, strerror(errno));
-		remove_tree(work);
+		remove_scratch(repair);
 		return PO_STATUS_INPUT;
 	}
 	status = po_trace_list_find(absolute, &traces, err);
@@ -645,17 +677,15 @@ enum po_status po_ingest_repair(const char *trace_dir, const char *const *skip, 
 	else if (status != PO_STATUS_OK && !err->message[0])
 		po_error_set(err, "--salvage: cannot build the repaired trace in %s", work);
 	po_trace_list_fini(&traces);
-	if (status != PO_STATUS_OK || repair->count == 0) {
-		remove_tree(work);
-		repair->work_dir[0] = repair->shadow_root[0] = '\0';
-	}
+	if (status != PO_STATUS_OK || repair->count == 0)
+		remove_scratch(repair);
 	return status;
 }
 
 void po_repair_fini(struct po_repair *repair)
 {
 	if (repair->work_dir[0])
-		remove_tree(repair->work_dir);
+		remove_scratch(repair);
 	free(repair->streams);
 	free(repair->windows);
 	memset(repair, 0, sizeof(*repair));

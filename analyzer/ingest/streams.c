@@ -42,6 +42,7 @@ struct stream_info {
 	uint64_t packets;
 	off_t walked_bytes; /* where the last whole packet ends */
 	off_t file_bytes;
+	off_t packet_bytes_max; /* its largest whole packet */
 	int64_t index_first_ns; /* the index's first timestamp_begin; -1 without an index */
 	int64_t index_last_ns;	/* the index's last timestamp_end; -1 without an index */
 	off_t index_bytes;	/* where the index's last packet ends */
@@ -97,6 +98,8 @@ static void walk_stream(int fd, off_t size, struct stream_info *info)
 		    packet_bits / 8 > (uint64_t)(size - offset) || end_ns > INT64_MAX)
 			break;
 		offset += (off_t)(packet_bits / 8);
+		if ((off_t)(packet_bits / 8) > info->packet_bytes_max)
+			info->packet_bytes_max = (off_t)(packet_bits / 8);
 		info->last_ns = (int64_t)end_ns;
 		info->packets++;
 	}
@@ -368,6 +371,31 @@ enum po_status po_ingest_survey(const char *trace_dir, struct po_stream_survey *
 	free(streams);
 	po_trace_list_fini(&traces);
 	return status;
+}
+
+uint64_t po_trace_packet_bytes_max(const struct po_trace_list *traces)
+{
+	struct stream_info *streams = NULL;
+	size_t count = 0, capacity = 0;
+	uint64_t most = 0;
+
+	for (size_t t = 0; t < traces->count; t++) {
+		if (survey_trace(traces->paths[t], &streams, &count, &capacity) != PO_STATUS_OK) {
+			most = UINT64_MAX;
+			break;
+		}
+		for (size_t i = 0; i < count; i++) {
+			/* what the walk did not reach may be one packet to the decoder */
+			off_t rest = streams[i].file_bytes - streams[i].walked_bytes;
+			off_t largest =
+			    streams[i].packet_bytes_max > rest ? streams[i].packet_bytes_max : rest;
+
+			if ((uint64_t)largest > most)
+				most = (uint64_t)largest;
+		}
+	}
+	free(streams);
+	return most;
 }
 
 void po_stream_survey_fini(struct po_stream_survey *survey)

@@ -30,6 +30,7 @@ void hotspot_tracker_fini(struct po_hotspot_tracker *t)
 	po_map_free(&t->function_index);
 	po_map_free(&t->codes);
 	po_map_free(&t->cell_index);
+	po_map_free(&t->sample_stamps);
 }
 
 size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *t)
@@ -39,7 +40,7 @@ size_t hotspot_tracker_bytes(const struct po_hotspot_tracker *t)
 	       po_map_bytes(&t->cell_index) + t->label_capacity * sizeof(*t->labels) +
 	       po_map_bytes(&t->label_index) + t->path_capacity * sizeof(*t->paths) +
 	       po_map_bytes(&t->path_index) + po_map_bytes(&t->natives) +
-	       2 * PO_HOTSPOT_FRAMES_MAX * sizeof(uint32_t);
+	       po_map_bytes(&t->sample_stamps) + 2 * PO_HOTSPOT_FRAMES_MAX * sizeof(uint32_t);
 }
 
 static bool grow(void **items, size_t *capacity, size_t count, size_t size)
@@ -388,24 +389,68 @@ static enum po_status python_frame(struct po_hotspot_tracker *t, int32_t pid,
 	return PO_STATUS_OK;
 }
 
-enum po_status hotspot_tracker_consume_sample(struct po_hotspot_tracker *t, int32_t pid, int stage,
-					      const char *label, const struct po_event *event)
+/* What a sample's weight may exceed the time it is bounded by (see plausible_weight). */
+#define PO_SAMPLE_WEIGHT_SLACK_NS 1000000
+
+/*
+ * Whether a sample's weight (-1: unknown, taken as 0) could be physical, with the stamps of
+ * the sampled thread's samples kept for the next one. The weight is the thread's CPU time,
+ * or the timer periods that expired, since its previous sample was read; that one was read
+ * after the sample before it was stamped (a thread's samples are taken one after the
+ * other), so no weight exceeds the time since the stamp of the thread's sample before the
+ * previous one (the process's first event until there is one), as for a process's CPU
+ * counter (processes.c). Lost events only widen the bound. The slack (1/8 and 1 ms, as for
+ * a span's CPU time) covers the clocks' granularity. One flipped bit made a sample weigh
+ * hours and turned "72% in hot_decode" into "100% in hot_augment".
+ */
+static enum po_status plausible_weight(struct po_hotspot_tracker *t,
+				       const struct po_sample_place *place, int32_t tid,
+				       int64_t time_ns, int64_t *weight_ns)
+{
+	struct po_map_entry *entry;
+	int64_t bound_ns;
+	bool created;
+
+	entry = po_map_upsert(&t->sample_stamps, (uint32_t)place->pid, (uint32_t)tid, &created);
+	if (!entry)
+		return PO_STATUS_NOMEM;
+	if (created)
+		entry->aux1 = entry->aux2 = place->first_ns < time_ns ? place->first_ns : time_ns;
+	bound_ns = time_ns > entry->aux2 ? time_ns - entry->aux2 : 0;
+	entry->aux2 = entry->aux1;
+	entry->aux1 = time_ns;
+	if (*weight_ns == -1) {
+		*weight_ns = 0;
+	} else if (*weight_ns < 0 ||
+		   *weight_ns > bound_ns + bound_ns / 8 + PO_SAMPLE_WEIGHT_SLACK_NS) {
+		t->implausible_weights++;
+		*weight_ns = -1;
+	}
+	return PO_STATUS_OK;
+}
+
+enum po_status hotspot_tracker_consume_sample(struct po_hotspot_tracker *t,
+					      const struct po_sample_place *place,
+					      const struct po_event *event)
 {
 	uint32_t depth = event->u.stack_sample.depth, count = 0;
-	int64_t cpu_ns = event->u.stack_sample.cpu_ns > 0 ? event->u.stack_sample.cpu_ns : 0;
+	int64_t cpu_ns = event->u.stack_sample.cpu_ns;
+	enum po_status status;
 
 	if (depth > PO_STACK_DEPTH_MAX ||
 	    event->u.stack_sample.frames.len < depth * sizeof(struct po_stack_frame)) {
 		t->malformed_samples++;
 		return PO_STATUS_OK;
 	}
+	status = plausible_weight(t, place, event->u.stack_sample.tid, event->time_ns, &cpu_ns);
+	if (status != PO_STATUS_OK || cpu_ns < 0) /* left out whole */
+		return status;
 	for (uint32_t i = 0; i < depth; i++) {
-		enum po_status status = python_frame(t, pid, po_stack_frame_at(event, i), &count);
-
+		status = python_frame(t, place->pid, po_stack_frame_at(event, i), &count);
 		if (status != PO_STATUS_OK)
 			return status;
 	}
-	return add_sample(t, pid, stage, label, cpu_ns, count);
+	return add_sample(t, place->pid, place->stage, place->label, cpu_ns, count);
 }
 
 /*
@@ -444,23 +489,26 @@ static enum po_status native_pc(struct po_hotspot_tracker *t, int32_t pid, uint6
 	return PO_STATUS_OK;
 }
 
-enum po_status hotspot_tracker_consume_native(struct po_hotspot_tracker *t, int32_t pid, int stage,
-					      const char *label, const struct po_event *event,
+enum po_status hotspot_tracker_consume_native(struct po_hotspot_tracker *t,
+					      const struct po_sample_place *place,
+					      const struct po_event *event,
 					      const struct po_binmap *objects)
 {
 	uint32_t depth = event->u.native_stack.depth, count = 0, object = UINT32_MAX;
-	int64_t weight_ns =
-	    event->u.native_stack.weight_ns > 0 ? event->u.native_stack.weight_ns : 0;
+	int64_t weight_ns = event->u.native_stack.weight_ns;
+	enum po_status status;
 
 	if (depth == 0 || depth > PO_STACK_DEPTH_MAX ||
 	    event->u.native_stack.pcs.len < depth * sizeof(uint64_t)) {
 		t->malformed_samples++;
 		return PO_STATUS_OK;
 	}
+	status = plausible_weight(t, place, event->u.native_stack.tid, event->time_ns, &weight_ns);
+	if (status != PO_STATUS_OK || weight_ns < 0) /* left out whole */
+		return status;
 	for (uint32_t i = 0; i < depth; i++) {
-		enum po_status status = native_pc(t, pid, po_native_pc_at(event, i), i == 0,
-						  event->time_ns, objects, &count, &object);
-
+		status = native_pc(t, place->pid, po_native_pc_at(event, i), i == 0, event->time_ns,
+				   objects, &count, &object);
 		if (status != PO_STATUS_OK)
 			return status;
 	}
@@ -473,7 +521,7 @@ enum po_status hotspot_tracker_consume_native(struct po_hotspot_tracker *t, int3
 		push(t, &count, object);
 	}
 	t->native_samples++;
-	return add_sample(t, pid, stage, label, weight_ns, count);
+	return add_sample(t, place->pid, place->stage, place->label, weight_ns, count);
 }
 
 /* ---- build ---- */

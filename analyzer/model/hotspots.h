@@ -97,10 +97,16 @@ struct po_hotspot_tracker {
 	uint32_t *frames;	   /* owned: PO_HOTSPOT_FRAMES_MAX, one sample's, innermost first */
 	struct flame_node *paths;  /* owned: every process's call paths, parents first */
 	size_t path_count, path_capacity;
-	struct po_map path_index;   /* (pid, parent + 1, function) -> index into paths */
-	int64_t paths_cut;	    /* samples whose deeper frames found no room (the cap) */
-	int64_t sample_count;	    /* every sample consumed */
-	int64_t malformed_samples;  /* frames that do not fit their bytes */
+	struct po_map path_index;    /* (pid, parent + 1, function) -> index into paths */
+	int64_t paths_cut;	     /* samples whose deeper frames found no room (the cap) */
+	int64_t sample_count;	     /* every sample consumed */
+	int64_t malformed_samples;   /* frames that do not fit their bytes */
+	int64_t implausible_weights; /* samples left out: a weight no thread could have run */
+	/*
+	 * (pid, tid) -> aux1: the stamp of the thread's latest sample, aux2: of the one before
+	 * it (the process's first event until there are two); see plausible_weight().
+	 */
+	struct po_map sample_stamps;
 	int64_t native_samples;	    /* libprofopt's own samples (C programs) */
 	int64_t unmapped_pcs;	    /* their addresses in no object the trace maps */
 	uint32_t unknown_function;  /* "(unknown code)": a code id never described */
@@ -120,19 +126,31 @@ enum po_status hotspot_tracker_consume_code(struct po_hotspot_tracker *tracker, 
 					    const struct po_event *event) PO_NODISCARD;
 
 /*
- * A profopt:stack_sample event of process pid, taken while stage (-1: none) was the innermost
- * open stage span on its thread, that span labelled label (weak, interned; NULL: none).
+ * Where a sample was taken: its process pid and that process's first event (first_ns), the
+ * innermost stage span open on the sampled thread (stage -1: none), that span's label
+ * (weak, interned; NULL: none).
  */
-enum po_status hotspot_tracker_consume_sample(struct po_hotspot_tracker *tracker, int32_t pid,
-					      int stage, const char *label,
+struct po_sample_place {
+	int32_t pid;
+	int64_t first_ns;
+	int stage;
+	const char *label;
+};
+
+/*
+ * A profopt:stack_sample event. A sample whose weight (cpu_ns) no thread could have run
+ * since its previous sample is left out whole and counted in implausible_weights.
+ */
+enum po_status hotspot_tracker_consume_sample(struct po_hotspot_tracker *tracker,
+					      const struct po_sample_place *place,
 					      const struct po_event *event) PO_NODISCARD;
 
 /*
- * A profopt:native_stack event of process pid, likewise; objects: the process's mapped
- * objects (NULL: none known).
+ * A profopt:native_stack event, likewise (its weight_ns checked the same way); objects: the
+ * process's mapped objects (NULL: none known).
  */
-enum po_status hotspot_tracker_consume_native(struct po_hotspot_tracker *tracker, int32_t pid,
-					      int stage, const char *label,
+enum po_status hotspot_tracker_consume_native(struct po_hotspot_tracker *tracker,
+					      const struct po_sample_place *place,
 					      const struct po_event *event,
 					      const struct po_binmap *objects) PO_NODISCARD;
 

@@ -421,25 +421,30 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
  * or another of its process (a wall-time sample, taken by a sampler thread); a thread
  * never seen has no span open.
  */
-static enum po_status stack_sample(struct po_model *model, const struct thread *thread,
-				   const struct po_event *event)
+static enum po_status stack_sample(struct po_model *model, const struct process *process,
+				   const struct thread *thread, const struct po_event *event)
 {
 	bool native = event->kind == PO_EV_NATIVE_STACK;
 	int32_t tid = native ? event->u.native_stack.tid : event->u.stack_sample.tid;
+	int64_t implausible = model->hotspots.implausible_weights;
 	const struct open_span *stage = NULL;
+	struct po_sample_place place = {.pid = event->pid, .first_ns = process->first_ns};
+	enum po_status status;
 
 	if (tid >= 0 && tid != event->tid)
 		thread = process_tracker_find_thread(&model->procs, event->pid, tid);
 	for (size_t i = thread ? thread->depth : 0; i-- > 0 && !stage;)
 		if (thread->stack[i].kind == OPEN_STAGE)
 			stage = &thread->stack[i];
+	place.stage = stage ? (int)stage->stage : -1;
+	place.label = stage ? stage->label : NULL;
 	if (native)
-		return hotspot_tracker_consume_native(
-		    &model->hotspots, event->pid, stage ? (int)stage->stage : -1,
-		    stage ? stage->label : NULL, event, model->memory.binmap);
-	return hotspot_tracker_consume_sample(&model->hotspots, event->pid,
-					      stage ? (int)stage->stage : -1,
-					      stage ? stage->label : NULL, event);
+		status = hotspot_tracker_consume_native(&model->hotspots, &place, event,
+							model->memory.binmap);
+	else
+		status = hotspot_tracker_consume_sample(&model->hotspots, &place, event);
+	model->quality.implausible_values += model->hotspots.implausible_weights - implausible;
+	return status;
 }
 
 static enum po_status dispatch(struct po_model *model, struct process *process,
@@ -488,7 +493,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 		return hotspot_tracker_consume_code(&model->hotspots, event->pid, event);
 	case PO_EV_STACK_SAMPLE:
 	case PO_EV_NATIVE_STACK:
-		return stack_sample(model, thread, event);
+		return stack_sample(model, process, thread, event);
 	case PO_EV_MEM_ALLOC:
 	case PO_EV_MEM_FREE:
 	case PO_EV_LIBC_MALLOC:

@@ -30,6 +30,9 @@ CASES = [
     # a GPU kernel's end, 17 s or more later: the good records after it were dropped as overlaps
     # and the device looked busy
     ("gpu-record-end", "compute-bound", "profopt:gpu_activity", "end_ns", "middle", 34),
+    # a stack sample's weight (its thread's CPU time since its previous sample): one bit moved
+    # the input-bound finding from "72% in hot_decode" to "100% in hot_augment"
+    ("sample-weight", "pytorch-hotspots", "profopt:stack_sample", "cpu_ns", "middle", 40),
 ]
 
 
@@ -81,7 +84,16 @@ def essentials(summary):
         "findings": sorted(f["id"] for f in summary["findings"]),
         "steps": summary["steps"]["count"],
         "gpu_busy_ms": [round(g.get("busy_ms") or 0, 0) for g in summary.get("gpu", [])],
+        "top_hotspots": top_hotspots(summary),
     }
+
+
+def top_hotspots(summary):
+    """Each (role, stage)'s function with the largest self share, and that share rounded to
+    10 points: a weight that took every share changes them."""
+    return sorted((g.get("role"), g.get("stage"), g["functions"][0]["function"],
+                   round(g["functions"][0]["self_pct"], -1))
+                  for g in summary.get("hotspots", []) if g.get("functions"))
 
 
 def main(analyze_bin, traces, work):

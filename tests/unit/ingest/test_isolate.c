@@ -1,6 +1,10 @@
 /* test_isolate.c: po_isolate_run() turns crashes, limits and hangs of the child into errors. */
 #define _DEFAULT_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +128,18 @@ static enum po_status child_allocate(void *ctx, FILE *output, struct po_error *e
 	return PO_STATUS_OK;
 }
 #endif
+
+/* What GLib prints when libbabeltrace2's allocation fails at the memory limit, then aborts. */
+static enum po_status child_glib_out_of_memory(void *ctx, FILE *output, struct po_error *err)
+{
+	po_isolate_progress("decoding", "/traces/huge/channel0_6");
+	fputs("a line of the program's own\n", stderr);
+	fputs("\n***MEMORY-ERROR***: [13111]: GSlice: failed to allocate 240 bytes (alignment: "
+	      "256): Cannot allocate memory\n",
+	      stderr);
+	fflush(stderr);
+	abort();
+}
 
 static enum po_status child_big_output(void *ctx, FILE *output, struct po_error *err)
 {
@@ -256,6 +272,26 @@ static void test_library_abort_is_one_line(void)
 	free(printed);
 }
 
+/*
+ * GLib's allocation failure is a memory limit met, said in the one-line error with its cause;
+ * its lines are not printed (they came raw before the error, 8 GiB into a damaged trace).
+ */
+static void test_glib_out_of_memory_is_one_line(void)
+{
+	struct po_error err;
+	enum po_status status;
+	char *printed = run_capturing_stderr(child_glib_out_of_memory, &status, &err);
+
+	CHECK_INT_EQ(status, PO_STATUS_DECODE);
+	CHECK(strstr(err.message,
+		     "exceeded its memory limit (512 MiB) while reading "
+		     "/traces/huge/channel0_6 (GLib failed to allocate 240 bytes)") != NULL);
+	CHECK(strstr(err.message, "PROFOPT_DECODE_LIMITS=mem=MiB") != NULL);
+	CHECK_STR_EQ(printed, "a line of the program's own\n");
+	fprintf(stderr, "  %s\n", err.message);
+	free(printed);
+}
+
 static void test_warnings_pass_on_success(void)
 {
 	struct po_error err;
@@ -359,6 +395,97 @@ static void test_limits_from_environment(void)
 	unsetenv("PROFOPT_DECODE_LIMITS");
 }
 
+/*
+ * --salvage's shadow copy: a scratch directory the child makes in the directory ctx names
+ * (ctx's last character '!': its mark then removed), with a copy below it and a link out of
+ * it, that the child dies in while reading a file of the copy.
+ */
+static enum po_status child_dies_in_scratch(void *ctx, FILE *output, struct po_error *err)
+{
+	const char *base = ctx;
+	size_t base_len = strlen(base);
+	bool marked = base[base_len - 1] != '!';
+	char dir[256], path[320];
+
+	if (base_len > 128)
+		_exit(9);
+	snprintf(dir, sizeof(dir), "%.*s/profopt-salvage-XXXXXX", (int)(base_len - !marked), base);
+	if (po_isolate_scratch_make(dir, "trace", "traces/mine") != 0)
+		_exit(9);
+	snprintf(path, sizeof(path), "%s/.profopt-scratch", dir);
+	if (!marked && unlink(path) != 0)
+		_exit(9);
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	if (mkdir(path, 0700) != 0)
+		_exit(9);
+	snprintf(path, sizeof(path), "%s/trace/ust", dir);
+	if (mkdir(path, 0700) != 0)
+		_exit(9);
+	snprintf(path, sizeof(path), "%s/trace/ust/metadata", dir);
+	if (symlink("/etc/hostname", path) != 0)
+		_exit(9);
+	snprintf(path, sizeof(path), "%s/trace/ust/profopt_0", dir);
+	fclose(fopen(path, "w"));
+	po_isolate_progress("decoding", path);
+	abort();
+}
+
+/* The entries of dir, not counting "." and "..". */
+static int entry_count(const char *dir)
+{
+	DIR *stream = opendir(dir);
+	struct dirent *entry;
+	int count = 0;
+
+	while (stream && (entry = readdir(stream)))
+		count += strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+	if (stream)
+		closedir(stream);
+	return count;
+}
+
+/*
+ * The child's scratch directory goes when the child dies in it (it used to stay in TMPDIR
+ * whenever the decoder crashed on the repaired copy), without following the link in it,
+ * and the error names the user's file, not the copy's.
+ */
+static void test_scratch_removed_after_crash(void)
+{
+	struct po_isolate_limits limits = test_limits();
+	char base[] = "/tmp/profopt-test-scratch-XXXXXX";
+	struct po_error err = {{0}};
+	struct stat st;
+
+	CHECK(mkdtemp(base) != NULL);
+	CHECK_INT_EQ(po_isolate_run(child_dies_in_scratch, base, &limits, NULL, &err),
+		     PO_STATUS_DECODE);
+	CHECK(strstr(err.message, "while reading traces/mine/ust/profopt_0;") != NULL);
+	CHECK(strstr(err.message, "profopt-salvage") == NULL);
+	CHECK_INT_EQ(entry_count(base), 0);
+	CHECK(stat("/etc/hostname", &st) == 0);
+	fprintf(stderr, "  %s\n", err.message);
+	rmdir(base);
+}
+
+/* A directory without the mark is not provably profopt's: it is left alone. */
+static void test_unmarked_scratch_left_alone(void)
+{
+	struct po_isolate_limits limits = test_limits();
+	char base[] = "/tmp/profopt-test-scratch-XXXXXX!";
+	char command[PATH_MAX];
+	struct po_error err = {{0}};
+
+	base[strlen(base) - 1] = '\0';
+	CHECK(mkdtemp(base) != NULL);
+	base[strlen(base)] = '!';
+	CHECK_INT_EQ(po_isolate_run(child_dies_in_scratch, base, &limits, NULL, &err),
+		     PO_STATUS_DECODE);
+	base[strlen(base) - 1] = '\0';
+	CHECK_INT_EQ(entry_count(base), 1);
+	snprintf(command, sizeof(command), "rm -r '%s'", base);
+	CHECK(system(command) == 0);
+}
+
 int main(void)
 {
 	RUN(test_success_with_output);
@@ -368,6 +495,7 @@ int main(void)
 	RUN(test_divide_by_zero);
 	RUN(test_abort);
 	RUN(test_library_abort_is_one_line);
+	RUN(test_glib_out_of_memory_is_one_line);
 	RUN(test_warnings_pass_on_success);
 	RUN(test_cpu_limit);
 	RUN(test_wall_limit);
@@ -376,5 +504,7 @@ int main(void)
 #endif
 	RUN(test_interrupted);
 	RUN(test_limits_from_environment);
+	RUN(test_scratch_removed_after_crash);
+	RUN(test_unmarked_scratch_left_alone);
 	return CHECK_SUMMARY();
 }

@@ -74,7 +74,8 @@ static bool near(double value, double want)
 /*
  * The worker (its code ids 1..3 mean other functions than the main process's 1..3) loads
  * with three samples in load: decode twice (once for 20 ms of CPU, once for 10), resize
- * once (10 ms). The main process samples forward twice and one sample between stages.
+ * once (10 ms), each weight within the time since the thread's sample before the previous. The main
+ * process samples forward twice and one sample between stages.
  */
 static struct po_analysis *two_processes(void)
 {
@@ -87,21 +88,21 @@ static struct po_analysis *two_processes(void)
 	code(model, 1 * MS, WORKER, 2, "__getitem__", 30);
 	code(model, 1 * MS, WORKER, 3, "_worker_loop", 200);
 	stage_begin(model, 2 * MS, WORKER, WORKER, PO_STAGE_LOAD, "a.jpg", 0);
-	sample(model, 3 * MS, WORKER, WORKER, 20 * MS, decode, 3);
-	sample(model, 4 * MS, WORKER, WORKER, 10 * MS, decode, 3);
-	stage_end(model, 4 * MS, WORKER, WORKER, PO_STAGE_LOAD, 0);
-	stage_begin(model, 4 * MS, WORKER, WORKER, PO_STAGE_LOAD, "b.jpg", 1);
-	sample(model, 5 * MS, WORKER, WORKER, 10 * MS, resize, 2);
-	stage_end(model, 6 * MS, WORKER, WORKER, PO_STAGE_LOAD, 1);
+	sample(model, 30 * MS, WORKER, WORKER, 20 * MS, decode, 3);
+	sample(model, 40 * MS, WORKER, WORKER, 10 * MS, decode, 3);
+	stage_end(model, 40 * MS, WORKER, WORKER, PO_STAGE_LOAD, 0);
+	stage_begin(model, 40 * MS, WORKER, WORKER, PO_STAGE_LOAD, "b.jpg", 1);
+	sample(model, 50 * MS, WORKER, WORKER, 10 * MS, resize, 2);
+	stage_end(model, 60 * MS, WORKER, WORKER, PO_STAGE_LOAD, 1);
 
 	code(model, 1 * MS, MAIN, 1, "Linear.forward", 110);
 	code(model, 1 * MS, MAIN, 2, "train", 5);
 	step_begin(model, 2 * MS, MAIN, MAIN, 0);
 	stage_begin(model, 3 * MS, MAIN, MAIN, PO_STAGE_FORWARD, "", -1);
-	sample(model, 4 * MS, MAIN, MAIN, 5 * MS, forward, 4);
-	sample(model, 5 * MS, MAIN, MAIN, 5 * MS, forward, 4);
+	sample(model, 4 * MS, MAIN, MAIN, 1 * MS, forward, 4);
+	sample(model, 5 * MS, MAIN, MAIN, 1 * MS, forward, 4);
 	stage_end(model, 6 * MS, MAIN, MAIN, PO_STAGE_FORWARD, -1);
-	sample(model, 7 * MS, MAIN, MAIN, 5 * MS, loop, 1);
+	sample(model, 7 * MS, MAIN, MAIN, 1 * MS, loop, 1);
 	step_end_sized(model, 8 * MS, MAIN, MAIN, 0, 4);
 	return model_done(model);
 }
@@ -290,7 +291,7 @@ static void sample_at(struct po_model *model, int64_t t, int32_t pid, const uint
 	for (uint32_t i = 0; i < count; i++)
 		frames[i] = (struct po_stack_frame){ids[i], lines[i]};
 	event.u.stack_sample.tid = pid;
-	event.u.stack_sample.cpu_ns = 10 * MS;
+	event.u.stack_sample.cpu_ns = 1 * MS;
 	event.u.stack_sample.depth = count;
 	event.u.stack_sample.frames =
 	    (struct po_str){(const char *)frames, count * sizeof(frames[0])};
@@ -430,6 +431,52 @@ static void test_c_samples(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * A sample's weight cannot exceed the time since the stamp of its thread's sample before the
+ * previous one (the process's first event while there is none): one flipped bit made a
+ * 3 ms sample weigh 2^40 ns and took every share. Such a sample, a negative weight other
+ * than -1 (unknown), and a native sample likewise, are left out whole, counted as
+ * implausible values, and the result is partial; the bound does not move the others.
+ */
+static void test_implausible_weights(void)
+{
+	static const uint32_t decode[] = {1}, augment[] = {2};
+	static const uint64_t pcs[] = {0x1234};
+	struct po_model *model = model_new(NULL);
+	struct po_event native = event_at(PO_EV_NATIVE_STACK, 9 * MS, MAIN, MAIN + 1);
+	const struct po_hotspot_group *group;
+	struct po_analysis *analysis;
+
+	code(model, 1 * MS, MAIN, 1, "hot_decode", 10);
+	code(model, 1 * MS, MAIN, 2, "hot_augment", 20);
+	sample(model, 2 * MS, MAIN, MAIN, 1 * MS, decode, 1);
+	sample(model, 4 * MS, MAIN, MAIN, 3 * MS, decode, 1); /* 3 ms since the first event */
+	sample(model, 6 * MS, MAIN, MAIN, 3 * MS | (1LL << 40), augment, 1);
+	sample(model, 8 * MS, MAIN, MAIN, 2 * MS, augment, 1);
+	sample(model, 10 * MS, MAIN, MAIN, -5, augment, 1);
+	sample(model, 12 * MS, MAIN, MAIN, -1, decode, 1); /* unknown: a sample of no time */
+	/* 5 ms of a thread whose first sample comes 8 ms after the process's first event */
+	native.u.native_stack.tid = MAIN + 1;
+	native.u.native_stack.weight_ns = 5 * MS;
+	native.u.native_stack.depth = 1;
+	native.u.native_stack.pcs = (struct po_str){(const char *)pcs, sizeof(pcs)};
+	feed(model, &native);
+	native.time_ns = 10 * MS;
+	native.u.native_stack.weight_ns = 40 * MS; /* 40 ms in 9 */
+	feed(model, &native);
+	analysis = model_done(model);
+	group = analysis->hotspot_group_count == 1 ? analysis->hotspot_groups : NULL;
+	CHECK(analysis->stack_samples == 5);
+	CHECK(analysis->quality.implausible_values == 3);
+	CHECK(analysis->quality.partial);
+	CHECK(group && group->samples == 5 && group->cpu_ns == 11 * MS);
+	CHECK(function_of(group, "hot_decode") &&
+	      near(function_of(group, "hot_decode")->self_pct, 400.0 / 11));
+	CHECK(function_of(group, "hot_augment") &&
+	      near(function_of(group, "hot_augment")->self_pct, 200.0 / 11));
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	test_roles_and_stages();
@@ -439,6 +486,6 @@ int main(void)
 	test_no_samples();
 	test_python_native_frames();
 	test_c_samples();
-	printf("unit.model.hotspots: ok\n");
-	return 0;
+	test_implausible_weights();
+	return CHECK_SUMMARY();
 }
