@@ -147,7 +147,7 @@ static enum po_status fail(struct parser *p, const char *what)
 }
 
 /* Drops the window's bytes before pos (or pin) and reads until need bytes follow pos. */
-static bool refill(struct parser *p, size_t need)
+__attribute__((noinline, cold)) static bool refill(struct parser *p, size_t need)
 {
 	size_t keep = p->pinned && p->pin < p->pos ? p->pin : p->pos;
 
@@ -182,20 +182,21 @@ static bool refill(struct parser *p, size_t need)
 }
 
 /* Whether need bytes follow pos, reading more of the file when there is one. */
-static bool more(struct parser *p, size_t need)
+static inline __attribute__((always_inline)) bool more(struct parser *p, size_t need)
 {
 	if (p->pos + need <= p->len)
 		return true;
 	return p->fd >= 0 && refill(p, need);
 }
 
-static void skip_space(struct parser *p)
+static inline __attribute__((always_inline)) void skip_space(struct parser *p)
 {
 	while (more(p, 1) && strchr(" \t\r\n", p->text[p->pos]) && p->text[p->pos])
 		p->pos++;
 }
 
-static bool consume(struct parser *p, const char *word)
+/* Inlined, so that word's length and comparison are known when it is compiled. */
+static inline __attribute__((always_inline)) bool consume(struct parser *p, const char *word)
 {
 	size_t len = strlen(word);
 
