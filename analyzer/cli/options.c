@@ -435,7 +435,8 @@ static const struct option_row option_table[] = {
     {"merge", 0, NULL,
      "the arguments are partial summaries (partial.json, or the\n"
      "directories holding them): write the job's ranks, clocks and\n"
-     "straggler to -o DIR/summary.json",
+     "straggler to -o DIR/summary.json (exit 3 for a damaged\n"
+     "partial, 2 for a DIR that holds one)",
      apply_merge},
     {"jobs", 'j', "N", "decode with N threads (default: one per CPU, at most 4)", apply_jobs},
     {"baseline", 0, "OLD",

@@ -19,9 +19,14 @@
 #include "common/status.h"
 #include "model/result.h"
 
-/* One run reduced to what a comparison needs. Owned arrays live in the digest's arena. */
+/*
+ * One run reduced to what a comparison needs: about 17 doubles a step (136 bytes). The
+ * per-step series are owned (malloc'd, grown while a baseline is read); the rest lives in
+ * the digest's arena.
+ */
 struct po_digest {
 	struct po_arena *arena;			/* owned */
+	size_t capacity;			/* steps the series below can hold */
 	const char *label;			/* "baseline" / "new", or a path */
 	double *step_ms;			/* clean steps' wall times, in trace order */
 	double *category_ms[PO_CATEGORY_COUNT]; /* per clean step */

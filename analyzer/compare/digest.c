@@ -1,10 +1,13 @@
 /* digest.c: reduces an analysis or a summary.json to the digest a comparison needs. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/summary_keys.h"
 #include "compare.h"
@@ -12,31 +15,49 @@
 #include "metrics/metrics.h"
 #include "stats/stats.h"
 
+/* Grows every per-step series to hold need steps (doubling: realloc moves large ones by
+ * remapping, and pages not yet written are not resident). */
+static enum po_status digest_reserve(struct po_digest *digest, size_t need)
+{
+	double **series[3 + PO_CATEGORY_COUNT] = {&digest->step_ms, &digest->gpu_busy_pct,
+						  &digest->live_bytes};
+	size_t capacity = digest->capacity ? digest->capacity : 1024;
+
+	if (need <= digest->capacity)
+		return PO_STATUS_OK;
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		series[3 + c] = &digest->category_ms[c];
+	while (capacity < need)
+		capacity *= 2;
+	for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++) {
+		double *grown = realloc(*series[i], capacity * sizeof(double));
+
+		if (!grown)
+			return PO_STATUS_NOMEM;
+		*series[i] = grown;
+	}
+	digest->capacity = capacity;
+	return PO_STATUS_OK;
+}
+
 static enum po_status digest_create(size_t step_count, const char *label, struct po_digest **out)
 {
 	struct po_digest *digest = calloc(1, sizeof(*digest));
-	size_t bytes = (step_count ? step_count : 1) * sizeof(double);
 
+	*out = NULL;
 	if (!digest || !(digest->arena = po_arena_create())) {
 		free(digest);
 		return PO_STATUS_NOMEM;
 	}
 	digest->label = po_arena_strdup(digest->arena, label);
-	digest->step_ms = po_arena_alloc(digest->arena, bytes);
-	digest->gpu_busy_pct = po_arena_alloc(digest->arena, bytes);
-	digest->live_bytes = po_arena_alloc(digest->arena, bytes);
-	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
-		digest->category_ms[c] = po_arena_alloc(digest->arena, bytes);
 	digest->samples_per_s = NAN;
 	digest->worker_busy_pct = NAN;
 	digest->gpu_busy_share_pct = NAN;
-	*out = digest;
-	if (!digest->label || !digest->step_ms || !digest->gpu_busy_pct || !digest->live_bytes ||
-	    !digest->category_ms[PO_CATEGORY_COUNT - 1]) {
+	if (!digest->label || digest_reserve(digest, step_count ? step_count : 1) != PO_STATUS_OK) {
 		po_digest_destroy(digest);
-		*out = NULL;
 		return PO_STATUS_NOMEM;
 	}
+	*out = digest;
 	return PO_STATUS_OK;
 }
 
@@ -44,6 +65,11 @@ void po_digest_destroy(struct po_digest *digest)
 {
 	if (!digest)
 		return;
+	free(digest->step_ms);
+	free(digest->gpu_busy_pct);
+	free(digest->live_bytes);
+	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
+		free(digest->category_ms[c]);
 	po_arena_destroy(digest->arena);
 	free(digest);
 }
@@ -60,10 +86,14 @@ static enum po_status alloc_findings(struct po_digest *digest, size_t count)
 /* Drops the GPU series when no step saw GPU activity, so it is not compared. */
 static void finish_series(struct po_digest *digest, bool any_gpu, bool any_live)
 {
-	if (!any_gpu)
+	if (!any_gpu) {
+		free(digest->gpu_busy_pct);
 		digest->gpu_busy_pct = NULL;
-	if (!any_live)
+	}
+	if (!any_live) {
+		free(digest->live_bytes);
 		digest->live_bytes = NULL;
+	}
 }
 
 enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const char *label,
@@ -121,34 +151,21 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 	return PO_STATUS_OK;
 }
 
-static enum po_status read_file(const char *path, char **text, size_t *len, struct po_error *err)
+/* The summary.json at path, open for reading: a regular file. */
+static enum po_status open_summary(const char *path, int *fd, struct po_error *err)
 {
 	struct stat st;
-	FILE *file = NULL;
-	long size;
 
-	/* A directory opens too, and then reports a size of LONG_MAX. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd >= 0 && fstat(*fd, &st) == 0 && !S_ISREG(st.st_mode))
 		errno = EISDIR;
-	else
-		file = fopen(path, "rb");
-	if (!file || fseek(file, 0, SEEK_END) != 0 || (size = ftell(file)) < 0) {
-		po_error_set(err, "Failed to read %s: %s", path, strerror(errno));
-		if (file)
-			fclose(file);
-		return PO_STATUS_INPUT;
-	}
-	rewind(file);
-	*text = malloc((size_t)size + 1);
-	if (!*text || fread(*text, 1, (size_t)size, file) != (size_t)size) {
-		po_error_set(err, "Failed to read %s: %s", path, strerror(errno));
-		fclose(file);
-		free(*text);
-		return PO_STATUS_INPUT;
-	}
-	fclose(file);
-	*len = (size_t)size;
-	return PO_STATUS_OK;
+	else if (*fd >= 0)
+		return PO_STATUS_OK;
+	po_error_set(err, "Failed to read %s: %s", path, strerror(errno));
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return PO_STATUS_INPUT;
 }
 
 static bool step_is_lossy(const struct po_json_value *step)
@@ -228,24 +245,35 @@ static void read_steady(struct po_digest *digest, const struct po_json_value *ro
 	    digest->gpu_busy_pct ? po_stats_mean(digest->gpu_busy_pct, digest->step_count) : NAN;
 }
 
-static enum po_status digest_from_tree(const struct po_json_value *root, const char *path,
-				       struct po_digest **out)
-{
-	const struct po_json_value *series = po_json_get(root, PO_SK_STEP_SERIES);
-	const struct po_json_value *findings = po_json_get(root, PO_SK_FINDINGS);
-	const struct po_json_value *steps = po_json_get(root, PO_SK_STEPS);
-	struct po_digest *digest;
-	bool any_gpu = false;
+/* step_series, read one step at a time as the parser hands them over. */
+struct series_reader {
+	struct po_digest *digest; /* weak */
+	bool any_gpu;
+};
 
-	if (digest_create(series->count, path, &digest) != PO_STATUS_OK ||
-	    alloc_findings(digest,
-			   findings && findings->type == PO_JSON_ARRAY ? findings->count : 0) !=
-		PO_STATUS_OK) {
-		po_digest_destroy(digest);
+static enum po_status read_series_step(void *context, const struct po_json_value *step,
+				       size_t index, struct po_error *err)
+{
+	struct series_reader *reader = context;
+
+	if (digest_reserve(reader->digest, index + 1) != PO_STATUS_OK) {
+		po_error_set(err, "out of memory at step_series[%zu]", index);
 		return PO_STATUS_NOMEM;
 	}
-	for (size_t i = 0; i < series->count; i++)
-		any_gpu = add_summary_step(digest, series->items[i]) || any_gpu;
+	reader->any_gpu = add_summary_step(reader->digest, step) || reader->any_gpu;
+	return PO_STATUS_OK;
+}
+
+/* What the digest takes from the summary's members other than step_series. */
+static enum po_status digest_from_tree(const struct po_json_value *root, bool any_gpu,
+				       struct po_digest *digest)
+{
+	const struct po_json_value *findings = po_json_get(root, PO_SK_FINDINGS);
+	const struct po_json_value *steps = po_json_get(root, PO_SK_STEPS);
+
+	if (alloc_findings(digest, findings && findings->type == PO_JSON_ARRAY ? findings->count
+									       : 0) != PO_STATUS_OK)
+		return PO_STATUS_NOMEM;
 	finish_series(digest, any_gpu, digest->live_count > 1);
 	digest->steps_per_s = po_json_number(po_json_get(steps, PO_SK_STEPS_PER_S), NAN);
 	digest->samples_per_s = po_json_number(po_json_get(steps, PO_SK_SAMPLES_PER_S), NAN);
@@ -259,22 +287,26 @@ static enum po_status digest_from_tree(const struct po_json_value *root, const c
 		digest->finding_severities[i] =
 		    po_arena_strdup(digest->arena, digest->finding_severities[i]);
 	}
-	*out = digest;
 	return PO_STATUS_OK;
 }
 
-enum po_status po_digest_from_summary_text(const char *text, size_t len, const char *label,
-					   struct po_digest **out, struct po_error *err)
+/*
+ * A summary.json, from text (fd < 0) or from the file fd: its steps are digested as they are
+ * read, so that neither the file's text nor a tree of its steps is held (docs/performance.md).
+ */
+static enum po_status digest_summary(const char *text, size_t len, int fd, const char *label,
+				     struct po_digest **out, struct po_error *err)
 {
 	struct po_arena *arena = po_arena_create();
+	struct series_reader reader = {0};
+	const struct po_json_stream stream = {PO_SK_STEP_SERIES, read_series_step, &reader};
 	struct po_json_value *root = NULL;
 	const struct po_json_value *series;
-	enum po_status status;
+	enum po_status status = arena ? digest_create(0, label, &reader.digest) : PO_STATUS_NOMEM;
 
-	*out = NULL;
-	if (!arena)
-		return PO_STATUS_NOMEM;
-	status = po_json_parse(text, len, arena, &root, err);
+	if (status == PO_STATUS_OK)
+		status = fd >= 0 ? po_json_parse_file(fd, &stream, arena, &root, err)
+				 : po_json_parse_stream(text, len, &stream, arena, &root, err);
 	if (status == PO_STATUS_OK) {
 		series = po_json_get(root, PO_SK_STEP_SERIES);
 		if (strcmp(po_json_string(po_json_get(root, PO_SK_SCHEMA), ""),
@@ -285,25 +317,37 @@ enum po_status po_digest_from_summary_text(const char *text, size_t len, const c
 				     "step_series)");
 			status = PO_STATUS_INPUT;
 		} else {
-			status = digest_from_tree(root, label, out);
+			status = digest_from_tree(root, reader.any_gpu, reader.digest);
 		}
 	}
 	po_arena_destroy(arena);
-	return status;
+	if (status != PO_STATUS_OK) {
+		po_digest_destroy(reader.digest);
+		return status;
+	}
+	*out = reader.digest;
+	return PO_STATUS_OK;
+}
+
+enum po_status po_digest_from_summary_text(const char *text, size_t len, const char *label,
+					   struct po_digest **out, struct po_error *err)
+{
+	*out = NULL;
+	return digest_summary(text, len, -1, label, out, err);
 }
 
 enum po_status po_digest_from_summary(const char *path, struct po_digest **out,
 				      struct po_error *err)
 {
-	char *text = NULL;
-	size_t len = 0;
-	enum po_status status = read_file(path, &text, &len, err);
+	int fd = -1;
+	enum po_status status = open_summary(path, &fd, err);
 
 	*out = NULL;
 	if (status == PO_STATUS_OK)
-		status = po_digest_from_summary_text(text, len, path, out, err);
+		status = digest_summary(NULL, 0, fd, path, out, err);
 	if (status != PO_STATUS_OK && status != PO_STATUS_NOMEM)
 		po_error_prepend(err, "Failed to read the baseline %s", path);
-	free(text);
+	if (fd >= 0)
+		close(fd);
 	return status;
 }

@@ -3,11 +3,13 @@
  * which checks every number as it reads it: finite everywhere, and within the range its
  * meaning allows for the members of summary.json that a comparison reads.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_read.h"
 
@@ -109,10 +111,25 @@ struct path_level {
 	size_t index;	 /* the item's index inside an array */
 };
 
+/*
+ * The parser reads text[0 .. len); with a file (fd >= 0) text is a window of it that
+ * more() refills: bytes before pos (before pin while a string is read) are dropped, and
+ * base counts them, so that memory holds what is being read, not the file.
+ */
 struct parser {
-	const char *text; /* weak */
+	const char *text; /* weak: the caller's, or window when reading a file */
 	size_t len;
 	size_t pos;
+	int fd;		    /* -1: text is the whole input */
+	bool at_end;	    /* the file has no more bytes */
+	char *window;	    /* owned: the file's bytes being read */
+	size_t window_size; /* bytes allocated */
+	size_t base;	    /* the file offset of text[0] */
+	size_t pin;	    /* with pinned: the first byte to keep (a string's start) */
+	bool pinned;
+	const struct po_json_stream *stream; /* weak; NULL: every item goes in the tree */
+	struct po_arena *scratch;	     /* owned: the streamed items, recycled */
+	size_t streamed;		     /* items handed to the stream */
 	int depth;
 	struct path_level path[MAX_DEPTH + 1]; /* path[0 .. depth-1] */
 	uint64_t rules_here[MAX_DEPTH + 2];    /* rules matching path[0 .. d-1], by depth d */
@@ -125,21 +142,65 @@ static enum po_status parse_value(struct parser *p, struct po_json_value **out);
 
 static enum po_status fail(struct parser *p, const char *what)
 {
-	po_error_set(p->err, "%s at byte %zu", what, p->pos);
+	po_error_set(p->err, "%s at byte %zu", what, p->base + p->pos);
 	return PO_STATUS_INPUT;
 }
 
-static void skip_space(struct parser *p)
+/* Drops the window's bytes before pos (or pin) and reads until need bytes follow pos. */
+__attribute__((noinline, cold)) static bool refill(struct parser *p, size_t need)
 {
-	while (p->pos < p->len && strchr(" \t\r\n", p->text[p->pos]) && p->text[p->pos])
+	size_t keep = p->pinned && p->pin < p->pos ? p->pin : p->pos;
+
+	memmove(p->window, p->window + keep, p->len - keep);
+	p->base += keep;
+	p->len -= keep;
+	p->pos -= keep;
+	p->pin -= p->pinned ? keep : 0;
+	while (p->pos + need > p->len && !p->at_end) {
+		ssize_t got;
+
+		if (p->len == p->window_size) {
+			size_t size = p->window_size * 2;
+			char *bigger = size > p->window_size ? realloc(p->window, size) : NULL;
+
+			if (!bigger)
+				return false; /* the caller's error names the byte; memory is rare
+					       */
+			p->window = bigger;
+			p->window_size = size;
+		}
+		got = read(p->fd, p->window + p->len, p->window_size - p->len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			p->at_end = true;
+		else
+			p->len += (size_t)got;
+	}
+	p->text = p->window;
+	return p->pos + need <= p->len;
+}
+
+/* Whether need bytes follow pos, reading more of the file when there is one. */
+static inline __attribute__((always_inline)) bool more(struct parser *p, size_t need)
+{
+	if (p->pos + need <= p->len)
+		return true;
+	return p->fd >= 0 && refill(p, need);
+}
+
+static inline __attribute__((always_inline)) void skip_space(struct parser *p)
+{
+	while (more(p, 1) && strchr(" \t\r\n", p->text[p->pos]) && p->text[p->pos])
 		p->pos++;
 }
 
-static bool consume(struct parser *p, const char *word)
+/* Inlined, so that word's length and comparison are known when it is compiled. */
+static inline __attribute__((always_inline)) bool consume(struct parser *p, const char *word)
 {
 	size_t len = strlen(word);
 
-	if (p->len - p->pos < len || memcmp(p->text + p->pos, word, len) != 0)
+	if (!more(p, len) || memcmp(p->text + p->pos, word, len) != 0)
 		return false;
 	p->pos += len;
 	return true;
@@ -191,7 +252,7 @@ static enum po_status parse_escape(struct parser *p, char *out, size_t *used)
 	const char *found;
 	unsigned cp = 0;
 
-	if (p->pos >= p->len)
+	if (!more(p, 1))
 		return fail(p, "unterminated escape");
 	found = strchr(plain_in, p->text[p->pos]);
 	if (found && *found) {
@@ -199,7 +260,7 @@ static enum po_status parse_escape(struct parser *p, char *out, size_t *used)
 		p->pos++;
 		return PO_STATUS_OK;
 	}
-	if (p->text[p->pos] != 'u' || p->len - p->pos < 5)
+	if (p->text[p->pos] != 'u' || !more(p, 5))
 		return fail(p, "bad escape");
 	for (int i = 1; i <= 4; i++) {
 		int digit = hex_digit(p->text[p->pos + i]);
@@ -213,19 +274,23 @@ static enum po_status parse_escape(struct parser *p, char *out, size_t *used)
 	return PO_STATUS_OK;
 }
 
+/* A string: its bytes stay in the window (pinned) from the first pass to the second. */
 static enum po_status parse_string(struct parser *p, const char **out)
 {
-	size_t start = ++p->pos, used = 0;
+	size_t used = 0;
 	char *buffer;
 
-	while (p->pos < p->len && p->text[p->pos] != '"')
+	p->pin = ++p->pos;
+	p->pinned = true;
+	while (more(p, 1) && p->text[p->pos] != '"')
 		p->pos += p->text[p->pos] == '\\' ? 2 : 1;
-	if (p->pos >= p->len)
+	p->pinned = false;
+	if (!more(p, 1))
 		return fail(p, "unterminated string");
-	buffer = po_arena_alloc(p->arena, (p->pos - start) * 2 + 1);
+	buffer = po_arena_alloc(p->arena, (p->pos - p->pin) * 2 + 1);
 	if (!buffer)
 		return PO_STATUS_NOMEM;
-	for (p->pos = start; p->text[p->pos] != '"';) {
+	for (p->pos = p->pin; p->text[p->pos] != '"';) {
 		if (p->text[p->pos] != '\\') {
 			buffer[used++] = p->text[p->pos++];
 			continue;
@@ -341,6 +406,8 @@ static enum po_status parse_number(struct parser *p, struct po_json_value **out)
 	size_t start = p->pos;
 	char *end;
 
+	more(p, sizeof(buffer)); /* a number is shorter, or bad: no refill while it is read */
+	start = p->pos;
 	while (p->pos < p->len && strchr("+-0123456789.eE", p->text[p->pos]) && p->text[p->pos])
 		p->pos++;
 	if (p->pos == start || p->pos - start >= sizeof(buffer))
@@ -398,6 +465,40 @@ static enum po_status list_finish(struct parser *p, struct item_list *list,
 	return status;
 }
 
+/* Whether the item about to be read is one of the streamed array's (root.MEMBER[i]). */
+static bool streams_here(const struct parser *p, bool is_object)
+{
+	return p->stream && !is_object && p->depth == 2 && p->path[0].key &&
+	       strcmp(p->path[0].key, p->stream->member) == 0;
+}
+
+/*
+ * A streamed item: read into the scratch arena, handed to the stream, and forgotten; the
+ * scratch arena is recycled once it holds 1 MiB, so that memory does not grow with items.
+ */
+static enum po_status parse_streamed(struct parser *p)
+{
+	struct po_arena *tree = p->arena;
+	struct po_json_value *item;
+	enum po_status status;
+
+	if (p->scratch && po_arena_bytes(p->scratch) > ((size_t)1 << 20)) {
+		po_arena_destroy(p->scratch);
+		p->scratch = NULL;
+	}
+	if (!p->scratch && !(p->scratch = po_arena_create()))
+		return PO_STATUS_NOMEM;
+	p->path[p->depth - 1] = (struct path_level){.index = p->streamed};
+	p->rules_here[p->depth] = narrow_rules(p, p->rules_here[p->depth - 1], p->depth - 1, NULL);
+	p->arena = p->scratch;
+	status = parse_value(p, &item);
+	p->arena = tree;
+	if (status == PO_STATUS_OK)
+		status = p->stream->item(p->stream->context, item, p->streamed, p->err);
+	p->streamed++;
+	return status;
+}
+
 static enum po_status parse_member(struct parser *p, bool is_object, struct item_list *list)
 {
 	struct po_json_value *item;
@@ -405,8 +506,10 @@ static enum po_status parse_member(struct parser *p, bool is_object, struct item
 	enum po_status status;
 
 	skip_space(p);
+	if (streams_here(p, is_object))
+		return parse_streamed(p);
 	if (is_object) {
-		if (p->pos >= p->len || p->text[p->pos] != '"')
+		if (!more(p, 1) || p->text[p->pos] != '"')
 			return fail(p, "expected a member name");
 		status = parse_string(p, &key);
 		if (status != PO_STATUS_OK)
@@ -440,7 +543,7 @@ static enum po_status parse_container(struct parser *p, bool is_object, struct p
 		status = parse_member(p, is_object, &list);
 		skip_space(p);
 	} while (status == PO_STATUS_OK && consume(p, ","));
-	if (status == PO_STATUS_OK && !(p->pos < p->len && p->text[p->pos++] == close))
+	if (status == PO_STATUS_OK && !(more(p, 1) && p->text[p->pos++] == close))
 		status = fail(p, is_object ? "expected ',' or '}'" : "expected ',' or ']'");
 end:
 	p->depth--;
@@ -455,7 +558,7 @@ end:
 static enum po_status parse_value(struct parser *p, struct po_json_value **out)
 {
 	skip_space(p);
-	if (p->pos >= p->len)
+	if (!more(p, 1))
 		return fail(p, "unexpected end");
 	switch (p->text[p->pos]) {
 	case '{':
@@ -479,19 +582,53 @@ static enum po_status parse_value(struct parser *p, struct po_json_value **out)
 	return parse_number(p, out);
 }
 
+static enum po_status parse_all(struct parser *p, struct po_json_value **out)
+{
+	enum po_status status;
+
+	p->rules_here[0] = ALL_RULES;
+	split_rules(p);
+	status = parse_value(p, out);
+	if (status == PO_STATUS_OK) {
+		skip_space(p);
+		if (more(p, 1))
+			status = fail(p, "trailing characters");
+	}
+	po_arena_destroy(p->scratch);
+	free(p->window);
+	return status;
+}
+
 enum po_status po_json_parse(const char *text, size_t len, struct po_arena *arena,
 			     struct po_json_value **out, struct po_error *err)
 {
-	struct parser p = {.text = text, .len = len, .arena = arena, .err = err};
+	struct parser p = {.text = text, .len = len, .fd = -1, .arena = arena, .err = err};
 
-	p.rules_here[0] = ALL_RULES;
-	split_rules(&p);
-	enum po_status status = parse_value(&p, out);
+	return parse_all(&p, out);
+}
 
-	if (status != PO_STATUS_OK)
-		return status;
-	skip_space(&p);
-	return p.pos == len ? PO_STATUS_OK : fail(&p, "trailing characters");
+enum po_status po_json_parse_stream(const char *text, size_t len,
+				    const struct po_json_stream *stream, struct po_arena *arena,
+				    struct po_json_value **out, struct po_error *err)
+{
+	struct parser p = {
+	    .text = text, .len = len, .fd = -1, .stream = stream, .arena = arena, .err = err};
+
+	return parse_all(&p, out);
+}
+
+enum po_status po_json_parse_file(int fd, const struct po_json_stream *stream,
+				  struct po_arena *arena, struct po_json_value **out,
+				  struct po_error *err)
+{
+	struct parser p = {.fd = fd, .stream = stream, .arena = arena, .err = err};
+
+	p.window_size = (size_t)1 << 16;
+	p.window = malloc(p.window_size);
+	if (!p.window)
+		return PO_STATUS_NOMEM;
+	p.text = p.window;
+	return parse_all(&p, out);
 }
 
 const struct po_json_value *po_json_get(const struct po_json_value *value, const char *key)

@@ -41,6 +41,31 @@ struct po_json_value {
 enum po_status po_json_parse(const char *text, size_t len, struct po_arena *arena,
 			     struct po_json_value **out, struct po_error *err) PO_NODISCARD;
 
+/*
+ * The items of one array member of the root object (summary.json's step_series), handed
+ * over one at a time as they are read instead of kept in the tree: item (and what it
+ * holds) lives until the call returns; the array in the tree is left empty. A status other
+ * than PO_STATUS_OK ends the parse with it.
+ */
+struct po_json_stream {
+	const char *member;
+	enum po_status (*item)(void *context, const struct po_json_value *item, size_t index,
+			       struct po_error *err);
+	void *context;
+};
+
+/* po_json_parse, with stream's items handed over instead of kept. */
+enum po_status po_json_parse_stream(const char *text, size_t len,
+				    const struct po_json_stream *stream, struct po_arena *arena,
+				    struct po_json_value **out, struct po_error *err) PO_NODISCARD;
+/*
+ * The same from a file, read through a window that holds the bytes being parsed, not the
+ * file (fd stays open; error offsets count from the file's start).
+ */
+enum po_status po_json_parse_file(int fd, const struct po_json_stream *stream,
+				  struct po_arena *arena, struct po_json_value **out,
+				  struct po_error *err) PO_NODISCARD;
+
 /* Member of an object by name, or NULL (also when value is not an object). */
 const struct po_json_value *po_json_get(const struct po_json_value *value, const char *key);
 /* value's number, or fallback when it is missing or not a number. */

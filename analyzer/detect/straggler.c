@@ -12,6 +12,7 @@
  * median most (the others' extra time is waiting in backward, never the straggler's).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "detect_internal.h"
@@ -166,6 +167,7 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 				  const struct po_straggler *s, double step_ns)
 {
 	double lost_pct = 100 * s->lost_ns_per_step / step_ns;
+	char missing[256], tail[320] = "";
 	struct po_finding *finding =
 	    det_finding_add(ctx, PO_FINDING_STRAGGLER,
 			    lost_pct >= ctx->rules->straggler_critical_pct ? PO_SEVERITY_CRITICAL
@@ -174,15 +176,21 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 
 	if (!finding)
 		return PO_STATUS_NOMEM;
+	if (d->missing_rank_count > 0) {
+		po_distributed_missing_words(d, missing, sizeof(missing));
+		snprintf(tail, sizeof(tail),
+			 " Of the present ranks only: %s, and the job may lose more to them.",
+			 missing);
+	}
 	det_summary(ctx, finding,
 		    "Rank %d holds the job back (%s): it arrived last at the collectives in "
 		    "%.0f%% of %zu steps, the other ranks waited %.1f ms per step for it, and the "
 		    "job loses %.1f ms of each %.1f ms step (%.0f%%). Cause: %s (%s %.1f ms per "
-		    "step beyond the other ranks').",
+		    "step beyond the other ranks').%s",
 		    (int)s->rank, s->chronic ? "chronic" : "occasional", s->last_pct, d->step_count,
 		    s->others_wait_ns_per_step / DET_NS_PER_MS, s->lost_ns_per_step / DET_NS_PER_MS,
 		    step_ns / DET_NS_PER_MS, lost_pct, cause_words(s->cause),
-		    po_category_name(s->cause_category), s->cause_excess_ns / DET_NS_PER_MS);
+		    po_category_name(s->cause_category), s->cause_excess_ns / DET_NS_PER_MS, tail);
 	det_ev_int(ctx, finding, PO_EVIDENCE_RANK, s->rank);
 	det_ev_text(ctx, finding, PO_EVIDENCE_PATTERN, s->chronic ? "chronic" : "occasional");
 	det_ev_text(ctx, finding, PO_EVIDENCE_CAUSE, po_straggler_cause_name(s->cause));

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ struct merged {
 	int64_t unpaired_ends;
 	int64_t stride;
 	int32_t recordings;	/* clocks so far: the next partial's recordings start here */
+	int64_t world_size;	/* the first known world size of a rank; 0 before */
+	const char *world_file; /* weak: the partial that gave it */
 	struct po_arena *arena; /* weak: the analysis's, for host names */
 };
 
@@ -97,7 +100,42 @@ static enum po_status read_text(const char *path, char **text, size_t *len, stru
 	return PO_STATUS_OK;
 }
 
-/* A whole number member within [low, high], or false. */
+/*
+ * The limits of a partial's numbers (docs/robustness.md, "Partial summaries a merge
+ * refuses"): times from origin_ns and durations below 2^53 ns (exact in a JSON number, 104
+ * days), origin_ns below 2^62 ns (146 years), so that no sum or clock offset of the merge
+ * leaves int64_t; pids below 2^22 (PO_RECORDING_PID_SHIFT).
+ */
+#define TIME_LIMIT 9007199254740992.0
+#define ORIGIN_LIMIT ((int64_t)1 << 62)
+#define PID_LIMIT 4194304.0
+#define STRIDE_LIMIT 1073741824.0
+
+/* One partial being read: where its messages point, and its ranks for its collectives. */
+struct reader {
+	struct merged *m;      /* weak */
+	const char *path;      /* weak: the caller's */
+	struct po_error *err;  /* weak */
+	int64_t stride;	       /* this partial's sample_stride */
+	size_t first_part;     /* its first rank in m->parts */
+	int32_t *rank_numbers; /* owned: its ranks, sorted, for its collectives */
+};
+
+static enum po_status bad(const struct reader *r, const char *fmt, ...) PO_PRINTF(2, 3);
+
+static enum po_status bad(const struct reader *r, const char *fmt, ...)
+{
+	char what[512];
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(what, sizeof(what), fmt, args);
+	va_end(args);
+	po_error_set(r->err, "%s: not a valid partial summary: %s", r->path, what);
+	return PO_STATUS_INPUT;
+}
+
+/* A whole number within [low, high], or false. */
 static bool whole(const struct po_json_value *value, double low, double high, int64_t *out)
 {
 	double number;
@@ -111,32 +149,89 @@ static bool whole(const struct po_json_value *value, double low, double high, in
 	return true;
 }
 
-#define TIME_LIMIT 9007199254740992.0 /* 2^53: exact in a JSON number */
-
-static enum po_status bad(const char *path, const char *what, struct po_error *err)
+/* where (a member's path, "ranks[2].pid") as a whole number within [low, high]. */
+static enum po_status need_whole(const struct reader *r, const struct po_json_value *value,
+				 const char *where, double low, double high, int64_t *out)
 {
-	po_error_set(err, "%s: not a valid partial summary: %s", path, what);
-	return PO_STATUS_INPUT;
+	if (whole(value, low, high, out))
+		return PO_STATUS_OK;
+	if (!value)
+		return bad(r, "%s is missing", where);
+	if (value->type != PO_JSON_NUMBER)
+		return bad(r, "%s is not a number", where);
+	return bad(r, "%s is %.17g, not a whole number from %.0f to %.0f", where, value->number,
+		   low, high);
 }
 
-/* A rank's category means: a number (or null) per category name; NaN when absent. */
-static void read_categories(const struct po_json_value *object, struct po_rank_summary *summary)
+static int compare_key(const void *left, const void *right)
 {
-	for (int c = 0; c < PO_CATEGORY_COUNT; c++) {
-		const struct po_json_value *value =
-		    po_json_get(object, po_category_name((enum po_category)c));
+	return strcmp(*(const char *const *)left, *(const char *const *)right);
+}
 
-		summary->category_mean_ns[c] =
-		    value && value->type == PO_JSON_NUMBER && value->number >= 0 ? value->number
-										 : 0;
+/* Refuses an object (where) that names a member twice: which one would count is unsaid. */
+static enum po_status need_unique_keys(const struct reader *r, const struct po_json_value *object,
+				       const char *where)
+{
+	const char **keys;
+	enum po_status status = PO_STATUS_OK;
+
+	if (!object || object->type != PO_JSON_OBJECT || object->count < 2)
+		return PO_STATUS_OK;
+	keys = malloc(object->count * sizeof(*keys));
+	if (!keys)
+		return PO_STATUS_NOMEM;
+	memcpy(keys, object->keys, object->count * sizeof(*keys));
+	qsort(keys, object->count, sizeof(*keys), compare_key);
+	for (size_t i = 1; i < object->count && status == PO_STATUS_OK; i++) {
+		if (strcmp(keys[i - 1], keys[i]) == 0)
+			status = bad(r, "%s has the member \"%s\" twice", where, keys[i]);
 	}
+	free(keys);
+	return status;
 }
 
-static enum po_status read_walls(struct merged *m, const struct po_json_value *walls, int32_t rank,
-				 const char *path, struct po_error *err)
+/*
+ * A rank's category means: a time per category name, null only without steady steps; a
+ * category absent (one its writer did not know) is 0.
+ */
+static enum po_status read_categories(const struct reader *r, const struct po_json_value *object,
+				      size_t index, struct po_rank_summary *summary)
 {
+	char where[96];
+	enum po_status status;
+
+	snprintf(where, sizeof(where), "ranks[%zu].category_mean_ns", index);
+	if (!object || object->type != PO_JSON_OBJECT)
+		return bad(r, "%s is not an object", where);
+	status = need_unique_keys(r, object, where);
+	for (int c = 0; c < PO_CATEGORY_COUNT && status == PO_STATUS_OK; c++) {
+		const char *name = po_category_name((enum po_category)c);
+		const struct po_json_value *value = po_json_get(object, name);
+
+		summary->category_mean_ns[c] = 0;
+		if (!value || (value->type == PO_JSON_NULL && summary->steady_steps == 0))
+			continue; /* a category the writer did not know, or no steady step */
+		if (value->type != PO_JSON_NUMBER || !(value->number >= 0) ||
+		    value->number > TIME_LIMIT)
+			status = bad(r, "%s.%s is not a time from 0 to 2^53 ns", where, name);
+		else
+			summary->category_mean_ns[c] = value->number;
+	}
+	return status;
+}
+
+static enum po_status read_walls(const struct reader *r, const struct po_json_value *walls,
+				 size_t index, const struct po_rank_summary *s)
+{
+	struct merged *m = r->m;
+	char where[96];
+
+	snprintf(where, sizeof(where), "ranks[%zu].walls", index);
 	if (!walls || walls->type != PO_JSON_ARRAY)
-		return bad(path, "a rank has no walls array", err);
+		return bad(r, "%s is not an array", where);
+	if ((int64_t)walls->count > s->steady_steps)
+		return bad(r, "%s has %zu items, more than its %lld steady steps", where,
+			   walls->count, (long long)s->steady_steps);
 	if (po_array_reserve((void **)&m->walls, &m->wall_capacity, m->wall_count + walls->count,
 			     sizeof(*m->walls)) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
@@ -145,11 +240,14 @@ static enum po_status read_walls(struct merged *m, const struct po_json_value *w
 		int64_t step, wall;
 
 		if (pair->type != PO_JSON_ARRAY || pair->count != 2 ||
-		    !whole(pair->items[0], 0, TIME_LIMIT, &step) ||
+		    !whole(pair->items[0], 0, TIME_LIMIT, &step) || step % r->stride != 0 ||
 		    !whole(pair->items[1], 0, TIME_LIMIT, &wall))
-			return bad(path, "a walls item is not [step, wall_ns]", err);
+			return bad(r,
+				   "%s[%zu] is not [step, wall_ns]: a step number that is a "
+				   "multiple of sample_stride and a time, each from 0 to 2^53",
+				   where, i);
 		m->walls[m->wall_count++] =
-		    (struct po_rank_wall){.rank = rank, .step = step, .wall_ns = wall};
+		    (struct po_rank_wall){.rank = s->rank, .step = step, .wall_ns = wall};
 	}
 	return PO_STATUS_OK;
 }
@@ -164,86 +262,221 @@ static const char *rank_owner(const struct merged *m, int32_t rank)
 	return NULL;
 }
 
-static enum po_status read_rank(struct merged *m, const struct po_json_value *rank,
-				const char *path, int32_t *recordings, struct po_error *err)
-{
-	struct po_rank_summary s = {.mean_step_ns = NAN, .p50_step_ns = -1};
-	const struct po_json_value *host = po_json_get(rank, "host");
-	const struct po_json_value *inferred = po_json_get(rank, "local_rank_inferred");
-	int64_t number, local, world, pid, recording, steps, steady, p50;
-	const char *owner;
+/* The whole-number members of a rank, each within its own range. */
+struct rank_numbers {
+	int64_t rank, world, local, pid, recording, steps, steady, p50;
+};
 
-	if (rank->type != PO_JSON_OBJECT ||
-	    !whole(po_json_get(rank, "rank"), 0, INT32_MAX, &number) ||
-	    !whole(po_json_get(rank, "local_rank"), -1, INT32_MAX, &local) ||
-	    !whole(po_json_get(rank, "world_size"), -1, INT32_MAX, &world) ||
-	    !whole(po_json_get(rank, "pid"), 0, INT32_MAX, &pid) ||
-	    !whole(po_json_get(rank, "recording"), 0, 1 << 20, &recording) ||
-	    !whole(po_json_get(rank, "steps"), 0, TIME_LIMIT, &steps) ||
-	    !whole(po_json_get(rank, "steady_steps"), 0, TIME_LIMIT, &steady) ||
-	    !whole(po_json_get(rank, "p50_step_ns"), -1, TIME_LIMIT, &p50))
-		return bad(path,
-			   "a rank lacks rank, local_rank, world_size, pid, recording, steps, "
-			   "steady_steps or p50_step_ns as whole numbers in range",
-			   err);
-	owner = rank_owner(m, (int32_t)number);
+static enum po_status read_rank_numbers(const struct reader *r, const struct po_json_value *rank,
+					size_t index, size_t rank_count, struct rank_numbers *n)
+{
+	const struct {
+		const char *name;
+		double low, high;
+		int64_t *out;
+	} members[] = {
+	    {"rank", 0, INT32_MAX - 1, &n->rank},
+	    {"world_size", -1, INT32_MAX, &n->world},
+	    {"local_rank", -1, INT32_MAX - 1, &n->local},
+	    {"pid", 0, PID_LIMIT - 1, &n->pid},
+	    {"recording", 0, (double)rank_count - 1, &n->recording},
+	    {"steps", 0, TIME_LIMIT, &n->steps},
+	    {"steady_steps", 0, TIME_LIMIT, &n->steady},
+	    {"p50_step_ns", -1, TIME_LIMIT, &n->p50},
+	};
+	enum po_status status = PO_STATUS_OK;
+	char where[96];
+
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]) && status == PO_STATUS_OK;
+	     i++) {
+		snprintf(where, sizeof(where), "ranks[%zu].%s", index, members[i].name);
+		status = need_whole(r, po_json_get(rank, members[i].name), where, members[i].low,
+				    members[i].high, members[i].out);
+	}
+	return status;
+}
+
+/* The members of a rank against each other, and its world size against the other ranks'. */
+static enum po_status check_rank_numbers(const struct reader *r, const struct rank_numbers *n,
+					 size_t index)
+{
+	struct merged *m = r->m;
+	const char *owner = rank_owner(m, (int32_t)n->rank);
+
 	if (owner) {
-		po_error_set(err,
-			     "%s: rank %" PRId64 " is also in %s: each rank may be merged once",
-			     path, number, owner);
+		po_error_set(r->err, "%s: rank %lld is also in %s: each rank may be merged once",
+			     r->path, (long long)n->rank, owner);
 		return PO_STATUS_INPUT;
 	}
-	s.rank = (int32_t)number;
-	s.local_rank = (int32_t)local;
-	s.local_rank_inferred = inferred && inferred->type == PO_JSON_BOOL && inferred->boolean;
-	s.world_size = (int32_t)world;
-	s.pid = (int32_t)pid;
-	s.recording = m->recordings + (int32_t)recording;
-	if (recording + 1 > *recordings)
-		*recordings = (int32_t)recording + 1;
-	s.steps = steps;
-	s.steady_steps = steady;
-	s.p50_step_ns = p50;
-	s.mean_step_ns = po_json_number(po_json_get(rank, "mean_step_ns"), NAN);
+	if (n->world == 0)
+		return bad(r, "ranks[%zu].world_size is 0 (a job has a rank at least; -1: unknown)",
+			   index);
+	if (n->world > 0 && n->rank >= n->world)
+		return bad(r, "ranks[%zu].rank is %lld, not below its world_size %lld", index,
+			   (long long)n->rank, (long long)n->world);
+	if (n->world > 0 && n->local >= n->world)
+		return bad(r, "ranks[%zu].local_rank is %lld, not below its world_size %lld", index,
+			   (long long)n->local, (long long)n->world);
+	if (n->steady > n->steps)
+		return bad(r, "ranks[%zu].steady_steps is %lld, more than its steps %lld", index,
+			   (long long)n->steady, (long long)n->steps);
+	if (n->world > 0 && m->world_size > 0 && n->world != m->world_size)
+		return bad(r, "ranks[%zu].world_size is %lld, but %s gives %lld", index,
+			   (long long)n->world, m->world_file, (long long)m->world_size);
+	if (n->world > 0 && m->world_size <= 0) {
+		m->world_size = n->world;
+		m->world_file = r->path;
+	}
+	return PO_STATUS_OK;
+}
+
+/* mean_step_ns: a time with steady steps, null without. */
+static enum po_status read_mean(const struct reader *r, const struct po_json_value *value,
+				size_t index, struct po_rank_summary *s)
+{
+	s->mean_step_ns = NAN;
+	if ((!value || value->type == PO_JSON_NULL) && s->steady_steps == 0)
+		return PO_STATUS_OK;
+	if (!value || value->type != PO_JSON_NUMBER || !(value->number >= 0) ||
+	    value->number > TIME_LIMIT || s->steady_steps == 0)
+		return bad(r,
+			   "ranks[%zu].mean_step_ns is not a time from 0 to 2^53 ns with steady "
+			   "steps, or null without",
+			   index);
+	s->mean_step_ns = value->number;
+	return PO_STATUS_OK;
+}
+
+/* host (a string or null) and local_rank_inferred (a boolean). */
+static enum po_status read_rank_words(const struct reader *r, const struct po_json_value *rank,
+				      size_t index, struct po_rank_summary *s)
+{
+	const struct po_json_value *host = po_json_get(rank, "host");
+	const struct po_json_value *inferred = po_json_get(rank, "local_rank_inferred");
+
+	if (host && host->type != PO_JSON_STRING && host->type != PO_JSON_NULL)
+		return bad(r, "ranks[%zu].host is not a string or null", index);
+	if (inferred && inferred->type != PO_JSON_BOOL)
+		return bad(r, "ranks[%zu].local_rank_inferred is not true or false", index);
+	s->local_rank_inferred = inferred && inferred->boolean;
 	if (host && host->type == PO_JSON_STRING) {
-		s.host = po_arena_strdup(m->arena, host->string);
-		if (!s.host)
+		s->host = po_arena_strdup(r->m->arena, host->string);
+		if (!s->host)
 			return PO_STATUS_NOMEM;
 	}
-	read_categories(po_json_get(rank, "category_mean_ns"), &s);
+	return PO_STATUS_OK;
+}
+
+static enum po_status read_rank(const struct reader *r, const struct po_json_value *rank,
+				size_t index, size_t rank_count, int32_t *recordings)
+{
+	struct merged *m = r->m;
+	struct po_rank_summary s = {.mean_step_ns = NAN, .p50_step_ns = -1};
+	struct rank_numbers n;
+	char where[32];
+	enum po_status status;
+
+	snprintf(where, sizeof(where), "ranks[%zu]", index);
+	if (rank->type != PO_JSON_OBJECT)
+		return bad(r, "%s is not an object", where);
+	status = need_unique_keys(r, rank, where);
+	if (status == PO_STATUS_OK)
+		status = read_rank_numbers(r, rank, index, rank_count, &n);
+	if (status == PO_STATUS_OK)
+		status = check_rank_numbers(r, &n, index);
+	if (status != PO_STATUS_OK)
+		return status;
+	s.rank = (int32_t)n.rank;
+	s.local_rank = (int32_t)n.local;
+	s.world_size = (int32_t)n.world;
+	s.pid = (int32_t)n.pid;
+	s.recording = m->recordings + (int32_t)n.recording;
+	if (n.recording + 1 > *recordings)
+		*recordings = (int32_t)n.recording + 1;
+	s.steps = n.steps;
+	s.steady_steps = n.steady;
+	s.p50_step_ns = n.p50;
+	status = read_mean(r, po_json_get(rank, "mean_step_ns"), index, &s);
+	if (status == PO_STATUS_OK)
+		status = read_rank_words(r, rank, index, &s);
+	if (status == PO_STATUS_OK)
+		status = read_categories(r, po_json_get(rank, "category_mean_ns"), index, &s);
+	if (status != PO_STATUS_OK)
+		return status;
 	if (po_array_reserve((void **)&m->parts, &m->part_capacity, m->part_count + 1,
 			     sizeof(*m->parts)) != PO_STATUS_OK ||
 	    po_array_reserve((void **)&m->part_file, &m->part_file_capacity, m->part_count + 1,
 			     sizeof(*m->part_file)) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	m->parts[m->part_count] = (struct po_rank_part){.summary = s};
-	m->part_file[m->part_count++] = path;
-	return read_walls(m, po_json_get(rank, "walls"), s.rank, path, err);
+	m->part_file[m->part_count++] = r->path;
+	return read_walls(r, po_json_get(rank, "walls"), index, &s);
 }
 
-static enum po_status read_collectives(struct merged *m, const struct po_json_value *list,
-				       int64_t origin, const char *path, struct po_error *err)
+static int compare_rank_number(const void *left, const void *right)
 {
+	int32_t a = *(const int32_t *)left, b = *(const int32_t *)right;
+
+	return (a > b) - (a < b);
+}
+
+/* This partial's rank numbers, sorted: its collectives may name only them. */
+static enum po_status sort_own_ranks(struct reader *r)
+{
+	size_t count = r->m->part_count - r->first_part;
+
+	r->rank_numbers = malloc((count ? count : 1) * sizeof(*r->rank_numbers));
+	if (!r->rank_numbers)
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < count; i++)
+		r->rank_numbers[i] = r->m->parts[r->first_part + i].summary.rank;
+	qsort(r->rank_numbers, count, sizeof(*r->rank_numbers), compare_rank_number);
+	return PO_STATUS_OK;
+}
+
+/*
+ * A collectives item: [rank, group, seq, step, begin, end], rank one of the partial's,
+ * step a sampled step number, end -1 (never ended) or not before begin.
+ */
+static bool read_record(const struct reader *r, const struct po_json_value *item, int64_t v[6])
+{
+	size_t own = r->m->part_count - r->first_part;
+	int32_t rank;
+
+	if (item->type != PO_JSON_ARRAY || item->count != 6 ||
+	    !whole(item->items[0], 0, INT32_MAX, &v[0]) ||
+	    !whole(item->items[1], INT32_MIN, INT32_MAX, &v[1]) ||
+	    !whole(item->items[2], 0, TIME_LIMIT, &v[2]) ||
+	    !whole(item->items[3], 0, TIME_LIMIT, &v[3]) ||
+	    !whole(item->items[4], 0, TIME_LIMIT, &v[4]) ||
+	    !whole(item->items[5], -1, TIME_LIMIT, &v[5]))
+		return false;
+	rank = (int32_t)v[0];
+	return v[3] % r->stride == 0 && (v[5] == -1 || v[5] >= v[4]) &&
+	       bsearch(&rank, r->rank_numbers, own, sizeof(rank), compare_rank_number);
+}
+
+static enum po_status read_collectives(const struct reader *r, const struct po_json_value *list,
+				       int64_t origin)
+{
+	struct merged *m = r->m;
+
 	if (!list || list->type != PO_JSON_ARRAY)
-		return bad(path, "no collectives array", err);
+		return bad(r, "collectives is not an array");
 	if (po_array_reserve((void **)&m->records, &m->record_capacity,
 			     m->record_count + list->count, sizeof(*m->records)) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < list->count; i++) {
-		const struct po_json_value *item = list->items[i];
 		int64_t v[6];
-		bool ok = item->type == PO_JSON_ARRAY && item->count == 6;
 
-		ok = ok && whole(item->items[0], 0, INT32_MAX, &v[0]) &&
-		     whole(item->items[1], INT32_MIN, INT32_MAX, &v[1]) &&
-		     whole(item->items[2], -TIME_LIMIT, TIME_LIMIT, &v[2]) &&
-		     whole(item->items[3], -1, TIME_LIMIT, &v[3]) &&
-		     whole(item->items[4], 0, TIME_LIMIT, &v[4]) &&
-		     whole(item->items[5], -1, TIME_LIMIT, &v[5]);
-		if (!ok)
-			return bad(path,
-				   "a collectives item is not [rank, group, seq, step, begin, end]",
-				   err);
+		if (!read_record(r, list->items[i], v))
+			return bad(
+			    r,
+			    "collectives[%zu] is not [rank, group, seq, step, begin, end]: "
+			    "a rank of this partial, a 32-bit group, a step number that is a "
+			    "multiple of sample_stride, times from 0 to 2^53 ns, end -1 or "
+			    "not before begin",
+			    i);
 		m->records[m->record_count++] =
 		    (struct po_rank_record){.rank = (int32_t)v[0],
 					    .group = (int32_t)v[1],
@@ -255,16 +488,77 @@ static enum po_status read_collectives(struct merged *m, const struct po_json_va
 	return PO_STATUS_OK;
 }
 
+/* origin_ns: the decimal digits of a time from 0 to 2^62 ns, as a string. */
+static enum po_status read_origin(const struct reader *r, const struct po_json_value *value,
+				  int64_t *origin)
+{
+	const char *text = po_json_string(value, "");
+	size_t len = strlen(text);
+
+	if (!len || len > 19 || strspn(text, "0123456789") != len)
+		return bad(r, "origin_ns is not a string of decimal digits");
+	*origin = strtoll(text, NULL, 10); /* 19 digits or fewer: no overflow past ERANGE */
+	if (errno == ERANGE || *origin < 0 || *origin > ORIGIN_LIMIT)
+		return bad(r, "origin_ns is %s, not a time from 0 to 2^62 ns", text);
+	return PO_STATUS_OK;
+}
+
+/* The members of the partial's root, but its ranks and collectives. */
+static enum po_status read_root(struct reader *r, const struct po_json_value *root, int64_t *origin,
+				int64_t *unpaired)
+{
+	const struct po_json_value *ranks = po_json_get(root, "ranks");
+	enum po_status status = need_unique_keys(r, root, "the root object");
+
+	if (status == PO_STATUS_OK)
+		status = need_whole(r, po_json_get(root, "sample_stride"), "sample_stride", 1,
+				    STRIDE_LIMIT, &r->stride);
+	if (status == PO_STATUS_OK && (r->stride & (r->stride - 1)) != 0)
+		status = bad(r, "sample_stride is %lld, not a power of two", (long long)r->stride);
+	if (status == PO_STATUS_OK)
+		status = need_whole(r, po_json_get(root, "unpaired_ends"), "unpaired_ends", 0,
+				    TIME_LIMIT, unpaired);
+	if (status == PO_STATUS_OK) {
+		errno = 0;
+		status = read_origin(r, po_json_get(root, "origin_ns"), origin);
+	}
+	if (status == PO_STATUS_OK && (!ranks || ranks->type != PO_JSON_ARRAY || !ranks->count))
+		status = bad(r, "ranks is not an array of one rank at least");
+	return status;
+}
+
+/* The partial's tree, read into m. */
+static enum po_status read_tree(struct reader *r, const struct po_json_value *root)
+{
+	struct merged *m = r->m;
+	const struct po_json_value *ranks = po_json_get(root, "ranks");
+	int64_t unpaired = 0, origin = 0;
+	int32_t recordings = 1;
+	enum po_status status = read_root(r, root, &origin, &unpaired);
+
+	r->first_part = m->part_count;
+	for (size_t i = 0; status == PO_STATUS_OK && i < ranks->count; i++)
+		status = read_rank(r, ranks->items[i], i, ranks->count, &recordings);
+	if (status == PO_STATUS_OK)
+		status = sort_own_ranks(r);
+	if (status == PO_STATUS_OK)
+		status = read_collectives(r, po_json_get(root, "collectives"), origin);
+	if (status != PO_STATUS_OK)
+		return status;
+	m->stride = r->stride > m->stride ? r->stride : m->stride;
+	m->unpaired_ends =
+	    unpaired > INT64_MAX - m->unpaired_ends ? INT64_MAX : m->unpaired_ends + unpaired;
+	m->recordings += recordings;
+	return PO_STATUS_OK;
+}
+
 /* One partial, read into m; its parse tree is freed before the next. */
 static enum po_status read_partial(struct merged *m, const char *path, struct po_error *err)
 {
 	struct po_arena *arena = po_arena_create();
 	struct po_json_value *root = NULL;
-	const struct po_json_value *ranks;
-	char *text = NULL, *end;
-	const char *origin_text;
-	int64_t stride, unpaired, origin;
-	int32_t recordings = 1;
+	struct reader r = {.m = m, .path = path, .err = err, .stride = 1};
+	char *text = NULL;
 	size_t len = 0;
 	enum po_status status = arena ? read_text(path, &text, &len, err) : PO_STATUS_NOMEM;
 
@@ -284,29 +578,9 @@ static enum po_status read_partial(struct merged *m, const char *path, struct po
 		status = PO_STATUS_INPUT;
 		goto done;
 	}
-	ranks = po_json_get(root, "ranks");
-	origin_text = po_json_string(po_json_get(root, "origin_ns"), "");
-	errno = 0;
-	origin = strtoll(origin_text, &end, 10);
-	if (!whole(po_json_get(root, "sample_stride"), 1, 1 << 30, &stride) ||
-	    (stride & (stride - 1)) != 0 ||
-	    !whole(po_json_get(root, "unpaired_ends"), 0, TIME_LIMIT, &unpaired) || !*origin_text ||
-	    *end || errno || origin < 0 || !ranks || ranks->type != PO_JSON_ARRAY ||
-	    !ranks->count) {
-		status = bad(path,
-			     "sample_stride, unpaired_ends, origin_ns or ranks is missing or "
-			     "out of range",
-			     err);
-		goto done;
-	}
-	for (size_t i = 0; status == PO_STATUS_OK && i < ranks->count; i++)
-		status = read_rank(m, ranks->items[i], path, &recordings, err);
-	if (status == PO_STATUS_OK)
-		status = read_collectives(m, po_json_get(root, "collectives"), origin, path, err);
-	m->stride = stride > m->stride ? stride : m->stride;
-	m->unpaired_ends += unpaired;
-	m->recordings += recordings;
+	status = read_tree(&r, root);
 done:
+	free(r.rank_numbers);
 	free(text);
 	po_arena_destroy(arena);
 	return status;
@@ -358,6 +632,8 @@ enum po_status po_merge_partials(const char *const *paths, size_t count,
 					      m.walls, m.wall_count, m.unpaired_ends, m.stride,
 					      analysis->arena, &analysis->distributed);
 	}
+	if (status == PO_STATUS_OK)
+		status = po_distributed_warn_missing(analysis);
 	if (status == PO_STATUS_OK)
 		status = po_detect_distributed(analysis, rules, err);
 	if (status == PO_STATUS_NOMEM && !err->message[0])

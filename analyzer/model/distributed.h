@@ -147,6 +147,9 @@ struct po_rank_wall {
  */
 #define PO_PARTIAL_STEPS 1024
 
+/* The missing ranks a result names; more are counted only. */
+#define PO_MISSING_RANKS_LISTED 64
+
 struct po_distributed {
 	int32_t world_size;	       /* the largest the ranks reported; -1 */
 	struct po_rank_summary *ranks; /* sorted by rank; in the analysis arena */
@@ -190,6 +193,23 @@ struct po_distributed {
 	double clock_residual_ns;
 	struct po_straggler straggler; /* filled by the detectors */
 	/*
+	 * The job's completeness: the ranks of the job that are not in the data, against the
+	 * world size the ranks reported (or the highest rank present + 1 where that is larger,
+	 * or where no rank reported one). missing_rank_count of them, the lowest
+	 * missing_listed in missing_ranks. With ranks missing, the present ranks' collectives
+	 * also wait for ranks not in the data: no straggler can be ruled out.
+	 */
+	int64_t missing_rank_count;
+	int32_t missing_ranks[PO_MISSING_RANKS_LISTED];
+	size_t missing_listed;
+	/*
+	 * Per matched step and per collective: the least time any present rank spent in the
+	 * collectives (the transfer, and the wait every present rank shares: for a rank not in
+	 * the data where ranks are missing); NaN without matched steps.
+	 */
+	double shared_collective_ns_per_step;
+	double shared_collective_ns_per_collective;
+	/*
 	 * The sampled steps' collectives and steady wall times (see PO_PARTIAL_STEPS), in the
 	 * trace's clocks, for a partial summary; in the arena. step_stride is 1 for an analysis
 	 * of a trace (every matched step above), the merge's stride after a merge.
@@ -222,5 +242,15 @@ enum po_status po_distributed_merge(const struct po_rank_part *parts, size_t par
 				    const struct po_rank_wall *walls, size_t wall_count,
 				    int64_t unpaired_ends, int64_t stride, struct po_arena *arena,
 				    struct po_distributed **out) PO_NODISCARD;
+
+struct po_analysis;
+
+/*
+ * Where ranks are missing (po_distributed.missing_rank_count), a trace-quality warning
+ * (code "ranks-missing") naming them and the wait the present ranks share; nothing else.
+ */
+enum po_status po_distributed_warn_missing(struct po_analysis *analysis) PO_NODISCARD;
+/* "ranks 6 and 7 missing (6 of world size 8 in the data)", cut to size. */
+void po_distributed_missing_words(const struct po_distributed *d, char *text, size_t size);
 
 #endif /* PO_DISTRIBUTED_H */

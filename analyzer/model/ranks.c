@@ -4,12 +4,14 @@
  * rank's collectives match.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics/metrics.h"
 #include "model_internal.h"
 #include "ranks.h"
+#include "saturate.h"
 #include "stats/stats.h"
 
 void rank_tracker_init(struct po_rank_tracker *tracker, const struct po_model_config *config,
@@ -449,12 +451,13 @@ static enum po_status match_collective(struct step_builder *builder,
 	status = builder_slot(builder, step, &slot);
 	if (status != PO_STATUS_OK)
 		return status;
-	builder->steps[slot].lost_ns += longest - shortest;
+	builder->steps[slot].lost_ns = po_add_sat(builder->steps[slot].lost_ns, longest - shortest);
 	builder->steps[slot].collectives++;
 	for (size_t i = from; i < to; i++) {
 		size_t cell = slot * count + builder->position[records[i].lane];
 
-		builder->wait_ns[cell] += records[i].end_ns - records[i].begin_ns;
+		builder->wait_ns[cell] =
+		    po_add_sat(builder->wait_ns[cell], records[i].end_ns - records[i].begin_ns);
 		if (builder->arrival_ns[cell] < 0 ||
 		    records[i].begin_ns < builder->arrival_ns[cell])
 			builder->arrival_ns[cell] = records[i].begin_ns;
@@ -476,12 +479,17 @@ static size_t last_position(const struct step_builder *builder, size_t slot)
 	return best;
 }
 
-/* The ranks' collective times, waits and last shares over the matched steps. */
+/*
+ * The ranks' collective times, waits and last shares over the matched steps, and the time
+ * in the collectives that every rank spends (the least of any rank's).
+ */
 static enum po_status rank_step_means(const struct step_builder *builder,
-				      struct po_rank_summary *ranks)
+				      struct po_distributed *out)
 {
+	struct po_rank_summary *ranks = out->ranks;
 	size_t count = builder->rank_count, steps = builder->step_count;
 	double *sums = calloc(3 * count, sizeof(double)); /* total, waited, last */
+	double shared_ns = 0, collectives = 0;
 
 	if (!sums)
 		return PO_STATUS_NOMEM;
@@ -491,6 +499,8 @@ static enum po_status rank_step_means(const struct step_builder *builder,
 
 		for (size_t q = 1; q < count; q++)
 			least = wait[q] < least ? wait[q] : least;
+		shared_ns += (double)least;
+		collectives += (double)builder->steps[s].collectives;
 		for (size_t r = 0; r < count; r++) {
 			sums[r] += (double)wait[r];
 			sums[count + r] += (double)(wait[r] - least);
@@ -502,6 +512,8 @@ static enum po_status rank_step_means(const struct step_builder *builder,
 		ranks[r].wait_ns_per_step = sums[count + r] / (double)steps;
 		ranks[r].last_pct = 100.0 * sums[2 * count + r] / (double)steps;
 	}
+	out->shared_collective_ns_per_step = steps ? shared_ns / (double)steps : NAN;
+	out->shared_collective_ns_per_collective = collectives > 0 ? shared_ns / collectives : NAN;
 	free(sums);
 	return PO_STATUS_OK;
 }
@@ -543,7 +555,7 @@ static enum po_status heat_bins(struct po_distributed *out, struct po_arena *are
 				int64_t wall = out->step_ns[s * count + r];
 
 				if (wall >= 0) {
-					sum += wall - out->waited_ns[s * count + r];
+					sum = po_add_sat(sum, wall - out->waited_ns[s * count + r]);
 					n++;
 				}
 			}
@@ -743,9 +755,9 @@ static enum po_status align_clocks(struct po_rank_tracker *tracker, struct rank_
 		struct rank_collective *record = &tracker->records[i];
 		int64_t offset = llround(offsets[host_of_lane[record->lane]]);
 
-		record->begin_ns -= offset;
+		record->begin_ns = po_add_sat(record->begin_ns, -offset);
 		if (record->end_ns >= 0)
-			record->end_ns -= offset;
+			record->end_ns = po_add_sat(record->end_ns, -offset);
 	}
 done:
 	free(host_of_lane);
@@ -784,7 +796,7 @@ static enum po_status match_steps(struct po_rank_tracker *tracker, const size_t 
 	for (size_t s = 0; status == PO_STATUS_OK && s < builder.step_count; s++)
 		builder.steps[s].last_rank = out->ranks[last_position(&builder, s)].rank;
 	if (status == PO_STATUS_OK)
-		status = rank_step_means(&builder, out->ranks);
+		status = rank_step_means(&builder, out);
 	if (status == PO_STATUS_OK)
 		status = emit_steps(&builder, arena, out);
 	po_map_free(&builder.slots);
@@ -864,6 +876,32 @@ static enum po_status keep_samples(const struct po_rank_tracker *tracker,
 }
 
 /*
+ * The ranks below the job's size (the largest world size reported, or the highest rank
+ * present + 1 where that is larger) that no lane holds: counted, the lowest listed. Ranks
+ * are distinct and at least 0 (on_rank, merge_lanes).
+ */
+static void find_missing(struct rank_lane *const *sorted, size_t count, struct po_distributed *out)
+{
+	int64_t size = count ? (int64_t)sorted[count - 1]->rank + 1 : 0;
+	size_t next = 0;
+
+	if (out->world_size > size)
+		size = out->world_size;
+	out->missing_rank_count = size - (int64_t)count;
+	out->missing_listed = 0;
+	/* Each turn passes a present rank or lists a missing one: count + 64 turns at most. */
+	for (int64_t rank = 0; rank < size && out->missing_listed < PO_MISSING_RANKS_LISTED &&
+			       out->missing_rank_count > 0;
+	     rank++) {
+		while (next < count && sorted[next]->rank < rank)
+			next++;
+		if (next < count && sorted[next]->rank == rank)
+			continue;
+		out->missing_ranks[out->missing_listed++] = (int32_t)rank;
+	}
+}
+
+/*
  * From the ranks' summaries (out->ranks, in rank order: sorted) on, what an analysis and
  * a merge share: the local ranks, the clocks, the matched steps and the heatmap.
  */
@@ -875,6 +913,7 @@ static enum po_status assemble(struct po_rank_tracker *tracker, struct rank_lane
 	enum po_status status;
 
 	infer_local_ranks(sorted, out->ranks, tracker->lane_count);
+	find_missing(sorted, tracker->lane_count, out);
 	po_sort(tracker->records, tracker->record_count, sizeof(*tracker->records), compare_record);
 	status = align_clocks(tracker, sorted, out, arena);
 	if (status == PO_STATUS_OK)
@@ -914,6 +953,8 @@ static enum po_status distributed_new(size_t count, struct po_arena *arena,
 	**out = (struct po_distributed){.world_size = -1,
 					.rank_count = count,
 					.lost_ns_per_step = NAN,
+					.shared_collective_ns_per_step = NAN,
+					.shared_collective_ns_per_collective = NAN,
 					.clock_residual_ns = NAN,
 					.step_stride = 1,
 					.sample_stride = 1};
@@ -954,9 +995,61 @@ enum po_status rank_tracker_build(struct po_rank_tracker *tracker, struct po_ana
 	free(walls);
 	free(sorted);
 	free(position);
-	if (status == PO_STATUS_OK)
+	if (status == PO_STATUS_OK) {
 		analysis->distributed = out;
+		status = po_distributed_warn_missing(analysis);
+	}
 	return status;
+}
+
+/* ---- the job's completeness ---- */
+
+void po_distributed_missing_words(const struct po_distributed *d, char *text, size_t size)
+{
+	size_t used, shown = d->missing_listed < 8 ? d->missing_listed : 8;
+	int written = snprintf(text, size, "%s ", d->missing_rank_count == 1 ? "rank" : "ranks");
+
+	used = written > 0 ? (size_t)written : 0;
+	for (size_t i = 0; i < shown && used < size; i++) {
+		const char *separator = i == 0 ? "" : i + 1 < shown ? ", " : " and ";
+
+		if ((int64_t)shown < d->missing_rank_count && i > 0)
+			separator = ", ";
+		written =
+		    snprintf(text + used, size - used, "%s%d", separator, (int)d->missing_ranks[i]);
+		used += written > 0 ? (size_t)written : 0;
+	}
+	if ((int64_t)shown < d->missing_rank_count && used < size)
+		snprintf(text + used, size - used, " and %lld more",
+			 (long long)(d->missing_rank_count - (int64_t)shown));
+	used = strlen(text);
+	if (used < size)
+		snprintf(text + used, size - used, " missing (%zu of world size %lld in the data)",
+			 d->rank_count,
+			 (long long)(d->missing_rank_count + (int64_t)d->rank_count));
+}
+
+enum po_status po_distributed_warn_missing(struct po_analysis *analysis)
+{
+	const struct po_distributed *d = analysis->distributed;
+	char missing[256], text[512];
+
+	if (!d || d->missing_rank_count <= 0)
+		return PO_STATUS_OK;
+	po_distributed_missing_words(d, missing, sizeof(missing));
+	if (isnan(d->shared_collective_ns_per_collective))
+		snprintf(text, sizeof(text),
+			 "%s: no collective was matched across the present ranks; no straggler "
+			 "can be ruled out",
+			 missing);
+	else
+		snprintf(text, sizeof(text),
+			 "%s: every present rank spends at least %.1f ms in each collective "
+			 "(%.1f ms per step), waiting for ranks not in the data or for the "
+			 "transfer; no straggler can be ruled out",
+			 missing, d->shared_collective_ns_per_collective / 1e6,
+			 d->shared_collective_ns_per_step / 1e6);
+	return po_analysis_add_warning(analysis, "ranks-missing", text);
 }
 
 /* ---- a merge of partial summaries ---- */

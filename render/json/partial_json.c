@@ -159,6 +159,15 @@ enum po_status po_render_merged_json(const struct po_analysis *analysis,
 	po_json_write_kv_string(&writer, "verdict",
 				po_json_verdict_name(analysis->diagnosis.verdict));
 	po_json_write_kv_string(&writer, "verdict_reason", analysis->diagnosis.verdict_reason);
+	po_json_write_key(&writer, "warnings");
+	po_json_write_begin_array(&writer);
+	for (size_t i = 0; i < po_analysis_warning_count(analysis); i++) {
+		po_json_write_begin_object(&writer);
+		po_json_write_kv_string(&writer, "code", po_analysis_warning(analysis, i)->code);
+		po_json_write_kv_string(&writer, "text", po_analysis_warning(analysis, i)->text);
+		po_json_write_end_object(&writer);
+	}
+	po_json_write_end_array(&writer);
 	po_json_write_end_object(&writer);
 	return po_json_writer_close(&writer, err);
 }

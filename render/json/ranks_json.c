@@ -142,14 +142,26 @@ void po_render_ranks_json(struct po_json_writer *writer, const struct po_analysi
 	po_json_write_begin_object(writer);
 	kv_ns_as_ms(writer, "clock_residual_ms", d->clock_residual_ns);
 	po_json_write_kv_int(writer, "collectives", d->collectives);
+	po_json_write_kv_bool(writer, "complete", d->missing_rank_count <= 0);
 	write_hosts(writer, d);
 	kv_ns_as_ms(writer, "lost_ms_per_step", d->lost_ns_per_step);
 	po_json_write_kv_int(writer, "matched_steps", (int64_t)d->step_count);
+	po_json_write_kv_int(writer, "missing_rank_count", d->missing_rank_count);
+	po_json_write_key(writer, "missing_ranks");
+	po_json_write_begin_array(writer);
+	po_json_write_inline_items(writer);
+	for (size_t i = 0; i < d->missing_listed; i++)
+		po_json_write_int(writer, d->missing_ranks[i]);
+	po_json_write_end_array(writer);
 	po_json_write_key(writer, "ranks");
 	po_json_write_begin_array(writer);
 	for (size_t i = 0; i < d->rank_count; i++)
 		write_rank(writer, &d->ranks[i]);
 	po_json_write_end_array(writer);
+	po_json_write_kv_int(writer, "ranks_present", (int64_t)d->rank_count);
+	kv_ns_as_ms(writer, "shared_collective_ms_per_collective",
+		    d->shared_collective_ns_per_collective);
+	kv_ns_as_ms(writer, "shared_collective_ms_per_step", d->shared_collective_ns_per_step);
 	po_json_write_kv_int(writer, "step_stride", d->step_stride);
 	write_steps(writer, d);
 	write_straggler(writer, &d->straggler);

@@ -44,6 +44,19 @@ static void print_straggler(const struct po_distributed *d, FILE *out)
 {
 	const struct po_straggler *s = &d->straggler;
 
+	char missing[256];
+
+	if (d->missing_rank_count > 0)
+		po_distributed_missing_words(d, missing, sizeof(missing));
+	if (!s->present && d->missing_rank_count > 0) {
+		fprintf(out,
+			"  No straggler can be ruled out: %s; every present rank waits %.3f ms per "
+			"collective (%.3f ms per step) for a rank not in the data or the transfer "
+			"(%zu steps matched).\n",
+			missing, d->shared_collective_ns_per_collective / 1e6,
+			d->shared_collective_ns_per_step / 1e6, d->step_count);
+		return;
+	}
 	if (!s->present) {
 		fprintf(out,
 			"  No straggler: no rank makes the others wait at the collectives "
@@ -59,6 +72,8 @@ static void print_straggler(const struct po_distributed *d, FILE *out)
 							      : "?",
 		po_json_category_name(s->cause_category), s->cause_excess_ns / 1e6,
 		s->others_wait_ns_per_step / 1e6, s->lost_ns_per_step / 1e6);
+	if (d->missing_rank_count > 0)
+		fprintf(out, "  Of the present ranks only: %s.\n", missing);
 }
 
 void po_render_ranks_text(const struct po_analysis *analysis, FILE *out)

@@ -4,6 +4,7 @@
  * (model/distributed.h).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "report_priv.h"
 
@@ -17,6 +18,18 @@ void po_report_straggler_sentence(const struct po_distributed *d, char *text, si
 {
 	const struct po_straggler *s = &d->straggler;
 
+	char missing[256];
+
+	if (d->missing_rank_count > 0)
+		po_distributed_missing_words(d, missing, sizeof(missing));
+	if (!s->present && d->missing_rank_count > 0) {
+		snprintf(text, size,
+			 "No straggler can be ruled out: %s; every present rank waits %.3f ms per "
+			 "collective for a rank not in the data or the transfer (%zu steps "
+			 "matched).",
+			 missing, d->shared_collective_ns_per_collective / 1e6, d->step_count);
+		return;
+	}
 	if (!s->present) {
 		snprintf(text, size,
 			 "No straggler: no rank makes the others wait at the collectives (%zu "
@@ -31,6 +44,13 @@ void po_report_straggler_sentence(const struct po_distributed *d, char *text, si
 		 (unsigned)s->cause < PO_STRAGGLER_CAUSE_COUNT ? straggler_cause_names[s->cause]
 							       : "?",
 		 s->others_wait_ns_per_step / 1e6, s->lost_ns_per_step / 1e6);
+	if (d->missing_rank_count > 0) {
+		size_t used = strlen(text);
+
+		if (used < size)
+			snprintf(text + used, size - used, " Of the present ranks only: %s.",
+				 missing);
+	}
 }
 
 void po_report_clock_sentence(const struct po_distributed *d, size_t host, char *text, size_t size)

@@ -8,7 +8,8 @@
 # - what is not a partial summary is refused with one line naming the file (exit 3) and
 #   nothing is written: a summary.json, a cut file, a rank given twice, a missing file, a
 #   directory without partial.json; --merge without -o and --partial with --baseline are
-#   usage errors (exit 2); --partial on a trace without ranks says so (exit 3).
+#   usage errors (exit 2); --partial on a trace without ranks says so (exit 3);
+# - ranks missing (6 of world size 8): the job is incomplete, never "no straggler".
 # The merge's agreement with an analysis of the same traces together is
 # workload.ddp_two_hosts's; its time and memory at 64 to 1,024 ranks are bench/merge.sh's.
 set -u
@@ -69,6 +70,34 @@ ok = d["step_stride"] == 2 and d["matched_steps"] == 150 and d["straggler"]["ran
 print(d["step_stride"], d["matched_steps"], d["straggler"])
 sys.exit(0 if ok else 1)
 PY
+
+# Ranks missing (6 of world size 8; rank 6, not in the data, enters every all-reduce 12 ms
+# late): the job is said to be incomplete, with the wait every present rank shares, never
+# "no straggler"; exit 0 (docs/distributed.md, "Ranks missing").
+/usr/bin/python3 "$synth" "$work/six" 8 --straggler 6 --late-ms 12 --steps 200 || exit 1
+rm "$work/six/host0006.json" "$work/six/host0007.json"
+analyzer --merge -o "$work/r6" "$work"/six/*.json >"$work/out6" 2>"$work/err"
+[ $? -eq 0 ] && ok "6 of 8 ranks merged (0)" || fail "6 of 8 ranks: $(cat "$work/err")"
+contains "$work/out6" "No straggler can be ruled out: ranks 6 and 7 missing (6 of world size 8 in the data)" \
+	"the text says the job is incomplete"
+grep -q "No straggler:" "$work/out6" && fail "the text claims no straggler" || ok "no \"No straggler:\" claim"
+/usr/bin/python3 - "$work/r6/summary.json" <<'PY' && ok "summary.json: incomplete, 13 ms shared per collective, a warning" || fail "summary.json of the incomplete job"
+import json, sys
+summary = json.load(open(sys.argv[1]))
+d = summary["distributed"]
+got = (d["complete"], d["ranks_present"], d["world_size"], d["missing_rank_count"], d["missing_ranks"],
+       d["straggler"], [w["code"] for w in summary["warnings"]])
+print(got, d["shared_collective_ms_per_collective"])
+sys.exit(0 if got == (False, 6, 8, 2, [6, 7], None, ["ranks-missing"]) and
+         abs(d["shared_collective_ms_per_collective"] - 13) < 0.1 else 1)
+PY
+# a straggler among the present ranks is named, and said to be of the present ranks only
+/usr/bin/python3 "$synth" "$work/six1" 8 --straggler 1 --late-ms 12 --steps 200 || exit 1
+rm "$work/six1/host0006.json" "$work/six1/host0007.json"
+analyzer --merge -o "$work/r61" "$work"/six1/*.json >"$work/out61" 2>"$work/err"
+contains "$work/out61" "Straggler: rank 1 (chronic)" "rank 1 named among the present ranks"
+contains "$work/out61" "Of the present ranks only: ranks 6 and 7 missing" "and said to be of the present ranks only"
+contains "$work/r61/summary.json" "Of the present ranks only: ranks 6 and 7 missing" "the finding says so too"
 
 # What is not a partial summary.
 mkdir "$work/nothing"

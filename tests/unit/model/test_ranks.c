@@ -4,6 +4,7 @@
  * number, and the straggler finding from arrival times and the straggler's own breakdown.
  */
 #include <math.h>
+#include <string.h>
 
 #include "builder.h"
 #include "detect.h"
@@ -14,6 +15,9 @@ enum { RANK0 = 100, WORKER0 = 101, RANK1 = 200, WORKER1 = 201 };
 #define STEPS 20
 #define STEP_PERIOD (50 * MS)
 
+/* The world size the rank events report: 3 leaves rank 2 out of the trace. */
+static int32_t reported_world_size = 2;
+
 static void rank_event(struct po_model *model, int64_t t, int32_t pid, int32_t rank,
 		       const char *host)
 {
@@ -21,7 +25,7 @@ static void rank_event(struct po_model *model, int64_t t, int32_t pid, int32_t r
 
 	event.u.rank.rank = rank;
 	event.u.rank.local_rank = -1; /* as under torch.multiprocessing.spawn */
-	event.u.rank.world_size = 2;
+	event.u.rank.world_size = reported_world_size;
 	event.u.rank.host = str_of(host);
 	feed(model, &event);
 }
@@ -294,6 +298,43 @@ static void two_hosts(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * World size 3, ranks 0 and 1 in the trace: rank 2 is missing. Neither present rank makes
+ * the other wait, but the job is incomplete: no "no straggler", a warning that names rank 2
+ * and the time both present ranks spend in each all-reduce (2 ms from the last arrival to
+ * its end here, which would include a wait for rank 2 in a real job).
+ */
+static void missing_rank(void)
+{
+	struct po_analysis *analysis;
+	const struct po_distributed *d;
+	const struct po_warning *warning;
+
+	reported_world_size = 3;
+	analysis = run_job(MS, true, 0);
+	reported_world_size = 2;
+	d = analysis->distributed;
+	CHECK(d != NULL);
+	CHECK_INT_EQ(d->world_size, 3);
+	CHECK_INT_EQ(d->rank_count, 2);
+	CHECK_INT_EQ(d->missing_rank_count, 1);
+	CHECK_INT_EQ(d->missing_listed, 1);
+	CHECK_INT_EQ(d->missing_ranks[0], 2);
+	CHECK(!d->straggler.present);
+	CHECK(d->shared_collective_ns_per_step >= 2.0 * MS);
+	CHECK(d->shared_collective_ns_per_step < 2.5 * MS);
+	warning = find_warning(analysis, "ranks-missing");
+	CHECK(warning != NULL);
+	CHECK(warning && strstr(warning->text, "rank 2 missing (2 of world size 3 in the data)"));
+	CHECK(warning && strstr(warning->text, "no straggler can be ruled out"));
+	po_analysis_destroy(analysis);
+	/* the whole job: nothing missing, no warning */
+	analysis = run_job(MS, true, 0);
+	CHECK_INT_EQ(analysis->distributed->missing_rank_count, 0);
+	CHECK(find_warning(analysis, "ranks-missing") == NULL);
+	po_analysis_destroy(analysis);
+}
+
 /* Without rank events nothing of this exists: the single-process result is unchanged. */
 static void no_ranks(void)
 {
@@ -312,6 +353,7 @@ int main(void)
 	RUN(slow_input_rank);
 	RUN(balanced_ranks);
 	RUN(two_hosts);
+	RUN(missing_rank);
 	RUN(no_ranks);
 	return CHECK_SUMMARY();
 }
