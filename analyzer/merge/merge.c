@@ -18,6 +18,7 @@
 #include "compare/json_read.h"
 #include "detect/detect.h"
 #include "merge.h"
+#include "common/text.h"
 
 /* What the partials hold together, before the merge. */
 struct merged {
@@ -206,7 +207,7 @@ static enum po_status read_rank(struct merged *m, const struct po_json_value *ra
 	s.p50_step_ns = p50;
 	s.mean_step_ns = po_json_number(po_json_get(rank, "mean_step_ns"), NAN);
 	if (host && host->type == PO_JSON_STRING) {
-		s.host = po_arena_strdup(m->arena, host->string);
+		s.host = po_text_clean_strdup(m->arena, host->string); /* printed, drawn */
 		if (!s.host)
 			return PO_STATUS_NOMEM;
 	}
