@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/isolate.h"
+#include "common/text.h"
 #include "compare/compare.h"
 #include "detect/detect.h"
 #include "ingest/ingest.h"
@@ -280,10 +281,12 @@ static enum po_status add_ingest_warnings(struct po_model *model,
 	}
 	if (status == PO_STATUS_OK && stats->unknown_profopt_events > 0) {
 		snprintf(text, sizeof(text),
-			 "%lld events of %.100s and other classes named like profopt events but "
+			 "%lld events of %.*s and other classes named like profopt events but "
 			 "unknown to this analyzer were ignored: the trace's metadata may be "
 			 "damaged, or another profopt version recorded it",
-			 (long long)stats->unknown_profopt_events, stats->unknown_profopt_name);
+			 (long long)stats->unknown_profopt_events,
+			 po_text_precision(stats->unknown_profopt_name, 100),
+			 stats->unknown_profopt_name);
 		status = po_model_add_warning(model, "unknown-profopt-events", text);
 	}
 	if (status == PO_STATUS_OK && stats->no_clock_events > 0) {

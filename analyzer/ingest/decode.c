@@ -197,10 +197,13 @@ static void resolve_class(const struct po_decoder *decoder, struct po_class_entr
 	entry->kind = kind_of_name(bt_event_class_get_name(event_class));
 	entry->profopt_like =
 	    entry->kind == PO_EV_COUNT && named_like_profopt(bt_event_class_get_name(event_class));
-	if (entry->profopt_like && !decoder->stats->unknown_profopt_name[0])
-		snprintf(decoder->stats->unknown_profopt_name,
-			 sizeof(decoder->stats->unknown_profopt_name), "%s",
-			 bt_event_class_get_name(event_class));
+	if (entry->profopt_like && !decoder->stats->unknown_profopt_name[0]) {
+		const char *name = bt_event_class_get_name(event_class);
+
+		/* The metadata's text, shown in a warning: clean, cut between characters. */
+		po_text_clean(name, strlen(name), decoder->stats->unknown_profopt_name,
+			      sizeof(decoder->stats->unknown_profopt_name), NULL);
+	}
 	entry->trace_id = trace_id_of(decoder, trace);
 	entry->env_pid = trace_env_pid(trace);
 	entry->frequency = clock ? bt_clock_class_get_frequency(clock) : 0;

@@ -1,7 +1,6 @@
 /* event_text.c: every text member of a decoded event made clean, once, before it is handed on. */
 #include <stdlib.h>
 
-#include "common/text.h"
 #include "event_text.h"
 
 size_t po_event_text_members(struct po_event *event, struct po_str *out[PO_EVENT_TEXT_MAX])

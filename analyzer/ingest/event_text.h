@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/text.h"
 #include "model/event.h"
 
 /* The most text members an event has: the procname context and two of the payload's. */

@@ -3,8 +3,9 @@
 # (docs/robustness.md, "Text from traces"), and an output that cannot be written.
 # - a copy of the committed pytorch-hotspots trace whose strings are patched in place (same
 #   length): a file name with one flipped byte (0x68 'h' -> 0xE8), function names holding
-#   U+FDD0 and U+FFFE, one holding CSI clear-screen and OSC window-title sequences, and the
-#   procname context holding ESC and 0x01. The analysis succeeds, every output is written,
+#   U+FDD0 and U+FFFE, one holding CSI clear-screen and OSC window-title sequences, the
+#   procname context holding ESC and 0x01, and an event class's name in the metadata
+#   holding ESC. The analysis succeeds, every output is written,
 #   index.html is well-formed XML, summary.json is strict JSON, stdout is valid UTF-8
 #   without a control character, and the bad bytes show as U+FFFD;
 # - the committed trace with index.html over the file size limit (RLIMIT_FSIZE, SIGXFSZ
@@ -23,19 +24,22 @@ failed=0 passed=0
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL $*"; }
 
-# Replaces NUL-terminated strings of the stream files in place: OLD=NEW pairs (hex).
+# Replaces NUL-terminated strings of the stream files in place: OLD=NEW pairs (hex); a
+# pair written meta:OLD=NEW replaces bytes of the metadata files instead.
 patch_strings() {
 	/usr/bin/python3 - "$@" <<'PY'
 import os, sys
 root, pairs = sys.argv[1], [p.split("=") for p in sys.argv[2:]]
 for old, new in pairs:
-    old, new = bytes.fromhex(old) + b"\0", bytes.fromhex(new) + b"\0"
-    assert len(old) == len(new)
+    meta = old.startswith("meta:")
+    end = b"" if meta else b"\0"
+    old, new = bytes.fromhex(old[5:] if meta else old) + end, bytes.fromhex(new) + end
+    assert meta or len(old) == len(new)
     count = 0
     for directory, _, names in os.walk(root):
         for name in names:
             path = os.path.join(directory, name)
-            if name == "metadata" or name.endswith(".idx"):
+            if (name == "metadata") != meta or name.endswith(".idx"):
                 continue
             data = open(path, "rb").read()
             count += data.count(old)
@@ -100,13 +104,18 @@ grep -qF "$(printf '\xef\xbf\xbdotspots_workers.py')" "$work/invalid.out" &&
 	grep -qF "$(printf 'nor\xef\xbf\xbdize_record')" "$work/invalid.out" &&
 	ok "invalid: the bad byte and the noncharacters show as U+FFFD" ||
 	fail "invalid: the cleaned names are not on stdout"
-# Control characters in valid UTF-8: a function name, and the procname context.
+# Control characters in valid UTF-8: a function name, the procname context, and the
+# metadata's name of an event class (named in a warning as unknown).
 check_trace controls \
 	"$(hex Connection._recv)=1b$(hex '[2J')1b$(hex ']0;pwned')07$(hex cv)" \
-	"$(hex python3)=$(hex py)1b01$(hex on3)"
+	"$(hex python3)=$(hex py)1b01$(hex on3)" \
+	"meta:$(hex '"profopt:epoch_begin"')=$(hex '"profopt:ep')1b$(hex '[2Jbegin"')"
 grep -qF "$(printf '\xef\xbf\xbd[2J\xef\xbf\xbd]0;pwned\xef\xbf\xbdcv')" "$work/controls.out" &&
 	ok "controls: CSI and OSC sequences are shown, not obeyed" ||
 	fail "controls: the escape sequences were not replaced"
+grep -qF "$(printf 'profopt:ep\xef\xbf\xbd[2Jbegin')" "$work/controls.out" &&
+	ok "controls: the event class's name in the warning is clean" ||
+	fail "controls: the unknown event class is not named cleanly"
 
 # index.html cannot be written whole (it is the largest output by far).
 pdf_bytes=$(stat -c %s "$work/r/report.pdf" 2>/dev/null || echo 262144)
