@@ -2,10 +2,11 @@
  * main.c: profopt-analyze. Parses the command line (cli/options.h), checks the inputs
  * (the trace, the output directory, a baseline) before anything is written, runs the
  * analysis (pipeline.h) in a resource-limited child process that writes every output into
- * a staging directory, and only when all of it succeeded moves the staging directory into
- * place (common/outdir.h). Errors from every level arrive here as one chain and are
- * printed once. Several TRACE_DIRs are analysed as one directory holding them: a private
- * directory under TMPDIR of links to them (the job directory), removed at the end.
+ * a staging directory, and when the analysis completed moves the staging directory into
+ * place (common/outdir.h), with every output or with all but those that failed (exit 5).
+ * Errors from every level arrive here as one chain and are printed once. Several TRACE_DIRs
+ * are analysed as one directory holding them: a private directory under TMPDIR of links to
+ * them (the job directory), removed at the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -322,7 +323,7 @@ static enum po_status check_inputs(const struct po_cli_options *options,
  */
 static enum po_status check_signals(enum po_status status, struct po_error *err)
 {
-	if ((status != PO_STATUS_OK && status != PO_STATUS_GATE) || !po_signals_caught())
+	if (!po_status_completed(status) || !po_signals_caught())
 		return status;
 	po_error_set(err, "interrupted by %s", po_signal_name(po_signals_caught()));
 	return PO_STATUS_INTERRUPTED;
@@ -392,6 +393,25 @@ static void print_warnings(const char *lines)
 	}
 }
 
+/*
+ * An output failed and the others were committed: the causes name the files where they are
+ * now (DIR/report.pdf, not the staging directory's path) and say where the others went.
+ */
+static void name_committed_outputs(struct po_error *err, const char *staging, const char *out_dir)
+{
+	struct po_error named = {{0}};
+	size_t staging_len = strlen(staging);
+	const char *cursor = err->message;
+	const char *found;
+
+	while ((found = strstr(cursor, staging)) != NULL) {
+		po_error_append(&named, "%.*s%s", (int)(found - cursor), cursor, out_dir);
+		cursor = found + staging_len;
+	}
+	po_error_append(&named, "%s; the other outputs were written to %s", cursor, out_dir);
+	*err = named;
+}
+
 static enum po_status run(struct po_cli_options *options, const struct po_live_history *live,
 			  struct po_error *err)
 {
@@ -415,18 +435,24 @@ static enum po_status run(struct po_cli_options *options, const struct po_live_h
 		po_ingest_watch_destroy(watch);
 		po_ingest_watch_destroy(baseline_watch);
 	}
-	if (status == PO_STATUS_OK || status == PO_STATUS_GATE) {
-		/* A tripped gate still leaves its report, to show what tripped it. */
+	if (po_status_completed(status)) {
+		/*
+		 * A tripped gate still leaves its report, to show what tripped it; an output
+		 * that failed leaves the others (exit 5 all the same).
+		 */
 		struct po_error commit_err = {{0}};
 		enum po_status committed = po_outdir_commit(outdir, &commit_err);
 
 		if (committed != PO_STATUS_OK) {
 			*err = commit_err;
 			status = committed;
+		} else if (status == PO_STATUS_OUTPUT_PARTIAL) {
+			name_committed_outputs(err, po_outdir_borrow_staging(outdir),
+					       options->out_dir);
 		}
 	}
 	/* After --live, stdout holds the JSON lines of the windows unless it is a terminal. */
-	if ((status == PO_STATUS_OK || status == PO_STATUS_GATE) && text && !options->quiet)
+	if (po_status_completed(status) && text && !options->quiet)
 		fprintf(live && !isatty(STDOUT_FILENO) ? stderr : stdout, "%sReport: %s\n", text,
 			options->out_dir);
 	po_outdir_destroy(outdir);

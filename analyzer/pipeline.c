@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/isolate.h"
+#include "common/text.h"
 #include "compare/compare.h"
 #include "detect/detect.h"
 #include "ingest/ingest.h"
@@ -70,44 +71,99 @@ static enum po_status write_alerts(const struct po_live_history *live, const cha
 	return PO_STATUS_OK;
 }
 
-static enum po_status render_all(const struct po_analysis *analysis,
-				 const struct po_pipeline_job *job, struct po_error *err)
+/* The partial summary, the one output of --partial. */
+static enum po_status render_partial(const struct po_analysis *analysis,
+				     const struct po_pipeline_job *job, struct po_error *err)
 {
 	char path[PATH_MAX];
 	enum po_status status;
 
-	if (job->options->partial) {
-		po_isolate_progress("writing partial.json", job->staging_dir);
-		status = make_path(job->staging_dir, "partial.json", path, sizeof(path), err);
-		if (status == PO_STATUS_OK && !analysis->distributed) {
-			po_error_set(err,
-				     "%s: no process of the trace said its rank (profopt.run in a "
-				     "torch.distributed job, or profopt_rank()): --partial has "
-				     "nothing to summarise",
-				     job->options->trace_dir);
-			return PO_STATUS_INPUT;
-		}
-		return status == PO_STATUS_OK ? po_render_partial_json(analysis, path, err)
-					      : status;
+	po_isolate_progress("writing partial.json", job->staging_dir);
+	status = make_path(job->staging_dir, "partial.json", path, sizeof(path), err);
+	if (status == PO_STATUS_OK && !analysis->distributed) {
+		po_error_set(err,
+			     "%s: no process of the trace said its rank (profopt.run in a "
+			     "torch.distributed job, or profopt_rank()): --partial has "
+			     "nothing to summarise",
+			     job->options->trace_dir);
+		return PO_STATUS_INPUT;
 	}
-	po_isolate_progress("writing summary.json", job->staging_dir);
-	status = make_path(job->staging_dir, "summary.json", path, sizeof(path), err);
-	if (status == PO_STATUS_OK)
-		status = po_render_summary_json(analysis, path, err);
-	if (status == PO_STATUS_OK && job->live)
-		status = make_path(job->staging_dir, "alerts.json", path, sizeof(path), err);
-	if (status == PO_STATUS_OK && job->live)
-		status = write_alerts(job->live, path, err);
-	if (status != PO_STATUS_OK)
-		return status;
-	po_isolate_progress("writing timeline.json", job->staging_dir);
-	status = make_path(job->staging_dir, "timeline.json", path, sizeof(path), err);
-	if (status == PO_STATUS_OK)
-		status = po_render_timeline_json(analysis, path, err);
-	if (status != PO_STATUS_OK || job->options->json_only)
-		return status;
-	po_isolate_progress("writing the report", job->staging_dir);
-	return po_render_report(analysis, job->staging_dir, err);
+	return status == PO_STATUS_OK ? po_render_partial_json(analysis, path, err) : status;
+}
+
+/* A JSON output of the analysis (summary.json, timeline.json) or of the live run (alerts). */
+typedef enum po_status (*json_writer_fn)(const struct po_analysis *analysis,
+					 const struct po_live_history *live, const char *path,
+					 struct po_error *err);
+
+static enum po_status summary_json(const struct po_analysis *analysis,
+				   const struct po_live_history *live, const char *path,
+				   struct po_error *err)
+{
+	return po_render_summary_json(analysis, path, err);
+}
+
+static enum po_status timeline_json(const struct po_analysis *analysis,
+				    const struct po_live_history *live, const char *path,
+				    struct po_error *err)
+{
+	return po_render_timeline_json(analysis, path, err);
+}
+
+static enum po_status alerts_json(const struct po_analysis *analysis,
+				  const struct po_live_history *live, const char *path,
+				  struct po_error *err)
+{
+	return write_alerts(live, path, err);
+}
+
+/* One JSON output; a failed one is removed (nothing half-written). */
+static void write_json(const struct po_analysis *analysis, const struct po_pipeline_job *job,
+		       const char *phase, const char *name, json_writer_fn writer,
+		       struct po_outcome *outputs, struct po_error *err)
+{
+	char path[PATH_MAX];
+	struct po_error cause = {{0}};
+	enum po_status status;
+
+	po_isolate_progress(phase, job->staging_dir);
+	status = make_path(job->staging_dir, name, path, sizeof(path), &cause);
+	if (status == PO_STATUS_OK) {
+		status = writer(analysis, job->live, path, &cause);
+		if (status != PO_STATUS_OK)
+			unlink(path);
+	}
+	po_outcome_add(outputs, status, &cause, err);
+}
+
+/*
+ * Every output is tried: one renderer's failure (a full disk, a cairo error) takes no other
+ * output with it. PO_STATUS_OUTPUT_PARTIAL when some failed and others were written, with
+ * every failure's cause in err; the first failure's status when none was written.
+ */
+static enum po_status render_all(const struct po_analysis *analysis,
+				 const struct po_pipeline_job *job, struct po_error *err)
+{
+	struct po_outcome outputs = {0, 0, PO_STATUS_OK};
+	struct po_error cause = {{0}};
+
+	if (job->options->partial)
+		return render_partial(analysis, job, err);
+	write_json(analysis, job, "writing summary.json", "summary.json", summary_json, &outputs,
+		   err);
+	if (job->live)
+		write_json(analysis, job, "writing alerts.json", "alerts.json", alerts_json,
+			   &outputs, err);
+	write_json(analysis, job, "writing timeline.json", "timeline.json", timeline_json, &outputs,
+		   err);
+	if (!job->options->json_only) {
+		po_isolate_progress("writing the report", job->staging_dir);
+		po_outcome_add(&outputs, po_render_report(analysis, job->staging_dir, &cause),
+			       &cause, err);
+	}
+	if (!outputs.failures)
+		return PO_STATUS_OK;
+	return outputs.failures < outputs.tried ? PO_STATUS_OUTPUT_PARTIAL : outputs.first;
 }
 
 struct feed {
@@ -225,10 +281,12 @@ static enum po_status add_ingest_warnings(struct po_model *model,
 	}
 	if (status == PO_STATUS_OK && stats->unknown_profopt_events > 0) {
 		snprintf(text, sizeof(text),
-			 "%lld events of %.100s and other classes named like profopt events but "
+			 "%lld events of %.*s and other classes named like profopt events but "
 			 "unknown to this analyzer were ignored: the trace's metadata may be "
 			 "damaged, or another profopt version recorded it",
-			 (long long)stats->unknown_profopt_events, stats->unknown_profopt_name);
+			 (long long)stats->unknown_profopt_events,
+			 po_text_precision(stats->unknown_profopt_name, 100),
+			 stats->unknown_profopt_name);
 		status = po_model_add_warning(model, "unknown-profopt-events", text);
 	}
 	if (status == PO_STATUS_OK && stats->no_clock_events > 0) {
@@ -805,13 +863,15 @@ enum po_status po_pipeline_run(void *ctx, FILE *output, struct po_error *err)
 	po_digest_destroy(old_run);
 	if (status == PO_STATUS_OK)
 		status = render_all(analysis, job, err);
+	/* One output that failed leaves the summary of the others (render_all). */
 	if (status == PO_STATUS_OK && !options->quiet && options->partial) {
 		size_t ranks = analysis->distributed->rank_count;
 
 		fprintf(output,
 			"Partial summary: %zu rank%s, step numbers sampled every %" PRId64 "\n",
 			ranks, ranks == 1 ? "" : "s", analysis->distributed->sample_stride);
-	} else if (status == PO_STATUS_OK && !options->quiet) {
+	} else if ((status == PO_STATUS_OK || status == PO_STATUS_OUTPUT_PARTIAL) &&
+		   !options->quiet) {
 		po_render_text_summary(analysis, output);
 		if (analysis->diagnosis.comparison)
 			po_comparison_print(analysis->diagnosis.comparison, output);

@@ -63,6 +63,20 @@ void po_error_prepend(struct po_error *err, const char *fmt, ...)
 		memcpy(err->message, previous, sizeof(err->message));
 }
 
+void po_outcome_add(struct po_outcome *outcome, enum po_status status, const struct po_error *cause,
+		    struct po_error *err)
+{
+	outcome->tried++;
+	if (status == PO_STATUS_OK)
+		return;
+	if (outcome->failures++ == 0) {
+		outcome->first = status;
+		*err = *cause;
+	} else {
+		po_error_append(err, "; %s", cause->message);
+	}
+}
+
 void po_error_clear(struct po_error *err)
 {
 	if (err)

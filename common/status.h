@@ -25,6 +25,7 @@
 	X(INPUT, "the input is not a usable profopt trace", 3)                                     \
 	X(DECODE, "the trace could not be decoded", 4)                                             \
 	X(OUTPUT, "an output could not be written", 5)                                             \
+	X(OUTPUT_PARTIAL, "an output could not be written; the others were", 5)                    \
 	X(GATE, "a --fail-if condition is true", 6)                                                \
 	X(BASELINE, "the baseline could not be used", 7)                                           \
 	X(INTERRUPTED, "interrupted", 130)
@@ -35,6 +36,16 @@ enum po_status {
 #undef PO_X
 	    PO_STATUS_COUNT
 };
+
+/*
+ * Whether an analysis with this status completed and its report is kept: success, a tripped
+ * --fail-if gate, or an output that failed while the others were written.
+ */
+static inline int po_status_completed(enum po_status status)
+{
+	return status == PO_STATUS_OK || status == PO_STATUS_GATE ||
+	       status == PO_STATUS_OUTPUT_PARTIAL;
+}
 
 const char *po_status_name(enum po_status status);
 const char *po_status_description(enum po_status status);
@@ -53,6 +64,20 @@ void po_error_prepend(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3
 /* Adds text at the end of the message (cut to fit). */
 void po_error_append(struct po_error *err, const char *fmt, ...) PO_PRINTF(2, 3);
 void po_error_clear(struct po_error *err);
+
+/* Actions that go on when one fails (the outputs of a report): what came of them. */
+struct po_outcome {
+	size_t tried;
+	size_t failures;
+	enum po_status first; /* the first failure's status; PO_STATUS_OK while none failed */
+};
+
+/*
+ * Counts one action of outcome (zeroed at first). A failure's cause goes into err: the
+ * first one as it is, each later one appended after "; ".
+ */
+void po_outcome_add(struct po_outcome *outcome, enum po_status status, const struct po_error *cause,
+		    struct po_error *err);
 
 /* What kind of file a stat() mode is, for messages: "a FIFO (named pipe)", "a directory"... */
 const char *po_file_type_text(unsigned int st_mode);

@@ -447,7 +447,7 @@ static void child_set_limits(const struct po_isolate_limits *limits)
 /* A status whose analysis completed: its output text is handed to the parent. */
 static bool keeps_output(enum po_status status)
 {
-	return status == PO_STATUS_OK || status == PO_STATUS_GATE;
+	return po_status_completed(status);
 }
 
 /* Sends the header, the error message and (on success only) the output text. */

@@ -77,7 +77,8 @@ typedef enum po_status (*po_isolated_fn)(void *ctx, FILE *output, struct po_erro
  * and error; PO_STATUS_DECODE when it was killed by a signal or a limit, PO_STATUS_INTERRUPTED
  * when the parent got a terminating signal meanwhile (the child is killed and reaped first),
  * or when the child died of one (someone stopped it). On success, and
- * on PO_STATUS_GATE (an analysis that completed but tripped a --fail-if gate), *output_text
+ * on PO_STATUS_GATE (an analysis that completed but tripped a --fail-if gate) or
+ * PO_STATUS_OUTPUT_PARTIAL (one output failed, the others were written), *output_text
  * (owned by the caller, free()) holds what the child wrote to output.
  */
 enum po_status po_isolate_run(po_isolated_fn fn, void *ctx, const struct po_isolate_limits *limits,

@@ -197,10 +197,13 @@ static void resolve_class(const struct po_decoder *decoder, struct po_class_entr
 	entry->kind = kind_of_name(bt_event_class_get_name(event_class));
 	entry->profopt_like =
 	    entry->kind == PO_EV_COUNT && named_like_profopt(bt_event_class_get_name(event_class));
-	if (entry->profopt_like && !decoder->stats->unknown_profopt_name[0])
-		snprintf(decoder->stats->unknown_profopt_name,
-			 sizeof(decoder->stats->unknown_profopt_name), "%s",
-			 bt_event_class_get_name(event_class));
+	if (entry->profopt_like && !decoder->stats->unknown_profopt_name[0]) {
+		const char *name = bt_event_class_get_name(event_class);
+
+		/* The metadata's text, shown in a warning: clean, cut between characters. */
+		po_text_clean(name, strlen(name), decoder->stats->unknown_profopt_name,
+			      sizeof(decoder->stats->unknown_profopt_name), NULL);
+	}
 	entry->trace_id = trace_id_of(decoder, trace);
 	entry->env_pid = trace_env_pid(trace);
 	entry->frequency = clock ? bt_clock_class_get_frequency(clock) : 0;
@@ -300,7 +303,8 @@ static inline uint64_t member_u64(const bt_field *structure, const struct po_mem
 
 /*
  * A string by its length: babeltrace2 2.0.4 may return the previous event's text for an
- * empty string field, so the length decides.
+ * empty string field, so the length decides. Raw bytes: po_decoder_handle() cleans every
+ * text member of the event before it is handed on (event_text.h).
  */
 static inline struct po_str member_str(const bt_field *structure, const struct po_member *m)
 {
@@ -772,6 +776,10 @@ static bool handle_event(struct po_decoder *decoder, const bt_message *message)
 		    in_pid_space(decoder, ev.trace_id, ev.u.process.parent_pid);
 	else if (ev.kind == PO_EV_WORKER_BEGIN || ev.kind == PO_EV_WORKER_END)
 		ev.u.worker.parent_pid = in_pid_space(decoder, ev.trace_id, ev.u.worker.parent_pid);
+	if (!po_event_clean_text(&decoder->text, &ev)) {
+		decoder->nomem = true;
+		return false;
+	}
 	return deliver(decoder, &ev, entry->offset_ns + ev.time_ns);
 }
 
@@ -936,6 +944,7 @@ void po_decoder_fini(struct po_decoder *decoder)
 {
 	free(decoder->classes);
 	free(decoder->traces);
+	po_text_scratch_fini(&decoder->text);
 	decoder->classes = NULL;
 	decoder->traces = NULL;
 }

@@ -10,6 +10,7 @@
 
 #include <babeltrace2/babeltrace.h>
 
+#include "event_text.h"
 #include "ingest.h"
 #include "pipe.h"
 
@@ -65,6 +66,7 @@ struct po_decoder {
 	/* the frames of the stack sample being decoded, packed (event.h) */
 	struct po_stack_frame frames[PO_STACK_DEPTH_MAX];
 	uint64_t pcs[PO_STACK_DEPTH_MAX]; /* a native stack's addresses, likewise */
+	struct po_text_scratch text;	  /* the event's cleaned text (event_text.h) */
 	bool nomem;
 };
 

@@ -2,64 +2,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_text.h"
 #include "pipe.h"
 
-/* The string members of an event of this kind, procname included; returns their count. */
+/* The string members of an event of this kind: its text, then its packed arrays. */
 static size_t event_strings(struct po_event *event, struct po_str **out)
 {
-	size_t count = 0;
+	size_t count = po_event_text_members(event, out);
 
-	out[count++] = &event->procname;
-	switch (event->kind) {
-	case PO_EV_RUN_BEGIN:
-		out[count++] = &event->u.run_begin.framework;
-		break;
-	case PO_EV_RUN_CONFIG:
-		out[count++] = &event->u.run_config.key;
-		out[count++] = &event->u.run_config.value;
-		break;
-	case PO_EV_STAGE_BEGIN:
-	case PO_EV_STAGE_END:
-		out[count++] = &event->u.stage.label;
-		break;
-	case PO_EV_MEM_ALLOC:
-	case PO_EV_MEM_FREE:
-		out[count++] = &event->u.mem.label;
-		break;
-	case PO_EV_PROCESS:
-		out[count++] = &event->u.process.recording;
-		break;
-	case PO_EV_GPU_LAUNCH:
-		out[count++] = &event->u.gpu_launch.name;
-		break;
-	case PO_EV_GPU_ACTIVITY:
-		out[count++] = &event->u.gpu_activity.name;
-		break;
-	case PO_EV_GPU_DEVICE:
-		out[count++] = &event->u.gpu_device.name;
-		break;
-	case PO_EV_RANK:
-		out[count++] = &event->u.rank.host;
-		break;
-	case PO_EV_CODE:
-		out[count++] = &event->u.code.function;
-		out[count++] = &event->u.code.file;
-		break;
-	case PO_EV_STACK_SAMPLE:
+	if (event->kind == PO_EV_STACK_SAMPLE)
 		out[count++] = &event->u.stack_sample.frames;
-		break;
-	case PO_EV_NATIVE_STACK:
+	else if (event->kind == PO_EV_NATIVE_STACK)
 		out[count++] = &event->u.native_stack.pcs;
-		break;
-	case PO_EV_BIN_INFO:
-	case PO_EV_LIB_LOAD:
-	case PO_EV_DL_OPEN:
-	case PO_EV_DL_MOPEN:
-		out[count++] = &event->u.bin.path;
-		break;
-	default:
-		break;
-	}
 	return count;
 }
 
@@ -112,7 +66,7 @@ static bool reserve_text(struct po_pipe *pipe, size_t bytes, bool *nomem)
 
 bool po_pipe_push(struct po_pipe *pipe, const struct po_event *event, int64_t key, bool *nomem)
 {
-	struct po_str *strings[3];
+	struct po_str *strings[PO_EVENT_TEXT_MAX];
 	size_t count, bytes = 0;
 	struct po_pipe_batch *batch;
 	struct po_event *copy;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/text.h"
 #include "detect/detect.h"
 #include "metrics/metrics.h"
 #include "stats/stats.h"
@@ -307,6 +308,7 @@ static void fill_run(const struct po_analysis *analysis, const struct po_live_wi
 		 window->ended ? po_run_ending_name(analysis->ending) : "");
 	snprintf(window->ending_detail, sizeof(window->ending_detail), "%s",
 		 window->ended && analysis->ending_detail ? analysis->ending_detail : "");
+	po_text_trim_cut(window->ending_detail); /* the program's text: cut between characters */
 	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++)
 		if (analysis->diagnosis.findings[i].severity <= PO_SEVERITY_WARNING &&
 		    (unsigned)analysis->diagnosis.findings[i].id < 64)

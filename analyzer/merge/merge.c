@@ -19,6 +19,7 @@
 #include "compare/json_read.h"
 #include "detect/detect.h"
 #include "merge.h"
+#include "common/text.h"
 
 /* What the partials hold together, before the merge. */
 struct merged {
@@ -360,7 +361,7 @@ static enum po_status read_rank_words(const struct reader *r, const struct po_js
 		return bad(r, "ranks[%zu].local_rank_inferred is not true or false", index);
 	s->local_rank_inferred = inferred && inferred->boolean;
 	if (host && host->type == PO_JSON_STRING) {
-		s->host = po_arena_strdup(r->m->arena, host->string);
+		s->host = po_text_clean_strdup(r->m->arena, host->string); /* printed, drawn */
 		if (!s->host)
 			return PO_STATUS_NOMEM;
 	}

@@ -5,7 +5,10 @@
  * sees babeltrace2) and the model and detectors, which are plain C and are unit-tested by
  * feeding arrays of these structs. Strings are weak: they point into the decoder's buffers
  * and are valid only during the po_model_consume() call that receives them; they are not
- * NUL-terminated and may hold any bytes (use len). Integers the trace lacks are -1.
+ * NUL-terminated (use len). Text members (names, labels, paths, the host, procname) are
+ * clean as common/text.h defines it: ingest cleans them once; a unit test's arrays should
+ * hold clean text too. stack_sample.frames and native_stack.pcs are packed numbers.
+ * Integers the trace lacks are -1.
  */
 #ifndef PO_EVENT_H
 #define PO_EVENT_H

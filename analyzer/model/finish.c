@@ -12,6 +12,7 @@
 
 #include "model_internal.h"
 #include "stats/stats.h"
+#include "common/text.h"
 
 #define WARNING_CAP 16
 
@@ -615,8 +616,9 @@ static const char *excluded_list(const struct po_analysis *analysis)
 		const struct po_excluded_process *entry = &analysis->excluded_processes[i];
 
 		length += (size_t)snprintf(
-		    text + length, sizeof(text) - length, "%spid %d %.40s (%s)", i ? ", " : "",
-		    (int)entry->pid, entry->name ? entry->name : "?",
+		    text + length, sizeof(text) - length, "%spid %d %.*s (%s)", i ? ", " : "",
+		    (int)entry->pid, entry->name ? po_text_precision(entry->name, 40) : 1,
+		    entry->name ? entry->name : "?",
 		    (unsigned)entry->reason < PO_EXCLUDED_REASON_COUNT ? reasons[entry->reason]
 								       : "?");
 	}

@@ -6,6 +6,7 @@
 
 #include "hotspots.h"
 #include "saturate.h"
+#include "common/text.h"
 
 enum po_status hotspot_tracker_init(struct po_hotspot_tracker *t, struct po_strtab *strings,
 				    struct po_native_namer namer)
@@ -280,8 +281,8 @@ static enum po_status object_function(struct po_hotspot_tracker *t, const char *
 
 	if (length < 0)
 		return PO_STATUS_INPUT;
-	function = po_strtab_intern(
-	    t->strings, name, (size_t)length < sizeof(name) ? (size_t)length : sizeof(name) - 1);
+	po_text_trim_cut(name); /* a long path cut by snprintf: at a character boundary */
+	function = po_strtab_intern(t->strings, name, strlen(name));
 	file = po_strtab_intern(t->strings, path, strlen(path));
 	if (!function || !file)
 		return PO_STATUS_NOMEM;

@@ -10,6 +10,7 @@
 
 #include "model/result.h"
 #include "symbols.h"
+#include "common/text.h"
 
 #define NOTE_MISSING "object not found where the recording saw it"
 #define NOTE_CHANGED "object changed since the recording"
@@ -32,7 +33,12 @@ struct po_symbolizer {
 	size_t object_count;
 	size_t object_capacity;
 	char *demangled; /* owned: po_symbolizer_function's latest C++ name */
+	/* owned: cleaned copies of the latest names (clean_name), function's and file's */
+	char *cleaned[2];
+	size_t cleaned_capacity[2];
 };
+
+enum { CLEAN_FUNCTION, CLEAN_FILE };
 
 /* libstdc++'s demangler: a malloc'd name, or NULL when name is no C++ name. */
 extern char *__cxa_demangle(const char *name, char *buffer, size_t *length, int *status);
@@ -64,7 +70,36 @@ void po_symbolizer_destroy(struct po_symbolizer *symbolizer)
 	}
 	free(symbolizer->objects);
 	free(symbolizer->demangled);
+	free(symbolizer->cleaned[CLEAN_FUNCTION]);
+	free(symbolizer->cleaned[CLEAN_FILE]);
 	free(symbolizer);
+}
+
+/*
+ * A name from an object's ELF symbols or DWARF made clean (common/text.h), as every text of
+ * the trace is at ingest: name itself when it is, else a copy in the slot's buffer, valid
+ * until the next name of that slot. NULL for NULL, or when out of memory (*nomem set).
+ */
+static const char *clean_name(struct po_symbolizer *symbolizer, int slot, const char *name,
+			      bool *nomem)
+{
+	size_t len = name ? strlen(name) : 0;
+	size_t size = PO_TEXT_CLEAN_BYTES_MAX(len) + 1;
+
+	if (!name || po_text_is_clean(name, len))
+		return name;
+	if (symbolizer->cleaned_capacity[slot] < size) {
+		char *bigger = realloc(symbolizer->cleaned[slot], size);
+
+		if (!bigger) {
+			*nomem = true;
+			return NULL;
+		}
+		symbolizer->cleaned[slot] = bigger;
+		symbolizer->cleaned_capacity[slot] = size;
+	}
+	po_text_clean(name, len, symbolizer->cleaned[slot], size, NULL);
+	return symbolizer->cleaned[slot];
 }
 
 static bool build_id_matches(Dwfl_Module *module, const char *expected)
@@ -165,6 +200,7 @@ enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char
 	Dwarf_Addr address;
 	Dwfl_Line *line;
 	int line_number = -1;
+	bool nomem = false;
 
 	*symbol = (struct po_symbol){.line = -1};
 	if (!object)
@@ -180,14 +216,16 @@ enum po_status po_symbolizer_lookup(struct po_symbolizer *symbolizer, const char
 		symbol->note = NOTE_NO_SYMBOL;
 		return PO_STATUS_OK;
 	}
-	symbol->function = po_arena_strdup(symbolizer->arena, name);
+	name = clean_name(symbolizer, CLEAN_FUNCTION, name, &nomem);
+	symbol->function = name ? po_arena_strdup(symbolizer->arena, name) : NULL;
 	line = dwfl_module_getsrc(object->module, address);
 	file = line ? dwfl_lineinfo(line, &address, &line_number, NULL, NULL, NULL) : NULL;
+	file = clean_name(symbolizer, CLEAN_FILE, file, &nomem);
 	if (file && line_number > 0) {
 		symbol->file = po_arena_strdup(symbolizer->arena, file);
 		symbol->line = line_number;
 	}
-	if (!symbol->function || (file && line_number > 0 && !symbol->file))
+	if (nomem || !symbol->function || (file && line_number > 0 && !symbol->file))
 		return PO_STATUS_NOMEM;
 	return PO_STATUS_OK;
 }
@@ -231,6 +269,7 @@ enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const ch
 	Dwfl_Line *line;
 	const char *name;
 	int line_number = -1, status = -1;
+	bool nomem = false;
 
 	*symbol = (struct po_symbol){.line = -1};
 	if (!object)
@@ -258,5 +297,7 @@ enum po_status po_symbolizer_function(struct po_symbolizer *symbolizer, const ch
 	symbol->line = symbol->file && line_number > 0 ? line_number : -1;
 	if (symbol->line < 0)
 		symbol->file = NULL;
-	return PO_STATUS_OK;
+	symbol->function = clean_name(symbolizer, CLEAN_FUNCTION, symbol->function, &nomem);
+	symbol->file = clean_name(symbolizer, CLEAN_FILE, symbol->file, &nomem);
+	return nomem ? PO_STATUS_NOMEM : PO_STATUS_OK;
 }

@@ -8,6 +8,7 @@
 
 #include "json_names.h"
 #include "render_json.h"
+#include "common/text.h"
 
 static const char *const straggler_cause_names[] = {
 #define PO_X(name, json) json,
@@ -26,7 +27,9 @@ static void put_ms(FILE *out, double ns, int width)
 
 static void print_rank(const struct po_rank_summary *rank, FILE *out)
 {
-	fprintf(out, "  %4d %-16.16s %6lld", (int)rank->rank, rank->host ? rank->host : "?",
+	const char *host = rank->host ? rank->host : "?";
+
+	fprintf(out, "  %4d %-16.*s %6lld", (int)rank->rank, po_text_precision(host, 16), host,
 		(long long)rank->steady_steps);
 	put_ms(out, rank->mean_step_ns, 10);
 	put_ms(out, rank->steady_steps ? rank->category_mean_ns[PO_CAT_DATA_WAIT] : NAN, 10);

@@ -13,6 +13,7 @@
 #include "json_names.h"
 #include "json_writer.h"
 #include "render_json.h"
+#include "common/text.h"
 
 /* Above any Linux pid (PID_MAX_LIMIT is 2^22), so GPU lanes never meet a process. */
 #define PO_TIMELINE_GPU_PID_BASE 1000000000
@@ -224,8 +225,8 @@ static void process_lane_name(const struct po_process *process, char *buf, size_
 		snprintf(buf, size, "worker %lld (pid %d)", (long long)process->worker_id,
 			 (int)process->pid);
 	else
-		snprintf(buf, size, "%.64s (pid %d)", process->name ? process->name : "process",
-			 (int)process->pid);
+		snprintf(buf, size, "%.*s (pid %d)", po_text_precision(process->name, 64),
+			 process->name ? process->name : "process", (int)process->pid);
 }
 
 static void write_process_lanes(struct timeline *timeline)
@@ -248,7 +249,8 @@ static void write_process_lanes(struct timeline *timeline)
 		if (thread->is_training_loop)
 			snprintf(name, sizeof(name), "training loop (tid %d)", (int)thread->tid);
 		else
-			snprintf(name, sizeof(name), "%.64s (tid %d)",
+			snprintf(name, sizeof(name), "%.*s (tid %d)",
+				 po_text_precision(thread->name, 64),
 				 thread->name ? thread->name : "thread", (int)thread->tid);
 		write_lane_name(timeline, "thread_name", thread->pid, thread->tid, name);
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report_priv.h"
+#include "common/text.h"
 
 #define FLAME_TOP 16.0
 #define FLAME_ROW 13.0
@@ -61,10 +62,13 @@ void po_chart_flame(cairo_t *cr, const struct po_chart *chart)
 		if (w < 30)
 			continue;
 		snprintf(text, sizeof(text), "%s", node->function);
-		/* the name, shortened from its end until it fits */
-		for (size_t len = strlen(text);
-		     len > 3 && po_draw_text_width(cr, text, &label) > w - 4; len--)
-			snprintf(text + len - 3, 4, "..");
+		po_text_trim_cut(text);
+		/* the name, shortened from its end (never inside a character) until it fits */
+		for (size_t kept = strlen(text), shown = kept;
+		     shown > 3 && po_draw_text_width(cr, text, &label) > w - 4; shown = kept + 2) {
+			kept = po_text_boundary(text, kept, shown - 3);
+			snprintf(text + kept, sizeof(text) - kept, "..");
+		}
 		if (po_draw_text_width(cr, text, &label) <= w - 4)
 			po_draw_text(cr, x + 2, y + 2, text, &label);
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "report_priv.h"
+#include "common/text.h"
 
 #define LABEL_WIDTH 120.0
 #define HEAT_TOP 18.0
@@ -60,8 +61,9 @@ static void draw_rank_label(cairo_t *cr, const struct po_distributed *d, size_t 
 
 	if (height < 7.5 && r % (size_t)ceil(7.5 / height) != 0 && !straggler)
 		return; /* too many rows for every label */
-	snprintf(text, sizeof(text), "rank %d%s%.40s%s", (int)rank->rank, rank->host ? " (" : "",
-		 rank->host ? rank->host : "", rank->host ? ")" : "");
+	snprintf(text, sizeof(text), "rank %d%s%.*s%s", (int)rank->rank, rank->host ? " (" : "",
+		 po_text_precision(rank->host, 40), rank->host ? rank->host : "",
+		 rank->host ? ")" : "");
 	po_draw_text(cr, LABEL_WIDTH - 6, y + height / 2 - 4.5, text, &style);
 }
 

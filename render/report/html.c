@@ -271,9 +271,30 @@ static int save_close(void *context)
 	return 0; /* closed and checked by po_report_file_close */
 }
 
+/*
+ * libxml2's own messages while it saves ("I/O error : write error"), kept for the error
+ * chain instead of being printed on stderr as they come.
+ */
+struct xml_messages {
+	char text[256];
+};
+
+static void keep_xml_message(void *context, xmlErrorPtr error)
+{
+	struct xml_messages *messages = context;
+	size_t used = strlen(messages->text);
+	size_t len;
+
+	if (!error || !error->message || used)
+		return; /* the first message is the cause; the later ones follow from it */
+	len = strcspn(error->message, "\n");
+	snprintf(messages->text, sizeof(messages->text), "%.*s", (int)len, error->message);
+}
+
 static enum po_status save_document(xmlDocPtr doc, const char *path, struct po_error *err)
 {
 	struct po_report_file out;
+	struct xml_messages messages = {""};
 	xmlSaveCtxtPtr save;
 	long saved;
 	int closed;
@@ -281,15 +302,20 @@ static enum po_status save_document(xmlDocPtr doc, const char *path, struct po_e
 
 	if (status != PO_STATUS_OK)
 		return status;
+	xmlSetStructuredErrorFunc(&messages, keep_xml_message);
 	/* XHTML rules: well-formed XML that browsers also parse as HTML. */
 	save = xmlSaveToIO(save_write, save_close, &out, "UTF-8",
 			   XML_SAVE_NO_DECL | XML_SAVE_XHTML | XML_SAVE_NO_XHTML);
 	saved = save ? xmlSaveDoc(save, doc) : -1;
 	closed = save ? xmlSaveClose(save) : -1;
+	xmlSetStructuredErrorFunc(NULL, NULL);
 	status = po_report_file_close(&out, err);
 	if (status == PO_STATUS_OK && (saved < 0 || closed < 0)) {
+		/* The write's errno when the file refused the bytes; else libxml2's reason. */
 		po_error_set(err, "Failed to write %s: %s", path,
-			     out.write_errno ? strerror(out.write_errno) : "serialization failed");
+			     out.write_errno	? strerror(out.write_errno)
+			     : messages.text[0] ? messages.text
+						: "serialization failed");
 		status = PO_STATUS_OUTPUT;
 	}
 	return status;

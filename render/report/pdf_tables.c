@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "pdf_page.h"
+#include "common/text.h"
 
 /* Functions per (role, stage), as in index.html; summary.json has every kept function. */
 #define PDF_HOTSPOT_ROWS 5
@@ -74,9 +75,9 @@ void po_pdf_ranks(struct po_page *page)
 		const struct po_rank_summary *rank = &d->ranks[i];
 		bool steady = rank->steady_steps > 0;
 
-		snprintf(label, sizeof(label), "rank %d%s%.40s%s", (int)rank->rank,
-			 rank->host ? " (" : "", rank->host ? rank->host : "",
-			 rank->host ? ")" : "");
+		snprintf(label, sizeof(label), "rank %d%s%.*s%s", (int)rank->rank,
+			 rank->host ? " (" : "", po_text_precision(rank->host, 40),
+			 rank->host ? rank->host : "", rank->host ? ")" : "");
 		fmt_ms_or_dash(rank->mean_step_ns, step, sizeof(step));
 		fmt_ms_or_dash(steady ? rank->category_mean_ns[PO_CAT_DATA_WAIT] : NAN, wait,
 			       sizeof(wait));

@@ -7,6 +7,7 @@
 
 #include "pipeline_draw.h"
 #include "report_priv.h"
+#include "common/text.h"
 
 #define GRAPH_MARGIN 4.0 /* points */
 
@@ -68,6 +69,7 @@ static void draw_label(cairo_t *cr, const char *text, double center_x, double ce
 		size_t length = strcspn(text, "\n");
 
 		snprintf(line, sizeof(line), "%.*s", (int)length, text);
+		po_text_trim_cut(line); /* a long line: cut between characters */
 		po_draw_text(cr, center_x, center_y + (index++ - line_count / 2.0) * size * 1.2,
 			     line, &style);
 		text += length + (text[length] == '\n');

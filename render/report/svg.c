@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <cairo-svg.h>
@@ -139,6 +140,8 @@ enum po_status po_report_write_svgs(const struct po_chart_list *charts, const ch
 			break;
 		}
 		status = write_chart(&charts->charts[i], path, err);
+		if (status != PO_STATUS_OK)
+			unlink(path); /* nothing half-written */
 		free(path);
 	}
 	free(dir);

@@ -4,49 +4,7 @@
 #include <string.h>
 
 #include "report_priv.h"
-
-/* Length of the valid UTF-8 sequence at text (1..4), with its code point; 0 when invalid. */
-static size_t utf8_decode(const unsigned char *text, size_t avail, uint32_t *code_point)
-{
-	static const uint32_t min_value[5] = {0, 0, 0x80, 0x800, 0x10000};
-	size_t len;
-	uint32_t value;
-
-	if (text[0] < 0x80) {
-		*code_point = text[0];
-		return 1;
-	}
-	if ((text[0] & 0xe0) == 0xc0) {
-		len = 2;
-		value = text[0] & 0x1f;
-	} else if ((text[0] & 0xf0) == 0xe0) {
-		len = 3;
-		value = text[0] & 0x0f;
-	} else if ((text[0] & 0xf8) == 0xf0) {
-		len = 4;
-		value = text[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > avail)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((text[i] & 0xc0) != 0x80)
-			return 0;
-		value = (value << 6) | (text[i] & 0x3f);
-	}
-	if (value < min_value[len] || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff))
-		return 0;
-	*code_point = value;
-	return len;
-}
-
-/* Control characters and the code points XML 1.0 forbids are not shown. */
-static bool is_dropped(uint32_t code_point)
-{
-	return code_point < 0x20 || (code_point >= 0x7f && code_point <= 0x9f) ||
-	       code_point == 0xfffe || code_point == 0xffff;
-}
+#include "common/text.h"
 
 void po_report_clean(const char *text, char *out, size_t out_size, size_t max_chars)
 {
@@ -63,14 +21,14 @@ void po_report_clean(const char *text, char *out, size_t out_size, size_t max_ch
 	}
 	while (avail > 0) {
 		uint32_t code_point = 0;
-		size_t len = utf8_decode(cursor, avail, &code_point);
+		size_t len = po_text_decode(cursor, avail, &code_point);
 		const char *bytes = len ? (const char *)cursor : replacement;
 		size_t byte_count = len ? len : 3;
 
 		cursor += len ? len : 1;
 		avail -= len ? len : 1;
-		if (len && is_dropped(code_point))
-			continue;
+		if (len && !po_text_is_shown(code_point))
+			continue; /* controls and noncharacters: not shown */
 		if (chars == max_chars || used + byte_count + sizeof(ellipsis) > out_size) {
 			memcpy(out + used, ellipsis, sizeof(ellipsis) - 1);
 			used += sizeof(ellipsis) - 1;

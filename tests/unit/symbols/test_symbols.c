@@ -1,12 +1,15 @@
 /*
  * test_symbols.c LIBRARY: the symbolizer names the function and line at an offset in a
  * library built with -g (the offset found from the library loaded here), says when the
- * object is missing or its build id differs, and fills the sites of an analysis.
+ * object is missing or its build id differs, and fills the sites of an analysis; names in a
+ * copy of the library patched to hold an escape character and an invalid byte come back
+ * clean (common/text.h).
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "result.h"
@@ -61,6 +64,70 @@ static void test_lookup(void)
 	po_arena_destroy(arena);
 }
 
+/* Replaces every occurrence of old in data (size bytes) by new, of the same length. */
+static int replace_all(char *data, size_t size, const char *old, const char *new)
+{
+	size_t len = strlen(old);
+	int count = 0;
+
+	for (size_t i = 0; i + len <= size; i++) {
+		if (memcmp(data + i, old, len) == 0) {
+			memcpy(data + i, new, len);
+			count++;
+		}
+	}
+	return count;
+}
+
+/* A copy of the library whose function and source file names hold ESC, 0x01 and 0xE8. */
+static char *patched_library(void)
+{
+	static char path[] = "/tmp/profopt-test-symbols-XXXXXX";
+	FILE *in = fopen(library, "rb");
+	char *data = malloc(16 << 20);
+	size_t size = in && data ? fread(data, 1, 16 << 20, in) : 0;
+	int fd = mkstemp(path);
+	FILE *out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	bool written;
+
+	CHECK(replace_all(data, size, "symbols_test_function",
+			  "symbols\x1btest\xe8"
+			  "function") > 0);
+	CHECK(replace_all(data, size, "known.c", "kn\x01wn.c") > 0);
+	written = out && fwrite(data, 1, size, out) == size;
+	if (out)
+		fclose(out);
+	if (in)
+		fclose(in);
+	free(data);
+	CHECK(size > 0 && written);
+	return written ? path : NULL;
+}
+
+static void test_names_are_clean(void)
+{
+	struct po_arena *arena = po_arena_create();
+	struct po_symbolizer *symbolizer = po_symbolizer_create(arena);
+	const char *expected = "symbols\xef\xbf\xbdtest\xef\xbf\xbd"
+			       "function";
+	char *patched = patched_library();
+	struct po_symbol symbol;
+
+	if (!patched)
+		return;
+	CHECK(po_symbolizer_lookup(symbolizer, patched, NULL, function_offset + 4, &symbol) ==
+	      PO_STATUS_OK);
+	CHECK_STR_EQ(symbol.function, expected);
+	CHECK(symbol.file && strstr(symbol.file, "kn\xef\xbf\xbdwn.c"));
+	CHECK(po_symbolizer_function(symbolizer, patched, NULL, function_offset + 4, true,
+				     &symbol) == PO_STATUS_OK);
+	CHECK_STR_EQ(symbol.function, expected);
+	CHECK(symbol.file && strstr(symbol.file, "kn\xef\xbf\xbdwn.c"));
+	unlink(patched);
+	po_symbolizer_destroy(symbolizer);
+	po_arena_destroy(arena);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -70,5 +137,6 @@ int main(int argc, char **argv)
 	library = argv[1];
 	locate_function();
 	RUN(test_lookup);
+	RUN(test_names_are_clean);
 	return CHECK_SUMMARY();
 }
