@@ -539,18 +539,27 @@ static void check_end(const struct rec_verify_input *input, struct rec_verificat
 		input->trace_dir, (double)early_ns / 1e9);
 }
 
+/*
+ * lttng-tools' consumer takes a packet whose running count of discarded events is smaller
+ * than the one before for a wrap of the counter, and adds 2^63 to its channel's count; no
+ * recording discards 2^63 events, so a count at or above it is that, not a count.
+ */
+#define REC_DAEMON_DISCARDED_WRAPPED (UINT64_C(1) << 63)
+
 /* The events the tracer discarded: the packet indexes', or the daemon's count if larger. */
 static void count_discarded(const struct rec_verify_input *input, struct rec_verification *result)
 {
 	struct po_error err = {{0}};
 	uint64_t discarded = 0;
+	bool daemon_known =
+	    input->daemon_discarded_known && input->daemon_discarded < REC_DAEMON_DISCARDED_WRAPPED;
 
 	if (rec_trace_count_discarded(input->trace_dir, &discarded, &err) != REC_STATUS_OK &&
-	    !input->daemon_discarded_known) {
+	    !daemon_known) {
 		add_line(result, "warning: cannot tell whether events were lost: %s", err.message);
 		return;
 	}
-	if (input->daemon_discarded_known && input->daemon_discarded > discarded)
+	if (daemon_known && input->daemon_discarded > discarded)
 		discarded = input->daemon_discarded;
 	result->discarded_events = discarded;
 	if (discarded)
