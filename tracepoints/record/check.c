@@ -239,18 +239,10 @@ static void check_shm(struct checker *checker, const struct rec_options *options
 		      (double)(cpus > 0 ? cpus : 1) * (options->live ? 2 : 1);
 	char detail[256];
 
-	if (statvfs("/dev/shm", &shm) != 0) {
-		snprintf(detail, sizeof(detail), "/dev/shm: %s", strerror(errno));
+	if (rec_shm_unusable(detail, sizeof(detail)) || statvfs("/dev/shm", &shm) != 0) {
 		report(checker, CHECK_FAIL, "buffer memory", detail,
-		       "lttng-ust keeps its ring buffers in /dev/shm: mount a tmpfs there");
-		return;
-	}
-	if ((shm.f_flag & ST_RDONLY) || access("/dev/shm", W_OK | X_OK) != 0) {
-		report(checker, CHECK_FAIL, "buffer memory",
-		       shm.f_flag & ST_RDONLY ? "/dev/shm is mounted read-only"
-					      : "/dev/shm is not writable",
 		       "lttng-ust keeps its ring buffers in /dev/shm: nothing would be recorded; "
-		       "mount it read-write (mount -o remount,rw /dev/shm)");
+		       "mount a tmpfs there, read-write (mount -o remount,rw /dev/shm)");
 		return;
 	}
 	snprintf(detail, sizeof(detail), "the buffers need %.0f MiB, /dev/shm has %.0f MiB free",

@@ -129,6 +129,17 @@ struct rec_options {
 	bool show_version;
 };
 
+/*
+ * Before the command (preflight.c): *cause (one phrase) and true when /dev/shm cannot hold
+ * lttng-ust's ring buffers (missing, read-only, not writable), or when no session daemon
+ * can start in its directory (/run/lttng as root, else $LTTNG_HOME/.lttng: read-only or
+ * not writable).
+ */
+bool rec_shm_unusable(char *cause, size_t size);
+bool rec_sessiond_dir_unwritable(char *cause, size_t size);
+/* REC_STATUS_TRACING (err: the cause and what to do) when /dev/shm is unusable. */
+enum rec_status rec_preflight(struct po_error *err) PO_NODISCARD;
+
 /* --check (check.c): what a recording needs, one line each; 0 only when it would work. */
 int rec_check(const struct rec_options *options);
 
@@ -374,7 +385,12 @@ struct rec_verify_input {
 	int64_t command_end_ns;	   /* CLOCK_MONOTONIC; 0 when unknown */
 	uint64_t daemon_discarded; /* the session daemon's own count of discarded events */
 	bool daemon_discarded_known;
+	/* the daemon ended while the command ran: the cause of what was not recorded */
+	bool sessiond_ended;
 };
+
+/* Below this much room on the trace's file system, a cut is put down to a full one. */
+#define REC_ROOM_LOW_BYTES (4u * 1024 * 1024)
 
 #define REC_VERIFY_SHOWN 4
 #define REC_VERIFY_LINES 12

@@ -56,7 +56,7 @@ else
 fi
 run shm-read-only 1 "^FAIL +buffer memory +/dev/shm is mounted read-only" \
 	"mount -t tmpfs -o ro none /dev/shm"
-run run-read-only 1 "^FAIL +recording +Failed to start a session daemon: lttng-sessiond exited" \
+run run-read-only 1 "^FAIL +recording +Failed to start a session daemon: /run/lttng is on a read-only file system" \
 	"mount -t tmpfs -o ro none /run/lttng"
 consumerd=$(find /usr/lib /usr/local/lib -name lttng-consumerd -path '*libexec*' 2>/dev/null | head -n 1)
 run consumer-broken 1 "^FAIL +recording +.*session" \
