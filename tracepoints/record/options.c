@@ -111,8 +111,8 @@ void rec_options_print_help(void)
 	       "1 tracing error (also a read-only /dev/shm, or a daemon directory where no\n"
 	       "daemon can start, refused before COMMAND runs), 2 bad command line (with\n"
 	       "--live, also an --alerts FILE or a TRACE_DIR-report the view refuses), 3 the\n"
-	       "session daemon did not answer in time, 126 COMMAND not executable, 127\n"
-	       "COMMAND not found, 128+N ended by signal N before COMMAND ran or while\n"
+	       "session daemon did not answer in time, 126 COMMAND not executable,\n"
+	       "127 COMMAND not found, 128+N ended by signal N before COMMAND ran or while\n"
 	       "waiting for the daemon.\n");
 }
 
