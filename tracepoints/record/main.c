@@ -221,6 +221,8 @@ static int record(const struct rec_options *options, struct rec_command *command
 		status = rec_session_start(&session, &err);
 	if (status == REC_STATUS_OK && options->live)
 		status = rec_live_start(&live, options, recording->id, session.output_dir, &err);
+	if (status == REC_STATUS_OK && !options->per_process_buffers)
+		status = rec_session_register_self(&err);
 	if (status == REC_STATUS_OK && rec_signals_received()) {
 		po_error_set(&err, "interrupted by SIG%s before the command started",
 			     sigabbrev_np(rec_signals_received()));
@@ -300,15 +302,6 @@ static enum rec_status clean_leftovers(struct po_error *err)
  * it running): then it is left running, in one line. One that did not answer in time was
  * named in the error line already.
  */
-/* Whether the command is a Python interpreter (python, python3.11, /usr/bin/python3). */
-static bool python_command(const struct rec_options *options)
-{
-	const char *program = options->command_argv ? options->command_argv[0] : NULL;
-	const char *slash = program ? strrchr(program, '/') : NULL;
-
-	return program && strncmp(slash ? slash + 1 : program, "python", 6) == 0;
-}
-
 static void stop_sessiond(struct rec_sessiond *sessiond)
 {
 	pid_t pid = sessiond->pid;
@@ -369,9 +362,9 @@ int main(int argc, char **argv)
 	 * for a process that imported torch, against 8-17 ms without it. Only --heap (to
 	 * symbolize allocation sites) and --stacks of a program that is no Python interpreter
 	 * (to name a C program's sampled addresses; Python's samples name their objects
-	 * themselves) need the addresses. A user's own setting is kept.
+	 * themselves) need the addresses (rec_objects_named). A user's own setting is kept.
 	 */
-	if (!options.heap && !(options.stacks_hz > 0 && !python_command(&options)))
+	if (!rec_objects_named(&options))
 		setenv("LTTNG_UST_WITHOUT_BADDR_STATEDUMP", "1", 0);
 	status = rec_recording_init(&recording, &err);
 	if (status == REC_STATUS_OK)

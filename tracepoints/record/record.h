@@ -206,6 +206,12 @@ enum rec_status rec_session_create_named(struct rec_session *session,
 enum rec_status rec_session_configure(const char *name, const struct rec_options *options,
 				      struct po_error *err) PO_NODISCARD;
 enum rec_status rec_session_start(struct rec_session *session, struct po_error *err) PO_NODISCARD;
+/*
+ * Registers a child of profopt-record with the session daemon (it loads lttng-ust and
+ * exits), so that the trace holds the channel's metadata even when no process of the
+ * command loads lttng-ust. Fails only on a signal (REC_STATUS_INTERRUPTED).
+ */
+enum rec_status rec_session_register_self(struct po_error *err) PO_NODISCARD;
 /* Stops tracing, waiting until every buffer was written, and reads the loss counters. */
 enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err) PO_NODISCARD;
 /* Destroys the session; the trace stays. */
@@ -296,6 +302,13 @@ struct rec_command {
 	int exit_status; /* its status, 128+signal if killed */
 };
 
+/*
+ * Whether the recording names the objects each process maps (lttng-ust's base-address
+ * state dump, liblttng-ust-dl preloaded): with --heap (allocation sites), and with
+ * --stacks of a command that is no Python interpreter (a C program's sampled addresses;
+ * Python's samples name their objects themselves).
+ */
+bool rec_objects_named(const struct rec_options *options);
 /* Resolves the command through PATH before anything is recorded. */
 enum rec_status rec_command_resolve(struct rec_command *command, const struct rec_options *options,
 				    struct po_error *err) PO_NODISCARD;

@@ -554,6 +554,32 @@ case_sessiond_killed() {
 	cat "$work/err"
 }
 
+# The programs the command runs that do not load lttng-ust themselves (a shell, grep) are
+# left without it: lttng-ust's fork wrapper, preloaded before, loaded it into each (which
+# then registered with the daemon: 37 ms an exec). The forked workers of an instrumented
+# program are still registered and recorded as their own processes.
+case_plain_exec() {
+	run_record --buffers pid -o "$work/trace" -- /bin/sh -c \
+		"grep -c liblttng-ust /proc/self/maps >'$work/maps'; '$workload' pipeline"
+	check "recording exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "grep, run by the command, has no lttng-ust mapped (got $(cat "$work/maps"))" \
+		[ "$(cat "$work/maps")" = 0 ]
+	check "the instrumented program and its 2 forked workers: 3 trace directories" \
+		[ "$(ls "$work/trace/ust/pid" | grep -c '^record_workload-')" -eq 3 ]
+	check_trace pipeline "$work/trace"
+	# --stacks of a Python command names no object (Python's samples name theirs): no
+	# liblttng-ust-dl, whose preload loaded lttng-ust into every program too.
+	run_record --stacks -o "$work/trace-py" -- /usr/bin/python3 -c \
+		"print(open('/proc/self/maps').read().count('liblttng-ust'))"
+	check "--stacks of a Python command: exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "--stacks: python3 that does not import profopt has no lttng-ust mapped (got $(head -n 1 "$work/out"))" \
+		[ "$(head -n 1 "$work/out")" = 0 ]
+	run_record --heap -o "$work/trace-heap" -- /bin/sh -c \
+		"grep -c liblttng-ust /proc/self/maps >'$work/maps-heap'"
+	check "--heap still preloads lttng-ust's libc wrapper into every program" \
+		not [ "$(cat "$work/maps-heap")" = 0 ]
+}
+
 # Whether this test runs as root in a private mount namespace (with-sessiond.sh's), where
 # it may mount file systems; says the case is not run otherwise.
 private_mounts() {
