@@ -614,6 +614,7 @@ static void check_recording(struct checker *checker, const struct rec_options *o
 int rec_check(const struct rec_options *options)
 {
 	struct checker checker = {0};
+	char fork_hooks[4096];
 	static const char probe[] = "import sys\n"
 				    "try:\n"
 				    "    import profopt\n"
@@ -627,8 +628,11 @@ int rec_check(const struct rec_options *options)
 	check_rights(&checker);
 	check_library(&checker, "lttng-ust", "liblttng-ust.so.1", true,
 		      "apt-get install liblttng-ust1");
-	check_library(&checker, "fork wrapper", REC_UST_FORK_LIB, true,
-		      "apt-get install liblttng-ust1 (without it forked workers are not traced)");
+	rec_fork_library(fork_hooks, sizeof(fork_hooks));
+	check_library(
+	    &checker, "fork hooks", fork_hooks, true,
+	    "install profopt's libprofopt-fork, or apt-get install liblttng-ust1 (without "
+	    "either forked workers are not traced)");
 	check_library(&checker, "libc wrapper (--heap)", REC_UST_LIBC_WRAPPER_LIB, options->heap,
 		      "apt-get install liblttng-ust1 (only --heap needs it)");
 	if (options->heap) {

@@ -208,12 +208,7 @@ static bool own_library(const char *variable, const char *name, const char *inst
 	return access(path, R_OK) == 0;
 }
 
-/*
- * The fork hooks preloaded into the command: libprofopt-fork ($PROFOPT_FORK_LIBRARY
- * overrides), which loads nothing of lttng-ust into the programs that do not load it
- * themselves; lttng-ust's own fork wrapper, which does, when it is not there.
- */
-static void fork_library(char *path, size_t size)
+void rec_fork_library(char *path, size_t size)
 {
 	if (!own_library("PROFOPT_FORK_LIBRARY", "libprofopt-fork.so.0", REC_FORK_LIB, path, size))
 		snprintf(path, size, "%s", REC_UST_FORK_LIB);
@@ -284,7 +279,7 @@ static enum rec_status build_environment(struct rec_command *command,
 	char fork_hooks[4096], dl_wrapper[4096], heap[4096] = "";
 	bool objects = rec_objects_named(options);
 
-	fork_library(fork_hooks, sizeof(fork_hooks));
+	rec_fork_library(fork_hooks, sizeof(fork_hooks));
 	dl_wrapper_path(dl_wrapper, sizeof(dl_wrapper));
 	if (options->heap && !rec_heap_library(heap, sizeof(heap)))
 		heap[0] = '\0';

@@ -254,6 +254,13 @@ bool rec_process_runs(pid_t pid);
  * the last place looked at) when none exists.
  */
 bool rec_heap_library(char *path, size_t size);
+/*
+ * The fork hooks preloaded into the command: libprofopt-fork ($PROFOPT_FORK_LIBRARY
+ * overrides, else next to this program's libprofopt, else installed), which loads nothing
+ * of lttng-ust into the programs that do not load it themselves; lttng-ust's own fork
+ * wrapper, which does, when it is not there.
+ */
+void rec_fork_library(char *path, size_t size);
 /* Makes this recorder's scratch directory (mode 0700, marked); see rec_scratch_dir(). */
 enum rec_status rec_scratch_create(struct po_error *err) PO_NODISCARD;
 /* The scratch directory, NULL when there is none. */
