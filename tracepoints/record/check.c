@@ -239,18 +239,10 @@ static void check_shm(struct checker *checker, const struct rec_options *options
 		      (double)(cpus > 0 ? cpus : 1) * (options->live ? 2 : 1);
 	char detail[256];
 
-	if (statvfs("/dev/shm", &shm) != 0) {
-		snprintf(detail, sizeof(detail), "/dev/shm: %s", strerror(errno));
+	if (rec_shm_unusable(detail, sizeof(detail)) || statvfs("/dev/shm", &shm) != 0) {
 		report(checker, CHECK_FAIL, "buffer memory", detail,
-		       "lttng-ust keeps its ring buffers in /dev/shm: mount a tmpfs there");
-		return;
-	}
-	if ((shm.f_flag & ST_RDONLY) || access("/dev/shm", W_OK | X_OK) != 0) {
-		report(checker, CHECK_FAIL, "buffer memory",
-		       shm.f_flag & ST_RDONLY ? "/dev/shm is mounted read-only"
-					      : "/dev/shm is not writable",
 		       "lttng-ust keeps its ring buffers in /dev/shm: nothing would be recorded; "
-		       "mount it read-write (mount -o remount,rw /dev/shm)");
+		       "mount a tmpfs there, read-write (mount -o remount,rw /dev/shm)");
 		return;
 	}
 	snprintf(detail, sizeof(detail), "the buffers need %.0f MiB, /dev/shm has %.0f MiB free",
@@ -622,6 +614,7 @@ static void check_recording(struct checker *checker, const struct rec_options *o
 int rec_check(const struct rec_options *options)
 {
 	struct checker checker = {0};
+	char fork_hooks[4096];
 	static const char probe[] = "import sys\n"
 				    "try:\n"
 				    "    import profopt\n"
@@ -635,8 +628,11 @@ int rec_check(const struct rec_options *options)
 	check_rights(&checker);
 	check_library(&checker, "lttng-ust", "liblttng-ust.so.1", true,
 		      "apt-get install liblttng-ust1");
-	check_library(&checker, "fork wrapper", REC_UST_FORK_LIB, true,
-		      "apt-get install liblttng-ust1 (without it forked workers are not traced)");
+	rec_fork_library(fork_hooks, sizeof(fork_hooks));
+	check_library(
+	    &checker, "fork hooks", fork_hooks, true,
+	    "install profopt's libprofopt-fork, or apt-get install liblttng-ust1 (without "
+	    "either forked workers are not traced)");
 	check_library(&checker, "libc wrapper (--heap)", REC_UST_LIBC_WRAPPER_LIB, options->heap,
 		      "apt-get install liblttng-ust1 (only --heap needs it)");
 	if (options->heap) {

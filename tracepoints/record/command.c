@@ -149,6 +149,20 @@ static char **environment_with(char *const *replacements, size_t replacement_cou
 	return envp;
 }
 
+/* Whether the command is a Python interpreter (python, python3.11, /usr/bin/python3). */
+static bool python_command(const struct rec_options *options)
+{
+	const char *program = options->command_argv ? options->command_argv[0] : NULL;
+	const char *slash = program ? strrchr(program, '/') : NULL;
+
+	return program && strncmp(slash ? slash + 1 : program, "python", 6) == 0;
+}
+
+bool rec_objects_named(const struct rec_options *options)
+{
+	return options->heap || (options->stacks_hz > 0 && !python_command(options));
+}
+
 /*
  * liblttng-ust-dl.so, from the fork wrapper's directory (lttng-ust installs its helpers side
  * by side with one soname version).
@@ -194,6 +208,12 @@ static bool own_library(const char *variable, const char *name, const char *inst
 	return access(path, R_OK) == 0;
 }
 
+void rec_fork_library(char *path, size_t size)
+{
+	if (!own_library("PROFOPT_FORK_LIBRARY", "libprofopt-fork.so.0", REC_FORK_LIB, path, size))
+		snprintf(path, size, "%s", REC_UST_FORK_LIB);
+}
+
 /* The GPU collector ($PROFOPT_CUPTI_LIBRARY overrides). */
 static bool cupti_library(char *path, size_t size)
 {
@@ -237,9 +257,11 @@ static enum rec_status gpu_environment(char *entry, size_t size, struct po_error
 }
 
 /*
- * LD_PRELOAD: the fork wrapper (and with --heap the libc wrapper and libprofopt-heap, which
- * records each allocation's callers; with --heap or --stacks liblttng-ust-dl.so, which
- * reports the objects that dlopen maps) first, then the user's own preloads.
+ * LD_PRELOAD: the fork hooks (and with --heap the libc wrapper and libprofopt-heap, which
+ * records each allocation's callers; where objects are named, liblttng-ust-dl.so, which
+ * reports the objects that dlopen maps) first, then the user's own preloads. Each of
+ * lttng-ust's wrappers loads lttng-ust into every program the command runs, which then
+ * registers with the session daemon (docs/performance.md, "Each exec").
  * PROFOPT_SAMPLE_MS starts libprofopt's RSS/CPU sampler; with --stacks, PROFOPT_STACKS_HZ
  * starts the Python module's stack sampler on the clock PROFOPT_STACKS_CLOCK names.
  */
@@ -254,14 +276,15 @@ static enum rec_status build_environment(struct rec_command *command,
 	const char *user_preload = getenv("LD_PRELOAD");
 	char *replacements[5];
 	size_t replacement_count = 0;
-	char dl_wrapper[4096], heap[4096] = "";
-	bool objects = options->heap || options->stacks_hz > 0; /* addresses to name */
+	char fork_hooks[4096], dl_wrapper[4096], heap[4096] = "";
+	bool objects = rec_objects_named(options);
 
+	rec_fork_library(fork_hooks, sizeof(fork_hooks));
 	dl_wrapper_path(dl_wrapper, sizeof(dl_wrapper));
 	if (options->heap && !rec_heap_library(heap, sizeof(heap)))
 		heap[0] = '\0';
-	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s%s%s%s%s",
-			     REC_UST_FORK_LIB, options->heap ? ":" : "",
+	if ((size_t)snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s%s%s%s%s%s%s", fork_hooks,
+			     options->heap ? ":" : "",
 			     options->heap ? REC_UST_LIBC_WRAPPER_LIB : "", heap[0] ? ":" : "",
 			     heap, objects ? ":" : "", objects ? dl_wrapper : "",
 			     user_preload && *user_preload ? ":" : "",

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "record.h"
@@ -123,7 +124,7 @@ static void notes_finish(const char *trace_dir)
  * notes_finish().
  */
 static bool report_recording(const struct rec_session *session,
-			     const struct rec_recording *recording)
+			     const struct rec_recording *recording, bool sessiond_ended)
 {
 	struct rec_verification result;
 	const struct rec_verify_input input = {
@@ -133,6 +134,7 @@ static bool report_recording(const struct rec_session *session,
 	    .command_end_ns = recording->end_ns,
 	    .daemon_discarded = session->discarded_events,
 	    .daemon_discarded_known = session->counts_known,
+	    .sessiond_ended = sessiond_ended,
 	};
 
 	rec_verify(&input, &result);
@@ -176,6 +178,32 @@ static void finish_live(struct rec_live *live, bool trace_complete)
 			view);
 }
 
+/*
+ * The daemon failed to finish the trace. Where the cause is known, it is said instead of
+ * liblttng-ctl's words: a daemon that ended ("No session daemon is available"), or a full
+ * file system under the trace ("Rotation failure on consumer").
+ */
+static void say_finish_failure(const struct po_error *err, bool sessiond_ended, pid_t daemon_pid,
+			       const char *trace_dir)
+{
+	struct statvfs room;
+
+	if (sessiond_ended)
+		fprintf(stderr,
+			"profopt-record: error: the session daemon (pid %ld) ended while the "
+			"command ran (killed, or it crashed): the trace in %s holds only what its "
+			"consumer wrote before\n",
+			(long)daemon_pid, trace_dir);
+	else if (statvfs(trace_dir, &room) == 0 &&
+		 (double)room.f_bavail * (double)room.f_frsize < REC_ROOM_LOW_BYTES)
+		fprintf(stderr,
+			"profopt-record: error: the session daemon could not finish writing the "
+			"trace: the file system of %s is full (%.0f bytes left)\n",
+			trace_dir, (double)room.f_bavail * (double)room.f_frsize);
+	else
+		fprintf(stderr, "profopt-record: %s\n", err->message);
+}
+
 /* Session, command, teardown; returns the command's exit status or profopt-record's own. */
 static int record(const struct rec_options *options, struct rec_command *command,
 		  struct rec_recording *recording)
@@ -186,11 +214,15 @@ static int record(const struct rec_options *options, struct rec_command *command
 	enum rec_status status;
 	int exit_code;
 
+	pid_t daemon_pid = rec_sessiond_pid(); /* the daemon that records */
+
 	status = rec_session_create(&session, options, &err);
 	if (status == REC_STATUS_OK)
 		status = rec_session_start(&session, &err);
 	if (status == REC_STATUS_OK && options->live)
 		status = rec_live_start(&live, options, recording->id, session.output_dir, &err);
+	if (status == REC_STATUS_OK && !options->per_process_buffers)
+		status = rec_session_register_self(&err);
 	if (status == REC_STATUS_OK && rec_signals_received()) {
 		po_error_set(&err, "interrupted by SIG%s before the command started",
 			     sigabbrev_np(rec_signals_received()));
@@ -227,9 +259,12 @@ static int record(const struct rec_options *options, struct rec_command *command
 		exit_code = fail(status, &err);
 		notes_finish(session.output_dir);
 	} else if (status != REC_STATUS_OK) {
-		exit_code = fail(status, &err);
+		bool ended = daemon_pid > 0 && !rec_process_runs(daemon_pid);
+
+		exit_code = rec_status_exit_code(status);
+		say_finish_failure(&err, ended, daemon_pid, session.output_dir);
 		/* the daemon failed to finish the trace: say what of it is there */
-		report_recording(&session, recording);
+		report_recording(&session, recording, ended);
 		notes_finish(session.output_dir);
 	} else {
 		if (session.destroy_timed_out)
@@ -238,7 +273,7 @@ static int record(const struct rec_options *options, struct rec_command *command
 				"writing the trace within %d s (is a traced process hung?); the "
 				"last packets may be missing\n",
 				REC_DESTROY_TIMEOUT_MS / 1000);
-		if (report_recording(&session, recording) && exit_code == 0)
+		if (report_recording(&session, recording, false) && exit_code == 0)
 			exit_code = rec_status_exit_code(REC_STATUS_TRACING);
 		notes_finish(session.output_dir);
 		/* With --live, stdout is the live view's (JSON lines when not a terminal). */
@@ -267,15 +302,6 @@ static enum rec_status clean_leftovers(struct po_error *err)
  * it running): then it is left running, in one line. One that did not answer in time was
  * named in the error line already.
  */
-/* Whether the command is a Python interpreter (python, python3.11, /usr/bin/python3). */
-static bool python_command(const struct rec_options *options)
-{
-	const char *program = options->command_argv ? options->command_argv[0] : NULL;
-	const char *slash = program ? strrchr(program, '/') : NULL;
-
-	return program && strncmp(slash ? slash + 1 : program, "python", 6) == 0;
-}
-
 static void stop_sessiond(struct rec_sessiond *sessiond)
 {
 	pid_t pid = sessiond->pid;
@@ -336,15 +362,17 @@ int main(int argc, char **argv)
 	 * for a process that imported torch, against 8-17 ms without it. Only --heap (to
 	 * symbolize allocation sites) and --stacks of a program that is no Python interpreter
 	 * (to name a C program's sampled addresses; Python's samples name their objects
-	 * themselves) need the addresses. A user's own setting is kept.
+	 * themselves) need the addresses (rec_objects_named). A user's own setting is kept.
 	 */
-	if (!options.heap && !(options.stacks_hz > 0 && !python_command(&options)))
+	if (!rec_objects_named(&options))
 		setenv("LTTNG_UST_WITHOUT_BADDR_STATEDUMP", "1", 0);
 	status = rec_recording_init(&recording, &err);
 	if (status == REC_STATUS_OK)
 		status = rec_command_resolve(&command, &options, &err);
 	if (status == REC_STATUS_OK)
 		status = rec_signals_install(&err);
+	if (status == REC_STATUS_OK)
+		status = rec_preflight(&err);
 	if (status == REC_STATUS_OK)
 		status = rec_sessiond_ensure(&sessiond, &err);
 	if (status == REC_STATUS_OK) {

@@ -108,10 +108,12 @@ void rec_options_print_help(void)
 	       "SIGINT, SIGTERM and SIGHUP are forwarded to COMMAND; the trace is kept. Before\n"
 	       "COMMAND runs, or while waiting for the daemon, they end profopt-record.\n\n"
 	       "Exit status: COMMAND's exit status (128+N if it was killed by signal N),\n"
-	       "1 tracing error, 2 bad command line (with --live, also an --alerts FILE or a\n"
-	       "TRACE_DIR-report the view refuses), 3 the session daemon did not answer\n"
-	       "in time, 126 COMMAND not executable, 127 COMMAND not found, 128+N ended by\n"
-	       "signal N before COMMAND ran or while waiting for the daemon.\n");
+	       "1 tracing error (also a read-only /dev/shm, or a daemon directory where no\n"
+	       "daemon can start, refused before COMMAND runs), 2 bad command line (with\n"
+	       "--live, also an --alerts FILE or a TRACE_DIR-report the view refuses), 3 the\n"
+	       "session daemon did not answer in time, 126 COMMAND not executable,\n"
+	       "127 COMMAND not found, 128+N ended by signal N before COMMAND ran or while\n"
+	       "waiting for the daemon.\n");
 }
 
 /* Parses "4M", "512k", "65536": binary multiples. */

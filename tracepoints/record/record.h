@@ -129,6 +129,17 @@ struct rec_options {
 	bool show_version;
 };
 
+/*
+ * Before the command (preflight.c): *cause (one phrase) and true when /dev/shm cannot hold
+ * lttng-ust's ring buffers (missing, read-only, not writable), or when no session daemon
+ * can start in its directory (/run/lttng as root, else $LTTNG_HOME/.lttng: read-only or
+ * not writable).
+ */
+bool rec_shm_unusable(char *cause, size_t size);
+bool rec_sessiond_dir_unwritable(char *cause, size_t size);
+/* REC_STATUS_TRACING (err: the cause and what to do) when /dev/shm is unusable. */
+enum rec_status rec_preflight(struct po_error *err) PO_NODISCARD;
+
 /* --check (check.c): what a recording needs, one line each; 0 only when it would work. */
 int rec_check(const struct rec_options *options);
 
@@ -195,6 +206,12 @@ enum rec_status rec_session_create_named(struct rec_session *session,
 enum rec_status rec_session_configure(const char *name, const struct rec_options *options,
 				      struct po_error *err) PO_NODISCARD;
 enum rec_status rec_session_start(struct rec_session *session, struct po_error *err) PO_NODISCARD;
+/*
+ * Registers a child of profopt-record with the session daemon (it loads lttng-ust and
+ * exits), so that the trace holds the channel's metadata even when no process of the
+ * command loads lttng-ust. Fails only on a signal (REC_STATUS_INTERRUPTED).
+ */
+enum rec_status rec_session_register_self(struct po_error *err) PO_NODISCARD;
 /* Stops tracing, waiting until every buffer was written, and reads the loss counters. */
 enum rec_status rec_session_stop(struct rec_session *session, struct po_error *err) PO_NODISCARD;
 /* Destroys the session; the trace stays. */
@@ -237,6 +254,13 @@ bool rec_process_runs(pid_t pid);
  * the last place looked at) when none exists.
  */
 bool rec_heap_library(char *path, size_t size);
+/*
+ * The fork hooks preloaded into the command: libprofopt-fork ($PROFOPT_FORK_LIBRARY
+ * overrides, else next to this program's libprofopt, else installed), which loads nothing
+ * of lttng-ust into the programs that do not load it themselves; lttng-ust's own fork
+ * wrapper, which does, when it is not there.
+ */
+void rec_fork_library(char *path, size_t size);
 /* Makes this recorder's scratch directory (mode 0700, marked); see rec_scratch_dir(). */
 enum rec_status rec_scratch_create(struct po_error *err) PO_NODISCARD;
 /* The scratch directory, NULL when there is none. */
@@ -285,6 +309,13 @@ struct rec_command {
 	int exit_status; /* its status, 128+signal if killed */
 };
 
+/*
+ * Whether the recording names the objects each process maps (lttng-ust's base-address
+ * state dump, liblttng-ust-dl preloaded): with --heap (allocation sites), and with
+ * --stacks of a command that is no Python interpreter (a C program's sampled addresses;
+ * Python's samples name their objects themselves).
+ */
+bool rec_objects_named(const struct rec_options *options);
 /* Resolves the command through PATH before anything is recorded. */
 enum rec_status rec_command_resolve(struct rec_command *command, const struct rec_options *options,
 				    struct po_error *err) PO_NODISCARD;
@@ -374,7 +405,12 @@ struct rec_verify_input {
 	int64_t command_end_ns;	   /* CLOCK_MONOTONIC; 0 when unknown */
 	uint64_t daemon_discarded; /* the session daemon's own count of discarded events */
 	bool daemon_discarded_known;
+	/* the daemon ended while the command ran: the cause of what was not recorded */
+	bool sessiond_ended;
 };
+
+/* Below this much room on the trace's file system, a cut is put down to a full one. */
+#define REC_ROOM_LOW_BYTES (4u * 1024 * 1024)
 
 #define REC_VERIFY_SHOWN 4
 #define REC_VERIFY_LINES 12

@@ -15,13 +15,16 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -561,4 +564,34 @@ void rec_session_fini(struct rec_session *session)
 {
 	free(session->output_dir);
 	session->output_dir = NULL;
+}
+
+/*
+ * The per-user channel, and its metadata, are made when the first process registers. The
+ * command's programs load lttng-ust only when they use it (fork_hooks.c), so a command
+ * that records nothing (a Python program whose module could not load libprofopt) would
+ * leave a directory that is no trace, where profopt-analyze can only say "not a trace"
+ * rather than why it holds no event. A child of profopt-record that loads lttng-ust, which
+ * registers in its constructor, makes the trace; it emits nothing. Best effort: a failure
+ * only leaves that directory without metadata, as before.
+ */
+enum rec_status rec_session_register_self(struct po_error *err)
+{
+	int wait_status = 0;
+	enum rec_status status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return REC_STATUS_OK;
+	if (pid == 0)
+		_exit(dlopen("liblttng-ust.so.1", RTLD_NOW) ? 0 : 1);
+	status = rec_ctl_wait_child(pid, rec_ctl_timeout_ms(), &wait_status, err);
+	if (status == REC_STATUS_OK)
+		return REC_STATUS_OK;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR) {
+	}
+	return status == REC_STATUS_INTERRUPTED ? status : REC_STATUS_OK;
 }

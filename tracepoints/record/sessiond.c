@@ -199,6 +199,24 @@ static enum rec_status wait_ready(struct po_error *err)
 	}
 }
 
+/*
+ * A daemon cannot start where it cannot write its sockets and pid file; lttng-sessiond
+ * then says "A session daemon is already running", which is not the cause.
+ */
+static enum rec_status launch_daemon_where_possible(struct po_error *err)
+{
+	char cause[PATH_MAX + 64];
+
+	if (rec_sessiond_dir_unwritable(cause, sizeof(cause))) {
+		po_error_set(err,
+			     "%s: lttng-sessiond writes its sockets and pid file there (mount it "
+			     "read-write, or start a session daemon that can)",
+			     cause);
+		return REC_STATUS_TRACING;
+	}
+	return launch_daemon(err);
+}
+
 static enum rec_status ensure(struct rec_sessiond *sessiond, bool say, struct po_error *err)
 {
 	enum rec_status status;
@@ -211,7 +229,7 @@ static enum rec_status ensure(struct rec_sessiond *sessiond, bool say, struct po
 	if (say)
 		fprintf(stderr,
 			"profopt-record: no session daemon is running; starting lttng-sessiond\n");
-	status = launch_daemon(err);
+	status = launch_daemon_where_possible(err);
 	if (status == REC_STATUS_OK) {
 		sessiond->started_here = true;
 		sessiond->pid = rec_sessiond_pid();

@@ -1,10 +1,13 @@
 /*
  * trace_loss.c: counts the events the tracer discarded, from the packet indexes LTTng
  * writes next to each stream (the .idx files of index/). Each packet index records the
- * stream's running count of discarded events, so the last packet of a stream holds its
- * total. Unlike the session daemon's counters, these cover processes that exited before
- * the session stopped. verify.c reads the same last entry to compare a stream file with
- * its index.
+ * stream's running count of discarded events, so the largest count of a stream's packets
+ * is its total: not always the last packet's, since a packet can carry a smaller count
+ * than the one before it (seen with sub-buffers of 4 KiB filled at 10 kHz; the session
+ * daemon's consumer then takes the step back for a wrap of the counter and adds 2^63 to
+ * its own count, which verify.c therefore ignores). Unlike the session daemon's counters,
+ * these cover processes that exited before the session stopped. verify.c reads the last
+ * entry to compare a stream file with its index.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -41,24 +44,41 @@ static uint32_t read_be32(const unsigned char *bytes)
 	return be32toh(value);
 }
 
-int rec_index_read_last(const char *path, struct rec_index_last *last)
+#define CTF_INDEX_MAX_ENTRY_BYTES 256
+
+/*
+ * Opens an index file and reads its header: the file (owned by the caller), positioned at
+ * its first entry, with *entry_bytes; NULL when path is not a readable index file.
+ */
+static FILE *index_open(const char *path, uint32_t *entry_bytes)
 {
 	unsigned char header[CTF_INDEX_HEADER_BYTES];
-	unsigned char entry[256];
+	FILE *file = fopen(path, "rb");
+
+	if (!file)
+		return NULL;
+	if (fread(header, 1, sizeof(header), file) == sizeof(header) &&
+	    read_be32(header) == CTF_INDEX_MAGIC) {
+		*entry_bytes = read_be32(header + 12);
+		if (*entry_bytes >= CTF_INDEX_MIN_ENTRY_BYTES &&
+		    *entry_bytes <= CTF_INDEX_MAX_ENTRY_BYTES)
+			return file;
+	}
+	fclose(file);
+	return NULL;
+}
+
+int rec_index_read_last(const char *path, struct rec_index_last *last)
+{
+	unsigned char entry[CTF_INDEX_MAX_ENTRY_BYTES];
 	uint32_t entry_bytes;
 	long size, offset;
-	FILE *file = fopen(path, "rb");
+	FILE *file = index_open(path, &entry_bytes);
 	int ret = -1;
 
 	*last = (struct rec_index_last){.has_packet = false};
 	if (!file)
 		return -1;
-	if (fread(header, 1, sizeof(header), file) != sizeof(header) ||
-	    read_be32(header) != CTF_INDEX_MAGIC)
-		goto end;
-	entry_bytes = read_be32(header + 12);
-	if (entry_bytes < CTF_INDEX_MIN_ENTRY_BYTES || entry_bytes > sizeof(entry))
-		goto end;
 	if (fseek(file, 0, SEEK_END) || (size = ftell(file)) < CTF_INDEX_HEADER_BYTES)
 		goto end;
 	ret = 0;
@@ -80,14 +100,40 @@ end:
 	return ret;
 }
 
-/* Adds the discarded count of the last packet of one index file; -1 if it is not one. */
+/*
+ * The largest running count of discarded events among the packets of one index file in
+ * *largest (0 without packets); -1 when path is not an index file.
+ */
+static int index_largest_discarded(const char *path, uint64_t *largest)
+{
+	unsigned char entry[CTF_INDEX_MAX_ENTRY_BYTES];
+	uint32_t entry_bytes;
+	FILE *file = index_open(path, &entry_bytes);
+	int ret;
+
+	*largest = 0;
+	if (!file)
+		return -1;
+	/* a partial last entry (the consumer stopped mid-write) is not a packet */
+	while (fread(entry, 1, entry_bytes, file) == entry_bytes) {
+		uint64_t discarded = read_be64(entry + CTF_INDEX_DISCARDED_OFFSET);
+
+		if (discarded > *largest)
+			*largest = discarded;
+	}
+	ret = ferror(file) ? -1 : 0;
+	fclose(file);
+	return ret;
+}
+
+/* Adds the discarded count of one index file; -1 if it is not one. */
 static int add_index_file(const char *path)
 {
-	struct rec_index_last last;
+	uint64_t largest;
 
-	if (rec_index_read_last(path, &last) != 0)
+	if (index_largest_discarded(path, &largest) != 0)
 		return -1;
-	walk_total += last.discarded_events;
+	walk_total += largest;
 	return 0;
 }
 

@@ -31,8 +31,6 @@
 
 #include "record.h"
 
-/* Below this much room, a cut is put down to a full file system. */
-#define ROOM_LOW_BYTES (4u * 1024 * 1024)
 #define METADATA_SCAN_BYTES (1024 * 1024)
 /*
  * How much earlier than the command the trace may end: the last packets are written after
@@ -310,14 +308,17 @@ static bool ends_with_command(const char *dir, const struct rec_verify_input *in
  * no event and whose streams hold none recorded nothing (a process that registered with the
  * tracer and emitted no profopt event): not a loss. Events without metadata to read them are.
  */
-static const char *metadata_problem(const struct metadata_survey *survey, bool streams, bool events)
+static const char *metadata_problem(const struct metadata_survey *survey, bool streams, bool events,
+				    bool sessiond_ended)
 {
 	if (survey->cut)
 		return "ends inside a packet: the consumer could not write it whole, and what it "
 		       "lacks cannot be read";
 	if (!(survey->declares & DECLARES_STREAM) && streams)
-		return "declares no stream, so its streams cannot be read: the process registered "
-		       "too late to be recorded";
+		return sessiond_ended ? "declares no stream, so its streams cannot be read: the "
+					"session daemon ended before it wrote them"
+				      : "declares no stream, so its streams cannot be read: the "
+					"process registered too late to be recorded";
 	if (!(survey->declares & DECLARES_EVENT) && events)
 		return "declares no event, and its streams hold events: nothing in this directory "
 		       "can be read";
@@ -348,7 +349,7 @@ static void check_trace_dir(const char *dir, const struct rec_verify_input *inpu
 	else if (survey.size == 0)
 		problem(result, "%s: its metadata is empty: nothing in this directory can be read",
 			metadata);
-	else if ((why = metadata_problem(&survey, streams, events)))
+	else if ((why = metadata_problem(&survey, streams, events, input->sessiond_ended)))
 		problem(result, "%s: its metadata (%lld bytes) %s", metadata,
 			(long long)survey.size, why);
 }
@@ -503,6 +504,15 @@ static void check_registrations(const struct rec_verify_input *input,
 	for (int i = 0; per_process && i < count; i++)
 		result->missing_dirs += !noted[i].has_dir;
 	late = count - result->missing_dirs;
+	if (input->sessiond_ended) {
+		name_processes(noted, count, false, names, sizeof(names));
+		add_line(result,
+			 "error: %d of the command's processes emitted profopt events that were "
+			 "not recorded, the session daemon being gone: %s",
+			 count, names);
+		free(noted);
+		return;
+	}
 	if (result->missing_dirs) {
 		name_processes(noted, count, false, names, sizeof(names));
 		add_line(
@@ -539,18 +549,27 @@ static void check_end(const struct rec_verify_input *input, struct rec_verificat
 		input->trace_dir, (double)early_ns / 1e9);
 }
 
+/*
+ * lttng-tools' consumer takes a packet whose running count of discarded events is smaller
+ * than the one before for a wrap of the counter, and adds 2^63 to its channel's count; no
+ * recording discards 2^63 events, so a count at or above it is that, not a count.
+ */
+#define REC_DAEMON_DISCARDED_WRAPPED (UINT64_C(1) << 63)
+
 /* The events the tracer discarded: the packet indexes', or the daemon's count if larger. */
 static void count_discarded(const struct rec_verify_input *input, struct rec_verification *result)
 {
 	struct po_error err = {{0}};
 	uint64_t discarded = 0;
+	bool daemon_known =
+	    input->daemon_discarded_known && input->daemon_discarded < REC_DAEMON_DISCARDED_WRAPPED;
 
 	if (rec_trace_count_discarded(input->trace_dir, &discarded, &err) != REC_STATUS_OK &&
-	    !input->daemon_discarded_known) {
+	    !daemon_known) {
 		add_line(result, "warning: cannot tell whether events were lost: %s", err.message);
 		return;
 	}
-	if (input->daemon_discarded_known && input->daemon_discarded > discarded)
+	if (daemon_known && input->daemon_discarded > discarded)
 		discarded = input->daemon_discarded;
 	result->discarded_events = discarded;
 	if (discarded)
@@ -572,6 +591,9 @@ static void conclude(const struct rec_verify_input *input, struct rec_verificati
 			 "write everything, the end of the recording is missing; record to a file "
 			 "system with room (-o DIR)",
 			 input->trace_dir, (long long)result->free_bytes);
+	else if (input->sessiond_ended)
+		add_line(result, "error: the recording is incomplete: the session daemon ended "
+				 "while the command ran; record again");
 	else if (result->unregistered)
 		add_line(
 		    result,
@@ -603,7 +625,7 @@ void rec_verify(const struct rec_verify_input *input, struct rec_verification *r
 	result->trace_end_ns = -1;
 	if (statvfs(input->trace_dir, &fs) == 0)
 		result->free_bytes = (int64_t)fs.f_bavail * (int64_t)fs.f_frsize;
-	result->room_low = result->free_bytes >= 0 && result->free_bytes < ROOM_LOW_BYTES;
+	result->room_low = result->free_bytes >= 0 && result->free_bytes < REC_ROOM_LOW_BYTES;
 	count_discarded(input, result);
 	if (join(ust, sizeof(ust), input->trace_dir, "ust"))
 		walk(ust, 0, input, result);

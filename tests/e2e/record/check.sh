@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check.sh BIN_DIR SOURCE_DIR: profopt-record --check finds each planted problem, in a
 # private mount namespace (as root) where the problem is made real: no session daemon and
-# none on PATH, the fork wrapper replaced by a device, a /dev/shm too small for the
+# none on PATH, the fork hooks replaced by a device, a /dev/shm too small for the
 # buffers or read-only, a /run/lttng where no daemon can start, a consumer daemon that
 # cannot run, a nearly full disk at -o, a Python module that cannot load libprofopt, a user
 # who is neither root nor in the tracing group and has no writable home. With nothing
@@ -56,15 +56,15 @@ else
 fi
 run shm-read-only 1 "^FAIL +buffer memory +/dev/shm is mounted read-only" \
 	"mount -t tmpfs -o ro none /dev/shm"
-run run-read-only 1 "^FAIL +recording +Failed to start a session daemon: lttng-sessiond exited" \
+run run-read-only 1 "^FAIL +recording +Failed to start a session daemon: /run/lttng is on a read-only file system" \
 	"mount -t tmpfs -o ro none /run/lttng"
 consumerd=$(find /usr/lib /usr/local/lib -name lttng-consumerd -path '*libexec*' 2>/dev/null | head -n 1)
 run consumer-broken 1 "^FAIL +recording +.*session" \
 	"mount --bind /bin/false $consumerd; export PROFOPT_SESSIOND_TIMEOUT=3"
 run no-sessiond 1 "^FAIL +session daemon +none running, and no lttng-sessiond on PATH" \
 	"export PATH=$work/pybin:$bin"
-fork_lib=$(grep -o '/[^ ]*liblttng-ust-fork.so.1' "$work/all-good.out" | head -n 1)
-run fork-wrapper 1 "^FAIL +fork wrapper +.*not a regular file" \
+fork_lib=$(sed -n 's/^ok  *fork hooks  *//p' "$work/all-good.out" | head -n 1)
+run fork-hooks 1 "^FAIL +fork hooks +.*not a regular file" \
 	"mount --bind /dev/null $fork_lib"
 run small-shm 1 "^FAIL +buffer memory +the buffers need" \
 	"mount -t tmpfs -o size=16m none /dev/shm"

@@ -502,8 +502,83 @@ case_disk_full() {
 	check "it says the disk is full, naming the trace" \
 		grep -q "^profopt-record: error: $work/small/trace: the file system has [0-9]* bytes left" "$work/err"
 	check "the trace is kept" [ -d "$work/small/trace/ust" ]
+	# Whether the daemon fails to finish the trace depends on when the disk filled up.
+	check "liblttng-ctl's 'Rotation failure on consumer' is not said" \
+		not grep -q "Rotation failure" "$work/err"
+	check "a daemon that could not finish the trace is put down to the full disk, in no liblttng-ctl words" \
+		not grep -q "^profopt-record: Failed" "$work/err"
 	cat "$work/err"
 	umount "$work/small"
+}
+
+# What keeps a recording from working, seen before the command runs (each in a mount
+# namespace of its own inside the test's): a read-only /dev/shm (the command used to run
+# untraced, and registration was blamed afterwards), and a read-only /run/lttng with no
+# daemon reachable (lttng-sessiond's "A session daemon is already running" was said).
+case_preflight() {
+	private_mounts "read-only /dev/shm and /run/lttng" || return
+	run_record_in() { # run_record_in MOUNTPOINT ARGS...: with MOUNTPOINT a read-only tmpfs
+		local at=$1
+		shift
+		unshare --mount sh -c 'mount -t tmpfs -o ro profopt-ro "$0" && exec "$@"' \
+			"$at" "$record" "$@" >"$work/out" 2>"$work/err"
+		status=$?
+	}
+	run_record_in /dev/shm -o "$work/t-shm" -- /bin/sh -c "touch '$work/ran-shm'"
+	check "read-only /dev/shm: exit 1 (got $status)" [ "$status" -eq 1 ]
+	check "one error line names /dev/shm, read-only" one_error_line "/dev/shm is mounted read-only"
+	check "the command did not run" [ ! -e "$work/ran-shm" ]
+	check "no trace directory is left behind" [ ! -e "$work/t-shm" ]
+	cat "$work/err"
+	run_record_in /run/lttng -o "$work/t-run" -- /bin/sh -c "touch '$work/ran-run'"
+	check "read-only /run/lttng, no daemon: exit 1 (got $status)" [ "$status" -eq 1 ]
+	check "one error line names /run/lttng, read-only" \
+		one_error_line "Failed to start a session daemon: /run/lttng is on a read-only file system"
+	check "lttng-sessiond's 'already running' is not said" not grep -q "already running" "$work/err"
+	check "the command did not run" [ ! -e "$work/ran-run" ]
+	cat "$work/err"
+}
+
+# The session daemon killed while the command runs: profopt-record names that, not a
+# registration that came too late, nor liblttng-ctl's "No session daemon is available".
+case_sessiond_killed() {
+	local pid
+	pid=$(cat "$(daemon_pid_file)")
+	run_record -o "$work/trace" -- /bin/sh -c \
+		"'$workload' pipeline; kill -KILL $pid; sleep 0.5; '$workload' pipeline"
+	check "a daemon killed during the command: exit 1 (got $status)" [ "$status" -eq 1 ]
+	check "it says the daemon (pid $pid) ended while the command ran" \
+		grep -q "^profopt-record: error: the session daemon (pid $pid) ended while the command ran" "$work/err"
+	check "it blames no registration" not grep -q "registered\|REGISTER_TIMEOUT" "$work/err"
+	check "liblttng-ctl's words are not said" not grep -q "No session daemon is available" "$work/err"
+	check "the trace is kept" [ -d "$work/trace/ust" ]
+	cat "$work/err"
+}
+
+# The programs the command runs that do not load lttng-ust themselves (a shell, grep) are
+# left without it: lttng-ust's fork wrapper, preloaded before, loaded it into each (which
+# then registered with the daemon: 37 ms an exec). The forked workers of an instrumented
+# program are still registered and recorded as their own processes.
+case_plain_exec() {
+	run_record --buffers pid -o "$work/trace" -- /bin/sh -c \
+		"grep -c liblttng-ust /proc/self/maps >'$work/maps'; '$workload' pipeline"
+	check "recording exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "grep, run by the command, has no lttng-ust mapped (got $(cat "$work/maps"))" \
+		[ "$(cat "$work/maps")" = 0 ]
+	check "the instrumented program and its 2 forked workers: 3 trace directories" \
+		[ "$(ls "$work/trace/ust/pid" | grep -c '^record_workload-')" -eq 3 ]
+	check_trace pipeline "$work/trace"
+	# --stacks of a Python command names no object (Python's samples name theirs): no
+	# liblttng-ust-dl, whose preload loaded lttng-ust into every program too.
+	run_record --stacks -o "$work/trace-py" -- /usr/bin/python3 -c \
+		"print(open('/proc/self/maps').read().count('liblttng-ust'))"
+	check "--stacks of a Python command: exits 0 (got $status)" [ "$status" -eq 0 ]
+	check "--stacks: python3 that does not import profopt has no lttng-ust mapped (got $(head -n 1 "$work/out"))" \
+		[ "$(head -n 1 "$work/out")" = 0 ]
+	run_record --heap -o "$work/trace-heap" -- /bin/sh -c \
+		"grep -c liblttng-ust /proc/self/maps >'$work/maps-heap'"
+	check "--heap still preloads lttng-ust's libc wrapper into every program" \
+		not [ "$(cat "$work/maps-heap")" = 0 ]
 }
 
 # Whether this test runs as root in a private mount namespace (with-sessiond.sh's), where

@@ -154,6 +154,7 @@ static void test_trace_loss(void)
 	char path[256];
 	const uint64_t stream_a[] = {0, 5, 7};
 	const uint64_t stream_b[] = {3};
+	const uint64_t stream_back[] = {113, 2407, 0};
 	struct po_error err = {{0}};
 	uint64_t discarded = 99;
 
@@ -175,6 +176,11 @@ static void test_trace_loss(void)
 	write_index(path, NULL, 0); /* a stream without packets */
 	CHECK_INT_EQ(rec_trace_count_discarded(root, &discarded, &err), REC_STATUS_OK);
 	CHECK_INT_EQ(discarded, 7 + 3); /* the last packet of each stream holds its total */
+	/* A packet with a smaller count than the one before it: the largest is the total. */
+	snprintf(path, sizeof(path), "%s/ust/index/chan_4.idx", root);
+	write_index(path, stream_back, 3);
+	CHECK_INT_EQ(rec_trace_count_discarded(root, &discarded, &err), REC_STATUS_OK);
+	CHECK_INT_EQ(discarded, 7 + 3 + 2407);
 
 	snprintf(path, sizeof(path), "%s/ust/index/chan_3.idx", root);
 	FILE *bad = fopen(path, "wb");
@@ -328,6 +334,23 @@ static void test_verify(void)
 	CHECK(said(&result, "profopt_0: holds 8192 bytes, and its index lists 12288"));
 	CHECK_INT_EQ(result.problems, 1);
 	write_stream(dir, 3, end_ns);
+
+	/*
+	 * The daemon's count went through lttng-tools' wrap guess (2^63 added): the packet
+	 * indexes' count (none discarded, see write_stream) is said instead.
+	 */
+	{
+		const struct rec_verify_input input = {.trace_dir = root,
+						       .command_pid = 10,
+						       .daemon_discarded =
+							   (UINT64_C(1) << 63) + 2294,
+						       .daemon_discarded_known = true};
+
+		rec_verify(&input, &result);
+		CHECK(!said(&result, "9223372036854"));
+		CHECK_INT_EQ(result.discarded_events, 0);
+		CHECK(said(&result, "no events were discarded"));
+	}
 
 	/* Metadata cut inside its packet. */
 	snprintf(path, sizeof(path), "%s/metadata", dir);
