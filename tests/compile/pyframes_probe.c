@@ -4,9 +4,11 @@
  * what it reads with the interpreter's own view on every version present. It neither links
  * with libpython nor includes its headers, as libprofopt does not.
  */
+#define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "pyframes.h"
 #include "pyframes_described.h"
@@ -52,4 +54,18 @@ PROBE_EXPORT int probe_described(uint32_t id, char *function, char *file, int32_
 	snprintf(file, sizeof(code->file), "%s", code->file);
 	*first_line = code->first_line;
 	return 1;
+}
+
+/* The nanoseconds repeat walks of the calling thread's stack took, each described. */
+PROBE_EXPORT int64_t probe_walk_ns(uint32_t repeat);
+PROBE_EXPORT int64_t probe_walk_ns(uint32_t repeat)
+{
+	uint32_t ids[128], lines[128];
+	struct timespec start, end;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (uint32_t i = 0; i < repeat; i++)
+		po_pyframes_walk(ids, lines, 128, describe);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	return (int64_t)(end.tv_sec - start.tv_sec) * 1000000000 + (end.tv_nsec - start.tv_nsec);
 }
