@@ -5,7 +5,8 @@ standard-library modules against PyCode_Addr2Line, and the stacks it reads from 
 Python (a function with a non-ASCII name, a generator, a list comprehension, recursion, a
 thread) against sys._getframe's, names, files and lines. Names are co_qualname from 3.11,
 co_name before (docs/sampling.md, "Interpreters"). With --refused: this interpreter is one
-the reader does not know, and it says so in one line."""
+the reader does not know, and it says so in one line; with --refused-debug, the same for
+an interpreter that looks like a debug build (pyframes_debug_build.c preloaded)."""
 
 import ctypes
 import importlib
@@ -161,6 +162,11 @@ def main():
         check(status == -EPROTO and reason.count("\n") == 0 and
               f"this is {VERSION}" in reason,
               f"CPython {VERSION} is refused with one line ({status}: {reason!r})")
+    elif sys.argv[2:3] == ["--refused-debug"]:
+        check(status == -EPROTO and reason.count("\n") == 0 and
+              f"this {VERSION} is a debug build" in reason,
+              f"a debug build of CPython {VERSION} is refused with one line ({status}: "
+              f"{reason!r})")
     else:
         check(status == 0, f"the reader reads CPython {VERSION} ({status}: {reason!r})")
         if status == 0:
