@@ -627,6 +627,16 @@ static bool is_code(uintptr_t code, bool copied)
 	return type_of(code) == reader.code_type;
 }
 
+/* The index (code units) of a frame's instruction: prev_instr or instr_ptr from the start. */
+static int instruction_index(uintptr_t frame, uintptr_t code)
+{
+	const struct po_py_layout *layout = &reader.layout;
+	intptr_t bytes = (intptr_t)(word_at(frame, layout->frame_instruction) -
+				    (code + layout->code_instructions));
+
+	return (int)(bytes / 2);
+}
+
 /*
  * 3.11 and later: the interpreter's frames in the thread's stack chunks (or, for a
  * generator's, in the generator), linked by previous; frames still being set up, and
@@ -642,7 +652,8 @@ static void walk_interpreter_frames(struct walk *walk, uintptr_t thread, uintptr
 		uintptr_t at = frame, code, previous;
 		int owner, index;
 
-		if (!in_live_chunk(thread, frame)) { /* a generator's frame, or one just freed */
+		if (!in_live_chunk(thread,
+				   frame)) { /* a generator's, an entry frame, one just freed */
 			if (!copy_out(copy, frame, layout->frame_size))
 				break;
 			at = (uintptr_t)copy;
@@ -656,9 +667,7 @@ static void walk_interpreter_frames(struct walk *walk, uintptr_t thread, uintptr
 		code = word_at(at, layout->frame_code);
 		if (!is_code(code, at != frame))
 			break;
-		index = (int)((intptr_t)(word_at(at, layout->frame_instruction) -
-					 (code + layout->code_instructions)) /
-			      2);
+		index = instruction_index(at, code);
 		if (owner == layout->owner_generator ||
 		    index >= int_at(code, layout->code_firsttraceable))
 			add_frame(walk, code, index * 2);
