@@ -1,7 +1,7 @@
 /*
  * pyframes.h: the Python frames of the sampled thread, read by libprofopt's sampler in its
- * signal handler (pyframes.c, docs/sampling.md "Python: every thread"). Built for the
- * CPython whose headers the build found (3.11 on Debian 12); elsewhere every call says
+ * signal handler (pyframes.c, docs/sampling.md "How it samples"). Reads CPython 3.9 to
+ * 3.13's release builds (pyframes_layouts.h) on 64-bit Linux; elsewhere every call says
  * -ENOTSUP.
  */
 #ifndef PROFOPT_PYFRAMES_H
@@ -25,9 +25,10 @@ typedef bool po_pyframes_describe_fn(uint32_t code_id, const char *function, con
 				     int32_t first_line);
 
 /*
- * Makes the reader ready in this process, outside any signal handler: 0, or -ENOTSUP when
- * libprofopt was built without CPython's headers, -ENOENT when no interpreter runs here,
- * -EPROTO when the interpreter is another version than the headers' (reason() says which).
+ * Makes the reader ready in this process, outside any signal handler, for the version of
+ * the interpreter that runs here: 0, or -ENOTSUP on a platform whose layouts it does not
+ * know, -ENOENT when no interpreter runs here, -EPROTO when the interpreter is a version
+ * it does not read, a debug or a free-threaded build (reason() says which, in one line).
  */
 int po_pyframes_init(void);
 
@@ -50,7 +51,8 @@ void po_pyframes_forget(void);
 
 /*
  * The line of the instruction at index (in code units) of a code object (a PyCodeObject),
- * from its location table, as PyCode_Addr2Line gives it; 0 when it has none. For tests.
+ * from its line-number table, as PyCode_Addr2Line gives it; 0 when it has none or the
+ * reader is not ready. For tests.
  */
 int po_pyframes_line(const void *code, int index);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pyframes.h"
+#include "pyframes_described.h"
 
 static int failures;
 
@@ -101,46 +102,7 @@ static void test_lines(void)
 
 /* ---- the walk ---- */
 
-struct described {
-	uint32_t id;
-	char function[256], file[256];
-	int32_t first_line;
-};
-
-static struct described described[4096];
-static size_t described_count;
-
-static bool describe(uint32_t code_id, const char *function, const char *file, int32_t first_line)
-{
-	if (described_count >= sizeof(described) / sizeof(described[0]))
-		return true;
-	described[described_count].id = code_id;
-	snprintf(described[described_count].function, sizeof(described[0].function), "%s",
-		 function);
-	snprintf(described[described_count].file, sizeof(described[0].file), "%s", file);
-	described[described_count++].first_line = first_line;
-	return true;
-}
-
-/* A process that records nothing yet (before its announcement): no description emitted. */
-static bool refuse(uint32_t code_id, const char *function, const char *file, int32_t first_line)
-{
-	(void)code_id;
-	(void)function;
-	(void)file;
-	(void)first_line;
-	return false;
-}
-
 static uint32_t refused_ids[128], refused_depth;
-
-static const struct described *find(uint32_t id)
-{
-	for (size_t i = described_count; i-- > 0;)
-		if (described[i].id == id)
-			return &described[i];
-	return NULL;
-}
 
 /* walk(): the calling thread's stack as the reader sees it, [(function, file, line), ...]. */
 static PyObject *walk(PyObject *self, PyObject *unused)

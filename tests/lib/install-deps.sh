@@ -5,10 +5,11 @@ set -eu
 
 packages=(build-essential cmake pkg-config lttng-tools liblttng-ust-dev liblttng-ctl-dev
 	babeltrace2 libbabeltrace2-dev libcairo2-dev libpango1.0-dev libgraphviz-dev
-	libxml2-dev libelf-dev libdw-dev util-linux fonts-dejavu-core
-	python3-dev) # python3-dev: CPython's headers, for libprofopt's reader of Python stacks
+	libxml2-dev libelf-dev libdw-dev util-linux fonts-dejavu-core)
 if [ "${1:-}" = "--with-test-tools" ]; then
-	packages+=(python3-bt2 python3-venv python3-wheel python3-setuptools libxml2-utils poppler-utils python3-torch python3-pil chromium clang
+	# python3-dev: CPython 3.11's headers and embed library, for unit.lib.pyframes and
+	# unit.lib.pyframes.layouts.py311 (libprofopt's reader itself builds without them)
+	packages+=(python3-dev python3-bt2 python3-venv python3-wheel python3-setuptools libxml2-utils poppler-utils python3-torch python3-pil chromium clang
 		libclang-rt-14-dev clang-format valgrind time
 		slurm-wlm munge openmpi-bin) # e2e.cluster.*: a private Slurm node, mpirun
 fi

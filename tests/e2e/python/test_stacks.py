@@ -16,8 +16,12 @@ import threading
 import time
 import warnings
 
-import torch
-from torch.utils.data import DataLoader, Dataset
+try:
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+except ImportError:  # interpreters without torch use python_work alone (stress_stacks --plain)
+    torch = DataLoader = None
+    Dataset = object
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))

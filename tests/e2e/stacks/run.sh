@@ -16,56 +16,14 @@ trap 'rm -rf "$work"' EXIT
 	>/dev/null
 "$bin/profopt-analyze" "$work/trace" -o "$work/report" >"$work/stdout"
 
-/usr/bin/python3 - "$work" "$source" <<'PY'
-import html, json, re, sys
+/usr/bin/python3 - "$work" "$source" "$(dirname "$0")/../../lib" <<'PY'
+import html, sys
+sys.path.insert(0, sys.argv[3])
+from designed_shares import Designed
 work, source = sys.argv[1], sys.argv[2]
-summary = json.load(open(f"{work}/report/summary.json"))
-truth = json.load(open(f"{work}/truth.json"))
-lines = {name: number for number, text in enumerate(open(source), 1)
-         for name in re.findall(r"static int64_t (\w+)\(uint32_t seed\)", text)}
-groups = {(g["role"], g["stage"]): g for g in summary.get("hotspots", [])}
-failures = []
-
-def functions(stage):
-    group = groups.get(("main", stage))
-    if not group:
-        failures.append(f"no hotspots for main {stage}: {sorted(groups)}")
-        return {}
-    return {f["function"]: f for f in group["functions"]}
-
-load = functions("load")
-loading = ("decode_record", "augment_record", "normalize_record")
-total_ns = sum(truth[f"{name}_ns"] for name in loading)
-shared = truth["loop_wall_ns"] > truth["loop_cpu_ns"] * 1.25
-timer = summary["run"]["config"].get("stacks_timer")
-# perf task-clock counters sample at exact CPU-time periods, shared core or not; POSIX CPU
-# timers fire at the scheduler's tick, and their shares drift when the core is shared
-alone = not shared or timer == "counter"
-if shared:
-    print(f"note the loop shared its core ({truth['loop_cpu_ns'] / 1e6:.0f} ms of CPU in "
-          f"{truth['loop_wall_ns'] / 1e6:.0f} ms), sampled by {timer}: the shares are "
-          + ("judged" if alone else "reported, not judged"))
-for name in loading:
-    designed = 100.0 * truth[f"{name}_ns"] / total_ns
-    got = load.get(name)
-    if not got:
-        failures.append(f"load: no {name}")
-    elif abs(got["self_pct"] - designed) > 5 and alone:
-        failures.append(f"load: {name} {got['self_pct']}% against {designed:.1f}%")
-    elif not got["file"].endswith("stacks_c.c") or got["line"] != lines[name]:
-        failures.append(f"{name} at {got['file']}:{got['line']}, not stacks_c.c:{lines[name]}")
-    else:
-        judged = "ok" if abs(got["self_pct"] - designed) <= 5 else "note (not judged)"
-        print(f"{judged} load: {name} {got['self_pct']}% against {designed:.1f}% measured "
-              f"({got['file'].split('/')[-1]}:{got['line']})")
-for stage, name in (("forward", "forward_pass"), ("preprocess", "resize_record")):
-    got = functions(stage).get(name)
-    if not got or got["self_pct"] < 90:
-        failures.append(f"{stage}: {name} {got and got['self_pct']}%, not 90% or more")
-    else:
-        print(f"ok {stage}: {name} {got['self_pct']}%")
-if "resize_record" in load and load["resize_record"]["self_pct"] > 2:
-    failures.append(f"the other thread's resize_record in load: {load['resize_record']}")
+run = Designed(work, source, r"static int64_t (\w+)\(uint32_t seed\)")
+run.check("self")
+summary, failures, alone = run.summary, run.failures, run.alone
 for finding in summary["findings"]:
     evidence = finding.get("evidence", {})
     if alone and evidence.get("hotspot_function", "decode_record") != "decode_record":

@@ -1,15 +1,17 @@
 """Function-level samples of a Python process (opt-in, docs/sampling.md).
 
-Where libprofopt reads this interpreter's frames (profopt_stacks_python: built with
-CPython 3.11's headers, and this is 3.11), libprofopt's own sampler does it all: on CPU
+Where libprofopt reads this interpreter's frames (profopt_stacks_python: the release
+builds of CPython 3.9 to 3.13 on 64-bit Linux), libprofopt's own sampler does it all: on CPU
 time every thread has a perf task-clock counter (or a POSIX timer on its CPU clock), on
 wall time the main thread and every thread that began a profopt span have a POSIX timer on
 CLOCK_MONOTONIC (docs/sampling.md, "Which threads"), and the
 signal handler reads the interrupted thread's Python frames from the interpreter's
 structures, in microseconds, on every thread that runs Python, without the GIL. It forks,
 execs and stops as for a C program (profopt.h, profopt_stacks_start).
-PROFOPT_STACKS_READER=handler, or an interpreter it cannot read, leaves the work to this
-module's signal handler below, which samples the main thread only.
+PROFOPT_STACKS_READER=handler, or an interpreter it cannot read (another version, a debug
+or free-threaded build: libprofopt says why in one line, kept in _State.native_error and
+warned once), leaves the work to this module's signal handler below, which samples the
+main thread only.
 
 With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock
 counter of the main thread, profopt_signal_counter_start in libprofopt; where the kernel
