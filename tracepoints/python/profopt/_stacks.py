@@ -68,6 +68,10 @@ DEFAULT_HZ = 100
 MAX_HZ = 10000
 MAX_DEPTH = 128  # PROFOPT_STACK_DEPTH_MAX
 UNSUPPORTED = "unsupported"  # what start() returns when this interpreter is refused
+# The signal of the main thread's counter and of the wall-time timer: SIGURG, whose default
+# action is to ignore it, so that a program that resets it (or SIGPROF) to its default
+# action is never killed by a sample (docs/sampling.md, "What it leaves alone").
+SIGNAL = signal.SIGURG
 
 
 class _State:
@@ -170,7 +174,7 @@ def _arm(hz):
     if _State.clock == "wall":
         period_us = max(1, int(1e6 / hz))
         _State.period_ns = period_us * 1000
-        error = LIB.profopt_signal_timer_start(int(signal.SIGPROF), period_us)
+        error = LIB.profopt_signal_timer_start(int(SIGNAL), period_us)
         if error != 0:
             raise OSError(-error, "profopt_signal_timer_start failed")
         return
@@ -180,8 +184,12 @@ def _arm(hz):
     # cluster where the thread resumes on a shared core (docs/sampling.md)
     period_us = max(1, int(1e6 / hz))
     _State.counter = (os.environ.get(COUNTERS_ENVIRONMENT, "").strip() != "0" and
-                      LIB.profopt_signal_counter_start(int(signal.SIGPROF), period_us) == 0)
+                      LIB.profopt_signal_counter_start(int(SIGNAL), period_us) == 0)
     if not _State.counter:
+        # ITIMER_PROF can only send SIGPROF: the one case where the handler takes it
+        signal.signal(signal.SIGPROF, _on_sample)
+        signal.siginterrupt(signal.SIGPROF, False)
+        LIB.profopt_native_frames(int(signal.SIGPROF))
         signal.setitimer(signal.ITIMER_PROF, period, period)
 
 
@@ -220,11 +228,13 @@ def _install_hooks():
 
 
 def _taken():
-    """Whether the program already uses SIGPROF or ITIMER_PROF itself."""
-    handler = signal.getsignal(signal.SIGPROF)
-    if handler is _on_sample:
-        return False
-    return handler not in (signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0)
+    """Whether the program already uses SIGPROF, ITIMER_PROF or SIGURG itself."""
+    for signum in (signal.SIGPROF, SIGNAL):
+        handler = signal.getsignal(signum)
+        if handler is not _on_sample and handler not in (signal.SIG_DFL, signal.SIG_IGN, None):
+            return True
+    return (signal.getsignal(signal.SIGPROF) is not _on_sample and
+            signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0))
 
 
 def start(hz=DEFAULT_HZ, clock="cpu"):
@@ -244,8 +254,8 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     if reason is None and threading.current_thread() is not threading.main_thread():
         reason = "profopt: function samples not started: only the main thread can set signals"
     if reason is None and _taken():
-        reason = ("profopt: function samples off: this program already uses SIGPROF or "
-                  "ITIMER_PROF, left as they are")
+        reason = ("profopt: function samples off: this program already uses SIGPROF, "
+                  "ITIMER_PROF or SIGURG, left as they are")
     if reason is None and getattr(LIB, "path", None) is None:
         reason = "profopt: function samples off: libprofopt is not loaded"
     if reason is not None:
@@ -257,10 +267,10 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     if _State.native_error is not None:
         _warn_once(f"profopt: function samples of the main thread only: "
                    f"{_State.native_error}")
-    signal.signal(signal.SIGPROF, _on_sample)
-    signal.siginterrupt(signal.SIGPROF, False)  # system calls restart (SA_RESTART)
+    signal.signal(SIGNAL, _on_sample)
+    signal.siginterrupt(SIGNAL, False)  # system calls restart (SA_RESTART)
     # where the main thread was in native code when the signal came (libprofopt notes it)
-    LIB.profopt_native_frames(int(signal.SIGPROF))
+    LIB.profopt_native_frames(int(SIGNAL))
     if not _State.hooks:
         _install_hooks()
     _State.hz = hz
@@ -270,7 +280,7 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
         _arm(hz)
     except OSError as error:
         _State.running = False
-        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        signal.signal(SIGNAL, signal.SIG_DFL)
         _warn_once(f"profopt: function samples off: the wall-time timer failed ({error})")
         return False
     return True
@@ -316,8 +326,9 @@ def stop():
         LIB.profopt_signal_counter_stop()
     else:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
-    if signal.getsignal(signal.SIGPROF) is _on_sample:
-        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    for signum in (SIGNAL, signal.SIGPROF):
+        if signal.getsignal(signum) is _on_sample:
+            signal.signal(signum, signal.SIG_DFL)
 
 
 def taken():
