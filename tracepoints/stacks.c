@@ -394,7 +394,7 @@ static bool from_our_timer(const siginfo_t *info)
  * A SIGURG of one of the sampler's counters: POLL_IN, as the kernel sends it for a
  * descriptor whose owner asked for SIGURG (F_SETSIG). A program's own descriptor set to
  * signal SIGURG would need a SIGURG handler of its own, which the sampler never runs beside
- * (take_sigurg, watch_action).
+ * (take_sigurg, action_still_ours).
  */
 static bool from_our_counter(const siginfo_t *info)
 {

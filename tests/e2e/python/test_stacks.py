@@ -340,6 +340,51 @@ def test_sigprof_reset():
               f"runs to its end (status {done.returncode}{done.stderr.strip()[-200:]})")
 
 
+WAITS_SCRIPT = """
+import ctypes, os, sys, time
+from profopt import _stacks
+libc = ctypes.CDLL(None, use_errno=True)
+if not _stacks.start(10000, "cpu"):
+    sys.exit(3)
+child = os.fork()
+bad = 0
+for call in ("usleep", "poll", "nanosleep", "select"):
+    for _ in range(300):
+        sum(range(20000))  # CPU time (about 0.2 ms), for the sampler to fire on
+        begin = time.monotonic()
+        if call == "usleep":
+            result = libc.usleep(1000)
+        elif call == "poll":
+            result = libc.poll(None, 0, 1)
+        elif call == "select":
+            timeout = (ctypes.c_long * 2)(0, 1000)
+            result = libc.select(0, None, None, None, timeout)
+        else:
+            wait = (ctypes.c_long * 2)(0, 1000000)
+            result = libc.nanosleep(wait, None)
+        if result != 0 or time.monotonic() - begin < 0.001:
+            bad += 1
+print(("child" if child == 0 else "parent"), bad, flush=True)
+if child == 0:
+    os._exit(1 if bad else 0)
+_, status = os.waitpid(child, 0)
+_stacks.stop()
+sys.exit(1 if bad or status else 0)
+"""
+
+
+def test_waits():
+    """C-level waits through ctypes (libc.usleep, poll, nanosleep, select, which CPython
+    does not retry), 300 of 1 ms each, sampled at 10 kHz of CPU time, in the process and a forked child: none is
+    interrupted (the counters signal only in user mode)."""
+    env = dict(os.environ)
+    env.pop(_stacks.ENVIRONMENT, None)
+    done = subprocess.run([sys.executable, "-c", WAITS_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=120)
+    check(done.returncode == 0, "C waits through ctypes at 10 kHz of CPU time return whole "
+          f"(interrupted: {done.stdout.split()}{done.stderr.strip()[-200:]})")
+
+
 TAKEOVER_SCRIPT = """
 import signal, sys, time
 from profopt import _stacks
@@ -405,6 +450,7 @@ def main():
     test_wall()
     test_sigprof_reset()
     test_takeover()
+    test_waits()
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
 

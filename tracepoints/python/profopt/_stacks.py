@@ -14,12 +14,13 @@ module's signal handler below, which samples the main thread only.
 With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock
 counter of the main thread, profopt_signal_counter_start in libprofopt; where the kernel
 refuses one, or PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by
-setitimer(ITIMER_PROF)), whose SIGPROF runs a Python signal handler on the main thread, the
+setitimer(ITIMER_PROF)), whose signal (SIGURG; SIGPROF from ITIMER_PROF, which can send
+no other) runs a Python signal handler on the main thread, the
 main thread's Python stack is recorded as a profopt:stack_sample event: (code id, line)
 pairs, innermost first, with the thread CPU time used since the previous sample (the time
 the sample stands for: several timer expirations while a C call runs arrive as one signal,
 and time other threads burn must not be given to the main thread's stack). Each code object
-is described once per process (profopt:code). libprofopt wraps the SIGPROF action
+is described once per process (profopt:code). libprofopt wraps the signal's action
 (profopt_native_frames): when the signal interrupts the main thread in native code, the
 sample's innermost frame is that shared object ("[native] libjpeg.so.62").
 
@@ -31,7 +32,7 @@ sets the same variable for the processes it starts. Forked children (DataLoader 
 restart the timer, which fork does not inherit, and describe their code objects again.
 
 With PROFOPT_STACKS_CLOCK=wall (profopt-record --stacks-clock=wall, or
-profopt.run(stacks_clock="wall")) the handler's SIGPROF comes every 1/hz seconds of wall
+profopt.run(stacks_clock="wall")) the handler's SIGURG comes every 1/hz seconds of wall
 time instead, from a POSIX timer on CLOCK_MONOTONIC aimed at the main thread
 (profopt_signal_timer_start in libprofopt), running or waiting: time blocked in I/O, locks
 and queues shows in the function that blocks (a blocking call interrupted by the signal
@@ -41,8 +42,10 @@ core finds it where the expiration did, so the wait is not given to wherever the
 resumes. (A sampler thread reading sys._current_frames() would see the main thread
 only when it releases the GIL, never in Python code shorter than the switch interval.)
 
-A program that already has a SIGPROF handler or an ITIMER_PROF timer is left alone, with
-one warning line. CPython 3.8 and later run it; another implementation or version is
+A program that already has a SIGPROF or SIGURG handler or an ITIMER_PROF timer is left
+alone, with one warning line. SIGURG's default action is to ignore it: a program that
+resets it, or SIGPROF, to the default action is not killed by a sample (except on
+ITIMER_PROF, SIGPROF). CPython 3.8 and later run it; another implementation or version is
 refused with one line saying why. The program's own results are unchanged: the handler
 reads frames and never raises.
 """
@@ -76,14 +79,14 @@ SIGNAL = signal.SIGURG
 
 class _State:
     hz = 0                # the sampling rate while running, else 0
-    clock = "cpu"         # "cpu": SIGPROF on CPU time (ITIMER_PROF); "wall": on wall time
+    clock = "cpu"         # "cpu": samples on CPU time; "wall": on wall time
     counter = False       # on CPU time by the main thread's perf counter, not ITIMER_PROF
     native = False        # libprofopt's sampler reads every thread's frames (no handler here)
     native_error = None   # why libprofopt could not read them, when it could not
     native_counts = False  # the latest start was libprofopt's: taken() reads its counts
     period_ns = 0         # wall: the timer's period, which each expiration stands for
     running = False
-    in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
+    in_handler = False    # a sample in progress (a second signal during it is skipped)
     codes = {}            # code object -> its id in this process
     last_cpu_ns = 0       # cpu: the main thread's CPU time at the previous sample
     samples = 0           # samples taken in this process (a fork starts again from 0)
