@@ -530,6 +530,10 @@ static void check_autostart(const char *self)
 
 	EXPECT(run_probe(self, "stacks", "500", NULL, errors, sizeof(errors)) == 0);
 	EXPECT(run_probe(self, "stacks", "500", "wall", errors, sizeof(errors)) == 0);
+	/* wall time interrupts the program's waits, and says so (docs/sampling.md, Limits) */
+	EXPECT(strstr(errors, "profopt: wall-time samples interrupt the sampled thread's waits") !=
+	       NULL);
+	EXPECT(run_probe(self, "stacks", "500", NULL, errors, sizeof(errors)) == 0 && !*errors);
 	EXPECT(run_probe(self, "stacks", "0", NULL, errors, sizeof(errors)) == 3);
 	EXPECT(run_probe(self, "python3", "500", NULL, errors, sizeof(errors)) == 3);
 	EXPECT(run_probe(self, "stacks", "x", NULL, errors, sizeof(errors)) == 3);
