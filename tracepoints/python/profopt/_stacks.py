@@ -13,7 +13,8 @@ module's signal handler below, which samples the main thread only.
 
 With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock
 counter of the main thread, profopt_signal_counter_start in libprofopt; where the kernel
-refuses one, or PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by
+refuses one, or PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by a POSIX timer on
+CLOCK_PROCESS_CPUTIME_ID, profopt_signal_cpu_timer_start, or where that fails by
 setitimer(ITIMER_PROF)), whose signal (SIGURG; SIGPROF from ITIMER_PROF, which can send
 no other) runs a Python signal handler on the main thread, the
 main thread's Python stack is recorded as a profopt:stack_sample event: (code id, line)
@@ -81,6 +82,7 @@ class _State:
     hz = 0                # the sampling rate while running, else 0
     clock = "cpu"         # "cpu": samples on CPU time; "wall": on wall time
     counter = False       # on CPU time by the main thread's perf counter, not ITIMER_PROF
+    cpu_timer = False     # else by a POSIX timer on the process's CPU clock (SIGURG)
     native = False        # libprofopt's sampler reads every thread's frames (no handler here)
     native_error = None   # why libprofopt could not read them, when it could not
     native_counts = False  # the latest start was libprofopt's: taken() reads its counts
@@ -188,7 +190,11 @@ def _arm(hz):
     period_us = max(1, int(1e6 / hz))
     _State.counter = (os.environ.get(COUNTERS_ENVIRONMENT, "").strip() != "0" and
                       LIB.profopt_signal_counter_start(int(SIGNAL), period_us) == 0)
-    if not _State.counter:
+    # else a POSIX timer on the process's CPU clock, as ITIMER_PROF but on SIGURG and gone
+    # at exec
+    _State.cpu_timer = (not _State.counter and
+                        LIB.profopt_signal_cpu_timer_start(int(SIGNAL), period_us) == 0)
+    if not _State.counter and not _State.cpu_timer:
         # ITIMER_PROF can only send SIGPROF: the one case where the handler takes it
         signal.signal(signal.SIGPROF, _on_sample)
         signal.siginterrupt(signal.SIGPROF, False)
@@ -323,12 +329,13 @@ def stop():
         _State.native = False
         LIB.profopt_stacks_stop()
         return
-    if _State.clock == "wall":
+    if _State.clock == "wall" or _State.cpu_timer:
         LIB.profopt_signal_timer_stop()
     elif _State.counter:
         LIB.profopt_signal_counter_stop()
     else:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
+    _State.counter = _State.cpu_timer = False
     for signum in (SIGNAL, signal.SIGPROF):
         if signal.getsignal(signum) is _on_sample:
             signal.signal(signum, signal.SIG_DFL)
@@ -347,7 +354,10 @@ def armed():
     """Whether a timer or counter samples this process now (fork does not inherit them)."""
     if _State.native:
         return LIB.profopt_stacks_hz() > 0
-    return _State.counter or signal.getitimer(signal.ITIMER_PROF)[1] > 0
+    if not _State.running:
+        return False
+    return (_State.clock == "wall" or _State.counter or _State.cpu_timer or
+            signal.getitimer(signal.ITIMER_PROF)[1] > 0)
 
 
 def hz_from_environment():
