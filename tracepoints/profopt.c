@@ -547,9 +547,13 @@ static void signal_timer_hooks(void)
 	pthread_atfork(NULL, NULL, signal_timer_forget);
 }
 
-PO_EXPORT int profopt_signal_timer_start(int signo, uint32_t period_us)
+/*
+ * The process's one signal timer: on clock, signo every period_us, to the calling thread
+ * (SIGEV_THREAD_ID) or to the process (SIGEV_SIGNAL).
+ */
+static int signal_timer_start(clockid_t clock, int notify, int signo, uint32_t period_us)
 {
-	struct sigevent event = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = signo};
+	struct sigevent event = {.sigev_notify = notify, .sigev_signo = signo};
 	struct itimerspec every = {
 	    .it_interval = {.tv_sec = period_us / 1000000, .tv_nsec = period_us % 1000000 * 1000},
 	};
@@ -558,9 +562,10 @@ PO_EXPORT int profopt_signal_timer_start(int signo, uint32_t period_us)
 		return -EINVAL;
 	pthread_once(&signal_timer_once, signal_timer_hooks);
 	profopt_signal_timer_stop();
-	event._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* sigev_notify_thread_id */
+	if (notify == SIGEV_THREAD_ID)
+		event._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* sigev_notify_thread_id */
 	every.it_value = every.it_interval;
-	if (timer_create(CLOCK_MONOTONIC, &event, &signal_timer) != 0)
+	if (timer_create(clock, &event, &signal_timer) != 0)
 		return -errno;
 	if (timer_settime(signal_timer, 0, &every, NULL) != 0) {
 		int error = errno;
@@ -570,6 +575,16 @@ PO_EXPORT int profopt_signal_timer_start(int signo, uint32_t period_us)
 	}
 	signal_timer_armed = true;
 	return 0;
+}
+
+PO_EXPORT int profopt_signal_timer_start(int signo, uint32_t period_us)
+{
+	return signal_timer_start(CLOCK_MONOTONIC, SIGEV_THREAD_ID, signo, period_us);
+}
+
+PO_EXPORT int profopt_signal_cpu_timer_start(int signo, uint32_t period_us)
+{
+	return signal_timer_start(CLOCK_PROCESS_CPUTIME_ID, SIGEV_SIGNAL, signo, period_us);
 }
 
 PO_EXPORT int profopt_signal_timer_overrun(void)

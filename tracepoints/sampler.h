@@ -46,7 +46,9 @@ bool po_no_native_frame(const char *path);
  * descriptor (close-on-exec); -1 when the kernel refuses one (perf_event_paranoid, seccomp,
  * no perf events). Its overflow comes from a high-resolution timer at the period, where a
  * POSIX CPU timer or ITIMER_PROF fires only at a scheduler tick after its expiry
- * (docs/sampling.md, "How it samples"). stacks.c.
+ * (docs/sampling.md, "How it samples"), and only where the period ends in user mode
+ * (exclude_kernel): the signal never finds the thread inside a system call, whose wait it
+ * would interrupt. stacks.c.
  */
 int po_cpu_counter_open(pid_t tid, int64_t period_ns, int signo);
 /*

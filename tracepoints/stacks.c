@@ -1,8 +1,8 @@
 /*
  * stacks.c: libprofopt's own function-level sampler for C and C++ programs
- * (profopt_stacks_start, docs/sampling.md): perf task-clock counters (SIGURG) or POSIX
- * timers (SIGPROF) signal hz times per second of each thread's CPU time (or a POSIX timer
- * of the calling thread's wall time), and the handler records the interrupted thread's
+ * (profopt_stacks_start, docs/sampling.md): perf task-clock counters or POSIX timers signal
+ * hz times per second of each thread's CPU time (or a POSIX timer of the calling thread's
+ * wall time), always with SIGURG, and the handler records the interrupted thread's
  * instruction addresses as a profopt:native_stack event. In a Python process
  * (profopt_stacks_python) it records the thread's Python frames instead (pyframes.c),
  * under the shared object it interrupted, as a profopt:stack_sample event; on wall time
@@ -22,11 +22,19 @@
  * gives it to the main thread whenever that one can take it, and another thread's CPU time
  * then goes to the main thread's stack or is not seen at all.
  *
- * POSIX timers, never setitimer(ITIMER_PROF): an interval timer survives execve and its
- * SIGPROF would kill the program exec'd, whereas a POSIX timer is deleted at exec, its
- * pending signal dropped with it, and is not inherited at fork (a forked child makes its own
- * here, in a pthread_atfork handler). The program's own SIGPROF handler or ITIMER_PROF
- * timer is never touched: the sampler refuses to start next to them.
+ * SIGURG, never SIGPROF: its default action is to ignore it, so that no signal of the
+ * sampler can end the program (one pending at exec, or after the program reset the action
+ * to its default). POSIX timers, never setitimer(ITIMER_PROF): an interval timer survives
+ * execve, whereas a POSIX timer is deleted at exec and is not inherited at fork (a forked
+ * child makes its own here, in a pthread_atfork handler). The program's own SIGPROF or
+ * SIGURG handler or ITIMER_PROF timer is never touched: the sampler refuses to start next to
+ * them, and the watcher stops it when the program sets its own SIGURG action later.
+ *
+ * On CPU time nothing interrupts the program's waits: a counter signals only where its
+ * period ends in user mode (exclude_kernel), so the signal comes on the thread's way back
+ * to user mode, never inside a system call; a POSIX CPU timer fires as task work on the
+ * return to user mode. On wall time the timer's signal comes to a thread blocked in a wait,
+ * which then returns EINTR: wall time is asked for explicitly, and says so.
  *
  * The handler is async-signal-safe: it reads the interrupted pc from the ucontext, walks
  * the stack with glibc's backtrace() (made to load libgcc_s's unwinder at start, outside any
@@ -48,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -79,12 +88,6 @@
 /* How often the watcher looks for new threads: a thread's first milliseconds go unsampled. */
 #define PO_WATCH_MS 50
 
-/*
- * The file descriptors of the sampler's CPU-time counters, one bit each, that the handler
- * tells from another sender's: a counter whose descriptor is past this is not made.
- */
-#define PO_COUNTER_FDS 65536
-
 /* Shared objects a Python process's samples can name as their innermost native frame. */
 #define PO_OBJECTS_MAX 512
 
@@ -95,31 +98,32 @@
 #define PO_SPAN_THREADS_MAX 1024
 
 /*
- * A thread's own sampler: a perf task-clock counter (counter_fd), or where the kernel
- * refuses one, a POSIX timer on the thread's CPU clock (counter_fd -1); on wall time (a
- * Python process's main thread and its threads that began a span) a POSIX timer on
+ * A thread's own sampler: a perf task-clock counter (counter_page, the mapping of its user
+ * page that keeps it alive with no descriptor held), or where the kernel refuses one, a
+ * POSIX timer on the thread's CPU clock (counter_page NULL); on wall time (a Python
+ * process's main thread and its threads that began a span) a POSIX timer on
  * CLOCK_MONOTONIC aimed at the thread.
  */
 struct thread_timer {
 	pid_t tid;
-	int counter_fd;
+	void *counter_page;
 	timer_t timer;
 	bool seen; /* listed by the latest look at the threads */
 };
 
 struct stacks {
-	pthread_mutex_t control;   /* serializes start, stop and fork */
-	struct sigaction previous; /* SIGPROF's action before ours, restored at stop */
-	bool handler_ours;	   /* SIGPROF's action is on_sigprof, installed by start */
+	pthread_mutex_t control; /* serializes start, stop and fork */
 	/*
-	 * CPU time by counters: SIGURG's action is on_sigurg, installed by start, the one
-	 * before kept here (counters signal SIGURG; without it, POSIX timers on SIGPROF).
+	 * SIGURG's action is on_sigurg, installed by start, the one before kept here: every
+	 * counter and timer of the sampler signals SIGURG, whose default action is to ignore
+	 * it, so that a signal of the sampler can never end the program (docs/sampling.md).
 	 */
 	struct sigaction previous_urg;
-	bool counters;
+	bool handler_ours;
+	bool counters; /* CPU time by perf counters where the kernel allows (else timers) */
 	bool armed;    /* timer exists in this process (not after fork: remade) */
 	timer_t timer; /* wall time in a C program: the starting thread's */
-	uint32_t hz;   /* the rate while running, else 0 */
+	uint32_t hz;   /* the rate while running, else 0; atomic (the watcher clears it) */
 	/*
 	 * CLOCK_MONOTONIC: in a C program the starting thread's, in a Python process the main
 	 * thread's and those of the threads that began a span; else each thread's CPU clock.
@@ -215,27 +219,13 @@ po_stacks_hook_fn *po_stacks_test_hook;
 
 /* A sample in progress on this thread: a signal nested in it records nothing. */
 static __thread int in_sample __attribute__((tls_model("initial-exec")));
-/* The thread's counter's value at its previous sample (CPU ns since the counter began). */
-static __thread uint64_t counter_seen __attribute__((tls_model("initial-exec")));
-
-/* Which descriptors are the sampler's counters (PO_COUNTER_FDS bits). */
-static uint64_t counter_fds[PO_COUNTER_FDS / 64];
-
-static bool is_counter_fd(int fd)
-{
-	return fd >= 0 && fd < PO_COUNTER_FDS &&
-	       (__atomic_load_n(&counter_fds[fd / 64], __ATOMIC_RELAXED) >> (fd % 64)) & 1;
-}
-
-static void mark_counter_fd(int fd, bool ours)
-{
-	uint64_t bit = (uint64_t)1 << (fd % 64);
-
-	if (ours)
-		__atomic_fetch_or(&counter_fds[fd / 64], bit, __ATOMIC_RELAXED);
-	else
-		__atomic_fetch_and(&counter_fds[fd / 64], ~bit, __ATOMIC_RELAXED);
-}
+/*
+ * The thread's CPU clock at its previous sample of the sampler's generation cpu_generation
+ * (which each arm() advances: a thread's first sample after a start has no previous one).
+ */
+static __thread int64_t cpu_seen_ns __attribute__((tls_model("initial-exec")));
+static __thread uint32_t cpu_seen_generation __attribute__((tls_model("initial-exec")));
+static uint32_t cpu_generation = 1;
 
 /* ---- the signal handler (async-signal-safe only) ---- */
 
@@ -267,23 +257,27 @@ static uint32_t keep_interrupted(void *const *frames, int count, uint64_t pc, ui
  */
 static int64_t sample_weight_ns(const siginfo_t *info)
 {
-	int64_t period_ns = __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED);
-	uint64_t count;
+	int64_t period_ns = __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED), now_ns;
+	struct timespec now;
+	uint32_t generation;
 
 	if (info->si_code == SI_TIMER)
 		return period_ns * (1 + (info->si_overrun > 0 ? info->si_overrun : 0));
 	/*
-	 * A counter's signal: the thread's CPU time since its previous sample, read from the
-	 * counter (a signal merged into one pending is not lost time); one period when the
-	 * read fails.
+	 * A counter's signal: the thread's CPU time since its previous sample, read from its
+	 * CPU clock (a signal merged into one pending is not lost time, and the periods that
+	 * ended in the kernel, where the counter does not signal, go to this sample); one
+	 * period for the thread's first sample, or when the clock cannot be read. The counter
+	 * itself has no descriptor to read (make_counter).
 	 */
-	if (read(info->si_fd, &count, sizeof(count)) != (ssize_t)sizeof(count))
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0)
 		return period_ns;
-	if (count < counter_seen) /* a new counter (the sampler restarted): it began at 0 */
-		counter_seen = 0;
-	if (count > counter_seen)
-		period_ns = (int64_t)(count - counter_seen);
-	counter_seen = count;
+	now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	generation = __atomic_load_n(&cpu_generation, __ATOMIC_RELAXED);
+	if (cpu_seen_generation == generation && now_ns > cpu_seen_ns)
+		period_ns = now_ns - cpu_seen_ns;
+	cpu_seen_generation = generation;
+	cpu_seen_ns = now_ns;
 	return period_ns;
 }
 
@@ -387,19 +381,24 @@ static void sample(const siginfo_t *info, const void *context)
 }
 
 /*
- * A SIGPROF of the sampler's timer (si_value is the sampler's address), not one of another
- * sender (kill, another timer), which the handler ignores: ending the process for it, as
- * the default action would, is not the sampler's to do.
+ * A SIGURG of the sampler's timer (si_value is the sampler's address), not one of another
+ * sender (kill, a socket's urgent data, another timer), which the handler drops as
+ * SIGURG's default action does.
  */
 static bool from_our_timer(const siginfo_t *info)
 {
 	return info && info->si_code == SI_TIMER && info->si_value.sival_ptr == &the_stacks;
 }
 
-/* A SIGURG of one of the sampler's counters (POLL_IN from its descriptor). */
+/*
+ * A SIGURG of one of the sampler's counters: POLL_IN, as the kernel sends it for a
+ * descriptor whose owner asked for SIGURG (F_SETSIG). A program's own descriptor set to
+ * signal SIGURG would need a SIGURG handler of its own, which the sampler never runs beside
+ * (take_sigurg, action_still_ours).
+ */
 static bool from_our_counter(const siginfo_t *info)
 {
-	return info && info->si_code == POLL_IN && is_counter_fd(info->si_fd);
+	return info && info->si_code == POLL_IN;
 }
 
 static void sample_if_traced(siginfo_t *info, void *context)
@@ -418,31 +417,21 @@ static void sample_if_traced(siginfo_t *info, void *context)
 }
 
 /*
- * The counters' signal. SIGURG's action before ours was its default or ignore (start
- * refuses a handler of the program's), both of which drop a SIGURG of another sender, as
- * this does.
+ * The signal of every counter and timer of the sampler. SIGURG's action before ours was its
+ * default or ignore (start refuses a handler of the program's), both of which drop a SIGURG
+ * of another sender, as this does.
  */
 static void on_sigurg(int signo, siginfo_t *info, void *context)
 {
 	int saved_errno = errno;
 
 	(void)signo;
-	if (from_our_counter(info))
+	if (from_our_counter(info) || from_our_timer(info))
 		sample_if_traced(info, context);
 	errno = saved_errno;
 }
 
-static void on_sigprof(int signo, siginfo_t *info, void *context)
-{
-	int saved_errno = errno;
-
-	(void)signo;
-	if (from_our_timer(info))
-		sample_if_traced(info, context);
-	errno = saved_errno;
-}
-
-/* ---- the SIGPROF action and the timer (called with the control lock held) ---- */
+/* ---- the SIGURG action and the timers (called with the control lock held) ---- */
 
 static bool is_handler(const struct sigaction *action)
 {
@@ -453,7 +442,7 @@ static bool is_handler(const struct sigaction *action)
 
 static bool is_ours(const struct sigaction *action)
 {
-	return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_sigprof;
+	return (action->sa_flags & SA_SIGINFO) && action->sa_sigaction == on_sigurg;
 }
 
 /* Whether the program runs its own ITIMER_PROF (with SIGPROF ignored or fatal). */
@@ -466,74 +455,42 @@ static bool prof_itimer_running(void)
 }
 
 /*
- * Installs on_sigprof, keeping the action it replaces; -EBUSY when SIGPROF is the
- * program's, also when it replaced ours since the sampler started.
+ * -EBUSY when the program profiles itself: a SIGPROF handler or an ITIMER_PROF timer of its
+ * own (another profiler), which the sampler leaves alone and does not run beside. The
+ * sampler itself never uses SIGPROF.
  */
-static int take_sigprof(void)
+static int check_sigprof(void)
 {
-	struct sigaction current, ours;
+	struct sigaction current;
 
 	if (sigaction(SIGPROF, NULL, &current) != 0)
 		return -errno;
-	if (the_stacks.handler_ours && is_ours(&current))
-		return 0;
-	the_stacks.handler_ours = false;
-	if (is_handler(&current) || prof_itimer_running())
-		return -EBUSY;
-	memset(&ours, 0, sizeof(ours));
-	ours.sa_sigaction = on_sigprof;
-	ours.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&ours.sa_mask);
-	if (sigaction(SIGPROF, &ours, &the_stacks.previous) != 0)
-		return -errno;
-	the_stacks.handler_ours = true;
-	return 0;
+	return is_handler(&current) || prof_itimer_running() ? -EBUSY : 0;
 }
 
 /*
- * Gives SIGPROF its previous action back, unless the program installed its own since. The
- * action goes through SIG_IGN first, which drops a tick still pending: restored to SIG_DFL,
- * it would end the process.
+ * Installs on_sigurg, keeping the action it replaces; -EBUSY when SIGURG has a handler of
+ * the program's (also when it replaced ours since the sampler started).
  */
-static void release_sigprof(void)
-{
-	struct sigaction current, ignore;
-
-	if (!the_stacks.handler_ours)
-		return;
-	the_stacks.handler_ours = false;
-	if (sigaction(SIGPROF, NULL, &current) != 0 || !is_ours(&current))
-		return;
-	memset(&ignore, 0, sizeof(ignore));
-	ignore.sa_handler = SIG_IGN;
-	sigaction(SIGPROF, &ignore, NULL);
-	sigaction(SIGPROF, &the_stacks.previous, NULL);
-}
-
-/*
- * Installs on_sigurg for the counters, keeping the action it replaces; false when SIGURG
- * has a handler of the program's (the sampler then uses POSIX timers on SIGPROF).
- */
-static bool take_sigurg(void)
+static int take_sigurg(void)
 {
 	struct sigaction current, ours;
 
 	if (sigaction(SIGURG, NULL, &current) != 0)
-		return false;
-	if (the_stacks.counters && (current.sa_flags & SA_SIGINFO) &&
-	    current.sa_sigaction == on_sigurg)
-		return true;
-	the_stacks.counters = false; /* the program's handler replaced ours: keep it */
+		return -errno;
+	if (the_stacks.handler_ours && is_ours(&current))
+		return 0;
+	the_stacks.handler_ours = false; /* the program's handler replaced ours: keep it */
 	if (is_handler(&current))
-		return false;
+		return -EBUSY;
 	memset(&ours, 0, sizeof(ours));
 	ours.sa_sigaction = on_sigurg;
 	ours.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&ours.sa_mask);
 	if (sigaction(SIGURG, &ours, &the_stacks.previous_urg) != 0)
-		return false;
-	the_stacks.counters = true;
-	return true;
+		return -errno;
+	the_stacks.handler_ours = true;
+	return 0;
 }
 
 /* Gives SIGURG its previous action back, unless the program installed its own since. */
@@ -541,22 +498,21 @@ static void release_sigurg(void)
 {
 	struct sigaction current;
 
-	if (!the_stacks.counters)
+	if (!the_stacks.handler_ours)
 		return;
-	the_stacks.counters = false;
-	if (sigaction(SIGURG, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
-	    current.sa_sigaction == on_sigurg)
+	the_stacks.handler_ours = false;
+	if (sigaction(SIGURG, NULL, &current) == 0 && is_ours(&current))
 		sigaction(SIGURG, &the_stacks.previous_urg, NULL);
 }
 
 /*
- * A timer sending SIGPROF to thread tid every period of clock; false when it cannot be made
+ * A timer sending SIGURG to thread tid every period of clock; false when it cannot be made
  * (the thread is gone).
  */
 static bool make_timer(clockid_t clock, pid_t tid, timer_t *timer)
 {
 	int64_t period_ns = __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED);
-	struct sigevent event = {.sigev_signo = SIGPROF,
+	struct sigevent event = {.sigev_signo = SIGURG,
 				 .sigev_notify = SIGEV_THREAD_ID,
 				 .sigev_value.sival_ptr = &the_stacks};
 	struct itimerspec every = {
@@ -581,14 +537,12 @@ int po_cpu_counter_open(pid_t tid, int64_t period_ns, int signo)
 				       .config = PERF_COUNT_SW_TASK_CLOCK,
 				       .sample_period = (uint64_t)period_ns,
 				       .wakeup_events = 1,
+				       /* overflows only where the period ends in user mode */
+				       .exclude_kernel = 1,
 				       .exclude_hv = 1};
 	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
 	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 
-	if (fd < 0) { /* unprivileged under perf_event_paranoid 2: user time only */
-		attr.exclude_kernel = 1;
-		fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
 	if (fd < 0)
 		return -1;
 	if (fcntl(fd, F_SETSIG, signo) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
@@ -603,31 +557,39 @@ int po_cpu_counter_open(pid_t tid, int64_t period_ns, int signo)
  * Thread tid's counter (po_cpu_counter_open), sending SIGURG, whose default action is to
  * ignore it: a signal the counter sent while the thread blocked it stays pending through
  * execve (it is not the counter's, as a POSIX timer's is), and the program exec'd must not
- * die of it, as it would of SIGPROF. -1 when there is none.
+ * die of it. The counter holds no descriptor of the program's: the mapping of its user
+ * page (one page, not inherited at fork, gone at exec) keeps it alive and signalling, and
+ * its descriptor is closed at once (a program with many threads would otherwise run short
+ * of descriptors under its RLIMIT_NOFILE). NULL when there is none (the thread then gets a
+ * POSIX timer, which holds no descriptor either).
  */
-static int make_counter(pid_t tid)
+static void *make_counter(pid_t tid)
 {
 	int fd = po_cpu_counter_open(tid, __atomic_load_n(&the_stacks.period_ns, __ATOMIC_RELAXED),
 				     SIGURG);
+	long page_bytes = sysconf(_SC_PAGESIZE);
+	void *page;
 
-	if (fd >= PO_COUNTER_FDS) {
-		close(fd);
-		return -1;
+	if (fd < 0)
+		return NULL;
+	page = mmap(NULL, (size_t)page_bytes, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (page == MAP_FAILED) /* locked memory refused: perf_event_mlock_kb, RLIMIT_MEMLOCK */
+		return NULL;
+	if (madvise(page, (size_t)page_bytes, MADV_DONTFORK) != 0) {
+		munmap(page, (size_t)page_bytes); /* a child would keep the parent's counter */
+		return NULL;
 	}
-	if (fd >= 0)
-		mark_counter_fd(fd, true);
-	return fd;
+	return page;
 }
 
-/* Ends a thread's sampler: its counter or its timer. */
+/* Ends a thread's sampler: its counter (unmapping its page ends it) or its timer. */
 static void thread_timer_delete(const struct thread_timer *thread)
 {
-	if (thread->counter_fd >= 0) {
-		mark_counter_fd(thread->counter_fd, false);
-		close(thread->counter_fd);
-	} else {
+	if (thread->counter_page)
+		munmap(thread->counter_page, (size_t)sysconf(_SC_PAGESIZE));
+	else
 		timer_delete(thread->timer);
-	}
 }
 
 /* The kernel's id of thread tid's CPU clock (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). */
@@ -650,7 +612,7 @@ static void add_thread(pid_t tid)
 	struct thread_timer *grown;
 	size_t capacity = the_stacks.thread_capacity ? 2 * the_stacks.thread_capacity : 16;
 	timer_t timer = 0;
-	int counter_fd;
+	void *counter_page;
 
 	if (the_stacks.thread_count == the_stacks.thread_capacity) {
 		grown = realloc(the_stacks.threads, capacity * sizeof(*grown));
@@ -659,15 +621,15 @@ static void add_thread(pid_t tid)
 		the_stacks.threads = grown;
 		the_stacks.thread_capacity = capacity;
 	}
-	counter_fd = the_stacks.counters && !the_stacks.wall ? make_counter(tid) : -1;
-	if (counter_fd >= 0 ||
+	counter_page = the_stacks.counters && !the_stacks.wall ? make_counter(tid) : NULL;
+	if (counter_page ||
 	    make_timer(the_stacks.wall ? CLOCK_MONOTONIC : thread_cpu_clock(tid), tid, &timer))
 		the_stacks.threads[the_stacks.thread_count++] = (struct thread_timer){
-		    .tid = tid, .counter_fd = counter_fd, .timer = timer, .seen = true};
+		    .tid = tid, .counter_page = counter_page, .timer = timer, .seen = true};
 }
 
 /* Keeps the calling thread's counter or timer, made already (a forked child's). */
-static void add_thread_timer(int counter_fd, timer_t timer)
+static void add_thread_timer(void *counter_page, timer_t timer)
 {
 	struct thread_timer *grown = the_stacks.thread_capacity
 					 ? the_stacks.threads
@@ -675,14 +637,14 @@ static void add_thread_timer(int counter_fd, timer_t timer)
 
 	if (!grown) {
 		thread_timer_delete(
-		    &(struct thread_timer){.counter_fd = counter_fd, .timer = timer});
+		    &(struct thread_timer){.counter_page = counter_page, .timer = timer});
 		return;
 	}
 	the_stacks.threads = grown;
 	the_stacks.thread_capacity = the_stacks.thread_capacity ? the_stacks.thread_capacity : 16;
 	the_stacks.threads[the_stacks.thread_count++] =
 	    (struct thread_timer){.tid = (pid_t)syscall(SYS_gettid),
-				  .counter_fd = counter_fd,
+				  .counter_page = counter_page,
 				  .timer = timer,
 				  .seen = true};
 }
@@ -789,11 +751,57 @@ static void refresh_objects(void)
 	pthread_mutex_unlock(&objects_lock);
 }
 
+static bool one_wall_timer(void);
+
+/* Ends every counter and timer of the sampler in this process (the watcher's, or stopped). */
+static void delete_timers(void)
+{
+	for (size_t i = 0; i < the_stacks.thread_count; i++)
+		thread_timer_delete(&the_stacks.threads[i]);
+	the_stacks.thread_count = 0;
+	if (the_stacks.armed)
+		timer_delete(the_stacks.timer);
+	the_stacks.armed = false;
+}
+
+/*
+ * Whether SIGURG's action is still the sampler's. The program may set its own at any time
+ * (a handler, or SIG_DFL or SIG_IGN back): the sampler's signals would then go to the
+ * program's handler, or be dropped, and the profile would hold almost nothing without a
+ * word.
+ */
+static bool action_still_ours(void)
+{
+	struct sigaction current;
+
+	return sigaction(SIGURG, NULL, &current) != 0 || is_ours(&current);
+}
+
+/*
+ * The program took SIGURG over: every counter and timer ends (the program's action is left
+ * as it is), and the run's configuration says so (stacks_stopped), which the analysis
+ * reports as a trace quality warning. Called by the watcher, which then ends.
+ */
+static void stop_for_program(void)
+{
+	delete_timers();
+	__atomic_store_n(&the_stacks.hz, 0, __ATOMIC_RELAXED);
+}
+
+static void note_stopped(void)
+{
+	static const char reason[] = "the program set its own SIGURG action while sampled";
+
+	fprintf(stderr, "profopt: function samples stopped: %s\n", reason);
+	profopt_run_config("stacks_stopped", reason);
+}
+
 static void *watcher_main(void *unused)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	struct timespec next;
 	sigset_t all;
+	bool stopped = false;
 
 	(void)unused;
 	sigfillset(&all);
@@ -802,7 +810,13 @@ static void *watcher_main(void *unused)
 	the_stacks.watch_running = true;
 	pthread_cond_broadcast(&the_stacks.watch_wake);
 	while (!the_stacks.watch_stop) {
-		watch_threads(self);
+		if (!action_still_ours()) {
+			stop_for_program();
+			stopped = true;
+			break;
+		}
+		if (!one_wall_timer())
+			watch_threads(self);
 		if (__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED))
 			refresh_objects();
 		clock_gettime(CLOCK_REALTIME, &next);
@@ -812,6 +826,8 @@ static void *watcher_main(void *unused)
 		pthread_cond_timedwait(&the_stacks.watch_wake, &the_stacks.watch_lock, &next);
 	}
 	pthread_mutex_unlock(&the_stacks.watch_lock);
+	if (stopped)
+		note_stopped();
 	return NULL;
 }
 
@@ -851,13 +867,8 @@ static void disarm(void)
 {
 	watch_stop();
 	the_stacks.resume_watch = false;
-	for (size_t i = 0; i < the_stacks.thread_count; i++)
-		thread_timer_delete(&the_stacks.threads[i]);
-	the_stacks.thread_count = 0;
-	if (the_stacks.armed)
-		timer_delete(the_stacks.timer);
-	the_stacks.armed = false;
-	the_stacks.hz = 0;
+	delete_timers();
+	__atomic_store_n(&the_stacks.hz, 0, __ATOMIC_RELAXED);
 }
 
 /* Wall time in a C program: one timer, the starting thread's (the_stacks.timer). */
@@ -866,16 +877,27 @@ static bool one_wall_timer(void)
 	return the_stacks.wall && !__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED);
 }
 
+/* Whether any thread's CPU time is sampled by a counter (the others have timers). */
+static bool any_counter(void)
+{
+	for (size_t i = 0; i < the_stacks.thread_count; i++)
+		if (the_stacks.threads[i].counter_page)
+			return true;
+	return false;
+}
+
 /*
- * Makes the timers: SIGPROF every 1/hz s of each thread's CPU time to that thread (the
+ * Makes the timers: SIGURG every 1/hz s of each thread's CPU time to that thread (the
  * threads there now, then those the watcher finds), or of wall time to the calling thread
  * (in a Python process, to the main thread and to each thread that began a span, found
- * likewise). Replaces the timers already there.
+ * likewise). Replaces the timers already there. The watcher runs in every case: it also
+ * stops the sampler when the program takes SIGURG over (action_still_ours).
  */
 static int arm(uint32_t hz, bool wall)
 {
 	disarm();
 	__atomic_store_n(&the_stacks.period_ns, 1000000000 / hz, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&cpu_generation, 1, __ATOMIC_RELAXED);
 	the_stacks.wall = wall;
 	if (one_wall_timer()) {
 		if (!make_timer(CLOCK_MONOTONIC, (pid_t)syscall(SYS_gettid), &the_stacks.timer))
@@ -883,11 +905,14 @@ static int arm(uint32_t hz, bool wall)
 		the_stacks.armed = true;
 	} else if (!watch_threads(0)) {
 		return errno ? -errno : -ENOENT;
-	} else if (!watch_start()) {
+	}
+	if (the_stacks.counters && !wall && !any_counter())
+		the_stacks.counters = false; /* the kernel refused them: POSIX timers sample */
+	if (!watch_start()) {
 		disarm();
 		return -EAGAIN;
 	}
-	the_stacks.hz = hz;
+	__atomic_store_n(&the_stacks.hz, hz, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -895,7 +920,6 @@ static void stop_locked(void)
 {
 	disarm();
 	release_sigurg();
-	release_sigprof();
 }
 
 /* PROFOPT_STACKS_COUNTERS=0: POSIX timers on CPU time, never perf counters. */
@@ -909,10 +933,11 @@ static bool counters_wanted(void)
 /* Starts, or restarts at a new rate and clock; stopped on failure. */
 static int start_locked(uint32_t hz, bool wall)
 {
-	int ret = take_sigprof();
+	int ret = check_sigprof();
 
-	if (ret == 0 && !wall && counters_wanted())
-		take_sigurg();
+	if (ret == 0)
+		ret = take_sigurg();
+	the_stacks.counters = !wall && counters_wanted();
 	if (ret == 0)
 		ret = arm(hz, wall);
 	if (ret != 0)
@@ -1001,7 +1026,10 @@ PO_EXPORT int profopt_stacks_counters(void)
 	int counters;
 
 	pthread_mutex_lock(&the_stacks.control);
-	counters = !the_stacks.hz || the_stacks.wall ? -1 : the_stacks.counters ? 1 : 0;
+	if (!__atomic_load_n(&the_stacks.hz, __ATOMIC_RELAXED) || the_stacks.wall)
+		counters = -1;
+	else
+		counters = the_stacks.counters ? 1 : 0;
 	pthread_mutex_unlock(&the_stacks.control);
 	return counters;
 }
@@ -1011,7 +1039,7 @@ PO_EXPORT uint32_t profopt_stacks_hz(void)
 	uint32_t hz;
 
 	pthread_mutex_lock(&the_stacks.control);
-	hz = the_stacks.hz;
+	hz = __atomic_load_n(&the_stacks.hz, __ATOMIC_RELAXED); /* 0 once the watcher stopped */
 	pthread_mutex_unlock(&the_stacks.control);
 	return hz;
 }
@@ -1034,7 +1062,7 @@ static void after_fork_parent(void)
 }
 
 /*
- * The child has the parent's SIGPROF action but no timer: a new one is made with the same
+ * The child has the parent's SIGURG action but no timer: a new one is made with the same
  * rate and clock (on wall time, aimed at the forking thread, the child's only one; a Python
  * child's watcher then gives its later Python threads theirs). Only
  * system calls here, no event: LTTng-UST registers the child after this handler (its fork
@@ -1043,10 +1071,10 @@ static void after_fork_parent(void)
  */
 static void after_fork_child(void)
 {
-	uint32_t hz = the_stacks.hz;
+	uint32_t hz = __atomic_load_n(&the_stacks.hz, __ATOMIC_RELAXED);
 	pid_t self = (pid_t)syscall(SYS_gettid);
 	timer_t timer = 0;
-	int counter_fd = -1;
+	void *counter_page = NULL;
 
 	memset(&the_stacks.control, 0, sizeof(the_stacks.control));
 	pthread_mutex_init(&the_stacks.control, NULL);
@@ -1054,14 +1082,9 @@ static void after_fork_child(void)
 	pthread_mutex_init(&the_stacks.watch_lock, NULL);
 	memset(&the_stacks.watch_wake, 0, sizeof(the_stacks.watch_wake));
 	pthread_cond_init(&the_stacks.watch_wake, NULL);
-	/* the parent's timers and watcher, not this process's; its counters' descriptors are
-	 * copies here, closed (the parent's counters go on) */
-	for (size_t i = 0; i < the_stacks.thread_count; i++)
-		if (the_stacks.threads[i].counter_fd >= 0) {
-			mark_counter_fd(the_stacks.threads[i].counter_fd, false);
-			close(the_stacks.threads[i].counter_fd);
-		}
-	counter_seen = 0;
+	/* the parent's timers, counters (their pages are not inherited) and watcher, not this
+	 * process's; this thread's CPU clock begins again */
+	__atomic_add_fetch(&cpu_generation, 1, __ATOMIC_RELAXED);
 	span_thread_count = 0; /* the parent's threads, none of this process's */
 	taken_count = 0;
 	taken_ns = 0;
@@ -1078,11 +1101,11 @@ static void after_fork_child(void)
 		return;
 	lttng_ust_init_thread();
 	if (!the_stacks.wall && the_stacks.counters)
-		counter_fd = make_counter(self);
-	if (counter_fd < 0 &&
+		counter_page = make_counter(self);
+	if (!counter_page &&
 	    !make_timer(the_stacks.wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, self,
 			&timer)) {
-		release_sigprof();
+		release_sigurg();
 		return;
 	}
 	the_stacks.hz = hz;
@@ -1090,9 +1113,9 @@ static void after_fork_child(void)
 		the_stacks.timer = timer;
 		the_stacks.armed = true;
 	} else {
-		add_thread_timer(counter_fd, timer);
-		the_stacks.resume_watch = true;
+		add_thread_timer(counter_page, timer);
 	}
+	the_stacks.resume_watch = true; /* the watcher, at the child's announcement */
 }
 
 /*
@@ -1104,7 +1127,8 @@ void po_stacks_resume(void)
 	if (!__atomic_load_n(&the_stacks.resume_watch, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&the_stacks.control);
-	if (the_stacks.resume_watch && the_stacks.hz && !the_stacks.watching) {
+	if (the_stacks.resume_watch && __atomic_load_n(&the_stacks.hz, __ATOMIC_RELAXED) &&
+	    !the_stacks.watching) {
 		the_stacks.resume_watch = false;
 		watch_start();
 	}
@@ -1147,7 +1171,7 @@ static const char *start_failure(int ret)
 {
 	switch (ret) {
 	case -EBUSY:
-		return "the program uses SIGPROF or ITIMER_PROF itself, left as they are";
+		return "the program uses SIGPROF, ITIMER_PROF or SIGURG itself, left as they are";
 	case -ENOTSUP:
 		return "native stacks are sampled on x86-64 and aarch64 only";
 	default:
@@ -1181,6 +1205,11 @@ static void start_from_environment(void)
 	ret = profopt_stacks_start((uint32_t)hz, wall);
 	if (ret != 0)
 		fprintf(stderr, "profopt: function samples off: %s\n", start_failure(ret));
+	else if (wall)
+		/* what asking for wall time costs a C program (docs/sampling.md, Limits) */
+		fprintf(stderr, "profopt: wall-time samples interrupt the sampled thread's waits "
+				"(sleep, poll, select, nanosleep, timed waits return early with "
+				"EINTR); CPU time (the default) does not\n");
 }
 
 __attribute__((constructor)) static void stacks_init(void)

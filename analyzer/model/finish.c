@@ -751,6 +751,13 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 				     "steps with one on the training thread are flagged unmatched",
 				     (long long)quality->unmatched_begins,
 				     (long long)quality->unmatched_ends));
+	if (config_text(analysis, "stacks_stopped"))
+		/* libprofopt's sampler stopped itself (docs/sampling.md, "What it leaves alone") */
+		warn(analysis, "stacks-stopped",
+		     po_arena_printf(arena,
+				     "function sampling stopped during the run (%s): the "
+				     "hotspots hold only the samples taken before",
+				     config_text(analysis, "stacks_stopped")));
 	if (quality->gpu_records_dropped)
 		warn(analysis, "gpu-records-dropped",
 		     po_arena_printf(arena,

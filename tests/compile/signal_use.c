@@ -42,12 +42,48 @@ static void info_handler(int signo, siginfo_t *info, void *context)
 	with_info = info && info->si_signo == signo;
 }
 
+/* Burns ms of the process's CPU time. */
+static void spin_ms(long ms)
+{
+	struct timespec now;
+	long long end;
+	volatile unsigned long value = 1;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+	end = (long long)now.tv_sec * 1000000000 + now.tv_nsec + ms * 1000000LL;
+	do {
+		for (int i = 0; i < 1024; i++)
+			value = value * 3 + 1;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+	} while ((long long)now.tv_sec * 1000000000 + now.tv_nsec < end);
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec rest = {ms / 1000, ms % 1000 * 1000000L};
 
 	while (nanosleep(&rest, &rest) != 0 && errno == EINTR)
 		;
+}
+
+/*
+ * A signal timer started by start, SIGPROF every 5 ms of the clock pass_ms lets pass: 200 ms
+ * of it bring 10 signals at least, none after profopt_signal_timer_stop(); a period of 0 is
+ * refused.
+ */
+static void check_timer(int (*start)(int, uint32_t), void (*pass_ms)(long))
+{
+	sig_atomic_t after_stop;
+
+	calls = 0;
+	EXPECT(start(SIGPROF, 5000) == 0);
+	pass_ms(200);
+	profopt_signal_timer_stop();
+	EXPECT(calls >= 10);
+	after_stop = calls;
+	pass_ms(50);
+	EXPECT(calls == after_stop);
+	EXPECT(start(SIGPROF, 0) == -EINVAL);
 }
 
 int main(void)
@@ -76,22 +112,13 @@ int main(void)
 	EXPECT(profopt_native_frames(0) == -EINVAL);
 
 	/* 5 ms of wall time a signal: a 200 ms sleep takes about 40 */
-	calls = 0;
-	EXPECT(profopt_signal_timer_start(SIGPROF, 5000) == 0);
-	sleep_ms(200);
-	profopt_signal_timer_stop();
-	EXPECT(calls >= 10);
-	{
-		sig_atomic_t after_stop = calls;
-
-		sleep_ms(50);
-		EXPECT(calls == after_stop);
-	}
-	EXPECT(profopt_signal_timer_start(SIGPROF, 0) == -EINVAL);
+	check_timer(profopt_signal_timer_start, sleep_ms);
 	EXPECT(profopt_signal_timer_start(-1, 1000) == -EINVAL);
 	profopt_signal_timer_stop(); /* twice: harmless */
+	/* 5 ms of the process's CPU time a signal, any signal: 200 ms of work take about 40 */
+	check_timer(profopt_signal_cpu_timer_start, spin_ms);
 	if (!failures)
-		printf(
-		    "ok   the signal helpers: native frames wrap and chain, the wall-time timer\n");
+		printf("ok   the signal helpers: native frames wrap and chain, the wall-time and "
+		       "CPU-time timers\n");
 	return failures ? 1 : 0;
 }

@@ -256,6 +256,14 @@ int profopt_signal_timer_start(int signo, uint32_t period_us);
  */
 int profopt_signal_timer_overrun(void);
 void profopt_signal_timer_stop(void);
+/*
+ * The same timer on the process's CPU time (CLOCK_PROCESS_CPUTIME_ID, all its threads),
+ * its signal sent to the process, as ITIMER_PROF's is, but any signal (ITIMER_PROF can only
+ * send SIGPROF, which ends a program that reset it to its default action) and deleted at
+ * exec (an interval timer survives it). The CPU-time sampler's clock where no counter is
+ * allowed; stopped by profopt_signal_timer_stop(). Returns 0, or -errno.
+ */
+int profopt_signal_cpu_timer_start(int signo, uint32_t period_us);
 
 /*
  * The clock of a signal-driven sampler that counts CPU time (the Python module's

@@ -311,6 +311,122 @@ def test_wall():
           f"{_stacks.CLOCK_ENVIRONMENT} for the run ({clock})")
 
 
+RESET_SCRIPT = """
+import signal, sys, time
+from profopt import _stacks
+if not _stacks.start(1000, sys.argv[1]):
+    sys.exit(3)
+end = time.monotonic() + 0.3
+while time.monotonic() < end:
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)  # as a program's own setup may do
+    value = sum(range(20000))
+    time.sleep(0.001)
+_stacks.stop()
+"""
+
+
+def test_sigprof_reset():
+    """A program that resets SIGPROF to its default action while sampled is not killed:
+    the sampler's signals are SIGURG, whose default action is to ignore it (with the
+    module's handler too, whose CPU timer is a POSIX timer on the process's CPU clock, not
+    ITIMER_PROF)."""
+    for clock, counters in (("wall", "1"), ("cpu", "1"), ("cpu", "0")):
+        name = f"{clock} time" + (" by timers" if counters == "0" else "")
+        env = dict(os.environ, PROFOPT_STACKS_COUNTERS=counters)
+        env.pop(_stacks.ENVIRONMENT, None)
+        done = subprocess.run([sys.executable, "-c", RESET_SCRIPT, clock], env=env,
+                              capture_output=True, text=True, timeout=60)
+        check(done.returncode == 0, f"a program that resets SIGPROF to SIG_DFL on {name} "
+              f"runs to its end (status {done.returncode}{done.stderr.strip()[-200:]})")
+
+
+WAITS_SCRIPT = """
+import ctypes, os, sys, time
+from profopt import _stacks
+libc = ctypes.CDLL(None, use_errno=True)
+if not _stacks.start(10000, "cpu"):
+    sys.exit(3)
+child = os.fork()
+bad = 0
+for call in ("usleep", "poll", "nanosleep", "select"):
+    for _ in range(300):
+        sum(range(20000))  # CPU time (about 0.2 ms), for the sampler to fire on
+        begin = time.monotonic()
+        if call == "usleep":
+            result = libc.usleep(1000)
+        elif call == "poll":
+            result = libc.poll(None, 0, 1)
+        elif call == "select":
+            timeout = (ctypes.c_long * 2)(0, 1000)
+            result = libc.select(0, None, None, None, timeout)
+        else:
+            wait = (ctypes.c_long * 2)(0, 1000000)
+            result = libc.nanosleep(wait, None)
+        if result != 0 or time.monotonic() - begin < 0.001:
+            bad += 1
+print(("child" if child == 0 else "parent"), bad, flush=True)
+if child == 0:
+    os._exit(1 if bad else 0)
+_, status = os.waitpid(child, 0)
+_stacks.stop()
+sys.exit(1 if bad or status else 0)
+"""
+
+
+def test_waits():
+    """C-level waits through ctypes (libc.usleep, poll, nanosleep, select, which CPython
+    does not retry), 300 of 1 ms each, sampled at 10 kHz of CPU time, in the process and a forked child: none is
+    interrupted (the counters signal only in user mode)."""
+    env = dict(os.environ)
+    env.pop(_stacks.ENVIRONMENT, None)
+    done = subprocess.run([sys.executable, "-c", WAITS_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=120)
+    check(done.returncode == 0, "C waits through ctypes at 10 kHz of CPU time return whole "
+          f"(interrupted: {done.stdout.split()}{done.stderr.strip()[-200:]})")
+
+
+TAKEOVER_SCRIPT = """
+import signal, sys, time
+from profopt import _stacks
+got = []
+if not _stacks.start(1000, sys.argv[1]):
+    sys.exit(3)
+end = time.monotonic() + 0.1
+while time.monotonic() < end:
+    sum(range(20000))
+signal.signal(signal.SIGURG, lambda signum, frame: got.append(signum))
+before = _stacks.taken()[0]
+end = time.monotonic() + 0.4
+while time.monotonic() < end:
+    sum(range(20000))
+print(len(got), _stacks.taken()[0] - before, _stacks.armed())
+"""
+
+
+def test_takeover():
+    """A program that installs its own SIGURG handler while libprofopt's reader samples:
+    the sampler stops within its watcher's period (50 ms), says so on stderr, and the
+    program's handler gets about that period's signals (50 at 1 kHz; 150 allowed for a busy
+    machine, where the watcher runs late), not the 400 of the whole 0.4 s."""
+    if os.environ.get(_stacks.READER_ENVIRONMENT) == "handler":
+        print("note skipped: the module's handler does not watch its signal's action "
+              "(docs/sampling.md, Limits)")
+        return
+    for clock in ("cpu", "wall"):
+        env = dict(os.environ)
+        env.pop(_stacks.ENVIRONMENT, None)
+        done = subprocess.run([sys.executable, "-c", TAKEOVER_SCRIPT, clock], env=env,
+                              capture_output=True, text=True, timeout=60)
+        fields = done.stdout.split()
+        delivered, taken, armed = (int(fields[0]), int(fields[1]), fields[2]) \
+            if len(fields) == 3 else (-1, -1, "")
+        check(done.returncode == 0 and 0 <= delivered <= 150 and taken <= 150 and
+              armed == "False" and "function samples stopped" in done.stderr,
+              f"on {clock} time a program's own SIGURG handler stops the sampler "
+              f"({delivered} signals to it, {taken} samples after, armed {armed}, "
+              f"stderr {done.stderr.strip()[-200:]!r})")
+
+
 def test_refused():
     check(_stacks.unsupported_reason() is None, "CPython 3.8+ on Linux is supported")
     script = ("import sys; sys.implementation.name = 'pypy'\n"
@@ -332,6 +448,9 @@ def main():
     test_loaders()
     test_taken()
     test_wall()
+    test_sigprof_reset()
+    test_takeover()
+    test_waits()
     print(f"{RESULTS['passed']} passed, {RESULTS['failed']} failed")
     return 1 if RESULTS["failed"] else 0
 

@@ -191,7 +191,8 @@ class run:
         elif _stacks._State.running:  # what the samples count, for the report's words
             run_config("stacks_clock", _stacks._State.clock)
             run_config("stacks_timer", "timer" if _stacks._State.clock == "wall"
-                       else "counter" if _stacks._State.counter else "itimer")
+                       else "counter" if _stacks._State.counter
+                       else "cpu-timer" if _stacks._State.cpu_timer else "itimer")
             run_config("stacks_threads", "main")
         return self
 

@@ -81,6 +81,7 @@ SIGNATURES = {
     "profopt_signal_timer_start": (_c_int, [_c_int, ctypes.c_uint32]),
     "profopt_signal_timer_overrun": (_c_int, []),
     "profopt_signal_timer_stop": (None, []),
+    "profopt_signal_cpu_timer_start": (_c_int, [_c_int, ctypes.c_uint32]),
     "profopt_signal_counter_start": (_c_int, [_c_int, ctypes.c_uint32]),
     "profopt_signal_counter_stop": (None, []),
     "profopt_native_frames": (_c_int, [_c_int]),
@@ -115,6 +116,7 @@ class _NoLibrary:
         self.profopt_sampler_start = lambda period_ms: -1
         self.profopt_signal_timer_start = lambda signo, period_us: -1
         self.profopt_signal_timer_overrun = lambda: 0
+        self.profopt_signal_cpu_timer_start = lambda signo, period_us: -1
         self.profopt_signal_counter_start = lambda signo, period_us: -1
         self.profopt_stacks_python = lambda: -1
         self.profopt_stacks_taken = lambda weight_ns: 0

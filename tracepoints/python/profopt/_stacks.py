@@ -15,13 +15,15 @@ main thread only.
 
 With the handler, every 1/hz seconds of the main thread's CPU time (a perf task-clock
 counter of the main thread, profopt_signal_counter_start in libprofopt; where the kernel
-refuses one, or PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by
-setitimer(ITIMER_PROF)), whose SIGPROF runs a Python signal handler on the main thread, the
+refuses one, or PROFOPT_STACKS_COUNTERS=0, of the process's CPU time by a POSIX timer on
+CLOCK_PROCESS_CPUTIME_ID, profopt_signal_cpu_timer_start, or where that fails by
+setitimer(ITIMER_PROF)), whose signal (SIGURG; SIGPROF from ITIMER_PROF, which can send
+no other) runs a Python signal handler on the main thread, the
 main thread's Python stack is recorded as a profopt:stack_sample event: (code id, line)
 pairs, innermost first, with the thread CPU time used since the previous sample (the time
 the sample stands for: several timer expirations while a C call runs arrive as one signal,
 and time other threads burn must not be given to the main thread's stack). Each code object
-is described once per process (profopt:code). libprofopt wraps the SIGPROF action
+is described once per process (profopt:code). libprofopt wraps the signal's action
 (profopt_native_frames): when the signal interrupts the main thread in native code, the
 sample's innermost frame is that shared object ("[native] libjpeg.so.62").
 
@@ -33,7 +35,7 @@ sets the same variable for the processes it starts. Forked children (DataLoader 
 restart the timer, which fork does not inherit, and describe their code objects again.
 
 With PROFOPT_STACKS_CLOCK=wall (profopt-record --stacks-clock=wall, or
-profopt.run(stacks_clock="wall")) the handler's SIGPROF comes every 1/hz seconds of wall
+profopt.run(stacks_clock="wall")) the handler's SIGURG comes every 1/hz seconds of wall
 time instead, from a POSIX timer on CLOCK_MONOTONIC aimed at the main thread
 (profopt_signal_timer_start in libprofopt), running or waiting: time blocked in I/O, locks
 and queues shows in the function that blocks (a blocking call interrupted by the signal
@@ -43,8 +45,10 @@ core finds it where the expiration did, so the wait is not given to wherever the
 resumes. (A sampler thread reading sys._current_frames() would see the main thread
 only when it releases the GIL, never in Python code shorter than the switch interval.)
 
-A program that already has a SIGPROF handler or an ITIMER_PROF timer is left alone, with
-one warning line. CPython 3.8 and later run it; another implementation or version is
+A program that already has a SIGPROF or SIGURG handler or an ITIMER_PROF timer is left
+alone, with one warning line. SIGURG's default action is to ignore it: a program that
+resets it, or SIGPROF, to the default action is not killed by a sample (except on
+ITIMER_PROF, SIGPROF). CPython 3.8 and later run it; another implementation or version is
 refused with one line saying why. The program's own results are unchanged: the handler
 reads frames and never raises.
 """
@@ -70,18 +74,23 @@ DEFAULT_HZ = 100
 MAX_HZ = 10000
 MAX_DEPTH = 128  # PROFOPT_STACK_DEPTH_MAX
 UNSUPPORTED = "unsupported"  # what start() returns when this interpreter is refused
+# The signal of the main thread's counter and of the wall-time timer: SIGURG, whose default
+# action is to ignore it, so that a program that resets it (or SIGPROF) to its default
+# action is never killed by a sample (docs/sampling.md, "What it leaves alone").
+SIGNAL = signal.SIGURG
 
 
 class _State:
     hz = 0                # the sampling rate while running, else 0
-    clock = "cpu"         # "cpu": SIGPROF on CPU time (ITIMER_PROF); "wall": on wall time
+    clock = "cpu"         # "cpu": samples on CPU time; "wall": on wall time
     counter = False       # on CPU time by the main thread's perf counter, not ITIMER_PROF
+    cpu_timer = False     # else by a POSIX timer on the process's CPU clock (SIGURG)
     native = False        # libprofopt's sampler reads every thread's frames (no handler here)
     native_error = None   # why libprofopt could not read them, when it could not
     native_counts = False  # the latest start was libprofopt's: taken() reads its counts
     period_ns = 0         # wall: the timer's period, which each expiration stands for
     running = False
-    in_handler = False    # a sample in progress (a second SIGPROF during it is skipped)
+    in_handler = False    # a sample in progress (a second signal during it is skipped)
     codes = {}            # code object -> its id in this process
     last_cpu_ns = 0       # cpu: the main thread's CPU time at the previous sample
     samples = 0           # samples taken in this process (a fork starts again from 0)
@@ -172,7 +181,7 @@ def _arm(hz):
     if _State.clock == "wall":
         period_us = max(1, int(1e6 / hz))
         _State.period_ns = period_us * 1000
-        error = LIB.profopt_signal_timer_start(int(signal.SIGPROF), period_us)
+        error = LIB.profopt_signal_timer_start(int(SIGNAL), period_us)
         if error != 0:
             raise OSError(-error, "profopt_signal_timer_start failed")
         return
@@ -182,8 +191,16 @@ def _arm(hz):
     # cluster where the thread resumes on a shared core (docs/sampling.md)
     period_us = max(1, int(1e6 / hz))
     _State.counter = (os.environ.get(COUNTERS_ENVIRONMENT, "").strip() != "0" and
-                      LIB.profopt_signal_counter_start(int(signal.SIGPROF), period_us) == 0)
-    if not _State.counter:
+                      LIB.profopt_signal_counter_start(int(SIGNAL), period_us) == 0)
+    # else a POSIX timer on the process's CPU clock, as ITIMER_PROF but on SIGURG and gone
+    # at exec
+    _State.cpu_timer = (not _State.counter and
+                        LIB.profopt_signal_cpu_timer_start(int(SIGNAL), period_us) == 0)
+    if not _State.counter and not _State.cpu_timer:
+        # ITIMER_PROF can only send SIGPROF: the one case where the handler takes it
+        signal.signal(signal.SIGPROF, _on_sample)
+        signal.siginterrupt(signal.SIGPROF, False)
+        LIB.profopt_native_frames(int(signal.SIGPROF))
         signal.setitimer(signal.ITIMER_PROF, period, period)
 
 
@@ -222,11 +239,13 @@ def _install_hooks():
 
 
 def _taken():
-    """Whether the program already uses SIGPROF or ITIMER_PROF itself."""
-    handler = signal.getsignal(signal.SIGPROF)
-    if handler is _on_sample:
-        return False
-    return handler not in (signal.SIG_DFL, None) or signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0)
+    """Whether the program already uses SIGPROF, ITIMER_PROF or SIGURG itself."""
+    for signum in (signal.SIGPROF, SIGNAL):
+        handler = signal.getsignal(signum)
+        if handler is not _on_sample and handler not in (signal.SIG_DFL, signal.SIG_IGN, None):
+            return True
+    return (signal.getsignal(signal.SIGPROF) is not _on_sample and
+            signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0))
 
 
 def start(hz=DEFAULT_HZ, clock="cpu"):
@@ -246,8 +265,8 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     if reason is None and threading.current_thread() is not threading.main_thread():
         reason = "profopt: function samples not started: only the main thread can set signals"
     if reason is None and _taken():
-        reason = ("profopt: function samples off: this program already uses SIGPROF or "
-                  "ITIMER_PROF, left as they are")
+        reason = ("profopt: function samples off: this program already uses SIGPROF, "
+                  "ITIMER_PROF or SIGURG, left as they are")
     if reason is None and getattr(LIB, "path", None) is None:
         reason = "profopt: function samples off: libprofopt is not loaded"
     if reason is not None:
@@ -259,10 +278,10 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
     if _State.native_error is not None:
         _warn_once(f"profopt: function samples of the main thread only: "
                    f"{_State.native_error}")
-    signal.signal(signal.SIGPROF, _on_sample)
-    signal.siginterrupt(signal.SIGPROF, False)  # system calls restart (SA_RESTART)
+    signal.signal(SIGNAL, _on_sample)
+    signal.siginterrupt(SIGNAL, False)  # system calls restart (SA_RESTART)
     # where the main thread was in native code when the signal came (libprofopt notes it)
-    LIB.profopt_native_frames(int(signal.SIGPROF))
+    LIB.profopt_native_frames(int(SIGNAL))
     if not _State.hooks:
         _install_hooks()
     _State.hz = hz
@@ -272,7 +291,7 @@ def start(hz=DEFAULT_HZ, clock="cpu"):
         _arm(hz)
     except OSError as error:
         _State.running = False
-        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        signal.signal(SIGNAL, signal.SIG_DFL)
         _warn_once(f"profopt: function samples off: the wall-time timer failed ({error})")
         return False
     return True
@@ -312,14 +331,16 @@ def stop():
         _State.native = False
         LIB.profopt_stacks_stop()
         return
-    if _State.clock == "wall":
+    if _State.clock == "wall" or _State.cpu_timer:
         LIB.profopt_signal_timer_stop()
     elif _State.counter:
         LIB.profopt_signal_counter_stop()
     else:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
-    if signal.getsignal(signal.SIGPROF) is _on_sample:
-        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    _State.counter = _State.cpu_timer = False
+    for signum in (SIGNAL, signal.SIGPROF):
+        if signal.getsignal(signum) is _on_sample:
+            signal.signal(signum, signal.SIG_DFL)
 
 
 def taken():
@@ -335,7 +356,10 @@ def armed():
     """Whether a timer or counter samples this process now (fork does not inherit them)."""
     if _State.native:
         return LIB.profopt_stacks_hz() > 0
-    return _State.counter or signal.getitimer(signal.ITIMER_PROF)[1] > 0
+    if not _State.running:
+        return False
+    return (_State.clock == "wall" or _State.counter or _State.cpu_timer or
+            signal.getitimer(signal.ITIMER_PROF)[1] > 0)
 
 
 def hz_from_environment():
