@@ -114,8 +114,13 @@ def metadata_without_declarations(path):
     that hold packets."""
     with open(path, "rb") as f:
         data = f.read()
-    content_bits, = struct.unpack_from("<I", data, 24)
-    text = data[37:content_bits // 8]
+    # The declarations may span packets: profopt-record's own first registration declares
+    # the trace and its stream class before any process declares an event class.
+    text, at = b"", 0
+    while at + 37 <= len(data) and b"\nevent {" not in text:
+        content_bits, packet_bits = struct.unpack_from("<II", data, at + 24)
+        text += data[at + 37:at + content_bits // 8]
+        at += packet_bits // 8
     text = text[:text.index(b"\nevent {") + 1]
     header = bytearray(data[:37])
     struct.pack_into("<II", header, 24, (37 + len(text)) * 8, 4096 * 8)
