@@ -632,12 +632,29 @@ static enum po_status check_traces(struct po_ingest_watch *watch, const char *tr
 	return status;
 }
 
+/* torch.profiler traces: each opens as a regular file; *data_files counts those not empty. */
+static enum po_status check_kineto_files(const struct po_trace_list *traces, size_t *data_files,
+					 struct po_error *err)
+{
+	for (size_t i = 0; i < traces->count; i++) {
+		struct stat st;
+		int fd = po_trace_file_open(traces->paths[i], err);
+
+		if (fd < 0)
+			return PO_STATUS_INPUT;
+		*data_files += fstat(fd, &st) == 0 && st.st_size > 0;
+		close(fd);
+	}
+	return PO_STATUS_OK;
+}
+
 static enum po_status check_start(const char *trace_dir, bool salvage, struct po_ingest_watch **out,
 				  struct po_error *err)
 {
 	struct po_ingest_watch *watch = calloc(1, sizeof(*watch)); /* owned */
 	size_t data_files = 0;
-	enum po_status status = check_root(trace_dir, err);
+	enum po_status status =
+	    po_trace_is_kineto(trace_dir) ? PO_STATUS_OK : check_root(trace_dir, err);
 
 	*out = NULL;
 	if (!watch) {
@@ -650,7 +667,9 @@ static enum po_status check_start(const char *trace_dir, bool salvage, struct po
 		po_error_set(err, "%s: not a trace (no CTF \"metadata\" file below it)", trace_dir);
 		status = PO_STATUS_INPUT;
 	}
-	if (status == PO_STATUS_OK)
+	if (status == PO_STATUS_OK && po_trace_is_kineto(watch->traces.paths[0]))
+		status = check_kineto_files(&watch->traces, &data_files, err);
+	else if (status == PO_STATUS_OK)
 		status = check_traces(watch, trace_dir, salvage, &data_files, err);
 	if (status == PO_STATUS_OK && data_files == 0) {
 		po_error_set(err, "%s: every stream file is empty (0 bytes): nothing was recorded",

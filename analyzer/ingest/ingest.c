@@ -14,6 +14,7 @@
 #include "../common/isolate.h"
 #include "decode.h"
 #include "ingest_internal.h"
+#include "kineto_source.h"
 
 /* The component classes a graph is made of; each lane loads its own. */
 struct po_classes {
@@ -21,6 +22,7 @@ struct po_classes {
 	const bt_plugin *utils;			 /* owned */
 	const bt_component_class_source *source; /* weak: belongs to ctf */
 	const bt_component_class_filter *muxer;	 /* weak: belongs to utils */
+	bt_component_class_source *kineto;	 /* owned: source.profopt.kineto */
 };
 
 /* What a babeltrace2 failure says: the root cause and the trace it came from (-1: none). */
@@ -180,7 +182,8 @@ static enum po_status classes_find(struct po_classes *classes, struct po_error *
 	classes->source = bt_plugin_borrow_source_component_class_by_name_const(classes->ctf, "fs");
 	classes->muxer =
 	    bt_plugin_borrow_filter_component_class_by_name_const(classes->utils, "muxer");
-	if (!classes->source || !classes->muxer) {
+	classes->kineto = po_kineto_class_create();
+	if (!classes->source || !classes->muxer || !classes->kineto) {
 		po_error_set(err, "Failed to find the babeltrace2 components src.ctf.fs and "
 				  "flt.utils.muxer");
 		return PO_STATUS_INTERNAL;
@@ -192,6 +195,7 @@ static void classes_fini(struct po_classes *classes)
 {
 	bt_plugin_put_ref(classes->ctf);
 	bt_plugin_put_ref(classes->utils);
+	bt_component_class_source_put_ref(classes->kineto);
 }
 
 /* The parameters of src.ctf.fs: the directory, and the trace named after its index. */
@@ -223,9 +227,9 @@ static bool add_source(struct po_lane *lane, bt_graph *graph, size_t index,
 		return false;
 	snprintf(name, sizeof(name), "src-%zu", index);
 	po_isolate_progress("decoding", path);
-	ok = bt_graph_add_source_component(graph, lane->classes.source, name, params,
-					   BT_LOGGING_LEVEL_NONE,
-					   source) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+	ok = bt_graph_add_source_component(
+		 graph, po_trace_is_kineto(path) ? lane->classes.kineto : lane->classes.source,
+		 name, params, BT_LOGGING_LEVEL_NONE, source) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
 	bt_value_put_ref(params);
 	return ok;
 }

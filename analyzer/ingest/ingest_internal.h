@@ -87,6 +87,13 @@ const char *po_trace_relative_path(const char *path, const char *root);
 enum po_status po_trace_list_pid_bases(const char *root, const struct po_trace_list *traces,
 				       int32_t *bases, struct po_error *err) PO_NODISCARD;
 
+/*
+ * Whether path is a torch.profiler (Kineto) trace file to decode with source.profopt.kineto
+ * (kineto_source.h): not a directory, named *.json or *.json.gz. A directory that holds
+ * no CTF trace lists the ones directly in it as its traces.
+ */
+bool po_trace_is_kineto(const char *path);
+
 /* Whether a file name follows LTTng's naming of stream files, CHANNEL_N. */
 bool po_trace_is_stream_name(const char *name);
 

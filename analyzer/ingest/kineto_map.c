@@ -1,0 +1,802 @@
+/*
+ * kineto_map.c: what each Kineto record becomes (docs/kineto.md has the table). Records
+ * that are events at once (GPU records, launches, syncs, memory) are made as they are
+ * read; the spans that make a step's stages (ProfilerStep#N, the DataLoader's __next__,
+ * autograd's evaluate_function, Optimizer.step#) are kept until the end, where each step's
+ * stages are cut from them so that they nest on the training thread as profopt's do.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "kineto_map.h"
+
+/* Times after this are not a clock's (year 2262 in nanoseconds since 1970). */
+#define TIME_MAX_NS (INT64_MAX / 2)
+
+static const struct po_kineto_class classes[] = {
+    {PO_EV_RUN_BEGIN, 2, {{"framework", PO_KINETO_TEXT}, {"cpu_count", PO_KINETO_INT}}},
+    {PO_EV_RUN_END, 0, {{NULL, PO_KINETO_INT}}},
+    {PO_EV_STEP_BEGIN,
+     3,
+     {{"step", PO_KINETO_INT}, {"epoch", PO_KINETO_INT}, {"batch_size", PO_KINETO_INT}}},
+    {PO_EV_STEP_END,
+     3,
+     {{"step", PO_KINETO_INT}, {"epoch", PO_KINETO_INT}, {"batch_size", PO_KINETO_INT}}},
+    {PO_EV_STAGE_BEGIN,
+     5,
+     {{"stage", PO_KINETO_INT},
+      {"label", PO_KINETO_TEXT},
+      {"batch", PO_KINETO_INT},
+      {"sample", PO_KINETO_INT},
+      {"cpu_ns", PO_KINETO_INT}}},
+    {PO_EV_STAGE_END,
+     5,
+     {{"stage", PO_KINETO_INT},
+      {"label", PO_KINETO_TEXT},
+      {"batch", PO_KINETO_INT},
+      {"sample", PO_KINETO_INT},
+      {"cpu_ns", PO_KINETO_INT}}},
+    {PO_EV_COUNTER,
+     3,
+     {{"kind", PO_KINETO_INT}, {"device", PO_KINETO_INT}, {"value", PO_KINETO_INT}}},
+    {PO_EV_MEM_ALLOC,
+     4,
+     {{"addr", PO_KINETO_UINT},
+      {"bytes", PO_KINETO_UINT},
+      {"device", PO_KINETO_INT},
+      {"label", PO_KINETO_TEXT}}},
+    {PO_EV_MEM_FREE,
+     4,
+     {{"addr", PO_KINETO_UINT},
+      {"bytes", PO_KINETO_UINT},
+      {"device", PO_KINETO_INT},
+      {"label", PO_KINETO_TEXT}}},
+    {PO_EV_GPU_LAUNCH,
+     4,
+     {{"device", PO_KINETO_INT},
+      {"stream", PO_KINETO_INT},
+      {"correlation_id", PO_KINETO_UINT},
+      {"name", PO_KINETO_TEXT}}},
+    {PO_EV_GPU_ACTIVITY,
+     8,
+     {{"device", PO_KINETO_INT},
+      {"stream", PO_KINETO_INT},
+      {"kind", PO_KINETO_INT},
+      {"name", PO_KINETO_TEXT},
+      {"bytes", PO_KINETO_UINT},
+      {"start_ns", PO_KINETO_INT},
+      {"end_ns", PO_KINETO_INT},
+      {"correlation_id", PO_KINETO_UINT}}},
+    {PO_EV_GPU_KERNEL,
+     14,
+     {{"device", PO_KINETO_INT},
+      {"stream", PO_KINETO_INT},
+      {"name", PO_KINETO_TEXT},
+      {"start_ns", PO_KINETO_INT},
+      {"end_ns", PO_KINETO_INT},
+      {"correlation_id", PO_KINETO_UINT},
+      {"grid_x", PO_KINETO_UINT},
+      {"grid_y", PO_KINETO_UINT},
+      {"grid_z", PO_KINETO_UINT},
+      {"block_x", PO_KINETO_UINT},
+      {"block_y", PO_KINETO_UINT},
+      {"block_z", PO_KINETO_UINT},
+      {"registers_per_thread", PO_KINETO_UINT},
+      {"shared_bytes", PO_KINETO_UINT}}},
+    {PO_EV_GPU_SYNC_BEGIN, 2, {{"device", PO_KINETO_INT}, {"stream", PO_KINETO_INT}}},
+    {PO_EV_GPU_SYNC_END, 2, {{"device", PO_KINETO_INT}, {"stream", PO_KINETO_INT}}},
+    {PO_EV_GPU_DEVICE,
+     6,
+     {{"device", PO_KINETO_INT},
+      {"name", PO_KINETO_TEXT},
+      {"memory_bytes", PO_KINETO_UINT},
+      {"multiprocessors", PO_KINETO_INT},
+      {"capability_major", PO_KINETO_INT},
+      {"capability_minor", PO_KINETO_INT}}},
+    {PO_EV_RANK,
+     4,
+     {{"rank", PO_KINETO_INT},
+      {"local_rank", PO_KINETO_INT},
+      {"world_size", PO_KINETO_INT},
+      {"host", PO_KINETO_TEXT}}},
+};
+
+const struct po_kineto_class *po_kineto_classes(size_t *count)
+{
+	*count = sizeof(classes) / sizeof(classes[0]);
+	return classes;
+}
+
+/* The spans a step's stages are cut from. */
+enum span_what { SPAN_STEP, SPAN_DATA_WAIT, SPAN_BACKWARD_OP, SPAN_OPTIMIZER };
+
+struct span {
+	int64_t start_ns, end_ns;
+	int32_t pid, tid;
+	int64_t number; /* the step's number; -1 */
+	uint32_t label;
+	enum span_what what;
+};
+
+struct text_entry {
+	char *text; /* owned */
+	size_t len;
+	uint64_t hash;
+};
+
+struct po_kineto_map {
+	struct po_kineto_event *events; /* owned */
+	size_t event_count, event_capacity;
+	struct span *spans; /* owned */
+	size_t span_count, span_capacity;
+	struct text_entry *texts; /* owned; [0] is "" */
+	size_t text_count, text_capacity;
+	uint32_t *slots; /* owned: open addressing over texts, 0 empty */
+	size_t slot_mask;
+	struct po_kineto_map_stats stats;
+	int64_t first_ns; /* the earliest time of any record; INT64_MAX */
+	int32_t gpu_pid;  /* the process GPU records belong to: the first CPU record's */
+	bool has_rank;
+	struct po_kineto_device *devices; /* owned */
+	size_t device_count, device_capacity;
+	struct po_kineto_distributed dist;
+	int64_t last_ns; /* the latest time of any record; INT64_MIN */
+	struct {
+		int64_t pid;
+		uint32_t name;
+	} * process_names; /* owned: "process_name" metadata */
+	size_t process_name_count, process_name_capacity;
+};
+
+/* ---- storage ---- */
+
+static bool grow(void **array, size_t *capacity, size_t needed, size_t size)
+{
+	size_t next = *capacity ? *capacity : 64;
+	void *bigger;
+
+	if (needed <= *capacity)
+		return true;
+	while (next < needed)
+		next *= 2;
+	bigger = realloc(*array, next * size);
+	if (!bigger)
+		return false;
+	*array = bigger;
+	*capacity = next;
+	return true;
+}
+
+static uint64_t text_hash(const char *text, size_t len)
+{
+	uint64_t hash = 1469598103934665603ull;
+
+	for (size_t i = 0; i < len; i++)
+		hash = (hash ^ (unsigned char)text[i]) * 1099511628211ull;
+	return hash;
+}
+
+static bool slots_rebuild(struct po_kineto_map *map, size_t slot_count)
+{
+	uint32_t *slots = calloc(slot_count, sizeof(*slots));
+
+	if (!slots)
+		return false;
+	free(map->slots);
+	map->slots = slots;
+	map->slot_mask = slot_count - 1;
+	for (size_t id = 1; id < map->text_count; id++) {
+		size_t slot = map->texts[id].hash & map->slot_mask;
+
+		while (map->slots[slot])
+			slot = (slot + 1) & map->slot_mask;
+		map->slots[slot] = (uint32_t)id;
+	}
+	return true;
+}
+
+/* The id of text, added on first sight; UINT32_MAX when out of memory. */
+static uint32_t intern(struct po_kineto_map *map, const char *text)
+{
+	size_t len = strlen(text), slot;
+	uint64_t hash = text_hash(text, len);
+
+	if (len == 0)
+		return 0;
+	for (slot = hash & map->slot_mask; map->slots[slot]; slot = (slot + 1) & map->slot_mask) {
+		const struct text_entry *entry = &map->texts[map->slots[slot]];
+
+		if (entry->hash == hash && entry->len == len && memcmp(entry->text, text, len) == 0)
+			return map->slots[slot];
+	}
+	if (!grow((void **)&map->texts, &map->text_capacity, map->text_count + 1,
+		  sizeof(*map->texts)))
+		return UINT32_MAX;
+	map->texts[map->text_count] = (struct text_entry){strdup(text), len, hash};
+	if (!map->texts[map->text_count].text)
+		return UINT32_MAX;
+	map->slots[slot] = (uint32_t)map->text_count++;
+	if (map->text_count * 2 > map->slot_mask + 1 &&
+	    !slots_rebuild(map, (map->slot_mask + 1) * 2))
+		return UINT32_MAX;
+	return (uint32_t)(map->text_count - 1);
+}
+
+const char *po_kineto_map_text(const struct po_kineto_map *map, uint32_t id, size_t *len)
+{
+	if (id == 0 || id >= map->text_count) {
+		*len = 0;
+		return "";
+	}
+	*len = map->texts[id].len;
+	return map->texts[id].text;
+}
+
+/* A new event at time_ns; NULL when out of memory. */
+static struct po_kineto_event *event_add(struct po_kineto_map *map, enum po_event_kind kind,
+					 int64_t time_ns, int32_t pid, int32_t tid)
+{
+	struct po_kineto_event *ev;
+
+	if (!grow((void **)&map->events, &map->event_capacity, map->event_count + 1,
+		  sizeof(*map->events)))
+		return NULL;
+	ev = &map->events[map->event_count];
+	memset(ev, 0, sizeof(*ev));
+	ev->time_ns = time_ns;
+	ev->order = map->event_count++;
+	ev->kind = kind;
+	ev->pid = pid;
+	ev->tid = tid;
+	/* at one time: stage ends, step ends, step begins, stage begins, the rest */
+	ev->rank = kind == PO_EV_STAGE_END     ? 0
+		   : kind == PO_EV_STEP_END    ? 1
+		   : kind == PO_EV_STEP_BEGIN  ? 2
+		   : kind == PO_EV_STAGE_BEGIN ? 3
+					       : 4;
+	return ev;
+}
+
+static enum po_status span_add(struct po_kineto_map *map, enum span_what what,
+			       const struct po_kineto_record *rec, int64_t number, uint32_t label)
+{
+	if (!grow((void **)&map->spans, &map->span_capacity, map->span_count + 1,
+		  sizeof(*map->spans)))
+		return PO_STATUS_NOMEM;
+	map->spans[map->span_count++] = (struct span){rec->ts_ns,
+						      rec->ts_ns + rec->dur_ns,
+						      (int32_t)rec->pid,
+						      (int32_t)rec->tid,
+						      number,
+						      label,
+						      what};
+	return PO_STATUS_OK;
+}
+
+/* ---- records ---- */
+
+static bool starts_with(const char *text, const char *prefix)
+{
+	return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+/* Whether a runtime call launches device work that a GPU record names by correlation. */
+static bool is_launch(const char *name)
+{
+	return strstr(name, "LaunchKernel") || strstr(name, "LaunchCooperativeKernel") ||
+	       strstr(name, "MemcpyAsync") || strstr(name, "MemsetAsync") ||
+	       strstr(name, "GraphLaunch") || strstr(name, "ModuleLaunchKernel");
+}
+
+/* Whether a runtime call blocks the host until the device is done. */
+static bool is_sync(const char *name)
+{
+	static const char *const syncs[] = {
+	    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+	    "hipDeviceSynchronize",  "hipStreamSynchronize",  "hipEventSynchronize",  "hipMemcpy",
+	    "cuCtxSynchronize",	     "cuStreamSynchronize",   "cuEventSynchronize",
+	};
+
+	for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
+		if (strcmp(name, syncs[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The copy's direction from its name ("Memcpy HtoD (Pageable -> Device)"). */
+static enum po_gpu_kind copy_kind(const char *name)
+{
+	if (strstr(name, "HtoD"))
+		return PO_GPU_MEMCPY_H2D;
+	if (strstr(name, "DtoH"))
+		return PO_GPU_MEMCPY_D2H;
+	return PO_GPU_MEMCPY_D2D;
+}
+
+static uint64_t unsigned_or_zero(int64_t value)
+{
+	return value > 0 ? (uint64_t)value : 0;
+}
+
+static enum po_status add_gpu_record(struct po_kineto_map *map, const struct po_kineto_record *rec)
+{
+	int64_t end_ns = rec->ts_ns + rec->dur_ns;
+	uint32_t name = intern(map, rec->name);
+	struct po_kineto_event *ev =
+	    name == UINT32_MAX ? NULL : event_add(map, PO_EV_GPU_ACTIVITY, end_ns, -1, -1);
+	int64_t *v;
+
+	if (!ev)
+		return PO_STATUS_NOMEM;
+	v = ev->values;
+	ev->text = name;
+	if (rec->category == PO_KINETO_CAT_KERNEL) {
+		ev->kind = PO_EV_GPU_KERNEL;
+		v[0] = rec->device, v[1] = rec->stream, v[3] = rec->ts_ns, v[4] = end_ns;
+		v[5] = (int64_t)unsigned_or_zero(rec->correlation);
+		for (int i = 0; i < 3; i++) {
+			v[6 + i] = (int64_t)unsigned_or_zero(rec->grid[i]);
+			v[9 + i] = (int64_t)unsigned_or_zero(rec->block[i]);
+		}
+		v[12] = (int64_t)unsigned_or_zero(rec->registers);
+		v[13] = (int64_t)unsigned_or_zero(rec->shared_bytes);
+		return PO_STATUS_OK;
+	}
+	v[0] = rec->device, v[1] = rec->stream;
+	v[2] = rec->category == PO_KINETO_CAT_MEMSET ? PO_GPU_MEMSET : copy_kind(rec->name);
+	v[4] = (int64_t)unsigned_or_zero(rec->bytes);
+	v[5] = rec->ts_ns, v[6] = end_ns;
+	v[7] = (int64_t)unsigned_or_zero(rec->correlation);
+	return PO_STATUS_OK;
+}
+
+static enum po_status add_runtime(struct po_kineto_map *map, const struct po_kineto_record *rec)
+{
+	struct po_kineto_event *ev;
+
+	if (is_launch(rec->name) && rec->correlation > 0) {
+		ev = event_add(map, PO_EV_GPU_LAUNCH, rec->ts_ns, (int32_t)rec->pid,
+			       (int32_t)rec->tid);
+		if (!ev)
+			return PO_STATUS_NOMEM;
+		ev->values[0] = -1, ev->values[1] = -1, ev->values[2] = rec->correlation;
+		return PO_STATUS_OK;
+	}
+	if (!is_sync(rec->name)) {
+		map->stats.unknown_records++;
+		return PO_STATUS_OK;
+	}
+	ev = event_add(map, PO_EV_GPU_SYNC_BEGIN, rec->ts_ns, (int32_t)rec->pid, (int32_t)rec->tid);
+	if (ev)
+		ev->values[0] = -1, ev->values[1] = -1;
+	ev = ev ? event_add(map, PO_EV_GPU_SYNC_END, rec->ts_ns + rec->dur_ns, (int32_t)rec->pid,
+			    (int32_t)rec->tid)
+		: NULL;
+	if (!ev)
+		return PO_STATUS_NOMEM;
+	ev->values[0] = -1, ev->values[1] = -1;
+	return PO_STATUS_OK;
+}
+
+/* A "[memory]" instant: an allocation (Bytes > 0) or a free, and the device's totals. */
+static enum po_status add_memory(struct po_kineto_map *map, const struct po_kineto_record *rec)
+{
+	bool gpu = rec->device_type == 1;
+	int32_t device = gpu ? (int32_t)rec->device_id : -1;
+	struct po_kineto_event *ev;
+
+	if (rec->alloc_bytes == INT64_MIN || rec->addr < 0 || (gpu && rec->device_id < 0)) {
+		map->stats.unknown_records++;
+		return PO_STATUS_OK;
+	}
+	ev = event_add(map, rec->alloc_bytes >= 0 ? PO_EV_MEM_ALLOC : PO_EV_MEM_FREE, rec->ts_ns,
+		       (int32_t)rec->pid, (int32_t)rec->tid);
+	if (!ev)
+		return PO_STATUS_NOMEM;
+	ev->values[0] = rec->addr;
+	ev->values[1] = rec->alloc_bytes >= 0 ? rec->alloc_bytes : -rec->alloc_bytes;
+	ev->values[2] = device;
+	if (!gpu)
+		return PO_STATUS_OK;
+	if (rec->total_allocated >= 0) {
+		ev =
+		    event_add(map, PO_EV_COUNTER, rec->ts_ns, (int32_t)rec->pid, (int32_t)rec->tid);
+		if (!ev)
+			return PO_STATUS_NOMEM;
+		ev->values[0] = PO_COUNTER_GPU_MEM_USED, ev->values[1] = device;
+		ev->values[2] = rec->total_allocated;
+	}
+	if (rec->total_reserved >= 0) {
+		ev =
+		    event_add(map, PO_EV_COUNTER, rec->ts_ns, (int32_t)rec->pid, (int32_t)rec->tid);
+		if (!ev)
+			return PO_STATUS_NOMEM;
+		ev->values[0] = PO_COUNTER_GPU_MEM_RESERVED, ev->values[1] = device;
+		ev->values[2] = rec->total_reserved;
+	}
+	return PO_STATUS_OK;
+}
+
+/* A CPU-side span: a step, a data wait, a backward operator, an optimizer step, or none. */
+static enum po_status add_cpu_span(struct po_kineto_map *map, const struct po_kineto_record *rec)
+{
+	const char *name = rec->name;
+	const char *hash = strchr(name, '#');
+
+	if (map->gpu_pid < 0 && rec->pid >= 0)
+		map->gpu_pid = (int32_t)rec->pid;
+	if (starts_with(name, "ProfilerStep#")) {
+		char *end;
+		long long number = strtoll(name + 13, &end, 10);
+
+		map->stats.steps++;
+		return span_add(map, SPAN_STEP, rec, *end ? -1 : number, 0);
+	}
+	if (starts_with(name, "enumerate(DataLoader)#"))
+		return span_add(map, SPAN_DATA_WAIT, rec, -1, 0);
+	if (starts_with(name, "autograd::engine::evaluate_function"))
+		return span_add(map, SPAN_BACKWARD_OP, rec, -1, 0);
+	if (starts_with(name, "Optimizer.step#")) {
+		uint32_t label = intern(map, hash + 1);
+
+		return label == UINT32_MAX ? PO_STATUS_NOMEM
+					   : span_add(map, SPAN_OPTIMIZER, rec, -1, label);
+	}
+	return PO_STATUS_OK;
+}
+
+/* Whether the record's times can be a clock's: a start, a duration that is not negative. */
+static bool times_possible(const struct po_kineto_record *rec)
+{
+	if (rec->ts_ns == INT64_MIN || rec->ts_ns < 0 || rec->ts_ns > TIME_MAX_NS)
+		return false;
+	if (rec->phase != 'X')
+		return true;
+	return rec->dur_ns != INT64_MIN && rec->dur_ns >= 0 && rec->dur_ns <= TIME_MAX_NS;
+}
+
+static enum po_status process_name_add(struct po_kineto_map *map, int64_t pid, const char *name)
+{
+	uint32_t id = intern(map, name);
+
+	if (id == UINT32_MAX || !grow((void **)&map->process_names, &map->process_name_capacity,
+				      map->process_name_count + 1, sizeof(*map->process_names)))
+		return PO_STATUS_NOMEM;
+	map->process_names[map->process_name_count].pid = pid;
+	map->process_names[map->process_name_count++].name = id;
+	return PO_STATUS_OK;
+}
+
+static enum po_status on_record(void *ctx, const struct po_kineto_record *rec)
+{
+	struct po_kineto_map *map = ctx;
+
+	map->stats.records++;
+	if (rec->phase == 'M' && strcmp(rec->name, "process_name") == 0 && rec->pid >= 0 &&
+	    rec->arg_name[0])
+		return process_name_add(map, rec->pid, rec->arg_name);
+	if (rec->phase == 'M' || rec->phase == 's' || rec->phase == 'f' || rec->phase == 0)
+		return PO_STATUS_OK; /* metadata and flows: the correlation ids carry the links */
+	if (!times_possible(rec) || (rec->pid < 0 && rec->phase == 'X')) {
+		map->stats.impossible_times++;
+		return PO_STATUS_OK;
+	}
+	if (rec->ts_ns < map->first_ns)
+		map->first_ns = rec->ts_ns;
+	if (rec->ts_ns + (rec->phase == 'X' ? rec->dur_ns : 0) > map->last_ns)
+		map->last_ns = rec->ts_ns + (rec->phase == 'X' ? rec->dur_ns : 0);
+	if (rec->phase == 'i')
+		return rec->memory ? add_memory(map, rec) : PO_STATUS_OK;
+	if (rec->phase != 'X')
+		return PO_STATUS_OK;
+	switch (rec->category) {
+	case PO_KINETO_CAT_KERNEL:
+	case PO_KINETO_CAT_MEMCPY:
+	case PO_KINETO_CAT_MEMSET:
+		return add_gpu_record(map, rec);
+	case PO_KINETO_CAT_RUNTIME:
+	case PO_KINETO_CAT_DRIVER:
+		return add_runtime(map, rec);
+	case PO_KINETO_CAT_CPU_OP:
+	case PO_KINETO_CAT_USER_ANNOTATION:
+	case PO_KINETO_CAT_PYTHON_FUNCTION:
+		return add_cpu_span(map, rec);
+	default:
+		map->stats.unknown_records++;
+		return PO_STATUS_OK;
+	}
+}
+
+static enum po_status on_device(void *ctx, const struct po_kineto_device *device)
+{
+	struct po_kineto_map *map = ctx;
+
+	if (device->id < 0 || device->id > INT32_MAX)
+		return PO_STATUS_OK;
+	if (!grow((void **)&map->devices, &map->device_capacity, map->device_count + 1,
+		  sizeof(*map->devices)))
+		return PO_STATUS_NOMEM;
+	map->devices[map->device_count++] = *device;
+	return PO_STATUS_OK;
+}
+
+static enum po_status on_distributed(void *ctx, const struct po_kineto_distributed *info)
+{
+	struct po_kineto_map *map = ctx;
+
+	map->dist = *info;
+	map->has_rank = info->rank >= 0 && info->world_size > 0; /* a rank of nothing: left out */
+	return PO_STATUS_OK;
+}
+
+enum po_status po_kineto_map_read(struct po_kineto_map *map, const char *path, struct po_error *err)
+{
+	const struct po_kineto_callbacks callbacks = {on_record, on_device, on_distributed, map};
+	struct po_kineto_read_stats read_stats;
+	enum po_status status = po_kineto_read(path, &callbacks, &read_stats, err);
+
+	map->stats.names_cut += read_stats.names_cut;
+	if (status == PO_STATUS_NOMEM)
+		po_error_set(err, "Failed to read %s: out of memory", path);
+	return status;
+}
+
+/* ---- the end: steps and their stages, the run's own events, the order ---- */
+
+static int span_by_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->end_ns > y->end_ns ? -1 : x->end_ns < y->end_ns;
+}
+
+static enum po_status stage_add(struct po_kineto_map *map, const struct span *step,
+				enum po_stage stage, int64_t begin_ns, int64_t end_ns,
+				uint32_t label)
+{
+	struct po_kineto_event *ev;
+
+	if (end_ns <= begin_ns)
+		return PO_STATUS_OK;
+	ev = event_add(map, PO_EV_STAGE_BEGIN, begin_ns, step->pid, step->tid);
+	if (!ev)
+		return PO_STATUS_NOMEM;
+	ev->values[0] = stage, ev->text = label;
+	ev->values[2] = ev->values[3] = ev->values[4] = -1;
+	ev = event_add(map, PO_EV_STAGE_END, end_ns, step->pid, step->tid);
+	if (!ev)
+		return PO_STATUS_NOMEM;
+	ev->values[0] = stage, ev->text = label;
+	ev->values[2] = ev->values[3] = ev->values[4] = -1;
+	return PO_STATUS_OK;
+}
+
+/* What lies inside one step, from the spans of its process. */
+struct step_parts {
+	int64_t wait_end_ns;	      /* the end of its last data wait; the step's start if none */
+	const struct span *optimizer; /* weak; NULL */
+	int64_t backward_begin_ns, backward_end_ns; /* INT64_MAX, INT64_MIN: none */
+};
+
+static enum po_status step_scan(struct po_kineto_map *map, const struct span *step, size_t first,
+				struct step_parts *parts)
+{
+	enum po_status status = PO_STATUS_OK;
+
+	*parts = (struct step_parts){step->start_ns, NULL, INT64_MAX, INT64_MIN};
+	for (size_t i = first; i < map->span_count && status == PO_STATUS_OK; i++) {
+		const struct span *span = &map->spans[i];
+
+		if (span->start_ns >= step->end_ns)
+			break;
+		if (span->pid != step->pid || span->end_ns > step->end_ns)
+			continue;
+		if (span->what == SPAN_DATA_WAIT && span->tid == step->tid &&
+		    span->start_ns >= parts->wait_end_ns && !parts->optimizer) {
+			status = stage_add(map, step, PO_STAGE_DATA_WAIT, span->start_ns,
+					   span->end_ns, 0);
+			parts->wait_end_ns = span->end_ns;
+		} else if (span->what == SPAN_OPTIMIZER && !parts->optimizer &&
+			   span->tid == step->tid)
+			parts->optimizer = span;
+		else if (span->what == SPAN_BACKWARD_OP && !parts->optimizer) {
+			if (span->start_ns < parts->backward_begin_ns)
+				parts->backward_begin_ns = span->start_ns;
+			if (span->end_ns > parts->backward_end_ns)
+				parts->backward_end_ns = span->end_ns;
+		}
+	}
+	return status;
+}
+
+/*
+ * A step's stages on its thread, one after another: its data waits, forward until the
+ * first backward operator (else the optimizer, else the step's end), backward to the
+ * last backward operator (cut at the optimizer), the optimizer step.
+ */
+static enum po_status step_stages(struct po_kineto_map *map, const struct span *step, size_t first)
+{
+	struct step_parts parts;
+	enum po_status status = step_scan(map, step, first, &parts);
+	int64_t backward_end = parts.backward_end_ns;
+	int64_t forward_end = step->end_ns;
+
+	if (parts.optimizer && backward_end > parts.optimizer->start_ns)
+		backward_end = parts.optimizer->start_ns;
+	if (parts.backward_begin_ns < parts.wait_end_ns)
+		parts.backward_begin_ns = parts.wait_end_ns;
+	if (parts.backward_begin_ns != INT64_MAX && backward_end > parts.backward_begin_ns)
+		forward_end = parts.backward_begin_ns;
+	else if (parts.optimizer)
+		forward_end = parts.optimizer->start_ns;
+	if (status == PO_STATUS_OK)
+		status = stage_add(map, step, PO_STAGE_FORWARD, parts.wait_end_ns, forward_end, 0);
+	if (status == PO_STATUS_OK && parts.backward_begin_ns != INT64_MAX)
+		status = stage_add(map, step, PO_STAGE_BACKWARD, parts.backward_begin_ns,
+				   backward_end, 0);
+	if (status == PO_STATUS_OK && parts.optimizer)
+		status = stage_add(map, step, PO_STAGE_OPTIMIZER, parts.optimizer->start_ns,
+				   parts.optimizer->end_ns, parts.optimizer->label);
+	return status;
+}
+
+static enum po_status steps_add(struct po_kineto_map *map)
+{
+	enum po_status status = PO_STATUS_OK;
+	int64_t previous_end = INT64_MIN;
+
+	qsort(map->spans, map->span_count, sizeof(*map->spans), span_by_start);
+	for (size_t i = 0; i < map->span_count && status == PO_STATUS_OK; i++) {
+		const struct span step = map->spans[i]; /* a copy: the events array grows */
+		struct po_kineto_event *ev;
+
+		if (step.what != SPAN_STEP || step.start_ns < previous_end)
+			continue; /* steps do not nest or overlap */
+		previous_end = step.end_ns;
+		for (int end = 0; end < 2 && status == PO_STATUS_OK; end++) {
+			ev = event_add(map, end ? PO_EV_STEP_END : PO_EV_STEP_BEGIN,
+				       end ? step.end_ns : step.start_ns, step.pid, step.tid);
+			if (!ev)
+				return PO_STATUS_NOMEM;
+			ev->values[0] = step.number, ev->values[1] = -1, ev->values[2] = -1;
+		}
+		status = step_stages(map, &step, i + 1);
+	}
+	return status;
+}
+
+/*
+ * A process's name from the trace's "process_name" metadata; else "pytorch", the program
+ * every torch.profiler trace comes from. UINT32_MAX: out of memory.
+ */
+static uint32_t process_name_of(struct po_kineto_map *map, int64_t pid)
+{
+	for (size_t i = 0; i < map->process_name_count; i++)
+		if (map->process_names[i].pid == pid)
+			return map->process_names[i].name;
+	return intern(map, "pytorch");
+}
+
+/* The training thread: the first step's, else the first process's main thread. */
+static void main_thread(const struct po_kineto_map *map, int32_t *pid, int32_t *tid)
+{
+	for (size_t i = 0; i < map->span_count; i++) {
+		if (map->spans[i].what == SPAN_STEP) {
+			*pid = map->spans[i].pid;
+			*tid = map->spans[i].tid;
+			return;
+		}
+	}
+	*pid = map->gpu_pid >= 0 ? map->gpu_pid : 0;
+	*tid = *pid;
+}
+
+/* run_begin, the devices and the rank, at the trace's first time, on the main thread. */
+static enum po_status run_events_add(struct po_kineto_map *map, int32_t pid, int32_t tid)
+{
+	int64_t at = map->first_ns == INT64_MAX ? 0 : map->first_ns;
+	struct po_kineto_event *ev = event_add(map, PO_EV_RUN_BEGIN, at, pid, tid);
+
+	if (!ev || (ev->text = intern(map, "pytorch")) == UINT32_MAX)
+		return PO_STATUS_NOMEM;
+	ev->values[1] = -1;
+	/* the file was written whole: the profiled window ended */
+	if (!event_add(map, PO_EV_RUN_END, map->last_ns == INT64_MIN ? at : map->last_ns, pid, tid))
+		return PO_STATUS_NOMEM;
+	for (size_t i = 0; i < map->device_count; i++) {
+		const struct po_kineto_device *device = &map->devices[i];
+
+		ev = event_add(map, PO_EV_GPU_DEVICE, at, pid, tid);
+		if (!ev || (ev->text = intern(map, device->name)) == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+		ev->values[0] = device->id,
+		ev->values[2] = (int64_t)unsigned_or_zero(device->memory_bytes);
+		ev->values[3] = device->multiprocessors;
+		ev->values[4] = device->major, ev->values[5] = device->minor;
+	}
+	if (!map->has_rank)
+		return PO_STATUS_OK;
+	ev = event_add(map, PO_EV_RANK, at, pid, tid);
+	if (!ev)
+		return PO_STATUS_NOMEM;
+	ev->values[0] = map->dist.rank, ev->values[1] = -1;
+	ev->values[2] = map->dist.world_size;
+	return PO_STATUS_OK;
+}
+
+static int event_by_time(const void *a, const void *b)
+{
+	const struct po_kineto_event *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+enum po_status po_kineto_map_finish(struct po_kineto_map *map,
+				    const struct po_kineto_event **events, size_t *count)
+{
+	enum po_status status = steps_add(map);
+	int32_t pid, tid;
+
+	main_thread(map, &pid, &tid);
+	if (status == PO_STATUS_OK)
+		status = run_events_add(map, pid, tid);
+	for (size_t i = 0; i < map->event_count; i++) {
+		if (map->events[i].pid < 0) { /* GPU records: the process that launched them */
+			map->events[i].pid = pid;
+			map->events[i].tid = pid;
+		}
+		map->events[i].procname = process_name_of(map, map->events[i].pid);
+	}
+	qsort(map->events, map->event_count, sizeof(*map->events), event_by_time);
+	*events = map->events;
+	*count = status == PO_STATUS_OK ? map->event_count : 0;
+	return status;
+}
+
+const struct po_kineto_map_stats *po_kineto_map_borrow_stats(const struct po_kineto_map *map)
+{
+	return &map->stats;
+}
+
+enum po_status po_kineto_map_create(struct po_kineto_map **out)
+{
+	struct po_kineto_map *map = calloc(1, sizeof(*map));
+
+	*out = NULL;
+	if (!map)
+		return PO_STATUS_NOMEM;
+	map->first_ns = INT64_MAX;
+	map->last_ns = INT64_MIN;
+	map->gpu_pid = -1;
+	map->texts = calloc(64, sizeof(*map->texts));
+	map->text_capacity = 64;
+	map->text_count = 1; /* [0] is "" */
+	if (!map->texts || !slots_rebuild(map, 256)) {
+		po_kineto_map_destroy(map);
+		return PO_STATUS_NOMEM;
+	}
+	*out = map;
+	return PO_STATUS_OK;
+}
+
+void po_kineto_map_destroy(struct po_kineto_map *map)
+{
+	if (!map)
+		return;
+	for (size_t i = 1; i < map->text_count; i++)
+		free(map->texts[i].text);
+	free(map->texts);
+	free(map->slots);
+	free(map->events);
+	free(map->spans);
+	free(map->devices);
+	free(map->process_names);
+	free(map);
+}
