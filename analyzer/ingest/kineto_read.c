@@ -547,12 +547,67 @@ static void parse_error(yajl_handle parser, const char *path, int64_t offset,
 		yajl_free_error(parser, text);
 }
 
+/*
+ * Strings longer than this are cut before yajl sees them: yajl keeps a token that spans
+ * reads in one buffer and lexes it again from its start at each read, so a 100 MB name
+ * would cost memory and quadratic time.
+ */
+#define STRING_KEPT_BYTES (64 * 1024)
+
+/* Where the cutter is in the JSON text. */
+struct cutter {
+	bool in_string, escape, skipping;
+	size_t string_bytes; /* of the current string, kept so far */
+	int64_t strings_cut;
+};
+
+/*
+ * Copies text to out (as long), leaving out the bytes of each string past
+ * STRING_KEPT_BYTES (cut before a UTF-8 continuation byte never, after an escape's
+ * backslash never); returns the bytes kept.
+ */
+static size_t cut_long_strings(struct cutter *c, const unsigned char *text, size_t len,
+			       unsigned char *out)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char byte = text[i];
+
+		if (!c->in_string) {
+			c->in_string = byte == '"';
+			c->string_bytes = 0;
+			out[kept++] = byte;
+			continue;
+		}
+		if (!c->escape && byte == '"') {
+			c->in_string = c->skipping = false;
+			out[kept++] = byte;
+			continue;
+		}
+		if (!c->skipping && !c->escape && c->string_bytes >= STRING_KEPT_BYTES &&
+		    (byte & 0xC0) != 0x80 && byte != '\\') {
+			c->skipping = true;
+			c->strings_cut++;
+		}
+		c->escape = !c->escape && byte == '\\';
+		if (c->skipping)
+			continue;
+		c->string_bytes++;
+		out[kept++] = byte;
+	}
+	return kept;
+}
+
 /* Feeds the file to the parser; OK at the end of the JSON text. */
 static enum po_status feed(gzFile file, yajl_handle parser, struct reader *r, const char *path,
 			   struct po_error *err)
 {
-	unsigned char *chunk = malloc(READ_CHUNK_BYTES); /* owned */
+	unsigned char *chunk = malloc(2 * READ_CHUNK_BYTES); /* owned: the read, then the kept */
+	unsigned char *kept = chunk ? chunk + READ_CHUNK_BYTES : NULL;
+	struct cutter cutter = {0};
 	enum po_status status = PO_STATUS_OK;
+	size_t kept_len;
 	int got;
 
 	if (!chunk) {
@@ -563,14 +618,16 @@ static enum po_status feed(gzFile file, yajl_handle parser, struct reader *r, co
 		int64_t before = r->stats->bytes_read;
 
 		r->stats->bytes_read += got;
-		if (yajl_parse(parser, chunk, (size_t)got) == yajl_status_ok)
+		kept_len = cut_long_strings(&cutter, chunk, (size_t)got, kept);
+		if (yajl_parse(parser, kept, kept_len) == yajl_status_ok)
 			continue;
 		if (r->status != PO_STATUS_OK)
 			return free(chunk), r->status;
-		parse_error(parser, path, before + (int64_t)yajl_get_bytes_consumed(parser), chunk,
-			    (size_t)got, err);
+		parse_error(parser, path, before + (int64_t)yajl_get_bytes_consumed(parser), kept,
+			    kept_len, err);
 		status = PO_STATUS_INPUT;
 	}
+	r->stats->names_cut += cutter.strings_cut;
 	if (status == PO_STATUS_OK && got < 0) {
 		int code;
 		const char *why = gzerror(file, &code);
@@ -614,6 +671,9 @@ enum po_status po_kineto_read(const char *path, const struct po_kineto_callbacks
 	r->callbacks = callbacks;
 	r->stats = stats;
 	parser = yajl_alloc(&parse_callbacks, NULL, r);
+	/* a string cut above may end inside a character; the names are cut again, whole */
+	if (parser)
+		yajl_config(parser, yajl_dont_validate_strings, 1);
 	status = parser ? feed(file, parser, r, path, err) : PO_STATUS_NOMEM;
 	if (status == PO_STATUS_OK && !stats->has_trace_events) {
 		po_error_set(err, "%s: not a Kineto trace: no \"traceEvents\" array", path);
