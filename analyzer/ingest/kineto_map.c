@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/arena.h"
 #include "kineto_map.h"
 
 /* Times after this are not a clock's (year 2262 in nanoseconds since 1970). */
@@ -151,21 +152,10 @@ struct po_kineto_map {
 
 /* ---- storage ---- */
 
+/* po_array_reserve() as a test: whether the array has room for needed items. */
 static bool grow(void **array, size_t *capacity, size_t needed, size_t size)
 {
-	size_t next = *capacity ? *capacity : 64;
-	void *bigger;
-
-	if (needed <= *capacity)
-		return true;
-	while (next < needed)
-		next *= 2;
-	bigger = realloc(*array, next * size);
-	if (!bigger)
-		return false;
-	*array = bigger;
-	*capacity = next;
-	return true;
+	return po_array_reserve(array, capacity, needed, size) == PO_STATUS_OK;
 }
 
 static uint64_t text_hash(const char *text, size_t len)
