@@ -95,6 +95,20 @@ static const struct po_kineto_class classes[] = {
       {"multiprocessors", PO_KINETO_INT},
       {"capability_major", PO_KINETO_INT},
       {"capability_minor", PO_KINETO_INT}}},
+    {PO_EV_COLLECTIVE_BEGIN,
+     5,
+     {{"group", PO_KINETO_INT},
+      {"op", PO_KINETO_INT},
+      {"bytes", PO_KINETO_UINT},
+      {"seq", PO_KINETO_INT},
+      {"device", PO_KINETO_INT}}},
+    {PO_EV_COLLECTIVE_END,
+     5,
+     {{"group", PO_KINETO_INT},
+      {"op", PO_KINETO_INT},
+      {"bytes", PO_KINETO_UINT},
+      {"seq", PO_KINETO_INT},
+      {"device", PO_KINETO_INT}}},
     {PO_EV_RANK,
      4,
      {{"rank", PO_KINETO_INT},
@@ -111,6 +125,32 @@ const struct po_kineto_class *po_kineto_classes(size_t *count)
 
 /* The spans a step's stages are cut from. */
 enum span_what { SPAN_STEP, SPAN_DATA_WAIT, SPAN_BACKWARD_OP, SPAN_OPTIMIZER };
+
+/*
+ * A collective as the host called it: record_param_comms with its "Collective name"
+ * (PyTorch 2.1 and later, with Seq and the process group), else an nccl:NAME annotation.
+ */
+struct comm_call {
+	int64_t start_ns, end_ns;
+	int32_t pid, tid;
+	int64_t seq, group, bytes; /* -1: not in the trace */
+	enum po_collective_op op;
+	bool from_record_param_comms;
+};
+
+/* A launch, to find the communication kernel a collective's call launched. */
+struct launch {
+	int32_t tid;
+	int64_t ts_ns;
+	int64_t correlation;
+};
+
+/* A communication kernel (ncclKernel*, ncclDevKernel*): when the collective completed. */
+struct comm_kernel {
+	int64_t correlation;
+	int64_t end_ns;
+	int32_t device;
+};
 
 struct span {
 	int64_t start_ns, end_ns;
@@ -135,6 +175,12 @@ struct po_kineto_map {
 	size_t text_count, text_capacity;
 	uint32_t *slots; /* owned: open addressing over texts, 0 empty */
 	size_t slot_mask;
+	struct comm_call *calls; /* owned */
+	size_t call_count, call_capacity;
+	struct launch *launches; /* owned */
+	size_t launch_count, launch_capacity;
+	struct comm_kernel *comm_kernels; /* owned */
+	size_t comm_kernel_count, comm_kernel_capacity;
 	struct po_kineto_map_stats stats;
 	int64_t first_ns; /* the earliest time of any record; INT64_MAX */
 	int32_t gpu_pid;  /* the process GPU records belong to: the first CPU record's */
@@ -223,6 +269,33 @@ const char *po_kineto_map_text(const struct po_kineto_map *map, uint32_t id, siz
 	return map->texts[id].text;
 }
 
+/*
+ * The order of events at one time: the run's own (its begin, the devices, the rank, which
+ * must come before the first step), stage ends, step ends, step begins, stage begins, the
+ * rest, and the run's end last.
+ */
+static uint8_t order_at_one_time(enum po_event_kind kind)
+{
+	switch (kind) {
+	case PO_EV_RUN_BEGIN:
+	case PO_EV_GPU_DEVICE:
+	case PO_EV_RANK:
+		return 0;
+	case PO_EV_STAGE_END:
+		return 1;
+	case PO_EV_STEP_END:
+		return 2;
+	case PO_EV_STEP_BEGIN:
+		return 3;
+	case PO_EV_STAGE_BEGIN:
+		return 4;
+	case PO_EV_RUN_END:
+		return 6;
+	default:
+		return 5;
+	}
+}
+
 /* A new event at time_ns; NULL when out of memory. */
 static struct po_kineto_event *event_add(struct po_kineto_map *map, enum po_event_kind kind,
 					 int64_t time_ns, int32_t pid, int32_t tid)
@@ -239,12 +312,7 @@ static struct po_kineto_event *event_add(struct po_kineto_map *map, enum po_even
 	ev->kind = kind;
 	ev->pid = pid;
 	ev->tid = tid;
-	/* at one time: stage ends, step ends, step begins, stage begins, the rest */
-	ev->rank = kind == PO_EV_STAGE_END     ? 0
-		   : kind == PO_EV_STEP_END    ? 1
-		   : kind == PO_EV_STEP_BEGIN  ? 2
-		   : kind == PO_EV_STAGE_BEGIN ? 3
-					       : 4;
+	ev->rank = order_at_one_time(kind);
 	return ev;
 }
 
@@ -321,6 +389,14 @@ static enum po_status add_gpu_record(struct po_kineto_map *map, const struct po_
 		return PO_STATUS_NOMEM;
 	v = ev->values;
 	ev->text = name;
+	if (rec->category == PO_KINETO_CAT_KERNEL && starts_with(rec->name, "nccl") &&
+	    rec->correlation > 0) {
+		if (!grow((void **)&map->comm_kernels, &map->comm_kernel_capacity,
+			  map->comm_kernel_count + 1, sizeof(*map->comm_kernels)))
+			return PO_STATUS_NOMEM;
+		map->comm_kernels[map->comm_kernel_count++] =
+		    (struct comm_kernel){rec->correlation, end_ns, (int32_t)rec->device};
+	}
 	if (rec->category == PO_KINETO_CAT_KERNEL) {
 		ev->kind = PO_EV_GPU_KERNEL;
 		v[0] = rec->device, v[1] = rec->stream, v[3] = rec->ts_ns, v[4] = end_ns;
@@ -348,8 +424,11 @@ static enum po_status add_runtime(struct po_kineto_map *map, const struct po_kin
 	if (is_launch(rec->name) && rec->correlation > 0) {
 		ev = event_add(map, PO_EV_GPU_LAUNCH, rec->ts_ns, (int32_t)rec->pid,
 			       (int32_t)rec->tid);
-		if (!ev)
+		if (!ev || !grow((void **)&map->launches, &map->launch_capacity,
+				 map->launch_count + 1, sizeof(*map->launches)))
 			return PO_STATUS_NOMEM;
+		map->launches[map->launch_count++] =
+		    (struct launch){(int32_t)rec->tid, rec->ts_ns, rec->correlation};
 		ev->values[0] = -1, ev->values[1] = -1, ev->values[2] = rec->correlation;
 		return PO_STATUS_OK;
 	}
@@ -408,6 +487,56 @@ static enum po_status add_memory(struct po_kineto_map *map, const struct po_kine
 	return PO_STATUS_OK;
 }
 
+/* The operation a collective's name says ("all_reduce", "_all_gather_base", ...). */
+static enum po_collective_op collective_op(const char *name)
+{
+	static const struct {
+		const char *word;
+		enum po_collective_op op;
+	} ops[] = {
+	    {"all_reduce", PO_COLLECTIVE_ALL_REDUCE},
+	    {"allreduce", PO_COLLECTIVE_ALL_REDUCE},
+	    {"all_to_all", PO_COLLECTIVE_ALL_TO_ALL},
+	    {"alltoall", PO_COLLECTIVE_ALL_TO_ALL},
+	    {"all_gather", PO_COLLECTIVE_ALL_GATHER},
+	    {"allgather", PO_COLLECTIVE_ALL_GATHER},
+	    {"reduce_scatter", PO_COLLECTIVE_REDUCE_SCATTER},
+	    {"broadcast", PO_COLLECTIVE_BROADCAST},
+	    {"barrier", PO_COLLECTIVE_BARRIER},
+	    {"reduce", PO_COLLECTIVE_REDUCE},
+	    {"send", PO_COLLECTIVE_SEND},
+	    {"recv", PO_COLLECTIVE_RECV},
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strstr(name, ops[i].word))
+			return ops[i].op;
+	return PO_COLLECTIVE_OTHER;
+}
+
+static enum po_status call_add(struct po_kineto_map *map, const struct po_kineto_record *rec)
+{
+	bool param_comms = rec->collective[0] != '\0';
+	int64_t group = -1;
+
+	if (!grow((void **)&map->calls, &map->call_capacity, map->call_count + 1,
+		  sizeof(*map->calls)))
+		return PO_STATUS_NOMEM;
+	if (rec->group_name[0]) {
+		char *end;
+		long long number = strtoll(rec->group_name, &end, 10);
+
+		group = *end || number < 0 || number > INT32_MAX ? -1 : number;
+	}
+	map->calls[map->call_count++] = (struct comm_call){
+	    rec->ts_ns,	       rec->ts_ns + rec->dur_ns,
+	    (int32_t)rec->pid, (int32_t)rec->tid,
+	    rec->seq,	       group,
+	    rec->in_elements,  collective_op(param_comms ? rec->collective : rec->name + 5),
+	    param_comms};
+	return PO_STATUS_OK;
+}
+
 /* A CPU-side span: a step, a data wait, a backward operator, an optimizer step, or none. */
 static enum po_status add_cpu_span(struct po_kineto_map *map, const struct po_kineto_record *rec)
 {
@@ -423,6 +552,9 @@ static enum po_status add_cpu_span(struct po_kineto_map *map, const struct po_ki
 		map->stats.steps++;
 		return span_add(map, SPAN_STEP, rec, *end ? -1 : number, 0);
 	}
+	if ((strcmp(name, "record_param_comms") == 0 && rec->collective[0]) ||
+	    starts_with(name, "nccl:"))
+		return call_add(map, rec);
 	if (starts_with(name, "enumerate(DataLoader)#"))
 		return span_add(map, SPAN_DATA_WAIT, rec, -1, 0);
 	if (starts_with(name, "autograd::engine::evaluate_function"))
@@ -717,6 +849,114 @@ static enum po_status run_events_add(struct po_kineto_map *map, int32_t pid, int
 	return PO_STATUS_OK;
 }
 
+static int launch_by_thread_time(const void *a, const void *b)
+{
+	const struct launch *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+static int kernel_by_correlation(const void *a, const void *b)
+{
+	const struct comm_kernel *x = a, *y = b;
+
+	return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
+}
+
+static int call_by_start(const void *a, const void *b)
+{
+	const struct comm_call *x = a, *y = b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The communication kernel the call launched on its thread; NULL when none is in the trace. */
+static const struct comm_kernel *call_kernel(const struct po_kineto_map *map,
+					     const struct comm_call *call)
+{
+	size_t low = 0, high = map->launch_count;
+
+	while (low < high) { /* the first launch of the thread at or after the call's start */
+		size_t mid = (low + high) / 2;
+		const struct launch *l = &map->launches[mid];
+
+		if (l->tid < call->tid || (l->tid == call->tid && l->ts_ns < call->start_ns))
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	for (; low < map->launch_count && map->launches[low].tid == call->tid &&
+	       map->launches[low].ts_ns <= call->end_ns;
+	     low++) {
+		struct comm_kernel key = {map->launches[low].correlation, 0, 0};
+		const struct comm_kernel *kernel =
+		    bsearch(&key, map->comm_kernels, map->comm_kernel_count,
+			    sizeof(*map->comm_kernels), kernel_by_correlation);
+
+		if (kernel)
+			return kernel;
+	}
+	return NULL;
+}
+
+static enum po_status collective_add(struct po_kineto_map *map, const struct comm_call *call,
+				     const struct comm_kernel *kernel, int64_t seq)
+{
+	for (int end = 0; end < 2; end++) {
+		struct po_kineto_event *ev =
+		    event_add(map, end ? PO_EV_COLLECTIVE_END : PO_EV_COLLECTIVE_BEGIN,
+			      end ? kernel->end_ns : call->start_ns, call->pid, call->tid);
+
+		if (!ev)
+			return PO_STATUS_NOMEM;
+		ev->values[0] = call->group >= 0 ? call->group : 0;
+		ev->values[1] = call->op;
+		ev->values[2] = call->bytes > 0 ? call->bytes : 0;
+		ev->values[3] = seq;
+		ev->values[4] = kernel->device;
+	}
+	return PO_STATUS_OK;
+}
+
+/*
+ * Each collective whose communication kernel is in the trace: it begins when the host
+ * called it and ends when its kernel ended (the result complete on this rank). Its number
+ * is the trace's Seq, else its place among the calls of this file, which is the same on
+ * every rank when the ranks' traces cover the same steps. A call whose kernel is not in
+ * the trace is left out (counted): its end would be a guess.
+ */
+static enum po_status collectives_add(struct po_kineto_map *map)
+{
+	bool param_comms = false;
+	int64_t called = 0;
+	enum po_status status = PO_STATUS_OK;
+
+	qsort(map->launches, map->launch_count, sizeof(*map->launches), launch_by_thread_time);
+	qsort(map->comm_kernels, map->comm_kernel_count, sizeof(*map->comm_kernels),
+	      kernel_by_correlation);
+	qsort(map->calls, map->call_count, sizeof(*map->calls), call_by_start);
+	for (size_t i = 0; i < map->call_count; i++)
+		param_comms |= map->calls[i].from_record_param_comms;
+	for (size_t i = 0; i < map->call_count && status == PO_STATUS_OK; i++) {
+		const struct comm_call *call = &map->calls[i];
+		const struct comm_kernel *kernel;
+
+		if (call->from_record_param_comms != param_comms)
+			continue; /* the nccl: annotation inside record_param_comms */
+		kernel = call_kernel(map, call);
+		if (!kernel) {
+			map->stats.collectives_without_kernel++;
+			called++;
+			continue;
+		}
+		status = collective_add(map, call, kernel, call->seq >= 0 ? call->seq : called);
+		called++;
+	}
+	return status;
+}
+
 static int event_by_time(const void *a, const void *b)
 {
 	const struct po_kineto_event *x = a, *y = b;
@@ -734,6 +974,8 @@ enum po_status po_kineto_map_finish(struct po_kineto_map *map,
 	enum po_status status = steps_add(map);
 	int32_t pid, tid;
 
+	if (status == PO_STATUS_OK)
+		status = collectives_add(map);
 	main_thread(map, &pid, &tid);
 	if (status == PO_STATUS_OK)
 		status = run_events_add(map, pid, tid);
@@ -788,5 +1030,8 @@ void po_kineto_map_destroy(struct po_kineto_map *map)
 	free(map->spans);
 	free(map->devices);
 	free(map->process_names);
+	free(map->calls);
+	free(map->launches);
+	free(map->comm_kernels);
 	free(map);
 }

@@ -56,6 +56,7 @@ struct po_kineto_map_stats {
 	int64_t impossible_times; /* negative durations, times out of range: left out */
 	int64_t unknown_records;  /* categories and names that map to nothing */
 	int64_t names_cut;
+	int64_t collectives_without_kernel; /* calls whose communication kernel is not in it */
 };
 
 struct po_kineto_map;
