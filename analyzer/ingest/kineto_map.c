@@ -600,6 +600,10 @@ static enum po_status on_record(void *ctx, const struct po_kineto_record *rec)
 		return process_name_add(map, rec->pid, rec->arg_name);
 	if (rec->phase == 'M' || rec->phase == 's' || rec->phase == 'f' || rec->phase == 0)
 		return PO_STATUS_OK; /* metadata and flows: the correlation ids carry the links */
+	if (rec->category == PO_KINETO_CAT_OTHER && !rec->memory) {
+		map->stats.unknown_records++; /* the profiler's own spans, annotations of GPUs */
+		return PO_STATUS_OK;
+	}
 	if (!times_possible(rec) || (rec->pid < 0 && rec->phase == 'X')) {
 		map->stats.impossible_times++;
 		return PO_STATUS_OK;

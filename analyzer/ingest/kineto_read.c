@@ -627,7 +627,7 @@ static enum po_status feed(gzFile file, yajl_handle parser, struct reader *r, co
 			    kept_len, err);
 		status = PO_STATUS_INPUT;
 	}
-	r->stats->names_cut += cutter.strings_cut;
+	/* the names among them are counted once, when their record keeps them */
 	if (status == PO_STATUS_OK && got < 0) {
 		int code;
 		const char *why = gzerror(file, &code);

@@ -14,7 +14,7 @@
 #include "common/status.h"
 
 /* Longer names are cut (at a UTF-8 character boundary) and counted. */
-#define PO_KINETO_NAME_MAX 1024
+#define PO_KINETO_NAME_MAX 4096
 
 /* The categories profopt reads; every spelling PyTorch 1.8 to 2.x wrote maps to one. */
 #define PO_KINETO_CATEGORIES(X)                                                                    \

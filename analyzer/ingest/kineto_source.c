@@ -27,6 +27,7 @@ struct kineto_component {
 	bt_stream_class *stream_class;	      /* weak: belongs to trace_class */
 	bt_event_class *classes[PO_EV_COUNT]; /* weak: belong to stream_class; NULL: not made */
 	const struct po_kineto_class *layouts[PO_EV_COUNT]; /* weak: static */
+	struct po_kineto_counts *counts;		    /* weak: the caller's; NULL */
 };
 
 struct kineto_iterator {
@@ -154,9 +155,9 @@ po_kineto_init(bt_self_component_source *self, bt_self_component_source_configur
 	struct kineto_component *c = calloc(1, sizeof(*c)); /* owned by the component */
 
 	(void)config;
-	(void)init_data;
 	if (!c)
 		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
+	c->counts = init_data;
 	bt_self_component_set_data(self_component, c);
 	if (!params_read(c, params)) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
@@ -221,6 +222,14 @@ po_kineto_iterator_init(bt_self_message_iterator *self,
 		return status == PO_STATUS_NOMEM
 			   ? BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR
 			   : BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+	}
+	if (c->counts) {
+		const struct po_kineto_map_stats *stats = po_kineto_map_borrow_stats(it->map);
+
+		c->counts->traces++;
+		c->counts->records_left_out += stats->impossible_times;
+		c->counts->names_cut += stats->names_cut;
+		c->counts->collectives_without_kernel += stats->collectives_without_kernel;
 	}
 	it->trace = bt_trace_create(c->trace_class);
 	it->stream = it->trace ? bt_stream_create(c->stream_class, it->trace) : NULL;

@@ -12,6 +12,18 @@
 
 #include <babeltrace2/babeltrace.h>
 
+/*
+ * What the iterators of a component left out, added as each reads its file; the
+ * component's initialize-method data when it is given (profopt-analyze gives a lane's),
+ * else nothing is counted. A lane's graph runs on one thread: no lock.
+ */
+struct po_kineto_counts {
+	int64_t traces;			    /* files read */
+	int64_t records_left_out;	    /* impossible times, X records without a pid */
+	int64_t names_cut;		    /* strings past the reader's limits */
+	int64_t collectives_without_kernel; /* calls whose communication kernel is not in it */
+};
+
 bt_component_class_initialize_method_status
 po_kineto_init(bt_self_component_source *self, bt_self_component_source_configuration *config,
 	       const bt_value *params, void *init_data);

@@ -36,13 +36,16 @@ expect_error cut-json "$work/cut.json" 'cut: the JSON text ends after 5000 bytes
 zcat "$sample" | sed '0,/"ph": "X"/s//"ph": "X",, /' >"$work/damaged.json"
 expect_error damaged "$work/damaged.json" 'at byte [0-9]+'
 
-# A 100 MB kernel name: cut, the rest analysed, in bounded memory and time.
+# A 100 MB kernel name: cut, the rest analysed, in bounded memory and time; a record with a
+# negative duration: left out, and both said in the trace quality section.
 python3 - "$work/bigname.json" <<'PY'
 import json, sys
 events = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 7,
            "ts": 1000, "dur": 500},
           {"ph": "X", "cat": "kernel", "name": "k" * (100 << 20), "pid": 0, "tid": 7,
-           "ts": 1100, "dur": 100, "args": {"device": 0, "stream": 7, "correlation": 5}}]
+           "ts": 1100, "dur": 100, "args": {"device": 0, "stream": 7, "correlation": 5}},
+          {"ph": "X", "cat": "kernel", "name": "backwards", "pid": 0, "tid": 7,
+           "ts": 1300, "dur": -100, "args": {"device": 0, "stream": 7, "correlation": 6}}]
 json.dump({"traceEvents": events}, open(sys.argv[1], "w"))
 PY
 if /usr/bin/time -f '%M %e' -o "$work/bigname.time" "$bin/profopt-analyze" --json-only \
@@ -50,6 +53,10 @@ if /usr/bin/time -f '%M %e' -o "$work/bigname.time" "$bin/profopt-analyze" --jso
 	read -r rss_kb seconds <"$work/bigname.time"
 	if [ "$rss_kb" -gt 204800 ]; then fail "bigname: peak RSS ${rss_kb} KiB for a 100 MB name"
 	elif ! grep -q 'Steps: 1 ' "$work/bigname.out"; then fail "bigname: the step was lost"
+	elif ! grep -q 'kineto-names-cut: 1 ' "$work/bigname.out"; then fail "bigname: the cut is not said"
+	elif ! grep -q 'kineto-records-left-out: 1 ' "$work/bigname.out" ||
+		! grep -q '^  partial' "$work/bigname.out"; then
+		fail "bigname: the record with a negative duration is not said to be left out"
 	else passed=$((passed + 1)); echo "ok   bigname: ${rss_kb} KiB, ${seconds} s"; fi
 else
 	fail "bigname: $(tail -n 1 "$work/bigname.out")"
