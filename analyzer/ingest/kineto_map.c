@@ -670,6 +670,13 @@ enum po_status po_kineto_map_read(struct po_kineto_map *map, const char *path, s
 
 /* ---- the end: steps and their stages, the run's own events, the order ---- */
 
+/* qsort() for arrays that may be empty (and NULL, which qsort() must not be given). */
+static void sort(void *items, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	if (count > 1)
+		qsort(items, count, size, compare);
+}
+
 static int span_by_start(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
@@ -774,7 +781,7 @@ static enum po_status steps_add(struct po_kineto_map *map)
 	enum po_status status = PO_STATUS_OK;
 	int64_t previous_end = INT64_MIN;
 
-	qsort(map->spans, map->span_count, sizeof(*map->spans), span_by_start);
+	sort(map->spans, map->span_count, sizeof(*map->spans), span_by_start);
 	for (size_t i = 0; i < map->span_count && status == PO_STATUS_OK; i++) {
 		const struct span step = map->spans[i]; /* a copy: the events array grows */
 		struct po_kineto_event *ev;
@@ -896,8 +903,10 @@ static const struct comm_kernel *call_kernel(const struct po_kineto_map *map,
 	     low++) {
 		struct comm_kernel key = {map->launches[low].correlation, 0, 0};
 		const struct comm_kernel *kernel =
-		    bsearch(&key, map->comm_kernels, map->comm_kernel_count,
-			    sizeof(*map->comm_kernels), kernel_by_correlation);
+		    map->comm_kernel_count == 0
+			? NULL
+			: bsearch(&key, map->comm_kernels, map->comm_kernel_count,
+				  sizeof(*map->comm_kernels), kernel_by_correlation);
 
 		if (kernel)
 			return kernel;
@@ -937,10 +946,10 @@ static enum po_status collectives_add(struct po_kineto_map *map)
 	int64_t called = 0;
 	enum po_status status = PO_STATUS_OK;
 
-	qsort(map->launches, map->launch_count, sizeof(*map->launches), launch_by_thread_time);
-	qsort(map->comm_kernels, map->comm_kernel_count, sizeof(*map->comm_kernels),
-	      kernel_by_correlation);
-	qsort(map->calls, map->call_count, sizeof(*map->calls), call_by_start);
+	sort(map->launches, map->launch_count, sizeof(*map->launches), launch_by_thread_time);
+	sort(map->comm_kernels, map->comm_kernel_count, sizeof(*map->comm_kernels),
+	     kernel_by_correlation);
+	sort(map->calls, map->call_count, sizeof(*map->calls), call_by_start);
 	for (size_t i = 0; i < map->call_count; i++)
 		param_comms |= map->calls[i].from_record_param_comms;
 	for (size_t i = 0; i < map->call_count && status == PO_STATUS_OK; i++) {
@@ -990,7 +999,7 @@ enum po_status po_kineto_map_finish(struct po_kineto_map *map,
 		}
 		map->events[i].procname = process_name_of(map, map->events[i].pid);
 	}
-	qsort(map->events, map->event_count, sizeof(*map->events), event_by_time);
+	sort(map->events, map->event_count, sizeof(*map->events), event_by_time);
 	*events = map->events;
 	*count = status == PO_STATUS_OK ? map->event_count : 0;
 	return status;
