@@ -514,6 +514,24 @@ static enum po_collective_op collective_op(const char *name)
 	return PO_COLLECTIVE_OTHER;
 }
 
+/* Bytes of one element of a dtype as record_param_comms names it ("Float", "c10::Half"); 0. */
+static int64_t dtype_bytes(const char *dtype)
+{
+	static const struct {
+		const char *word;
+		int64_t bytes;
+	} sizes[] = {
+	    {"Double", 8}, {"Long", 8}, {"ComplexFloat", 8}, {"Float8", 1},
+	    {"Float", 4},  {"Int", 4},	{"BFloat16", 2},     {"Half", 2},
+	    {"Short", 2},  {"Byte", 1}, {"Char", 1},	     {"Bool", 1},
+	};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (strstr(dtype, sizes[i].word))
+			return sizes[i].bytes;
+	return 0;
+}
+
 static enum po_status call_add(struct po_kineto_map *map, const struct po_kineto_record *rec)
 {
 	bool param_comms = rec->collective[0] != '\0';
@@ -528,12 +546,18 @@ static enum po_status call_add(struct po_kineto_map *map, const struct po_kineto
 
 		group = *end || number < 0 || number > INT32_MAX ? -1 : number;
 	}
-	map->calls[map->call_count++] = (struct comm_call){
-	    rec->ts_ns,	       rec->ts_ns + rec->dur_ns,
-	    (int32_t)rec->pid, (int32_t)rec->tid,
-	    rec->seq,	       group,
-	    rec->in_elements,  collective_op(param_comms ? rec->collective : rec->name + 5),
-	    param_comms};
+	map->calls[map->call_count++] =
+	    (struct comm_call){rec->ts_ns,
+			       rec->ts_ns + rec->dur_ns,
+			       (int32_t)rec->pid,
+			       (int32_t)rec->tid,
+			       rec->seq,
+			       group,
+			       rec->in_elements > 0 && rec->in_elements < INT64_MAX / 8
+				   ? rec->in_elements * dtype_bytes(rec->dtype)
+				   : -1,
+			       collective_op(param_comms ? rec->collective : rec->name + 5),
+			       param_comms};
 	return PO_STATUS_OK;
 }
 

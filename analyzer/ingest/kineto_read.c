@@ -85,6 +85,12 @@ static const char *const key_spellings[KEY_COUNT] = {
 #undef PO_X
 };
 
+static const size_t key_lengths[KEY_COUNT] = {
+#define PO_X(id, spelling) [KEY_##id] = sizeof(spelling) - 1,
+    KINETO_KEYS(PO_X)
+#undef PO_X
+};
+
 static const char *const category_spellings[PO_KINETO_CAT_COUNT] = {
 #define PO_X(name, spelling) [PO_KINETO_CAT_##name] = spelling,
     PO_KINETO_CATEGORIES(PO_X)
@@ -107,7 +113,7 @@ struct reader {
 static enum key key_of(const unsigned char *text, size_t len)
 {
 	for (int k = 1; k < KEY_COUNT; k++)
-		if (strlen(key_spellings[k]) == len && memcmp(key_spellings[k], text, len) == 0)
+		if (key_lengths[k] == len && memcmp(key_spellings[k], text, len) == 0)
 			return (enum key)k;
 	return KEY_NONE;
 }
@@ -191,9 +197,14 @@ static int64_t number_us_to_ns(const char *text, size_t len)
 	return (negative ? -1 : 1) * (whole * 1000 + fraction);
 }
 
+/* Empties the record; its texts only at their first byte (a name is 4 KiB). */
 static void record_reset(struct po_kineto_record *rec)
 {
-	memset(rec, 0, sizeof(*rec));
+	rec->phase = 0;
+	rec->category = PO_KINETO_CAT_OTHER;
+	rec->memory = false;
+	rec->name[0] = rec->collective[0] = rec->group_name[0] = rec->dtype[0] = '\0';
+	rec->arg_name[0] = '\0';
 	rec->pid = rec->tid = -1;
 	rec->ts_ns = rec->dur_ns = INT64_MIN;
 	rec->device = rec->stream = rec->correlation = rec->bytes = -1;
@@ -574,6 +585,17 @@ static size_t cut_long_strings(struct cutter *c, const unsigned char *text, size
 	for (size_t i = 0; i < len; i++) {
 		unsigned char byte = text[i];
 
+		if (!c->in_string) { /* up to the next quote at once */
+			const unsigned char *quote = memchr(text + i, '"', len - i);
+			size_t run = quote ? (size_t)(quote - (text + i)) : len - i;
+
+			memcpy(out + kept, text + i, run);
+			kept += run;
+			i += run;
+			if (!quote)
+				break;
+			byte = '"';
+		}
 		if (!c->in_string) {
 			c->in_string = byte == '"';
 			c->string_bytes = 0;
