@@ -35,6 +35,7 @@
 
 #include "ingest.h"
 #include "ingest_internal.h"
+#include "kineto_read.h"
 
 #define PO_CHECK_SETTLE_MS 300
 #define PO_CTF_PACKET_MAGIC 0xC1FC1FC1u
@@ -632,6 +633,37 @@ static enum po_status check_traces(struct po_ingest_watch *watch, const char *tr
 	return status;
 }
 
+/*
+ * Several torch.profiler traces are one job's ranks, one file each: a rank that two files
+ * claim (a copy, or two runs in one directory) is refused, naming both.
+ */
+static enum po_status check_kineto_ranks(const struct po_trace_list *traces, struct po_error *err)
+{
+	int64_t *ranks = calloc(traces->count, sizeof(*ranks));
+	enum po_status status = ranks ? PO_STATUS_OK : PO_STATUS_NOMEM;
+
+	for (size_t i = 0; status == PO_STATUS_OK && i < traces->count; i++) {
+		struct po_kineto_distributed info;
+
+		status = po_kineto_read_rank(traces->paths[i], &info, err);
+		ranks[i] = info.rank;
+		for (size_t j = 0; status == PO_STATUS_OK && info.rank >= 0 && j < i; j++) {
+			if (ranks[j] != info.rank)
+				continue;
+			po_error_set(err,
+				     "%s: rank %lld again (%s is rank %lld): a directory of "
+				     "torch.profiler traces holds one file per rank of one run",
+				     traces->paths[i], (long long)info.rank, traces->paths[j],
+				     (long long)ranks[j]);
+			status = PO_STATUS_INPUT;
+		}
+	}
+	if (status == PO_STATUS_NOMEM)
+		po_error_set(err, "Failed to check the traces: out of memory");
+	free(ranks);
+	return status;
+}
+
 /* torch.profiler traces: each opens as a regular file; *data_files counts those not empty. */
 static enum po_status check_kineto_files(const struct po_trace_list *traces, size_t *data_files,
 					 struct po_error *err)
@@ -645,7 +677,7 @@ static enum po_status check_kineto_files(const struct po_trace_list *traces, siz
 		*data_files += fstat(fd, &st) == 0 && st.st_size > 0;
 		close(fd);
 	}
-	return PO_STATUS_OK;
+	return traces->count > 1 ? check_kineto_ranks(traces, err) : PO_STATUS_OK;
 }
 
 static enum po_status check_start(const char *trace_dir, bool salvage, struct po_ingest_watch **out,

@@ -108,6 +108,8 @@ struct reader {
 	struct po_kineto_device device;
 	struct po_kineto_distributed dist;
 	enum po_status status; /* a callback's, when it stopped the parse */
+	bool header_only;      /* stop where "traceEvents" begins (po_kineto_read_rank()) */
+	bool stopped;	       /* ... and it did */
 };
 
 static enum key key_of(const unsigned char *text, size_t len)
@@ -492,6 +494,10 @@ static int on_start_array(void *ctx)
 	if (parent == AT_TOP || (parent == AT_ROOT && key == KEY_TRACE_EVENTS)) {
 		place = AT_EVENTS; /* a bare array of events is Chrome's other form */
 		r->stats->has_trace_events = true;
+		if (r->header_only) {
+			r->stopped = true;
+			return 0;
+		}
 	} else if (parent == AT_ROOT && key == KEY_DEVICE_PROPERTIES)
 		place = AT_DEVICES;
 	else if (parent == AT_ARGS && (key == KEY_GRID || key == KEY_BLOCK))
@@ -643,6 +649,8 @@ static enum po_status feed(gzFile file, yajl_handle parser, struct reader *r, co
 		kept_len = cut_long_strings(&cutter, chunk, (size_t)got, kept);
 		if (yajl_parse(parser, kept, kept_len) == yajl_status_ok)
 			continue;
+		if (r->stopped)
+			break;
 		if (r->status != PO_STATUS_OK)
 			return free(chunk), r->status;
 		parse_error(parser, path, before + (int64_t)yajl_get_bytes_consumed(parser), kept,
@@ -650,6 +658,10 @@ static enum po_status feed(gzFile file, yajl_handle parser, struct reader *r, co
 		status = PO_STATUS_INPUT;
 	}
 	/* the names among them are counted once, when their record keeps them */
+	if (r->stopped) {
+		free(chunk);
+		return PO_STATUS_OK;
+	}
 	if (status == PO_STATUS_OK && got < 0) {
 		int code;
 		const char *why = gzerror(file, &code);
@@ -670,8 +682,9 @@ static enum po_status feed(gzFile file, yajl_handle parser, struct reader *r, co
 	return status;
 }
 
-enum po_status po_kineto_read(const char *path, const struct po_kineto_callbacks *callbacks,
-			      struct po_kineto_read_stats *stats, struct po_error *err)
+static enum po_status read_file(const char *path, const struct po_kineto_callbacks *callbacks,
+				bool header_only, struct po_kineto_read_stats *stats,
+				struct po_error *err)
 {
 	struct reader *r = calloc(1, sizeof(*r)); /* owned */
 	yajl_handle parser;
@@ -692,6 +705,7 @@ enum po_status po_kineto_read(const char *path, const struct po_kineto_callbacks
 	gzbuffer(file, READ_CHUNK_BYTES);
 	r->callbacks = callbacks;
 	r->stats = stats;
+	r->header_only = header_only;
 	parser = yajl_alloc(&parse_callbacks, NULL, r);
 	/* a string cut above may end inside a character; the names are cut again, whole */
 	if (parser)
@@ -706,4 +720,26 @@ enum po_status po_kineto_read(const char *path, const struct po_kineto_callbacks
 	gzclose(file);
 	free(r);
 	return status;
+}
+
+enum po_status po_kineto_read(const char *path, const struct po_kineto_callbacks *callbacks,
+			      struct po_kineto_read_stats *stats, struct po_error *err)
+{
+	return read_file(path, callbacks, false, stats, err);
+}
+
+static enum po_status rank_seen(void *ctx, const struct po_kineto_distributed *info)
+{
+	*(struct po_kineto_distributed *)ctx = *info;
+	return PO_STATUS_OK;
+}
+
+enum po_status po_kineto_read_rank(const char *path, struct po_kineto_distributed *info,
+				   struct po_error *err)
+{
+	const struct po_kineto_callbacks callbacks = {NULL, NULL, rank_seen, info};
+	struct po_kineto_read_stats stats;
+
+	*info = (struct po_kineto_distributed){-1, -1, ""};
+	return read_file(path, &callbacks, true, &stats, err);
 }

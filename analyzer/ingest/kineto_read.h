@@ -93,6 +93,13 @@ enum po_status po_kineto_read(const char *path, const struct po_kineto_callbacks
 			      struct po_kineto_read_stats *stats,
 			      struct po_error *err) PO_NODISCARD;
 
+/*
+ * The "distributedInfo" of path, read up to where "traceEvents" begins (PyTorch writes it
+ * before them); rank -1 when it is not there. Errors as po_kineto_read()'s.
+ */
+enum po_status po_kineto_read_rank(const char *path, struct po_kineto_distributed *info,
+				   struct po_error *err) PO_NODISCARD;
+
 /* Whether the file name is one of a Kineto trace: *.json or *.json.gz. */
 bool po_kineto_file_name(const char *name);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bad_input.sh BIN_DIR DATA_DIR: torch.profiler files that are not traces, cut, damaged or
 # hostile. Each must end with one line naming the file and the place, exit status 4 (the
-# trace could not be decoded) and no report; a 100 MB name must cost neither memory nor
+# trace could not be decoded; 3 for two files of one rank, refused by the input check) and
+# no report; a 100 MB name must cost neither memory nor
 # time (it is cut); a directory of them is read like one file.
 set -u
 bin=$1 data=$2
@@ -60,6 +61,20 @@ if /usr/bin/time -f '%M %e' -o "$work/bigname.time" "$bin/profopt-analyze" --jso
 	else passed=$((passed + 1)); echo "ok   bigname: ${rss_kb} KiB, ${seconds} s"; fi
 else
 	fail "bigname: $(tail -n 1 "$work/bigname.out")"
+fi
+
+# Two files of the same rank in one directory: refused at the input check (exit 3), naming both.
+ranks=$data/ranks-sampled
+mkdir "$work/twice" && cp "$ranks/sampled_rank-0.json.gz" "$work/twice/a.json.gz" &&
+	cp "$ranks/sampled_rank-0.json.gz" "$work/twice/b.json.gz"
+"$bin/profopt-analyze" --json-only -o "$work/out-twice" "$work/twice" >"$work/twice.out" 2>&1
+rc=$?
+if [ $rc = 3 ] && [ "$(grep -c . "$work/twice.out")" = 1 ] &&
+	grep -q 'b.json.gz: rank 0 again (.*a.json.gz is rank 0)' "$work/twice.out" &&
+	[ ! -e "$work/out-twice" ]; then
+	passed=$((passed + 1)); echo "ok   duplicate-rank: $(cat "$work/twice.out")"
+else
+	fail "duplicate-rank: exit $rc:"; cat "$work/twice.out"
 fi
 
 # A directory of them: read as one file is.
