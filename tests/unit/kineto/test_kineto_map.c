@@ -1,0 +1,150 @@
+/*
+ * test_kineto_map.c FILE...: what the torch.profiler mapping makes of a small trace holding
+ * every kind of record it reads (tests/fuzz/corpus-kineto/steps.json, plain and gzip):
+ * the step and its four stages on the training thread, the GPU records and their launch,
+ * the sync, memory, the collective with its Seq and bytes, the device and the rank, in
+ * time order, with the process's name.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kineto_map.h"
+
+static const struct po_kineto_map *map_read; /* weak: the file being checked */
+
+/* The n-th event of kind (from 0); NULL when there are fewer. */
+static const struct po_kineto_event *nth(const struct po_kineto_event *events, size_t count,
+					 enum po_event_kind kind, int n)
+{
+	for (size_t i = 0; i < count; i++)
+		if (events[i].kind == kind && n-- == 0)
+			return &events[i];
+	return NULL;
+}
+
+static const char *text_of(uint32_t id)
+{
+	size_t len;
+
+	return po_kineto_map_text(map_read, id, &len);
+}
+
+/* Stage `stage`'s begin and end on the training thread (7): the n-th of both kinds. */
+static void check_stage(const struct po_kineto_event *events, size_t count, int n,
+			enum po_stage stage, int64_t begin_ns, int64_t end_ns)
+{
+	const struct po_kineto_event *begin = nth(events, count, PO_EV_STAGE_BEGIN, n);
+	const struct po_kineto_event *end = nth(events, count, PO_EV_STAGE_END, n);
+
+	CHECK(begin && end);
+	if (!begin || !end)
+		return;
+	CHECK_INT_EQ(begin->values[0], stage);
+	CHECK_INT_EQ(end->values[0], stage);
+	CHECK_INT_EQ(begin->time_ns, begin_ns);
+	CHECK_INT_EQ(end->time_ns, end_ns);
+	CHECK_INT_EQ(begin->tid, 7);
+	CHECK_INT_EQ(end->tid, 7);
+}
+
+static void check_steps(const struct po_kineto_event *events, size_t count)
+{
+	const struct po_kineto_event *begin = nth(events, count, PO_EV_STEP_BEGIN, 0);
+	const struct po_kineto_event *end = nth(events, count, PO_EV_STEP_END, 0);
+
+	CHECK(begin && end);
+	if (!begin || !end)
+		return;
+	CHECK_INT_EQ(begin->values[0], 3);
+	CHECK_INT_EQ(begin->time_ns, 1000500); /* 1000.5 us, exactly */
+	CHECK_INT_EQ(end->time_ns, 1900500);
+	CHECK_INT_EQ(begin->pid, 7);
+	CHECK_STR_EQ(text_of(begin->procname), "python");
+	check_stage(events, count, 0, PO_STAGE_DATA_WAIT, 1001000, 1101000);
+	check_stage(events, count, 1, PO_STAGE_FORWARD, 1101000, 1400000);
+	/* autograd's own thread (9), moved to the training thread */
+	check_stage(events, count, 2, PO_STAGE_BACKWARD, 1400000, 1600000);
+	check_stage(events, count, 3, PO_STAGE_OPTIMIZER, 1700000, 1800000);
+	if (nth(events, count, PO_EV_STAGE_BEGIN, 3))
+		CHECK_STR_EQ(text_of(nth(events, count, PO_EV_STAGE_BEGIN, 3)->text), "SGD.step");
+}
+
+static void check_gpu(const struct po_kineto_event *events, size_t count)
+{
+	const struct po_kineto_event *kernel = nth(events, count, PO_EV_GPU_KERNEL, 0);
+	const struct po_kineto_event *copy = nth(events, count, PO_EV_GPU_ACTIVITY, 0);
+	const struct po_kineto_event *launch = nth(events, count, PO_EV_GPU_LAUNCH, 0);
+
+	CHECK(kernel && copy && launch);
+	if (!kernel || !copy || !launch)
+		return;
+	CHECK_STR_EQ(text_of(kernel->text), "sm90_xmma_gemm_bf16");
+	CHECK_INT_EQ(kernel->time_ns, 1260000); /* written when it ended */
+	CHECK_INT_EQ(kernel->values[3], 1210000);
+	CHECK_INT_EQ(kernel->values[5], 11);
+	CHECK_INT_EQ(kernel->values[7], 2);   /* grid y */
+	CHECK_INT_EQ(kernel->values[9], 128); /* block x */
+	CHECK_INT_EQ(kernel->pid, 7);	      /* the process that launched it */
+	CHECK_INT_EQ(copy->values[2], PO_GPU_MEMCPY_H2D);
+	CHECK_INT_EQ(copy->values[4], 4096);
+	CHECK_INT_EQ(launch->values[2], 10 + 1);
+	CHECK(nth(events, count, PO_EV_GPU_SYNC_BEGIN, 0) &&
+	      nth(events, count, PO_EV_GPU_SYNC_END, 0));
+}
+
+static void check_memory_and_job(const struct po_kineto_event *events, size_t count)
+{
+	const struct po_kineto_event *alloc = nth(events, count, PO_EV_MEM_ALLOC, 0);
+	const struct po_kineto_event *freed = nth(events, count, PO_EV_MEM_FREE, 0);
+	const struct po_kineto_event *used = nth(events, count, PO_EV_COUNTER, 0);
+	const struct po_kineto_event *call = nth(events, count, PO_EV_COLLECTIVE_BEGIN, 0);
+	const struct po_kineto_event *done = nth(events, count, PO_EV_COLLECTIVE_END, 0);
+	const struct po_kineto_event *rank = nth(events, count, PO_EV_RANK, 0);
+
+	CHECK(alloc && freed && used && call && done && rank);
+	if (!alloc || !freed || !used || !call || !done || !rank)
+		return;
+	CHECK_INT_EQ(alloc->values[0], 4096);
+	CHECK_INT_EQ(alloc->values[1], 512);
+	CHECK_INT_EQ(alloc->values[2], 0);
+	CHECK_INT_EQ(freed->values[1], 512);
+	CHECK_INT_EQ(used->values[0], PO_COUNTER_GPU_MEM_USED);
+	CHECK_INT_EQ(used->values[2], 512);
+	CHECK_INT_EQ(call->time_ns, 1650000);
+	CHECK_INT_EQ(done->time_ns, 1690000); /* its ncclDevKernel's end */
+	CHECK_INT_EQ(call->values[1], PO_COLLECTIVE_ALL_REDUCE);
+	CHECK_INT_EQ(call->values[2], 64); /* 16 Float elements */
+	CHECK_INT_EQ(call->values[3], 4);  /* Seq */
+	CHECK_INT_EQ(rank->values[0], 1);
+	CHECK_INT_EQ(rank->values[2], 2);
+	CHECK(nth(events, count, PO_EV_COLLECTIVE_BEGIN, 1) == NULL); /* the nccl: annotation */
+}
+
+static void check_file(const char *path)
+{
+	struct po_kineto_map *map = NULL;
+	const struct po_kineto_event *events = NULL;
+	struct po_error err = {{0}};
+	size_t count = 0;
+
+	CHECK_INT_EQ(po_kineto_map_create(&map), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_read(map, path, &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_finish(map, &events, &count), PO_STATUS_OK);
+	map_read = map;
+	for (size_t i = 1; i < count; i++)
+		CHECK(events[i - 1].time_ns <= events[i].time_ns);
+	CHECK(nth(events, count, PO_EV_RUN_BEGIN, 0) == &events[0]);
+	check_steps(events, count);
+	check_gpu(events, count);
+	check_memory_and_job(events, count);
+	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->impossible_times, 0);
+	po_kineto_map_destroy(map);
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		check_file(argv[i]);
+	return CHECK_SUMMARY();
+}
