@@ -6,6 +6,7 @@
  * stages are cut from them so that they nest on the training thread as profopt's do.
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,23 @@ struct span {
 	enum span_what what;
 };
 
+/*
+ * Events are kept as sorted runs of at most RUN_EVENTS: a full run is sorted and written to
+ * an unnamed temporary file, and the runs are merged as the events are asked for, so that
+ * memory does not grow with the trace (a Kineto file is not in time order: CPU records
+ * first, GPU records after).
+ */
+#define RUN_EVENTS (1u << 16)
+#define RUN_READ_EVENTS 256
+
+struct run {
+	off_t offset;			/* in the spill file; the run in memory has none */
+	size_t count, taken;		/* events in the run, and handed on */
+	struct po_kineto_event *buffer; /* owned, RUN_READ_EVENTS; weak: map->events in memory */
+	size_t buffered, at;
+	bool in_memory;
+};
+
 struct text_entry {
 	char *text; /* owned */
 	size_t len;
@@ -167,8 +185,14 @@ struct text_entry {
 };
 
 struct po_kineto_map {
-	struct po_kineto_event *events; /* owned */
+	struct po_kineto_event *events; /* owned: the run being made, at most RUN_EVENTS */
 	size_t event_count, event_capacity;
+	uint64_t events_made; /* every event, spilled or not: the next one's order */
+	FILE *spill;	      /* owned: the sorted runs written so far; NULL */
+	struct run *runs;     /* owned: the spilled runs, then the one in memory */
+	size_t run_count, run_capacity;
+	bool spill_failed;
+	int32_t main_pid;   /* known at finish: the process of the GPU records */
 	struct span *spans; /* owned */
 	size_t span_count, span_capacity;
 	struct text_entry *texts; /* owned; [0] is "" */
@@ -296,19 +320,73 @@ static uint8_t order_at_one_time(enum po_event_kind kind)
 	}
 }
 
+/* qsort() for arrays that may be empty (and NULL, which qsort() must not be given). */
+static void sort(void *items, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	if (count > 1)
+		qsort(items, count, size, compare);
+}
+
+static int event_by_time(const void *a, const void *b)
+{
+	const struct po_kineto_event *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static bool run_add(struct po_kineto_map *map, struct run run)
+{
+	if (!grow((void **)&map->runs, &map->run_capacity, map->run_count + 1, sizeof(*map->runs)))
+		return false;
+	map->runs[map->run_count++] = run;
+	return true;
+}
+
+/* Sorts the run in memory and writes it to the spill file; false when it cannot. */
+static bool run_spill(struct po_kineto_map *map)
+{
+	struct run run = {0};
+
+	sort(map->events, map->event_count, sizeof(*map->events), event_by_time);
+	if (!map->spill)
+		map->spill = tmpfile();
+	if (!map->spill || fseeko(map->spill, 0, SEEK_END) != 0 ||
+	    (run.offset = ftello(map->spill)) < 0 ||
+	    fwrite(map->events, sizeof(*map->events), map->event_count, map->spill) !=
+		map->event_count ||
+	    !(run.buffer = malloc(RUN_READ_EVENTS * sizeof(*run.buffer)))) {
+		map->spill_failed = true;
+		return false;
+	}
+	run.count = map->event_count;
+	if (!run_add(map, run)) {
+		free(run.buffer);
+		return false;
+	}
+	map->event_count = 0;
+	map->stats.runs_spilled++;
+	return true;
+}
+
 /* A new event at time_ns; NULL when out of memory. */
 static struct po_kineto_event *event_add(struct po_kineto_map *map, enum po_event_kind kind,
 					 int64_t time_ns, int32_t pid, int32_t tid)
 {
 	struct po_kineto_event *ev;
 
+	if (map->event_count == RUN_EVENTS && !run_spill(map))
+		return NULL;
 	if (!grow((void **)&map->events, &map->event_capacity, map->event_count + 1,
 		  sizeof(*map->events)))
 		return NULL;
-	ev = &map->events[map->event_count];
+	ev = &map->events[map->event_count++];
 	memset(ev, 0, sizeof(*ev));
 	ev->time_ns = time_ns;
-	ev->order = map->event_count++;
+	ev->order = map->events_made++;
 	ev->kind = kind;
 	ev->pid = pid;
 	ev->tid = tid;
@@ -687,19 +765,17 @@ enum po_status po_kineto_map_read(struct po_kineto_map *map, const char *path, s
 	enum po_status status = po_kineto_read(path, &callbacks, &read_stats, err);
 
 	map->stats.names_cut += read_stats.names_cut;
-	if (status == PO_STATUS_NOMEM)
+	if (map->spill_failed)
+		po_error_set(err,
+			     "Failed to read %s: its events could not be written to a "
+			     "temporary file (TMPDIR full?)",
+			     path);
+	else if (status == PO_STATUS_NOMEM)
 		po_error_set(err, "Failed to read %s: out of memory", path);
 	return status;
 }
 
 /* ---- the end: steps and their stages, the run's own events, the order ---- */
-
-/* qsort() for arrays that may be empty (and NULL, which qsort() must not be given). */
-static void sort(void *items, size_t count, size_t size, int (*compare)(const void *, const void *))
-{
-	if (count > 1)
-		qsort(items, count, size, compare);
-}
 
 static int span_by_start(const void *a, const void *b)
 {
@@ -994,19 +1070,7 @@ static enum po_status collectives_add(struct po_kineto_map *map)
 	return status;
 }
 
-static int event_by_time(const void *a, const void *b)
-{
-	const struct po_kineto_event *x = a, *y = b;
-
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-enum po_status po_kineto_map_finish(struct po_kineto_map *map,
-				    const struct po_kineto_event **events, size_t *count)
+enum po_status po_kineto_map_finish(struct po_kineto_map *map)
 {
 	enum po_status status = steps_add(map);
 	int32_t pid, tid;
@@ -1016,17 +1080,64 @@ enum po_status po_kineto_map_finish(struct po_kineto_map *map,
 	main_thread(map, &pid, &tid);
 	if (status == PO_STATUS_OK)
 		status = run_events_add(map, pid, tid);
-	for (size_t i = 0; i < map->event_count; i++) {
-		if (map->events[i].pid < 0) { /* GPU records: the process that launched them */
-			map->events[i].pid = pid;
-			map->events[i].tid = pid;
-		}
-		map->events[i].procname = process_name_of(map, map->events[i].pid);
-	}
+	map->main_pid = pid;
 	sort(map->events, map->event_count, sizeof(*map->events), event_by_time);
-	*events = map->events;
-	*count = status == PO_STATUS_OK ? map->event_count : 0;
+	if (status == PO_STATUS_OK &&
+	    !run_add(map,
+		     (struct run){0, map->event_count, 0, map->events, map->event_count, 0, true}))
+		status = PO_STATUS_NOMEM;
+	if (map->spill_failed)
+		status = PO_STATUS_INTERNAL;
 	return status;
+}
+
+/* Points the run at its next event, reading the spill file; false at its end or on error. */
+static bool run_ready(struct po_kineto_map *map, struct run *run)
+{
+	size_t want;
+
+	if (run->at < run->buffered)
+		return true;
+	if (run->in_memory || run->taken == run->count)
+		return false;
+	want =
+	    run->count - run->taken < RUN_READ_EVENTS ? run->count - run->taken : RUN_READ_EVENTS;
+	if (fseeko(map->spill, run->offset + (off_t)(run->taken * sizeof(*run->buffer)),
+		   SEEK_SET) != 0 ||
+	    fread(run->buffer, sizeof(*run->buffer), want, map->spill) != want) {
+		map->spill_failed = true;
+		return false;
+	}
+	run->buffered = want;
+	run->at = 0;
+	return true;
+}
+
+enum po_status po_kineto_map_next(struct po_kineto_map *map, struct po_kineto_event *out,
+				  bool *ended)
+{
+	struct run *best = NULL;
+
+	for (size_t r = 0; r < map->run_count; r++) {
+		struct run *run = &map->runs[r];
+
+		if (run_ready(map, run) &&
+		    (!best || event_by_time(&run->buffer[run->at], &best->buffer[best->at]) < 0))
+			best = run;
+	}
+	*ended = best == NULL;
+	if (map->spill_failed)
+		return PO_STATUS_INTERNAL;
+	if (!best)
+		return PO_STATUS_OK;
+	*out = best->buffer[best->at++];
+	best->taken++;
+	if (out->pid < 0) { /* GPU records: the process that launched them */
+		out->pid = map->main_pid;
+		out->tid = map->main_pid;
+	}
+	out->procname = process_name_of(map, out->pid);
+	return PO_STATUS_OK;
 }
 
 const struct po_kineto_map_stats *po_kineto_map_borrow_stats(const struct po_kineto_map *map)
@@ -1064,6 +1175,12 @@ void po_kineto_map_destroy(struct po_kineto_map *map)
 	free(map->texts);
 	free(map->slots);
 	free(map->events);
+	for (size_t r = 0; r < map->run_count; r++)
+		if (!map->runs[r].in_memory)
+			free(map->runs[r].buffer);
+	free(map->runs);
+	if (map->spill)
+		fclose(map->spill);
 	free(map->spans);
 	free(map->devices);
 	free(map->process_names);

@@ -57,6 +57,7 @@ struct po_kineto_map_stats {
 	int64_t unknown_records;  /* categories and names that map to nothing */
 	int64_t names_cut;
 	int64_t collectives_without_kernel; /* calls whose communication kernel is not in it */
+	int64_t runs_spilled;		    /* sorted runs written to the temporary file */
 };
 
 struct po_kineto_map;
@@ -69,12 +70,20 @@ enum po_status po_kineto_map_read(struct po_kineto_map *map, const char *path,
 				  struct po_error *err) PO_NODISCARD;
 
 /*
- * Makes the step stages and sorts the events by time; after it, the events are
- * (*events)[0..*count), weak: they belong to the map.
+ * Makes the step stages, the collectives and the run's own events, and sorts what is left
+ * in memory; then po_kineto_map_next() hands the events over in time order. Events are
+ * kept as sorted runs, full runs in an unnamed temporary file (TMPDIR), so memory does
+ * not grow with the trace. PO_STATUS_INTERNAL when the temporary file failed.
  */
-enum po_status po_kineto_map_finish(struct po_kineto_map *map,
-				    const struct po_kineto_event **events,
-				    size_t *count) PO_NODISCARD;
+enum po_status po_kineto_map_finish(struct po_kineto_map *map) PO_NODISCARD;
+
+/*
+ * The next event in time order into *out (ties: the run's own first, stage ends, step
+ * ends, step begins, stage begins, the rest, the run's end; then the order they were
+ * made in); *ended at the end. PO_STATUS_INTERNAL when the temporary file cannot be read.
+ */
+enum po_status po_kineto_map_next(struct po_kineto_map *map, struct po_kineto_event *out,
+				  bool *ended) PO_NODISCARD;
 
 /* An interned string; weak: belongs to the map. */
 const char *po_kineto_map_text(const struct po_kineto_map *map, uint32_t id, size_t *len);

@@ -31,12 +31,12 @@ struct kineto_component {
 };
 
 struct kineto_iterator {
-	struct kineto_component *component;   /* weak */
-	struct po_kineto_map *map;	      /* owned */
-	bt_trace *trace;		      /* owned */
-	bt_stream *stream;		      /* owned */
-	const struct po_kineto_event *events; /* weak: belong to map */
-	size_t event_count, next;
+	struct kineto_component *component; /* weak */
+	struct po_kineto_map *map;	    /* owned */
+	bt_trace *trace;		    /* owned */
+	bt_stream *stream;		    /* owned */
+	struct po_kineto_event next;	    /* the next event to hand on */
+	bool ended;
 	int state; /* 0: stream beginning next, 1: events, 2: stream end next, 3: ended */
 };
 
@@ -214,7 +214,14 @@ po_kineto_iterator_init(bt_self_message_iterator *self,
 	it->component = c;
 	status = po_kineto_map_read(it->map, c->path, &err);
 	if (status == PO_STATUS_OK)
-		status = po_kineto_map_finish(it->map, &it->events, &it->event_count);
+		status = po_kineto_map_finish(it->map);
+	if (status == PO_STATUS_OK)
+		status = po_kineto_map_next(it->map, &it->next, &it->ended);
+	if (status == PO_STATUS_INTERNAL)
+		po_error_set(&err,
+			     "Failed to read %s: its events could not be kept in a "
+			     "temporary file (TMPDIR full?)",
+			     c->path);
 	if (status != PO_STATUS_OK) {
 		BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
 		    self, "%s", err.message[0] ? err.message : "out of memory");
@@ -308,14 +315,21 @@ po_kineto_iterator_next(bt_self_message_iterator *self, bt_message_array_const m
 		made++;
 		it->state = 1;
 	}
-	while (it->state == 1 && made < capacity && it->next < it->event_count) {
-		messages[made] = event_message(self, it, &it->events[it->next]);
+	while (it->state == 1 && made < capacity && !it->ended) {
+		messages[made] = event_message(self, it, &it->next);
 		if (!messages[made])
 			break;
 		made++;
-		it->next++;
+		if (po_kineto_map_next(it->map, &it->next, &it->ended) != PO_STATUS_OK) {
+			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
+			    self, "%s: its events could not be read back from a temporary file",
+			    it->component->path);
+			for (uint64_t i = 0; i < made; i++)
+				bt_message_put_ref(messages[i]);
+			return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+		}
 	}
-	if (it->state == 1 && it->next == it->event_count)
+	if (it->state == 1 && it->ended)
 		it->state = 2;
 	if (it->state == 2 && made < capacity) {
 		messages[made] = bt_message_stream_end_create(self, it->stream);

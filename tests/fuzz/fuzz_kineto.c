@@ -8,6 +8,7 @@
  * the committed corpus (tests/fuzz/corpus-kineto) as a regression test.
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int fd = memfd_create("kineto-fuzz", MFD_CLOEXEC);
 	struct po_kineto_map *map = NULL;
-	const struct po_kineto_event *events;
+	struct po_kineto_event event;
 	struct po_error err = {{0}};
-	size_t count = 0;
+	int64_t previous_ns = INT64_MIN;
+	bool ended = false;
 	char path[64];
 
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
@@ -35,10 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (po_kineto_map_create(&map) == PO_STATUS_OK &&
 	    po_kineto_map_read(map, path, &err) == PO_STATUS_OK &&
-	    po_kineto_map_finish(map, &events, &count) == PO_STATUS_OK) {
-		for (size_t i = 1; i < count; i++)
-			if (events[i].time_ns < events[i - 1].time_ns)
+	    po_kineto_map_finish(map) == PO_STATUS_OK) {
+		while (po_kineto_map_next(map, &event, &ended) == PO_STATUS_OK && !ended) {
+			if (event.time_ns < previous_ns)
 				abort(); /* the source hands babeltrace2 events in time order */
+			previous_ns = event.time_ns;
+		}
 	}
 	po_kineto_map_destroy(map);
 	close(fd);

@@ -5,8 +5,10 @@
  * the sync, memory, the collective with its Seq and bytes, the device and the rank, in
  * time order, with the process's name.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "kineto_map.h"
@@ -124,13 +126,18 @@ static void check_memory_and_job(const struct po_kineto_event *events, size_t co
 static void check_file(const char *path)
 {
 	struct po_kineto_map *map = NULL;
-	const struct po_kineto_event *events = NULL;
+	struct po_kineto_event *events = calloc(1024, sizeof(*events));
 	struct po_error err = {{0}};
 	size_t count = 0;
+	bool ended = false;
 
 	CHECK_INT_EQ(po_kineto_map_create(&map), PO_STATUS_OK);
 	CHECK_INT_EQ(po_kineto_map_read(map, path, &err), PO_STATUS_OK);
-	CHECK_INT_EQ(po_kineto_map_finish(map, &events, &count), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_finish(map), PO_STATUS_OK);
+	while (count < 1024 && po_kineto_map_next(map, &events[count], &ended) == PO_STATUS_OK &&
+	       !ended)
+		count++;
+	CHECK(ended);
 	map_read = map;
 	for (size_t i = 1; i < count; i++)
 		CHECK(events[i - 1].time_ns <= events[i].time_ns);
@@ -140,11 +147,60 @@ static void check_file(const char *path)
 	check_memory_and_job(events, count);
 	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->impossible_times, 0);
 	po_kineto_map_destroy(map);
+	free(events);
+}
+
+/*
+ * More events than one run holds, written in reverse time order: they come back merged
+ * from the spilled runs, each once, in time order.
+ */
+static void check_runs(void)
+{
+	enum { KERNELS = 150000 };
+	char path[] = "/tmp/profopt-kineto-runs.XXXXXX";
+	int fd = mkstemp(path);
+	FILE *file = fd >= 0 ? fdopen(fd, "w") : NULL;
+	struct po_kineto_map *map = NULL;
+	struct po_kineto_event event;
+	struct po_error err = {{0}};
+	int64_t previous_ns = -1, count = 0, correlation_sum = 0;
+	bool ended = false;
+
+	CHECK(file != NULL);
+	if (!file)
+		return;
+	fprintf(file, "{\"traceEvents\":[");
+	for (int i = KERNELS; i > 0; i--)
+		fprintf(file,
+			"%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,"
+			"\"tid\":7,\"ts\":%d,\"dur\":1,\"args\":{\"device\":0,\"stream\":7,"
+			"\"correlation\":%d}}",
+			i == KERNELS ? "" : ",", 1000 + 2 * i, i);
+	fprintf(file, "]}\n");
+	fclose(file);
+	CHECK_INT_EQ(po_kineto_map_create(&map), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_read(map, path, &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_finish(map), PO_STATUS_OK);
+	while (po_kineto_map_next(map, &event, &ended) == PO_STATUS_OK && !ended) {
+		if (event.kind != PO_EV_GPU_KERNEL)
+			continue;
+		CHECK(event.time_ns > previous_ns);
+		previous_ns = event.time_ns;
+		correlation_sum += event.values[5];
+		count++;
+	}
+	CHECK(ended);
+	CHECK_INT_EQ(count, KERNELS);
+	CHECK(po_kineto_map_borrow_stats(map)->runs_spilled >= 2);
+	CHECK_INT_EQ(correlation_sum, (int64_t)KERNELS * (KERNELS + 1) / 2);
+	po_kineto_map_destroy(map);
+	unlink(path);
 }
 
 int main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
 		check_file(argv[i]);
+	check_runs();
 	return CHECK_SUMMARY();
 }
