@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/outdir.h"
 #include "ingest_internal.h"
 #include "kineto_read.h"
 
@@ -387,12 +388,21 @@ static int compare_paths(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The torch.profiler traces (*.json, *.json.gz) directly in dir, as the traces to decode. */
+/*
+ * The torch.profiler traces (*.json, *.json.gz) directly in dir, as the traces to decode;
+ * none in a profopt report (its summary.json and timeline.json are no traces).
+ */
 static enum po_status list_kineto(const char *dir, struct po_trace_list *list, struct po_error *err)
 {
 	enum po_status status = PO_STATUS_OK;
 	struct dirent *entry;
-	DIR *handle = opendir(dir); /* owned */
+	char manifest[4096];
+	DIR *handle; /* owned */
+
+	if (join(manifest, sizeof(manifest), dir, PO_OUTDIR_MANIFEST) &&
+	    access(manifest, F_OK) == 0)
+		return PO_STATUS_OK;
+	handle = opendir(dir);
 
 	while (handle && status == PO_STATUS_OK && (entry = readdir(handle))) {
 		char path[4096];

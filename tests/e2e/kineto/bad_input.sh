@@ -85,5 +85,14 @@ if "$bin/profopt-analyze" --json-only -o "$work/out-dir" "$work/dir" >"$work/dir
 else
 	fail "directory:"; cat "$work/dir.out"
 fi
+# A profopt report (its summary.json and timeline.json) is not read as torch.profiler traces.
+"$bin/profopt-analyze" --json-only -o "$work/report" "$sample" >/dev/null 2>&1
+"$bin/profopt-analyze" --json-only -o "$work/out-report" "$work/report" >"$work/report.out" 2>&1
+rc=$?
+if [ $rc = 3 ] && grep -q 'not a trace' "$work/report.out"; then
+	passed=$((passed + 1)); echo "ok   report-directory: $(cat "$work/report.out")"
+else
+	fail "report-directory: exit $rc:"; cat "$work/report.out"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
