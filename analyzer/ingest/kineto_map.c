@@ -19,6 +19,7 @@
 static const struct po_kineto_class classes[] = {
     {PO_EV_RUN_BEGIN, 2, {{"framework", PO_KINETO_TEXT}, {"cpu_count", PO_KINETO_INT}}},
     {PO_EV_RUN_END, 0, {{NULL, PO_KINETO_INT}}},
+    {PO_EV_RUN_CONFIG, 2, {{"key", PO_KINETO_TEXT}, {"value", PO_KINETO_TEXT}}},
     {PO_EV_STEP_BEGIN,
      3,
      {{"step", PO_KINETO_INT}, {"epoch", PO_KINETO_INT}, {"batch_size", PO_KINETO_INT}}},
@@ -125,7 +126,13 @@ const struct po_kineto_class *po_kineto_classes(size_t *count)
 }
 
 /* The spans a step's stages are cut from. */
-enum span_what { SPAN_STEP, SPAN_DATA_WAIT, SPAN_BACKWARD_OP, SPAN_OPTIMIZER };
+enum span_what {
+	SPAN_STEP,
+	SPAN_DATA_WAIT,
+	SPAN_MAIN_PROCESS_LOADING, /* the data wait of a DataLoader with num_workers=0 */
+	SPAN_BACKWARD_OP,
+	SPAN_OPTIMIZER
+};
 
 /*
  * A collective as the host called it: record_param_comms with its "Collective name"
@@ -209,6 +216,8 @@ struct po_kineto_map {
 	int64_t first_ns; /* the earliest time of any record; INT64_MAX */
 	int32_t gpu_pid;  /* the process GPU records belong to: the first CPU record's */
 	bool has_rank;
+	bool single_process_loader;	  /* a _SingleProcessDataLoaderIter: num_workers=0 */
+	uint32_t loader_label;		  /* interned "DataLoader.__next__" */
 	struct po_kineto_device *devices; /* owned */
 	size_t device_count, device_capacity;
 	struct po_kineto_distributed dist;
@@ -302,6 +311,7 @@ static uint8_t order_at_one_time(enum po_event_kind kind)
 {
 	switch (kind) {
 	case PO_EV_RUN_BEGIN:
+	case PO_EV_RUN_CONFIG:
 	case PO_EV_GPU_DEVICE:
 	case PO_EV_RANK:
 		return 0;
@@ -657,6 +667,10 @@ static enum po_status add_cpu_span(struct po_kineto_map *map, const struct po_ki
 	if ((strcmp(name, "record_param_comms") == 0 && rec->collective[0]) ||
 	    starts_with(name, "nccl:"))
 		return call_add(map, rec);
+	if (starts_with(name, "enumerate(DataLoader)#_SingleProcessDataLoaderIter")) {
+		map->single_process_loader = true;
+		return span_add(map, SPAN_MAIN_PROCESS_LOADING, rec, -1, 0);
+	}
 	if (starts_with(name, "enumerate(DataLoader)#"))
 		return span_add(map, SPAN_DATA_WAIT, rec, -1, 0);
 	if (starts_with(name, "autograd::engine::evaluate_function"))
@@ -807,6 +821,35 @@ static enum po_status stage_add(struct po_kineto_map *map, const struct span *st
 	return PO_STATUS_OK;
 }
 
+/*
+ * A data wait; with num_workers=0 the main process loads the batch itself inside it, as
+ * profopt records such a loop: a load span (the DataLoader's fetch and collate, which the
+ * trace does not tell apart) nested in the data wait.
+ */
+static enum po_status data_wait_add(struct po_kineto_map *map, const struct span *step,
+				    const struct span *wait)
+{
+	const enum po_stage order[4] = {PO_STAGE_DATA_WAIT, PO_STAGE_LOAD, PO_STAGE_LOAD,
+					PO_STAGE_DATA_WAIT};
+
+	if (wait->what == SPAN_DATA_WAIT)
+		return stage_add(map, step, PO_STAGE_DATA_WAIT, wait->start_ns, wait->end_ns, 0);
+	if (wait->end_ns <= wait->start_ns)
+		return PO_STATUS_OK;
+	for (int i = 0; i < 4; i++) { /* begins, then ends innermost first */
+		struct po_kineto_event *ev =
+		    event_add(map, i < 2 ? PO_EV_STAGE_BEGIN : PO_EV_STAGE_END,
+			      i < 2 ? wait->start_ns : wait->end_ns, step->pid, step->tid);
+
+		if (!ev)
+			return PO_STATUS_NOMEM;
+		ev->values[0] = order[i];
+		ev->text = order[i] == PO_STAGE_LOAD ? map->loader_label : 0;
+		ev->values[2] = ev->values[3] = ev->values[4] = -1;
+	}
+	return PO_STATUS_OK;
+}
+
 /* What lies inside one step, from the spans of its process. */
 struct step_parts {
 	int64_t wait_end_ns;	      /* the end of its last data wait; the step's start if none */
@@ -827,10 +870,10 @@ static enum po_status step_scan(struct po_kineto_map *map, const struct span *st
 			break;
 		if (span->pid != step->pid || span->end_ns > step->end_ns)
 			continue;
-		if (span->what == SPAN_DATA_WAIT && span->tid == step->tid &&
-		    span->start_ns >= parts->wait_end_ns && !parts->optimizer) {
-			status = stage_add(map, step, PO_STAGE_DATA_WAIT, span->start_ns,
-					   span->end_ns, 0);
+		if ((span->what == SPAN_DATA_WAIT || span->what == SPAN_MAIN_PROCESS_LOADING) &&
+		    span->tid == step->tid && span->start_ns >= parts->wait_end_ns &&
+		    !parts->optimizer) {
+			status = data_wait_add(map, step, span);
 			parts->wait_end_ns = span->end_ns;
 		} else if (span->what == SPAN_OPTIMIZER && !parts->optimizer &&
 			   span->tid == step->tid)
@@ -879,6 +922,10 @@ static enum po_status step_stages(struct po_kineto_map *map, const struct span *
 static enum po_status steps_add(struct po_kineto_map *map)
 {
 	enum po_status status = PO_STATUS_OK;
+
+	map->loader_label = intern(map, "DataLoader.__next__");
+	if (map->loader_label == UINT32_MAX)
+		return PO_STATUS_NOMEM;
 	int64_t previous_end = INT64_MIN;
 
 	sort(map->spans, map->span_count, sizeof(*map->spans), span_by_start);
@@ -936,6 +983,12 @@ static enum po_status run_events_add(struct po_kineto_map *map, int32_t pid, int
 	if (!ev || (ev->text = intern(map, "pytorch")) == UINT32_MAX)
 		return PO_STATUS_NOMEM;
 	ev->values[1] = -1;
+	if (map->single_process_loader) { /* the trace's evidence of num_workers=0 */
+		ev = event_add(map, PO_EV_RUN_CONFIG, at, pid, tid);
+		if (!ev || (ev->text = intern(map, "num_workers")) == UINT32_MAX ||
+		    (ev->text2 = intern(map, "0")) == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+	}
 	/* the file was written whole: the profiled window ended */
 	if (!event_add(map, PO_EV_RUN_END, map->last_ns == INT64_MIN ? at : map->last_ns, pid, tid))
 		return PO_STATUS_NOMEM;
@@ -1153,6 +1206,7 @@ enum po_status po_kineto_map_create(struct po_kineto_map **out)
 	if (!map)
 		return PO_STATUS_NOMEM;
 	map->first_ns = INT64_MAX;
+	map->loader_label = UINT32_MAX;
 	map->last_ns = INT64_MIN;
 	map->gpu_pid = -1;
 	map->texts = calloc(64, sizeof(*map->texts));
