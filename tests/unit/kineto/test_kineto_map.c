@@ -32,18 +32,26 @@ static const char *text_of(uint32_t id)
 	return po_kineto_map_text(map_read, id, &len);
 }
 
-/* Stage `stage`'s begin and end on the training thread (7): the n-th of both kinds. */
-static void check_stage(const struct po_kineto_event *events, size_t count, int n,
-			enum po_stage stage, int64_t begin_ns, int64_t end_ns)
+/* The first event of kind whose stage is `stage`; NULL when there is none. */
+static const struct po_kineto_event *stage_event(const struct po_kineto_event *events, size_t count,
+						 enum po_event_kind kind, enum po_stage stage)
 {
-	const struct po_kineto_event *begin = nth(events, count, PO_EV_STAGE_BEGIN, n);
-	const struct po_kineto_event *end = nth(events, count, PO_EV_STAGE_END, n);
+	for (size_t i = 0; i < count; i++)
+		if (events[i].kind == kind && events[i].values[0] == stage)
+			return &events[i];
+	return NULL;
+}
+
+/* Stage `stage`'s begin and end on the training thread (7). */
+static void check_stage(const struct po_kineto_event *events, size_t count, enum po_stage stage,
+			int64_t begin_ns, int64_t end_ns)
+{
+	const struct po_kineto_event *begin = stage_event(events, count, PO_EV_STAGE_BEGIN, stage);
+	const struct po_kineto_event *end = stage_event(events, count, PO_EV_STAGE_END, stage);
 
 	CHECK(begin && end);
 	if (!begin || !end)
 		return;
-	CHECK_INT_EQ(begin->values[0], stage);
-	CHECK_INT_EQ(end->values[0], stage);
 	CHECK_INT_EQ(begin->time_ns, begin_ns);
 	CHECK_INT_EQ(end->time_ns, end_ns);
 	CHECK_INT_EQ(begin->tid, 7);
@@ -63,13 +71,23 @@ static void check_steps(const struct po_kineto_event *events, size_t count)
 	CHECK_INT_EQ(end->time_ns, 1900500);
 	CHECK_INT_EQ(begin->pid, 7);
 	CHECK_STR_EQ(text_of(begin->procname), "python");
-	check_stage(events, count, 0, PO_STAGE_DATA_WAIT, 1001000, 1101000);
-	check_stage(events, count, 1, PO_STAGE_FORWARD, 1101000, 1400000);
+	check_stage(events, count, PO_STAGE_DATA_WAIT, 1001000, 1101000);
+	/* num_workers=0: the main process loads inside its wait, the load ends first */
+	check_stage(events, count, PO_STAGE_LOAD, 1001000, 1101000);
+	CHECK(stage_event(events, count, PO_EV_STAGE_BEGIN, PO_STAGE_DATA_WAIT) <
+	      stage_event(events, count, PO_EV_STAGE_BEGIN, PO_STAGE_LOAD));
+	CHECK(stage_event(events, count, PO_EV_STAGE_END, PO_STAGE_LOAD) <
+	      stage_event(events, count, PO_EV_STAGE_END, PO_STAGE_DATA_WAIT));
+	check_stage(events, count, PO_STAGE_FORWARD, 1101000, 1400000);
 	/* autograd's own thread (9), moved to the training thread */
-	check_stage(events, count, 2, PO_STAGE_BACKWARD, 1400000, 1600000);
-	check_stage(events, count, 3, PO_STAGE_OPTIMIZER, 1700000, 1800000);
-	if (nth(events, count, PO_EV_STAGE_BEGIN, 3))
-		CHECK_STR_EQ(text_of(nth(events, count, PO_EV_STAGE_BEGIN, 3)->text), "SGD.step");
+	check_stage(events, count, PO_STAGE_BACKWARD, 1400000, 1600000);
+	check_stage(events, count, PO_STAGE_OPTIMIZER, 1700000, 1800000);
+	if (stage_event(events, count, PO_EV_STAGE_BEGIN, PO_STAGE_OPTIMIZER))
+		CHECK_STR_EQ(
+		    text_of(
+			stage_event(events, count, PO_EV_STAGE_BEGIN, PO_STAGE_OPTIMIZER)->text),
+		    "SGD.step");
+	CHECK(nth(events, count, PO_EV_RUN_CONFIG, 0) != NULL);
 }
 
 static void check_gpu(const struct po_kineto_event *events, size_t count)
