@@ -4,7 +4,8 @@
 # PyTorch writes them. With _SingleProcessDataLoaderIter (num_workers=0) the trace shows
 # the main process loading: input-bound advises num_workers with a prediction. With
 # _MultiProcessingDataLoaderIter the workers are not in the trace: input-bound says so and
-# advises nothing it cannot predict. Both: gpu-idle, caused by the wait.
+# advises nothing it cannot predict. Both: gpu-idle, caused by the wait. And GPU memory
+# that grows every step, from the [memory] events: gpu-memory-growth.
 set -u
 bin=$1
 work=$(mktemp -d /tmp/profopt-kineto-findings.XXXXXX)
@@ -70,5 +71,37 @@ check workers-not-traced "$work/workers.json" \
 	must 'gpu-idle .*while the training thread is in data_wait' \
 	must 'kineto-not-recorded' \
 	must-not 'set num_workers'
+# GPU memory that grows 64 MiB a step ([memory] events, profile_memory=True): a tensor kept
+# every step, and a temporary one freed in the same step.
+python3 - "$work/leak.json" <<'PY'
+import json, sys
+events, correlation, total = [], 1, 0
+for step in range(40):
+    start = 1_000_000 + step * 10_000
+    events.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % step,
+                   "pid": 10, "tid": 10, "ts": start, "dur": 10_000})
+    for k in range(20):
+        launch = start + 100 + k * 400
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10,
+                       "tid": 10, "ts": launch, "dur": 10, "args": {"correlation": correlation}})
+        events.append({"ph": "X", "cat": "kernel", "name": "sm80_xmma_gemm_f32f32", "pid": 0,
+                       "tid": 7, "ts": launch + 20, "dur": 380,
+                       "args": {"device": 0, "stream": 7, "correlation": correlation}})
+        correlation += 1
+    total += 64 << 20
+    for ts, addr, size, allocated in ((50, 0x7f0000000000 + step * (64 << 20), 64 << 20, total),
+                                      (60, 0x100000, 1 << 20, total + (1 << 20)),
+                                      (9_000, 0x100000, -(1 << 20), total)):
+        events.append({"ph": "i", "s": "t", "name": "[memory]", "pid": 10, "tid": 10,
+                       "ts": start + ts, "args": {"Device Type": 1, "Device Id": 0,
+                                                  "Addr": addr, "Bytes": size,
+                                                  "Total Allocated": allocated,
+                                                  "Total Reserved": total + (128 << 20)}})
+json.dump({"traceEvents": events}, open(sys.argv[1], "w"))
+PY
+check gpu-memory-growth "$work/leak.json" \
+	must 'gpu-memory-growth .*grows by 65536\.0 KiB per step' \
+	must-not 'host-memory-growth' \
+	must-not 'input-bound'
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
