@@ -264,6 +264,48 @@ static enum po_status add_skipped_warning(struct po_model *model,
 	return po_model_add_warning(model, "skipped-traces", text);
 }
 
+/*
+ * A torch.profiler trace: what it does not hold, said once, and what its reader left out
+ * (docs/kineto.md).
+ */
+static enum po_status add_kineto_warnings(struct po_model *model,
+					  const struct po_ingest_stats *stats)
+{
+	char text[PO_ERROR_MAX];
+	enum po_status status;
+
+	if (stats->kineto_traces == 0)
+		return PO_STATUS_OK;
+	status = po_model_add_warning(
+	    model, "kineto-not-recorded",
+	    "a torch.profiler trace holds no DataLoader worker processes, no CPU time, no "
+	    "run-queue waits, no resident memory and no batch sizes: the findings that need "
+	    "them are not made, and loading shows only as the training thread's data wait");
+	if (status == PO_STATUS_OK && stats->kineto_records_left_out > 0) {
+		snprintf(text, sizeof(text),
+			 "%lld torch.profiler records had impossible times (a negative duration, a "
+			 "time before 0 or after 2262, no process) and were left out",
+			 (long long)stats->kineto_records_left_out);
+		po_model_note_partial(model);
+		status = po_model_add_warning(model, "kineto-records-left-out", text);
+	}
+	if (status == PO_STATUS_OK && stats->kineto_names_cut > 0) {
+		snprintf(text, sizeof(text),
+			 "%lld torch.profiler strings were longer than the reader keeps (64 KiB; "
+			 "names 4 KiB) and were cut",
+			 (long long)stats->kineto_names_cut);
+		status = po_model_add_warning(model, "kineto-names-cut", text);
+	}
+	if (status == PO_STATUS_OK && stats->kineto_collectives_without_kernel > 0) {
+		snprintf(text, sizeof(text),
+			 "%lld collectives called on the host have no communication kernel in the "
+			 "trace and were left out (when they completed is not known)",
+			 (long long)stats->kineto_collectives_without_kernel);
+		status = po_model_add_warning(model, "kineto-collectives-without-kernel", text);
+	}
+	return status;
+}
+
 /* What the decoder dropped or left out goes into the trace-quality warnings. */
 static enum po_status add_ingest_warnings(struct po_model *model,
 					  const struct po_skipped_traces *checked,
@@ -294,6 +336,8 @@ static enum po_status add_ingest_warnings(struct po_model *model,
 			 (long long)stats->no_clock_events);
 		status = po_model_add_warning(model, "events-without-time", text);
 	}
+	if (status == PO_STATUS_OK)
+		status = add_kineto_warnings(model, stats);
 	if (status == PO_STATUS_OK)
 		status = add_skipped_warning(model, checked, stats);
 	return status;

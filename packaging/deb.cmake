@@ -27,8 +27,9 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME profopt)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME profopt-dev)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 # lttng-sessiond (started by profopt-record), the fork and libc wrappers it preloads
-# (liblttng-ust1), babeltrace2's ctf plugin (libbabeltrace2-0), the Python module's python3.
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "lttng-tools, liblttng-ust1, libbabeltrace2-0, python3")
+# (liblttng-ust1), babeltrace2's ctf plugin (libbabeltrace2-0), the Python module's python3,
+# yajl and zlib for torch.profiler traces (libyajl2, zlib1g).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "lttng-tools, liblttng-ust1, libbabeltrace2-0, python3, libyajl2, zlib1g")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "python3-torch, lttng-modules-dkms")
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "profopt (= ${PROJECT_VERSION}), liblttng-ust-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)

@@ -52,7 +52,8 @@ static const char usage_head[] =
     "writes a report. Several TRACE_DIRs (the recordings of one job's hosts) make one\n"
     "report, as one directory holding them would. On many hosts, --partial reduces each\n"
     "host's trace to a small summary where it was recorded, and --merge makes the job's\n"
-    "ranks, clocks and straggler from them.\n"
+    "ranks, clocks and straggler from them. TRACE_DIR may also be a torch.profiler\n"
+    "(Kineto) trace, FILE.json or FILE.json.gz, or a directory of them (docs/kineto.md).\n"
     "\n"
     "Options:\n";
 

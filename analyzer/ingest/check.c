@@ -35,6 +35,7 @@
 
 #include "ingest.h"
 #include "ingest_internal.h"
+#include "kineto_read.h"
 
 #define PO_CHECK_SETTLE_MS 300
 #define PO_CTF_PACKET_MAGIC 0xC1FC1FC1u
@@ -632,12 +633,60 @@ static enum po_status check_traces(struct po_ingest_watch *watch, const char *tr
 	return status;
 }
 
+/*
+ * Several torch.profiler traces are one job's ranks, one file each: a rank that two files
+ * claim (a copy, or two runs in one directory) is refused, naming both.
+ */
+static enum po_status check_kineto_ranks(const struct po_trace_list *traces, struct po_error *err)
+{
+	int64_t *ranks = calloc(traces->count, sizeof(*ranks));
+	enum po_status status = ranks ? PO_STATUS_OK : PO_STATUS_NOMEM;
+
+	for (size_t i = 0; status == PO_STATUS_OK && i < traces->count; i++) {
+		struct po_kineto_distributed info;
+
+		status = po_kineto_read_rank(traces->paths[i], &info, err);
+		ranks[i] = info.rank;
+		for (size_t j = 0; status == PO_STATUS_OK && info.rank >= 0 && j < i; j++) {
+			if (ranks[j] != info.rank)
+				continue;
+			po_error_set(err,
+				     "%s: rank %lld again (%s is rank %lld): a directory of "
+				     "torch.profiler traces holds one file per rank of one run",
+				     traces->paths[i], (long long)info.rank, traces->paths[j],
+				     (long long)ranks[j]);
+			status = PO_STATUS_INPUT;
+		}
+	}
+	if (status == PO_STATUS_NOMEM)
+		po_error_set(err, "Failed to check the traces: out of memory");
+	free(ranks);
+	return status;
+}
+
+/* torch.profiler traces: each opens as a regular file; *data_files counts those not empty. */
+static enum po_status check_kineto_files(const struct po_trace_list *traces, size_t *data_files,
+					 struct po_error *err)
+{
+	for (size_t i = 0; i < traces->count; i++) {
+		struct stat st;
+		int fd = po_trace_file_open(traces->paths[i], err);
+
+		if (fd < 0)
+			return PO_STATUS_INPUT;
+		*data_files += fstat(fd, &st) == 0 && st.st_size > 0;
+		close(fd);
+	}
+	return traces->count > 1 ? check_kineto_ranks(traces, err) : PO_STATUS_OK;
+}
+
 static enum po_status check_start(const char *trace_dir, bool salvage, struct po_ingest_watch **out,
 				  struct po_error *err)
 {
 	struct po_ingest_watch *watch = calloc(1, sizeof(*watch)); /* owned */
 	size_t data_files = 0;
-	enum po_status status = check_root(trace_dir, err);
+	enum po_status status =
+	    po_trace_is_kineto(trace_dir) ? PO_STATUS_OK : check_root(trace_dir, err);
 
 	*out = NULL;
 	if (!watch) {
@@ -650,7 +699,9 @@ static enum po_status check_start(const char *trace_dir, bool salvage, struct po
 		po_error_set(err, "%s: not a trace (no CTF \"metadata\" file below it)", trace_dir);
 		status = PO_STATUS_INPUT;
 	}
-	if (status == PO_STATUS_OK)
+	if (status == PO_STATUS_OK && po_trace_is_kineto(watch->traces.paths[0]))
+		status = check_kineto_files(&watch->traces, &data_files, err);
+	else if (status == PO_STATUS_OK)
 		status = check_traces(watch, trace_dir, salvage, &data_files, err);
 	if (status == PO_STATUS_OK && data_files == 0) {
 		po_error_set(err, "%s: every stream file is empty (0 bytes): nothing was recorded",

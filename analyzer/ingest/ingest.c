@@ -14,6 +14,7 @@
 #include "../common/isolate.h"
 #include "decode.h"
 #include "ingest_internal.h"
+#include "kineto_source.h"
 
 /* The component classes a graph is made of; each lane loads its own. */
 struct po_classes {
@@ -21,6 +22,7 @@ struct po_classes {
 	const bt_plugin *utils;			 /* owned */
 	const bt_component_class_source *source; /* weak: belongs to ctf */
 	const bt_component_class_filter *muxer;	 /* weak: belongs to utils */
+	bt_component_class_source *kineto;	 /* owned: source.profopt.kineto */
 };
 
 /* What a babeltrace2 failure says: the root cause and the trace it came from (-1: none). */
@@ -44,6 +46,8 @@ struct po_lane {
 	struct po_classes classes;
 	struct po_decoder decoder;
 	struct po_ingest_stats stats; /* this lane's counts */
+
+	struct po_kineto_counts kineto; /* what its torch.profiler sources left out */
 	struct po_pipe pipe;
 	pthread_t thread;
 	long only_trace; /* >= 0: the graph reads this trace alone (a probe) */
@@ -180,7 +184,8 @@ static enum po_status classes_find(struct po_classes *classes, struct po_error *
 	classes->source = bt_plugin_borrow_source_component_class_by_name_const(classes->ctf, "fs");
 	classes->muxer =
 	    bt_plugin_borrow_filter_component_class_by_name_const(classes->utils, "muxer");
-	if (!classes->source || !classes->muxer) {
+	classes->kineto = po_kineto_class_create();
+	if (!classes->source || !classes->muxer || !classes->kineto) {
 		po_error_set(err, "Failed to find the babeltrace2 components src.ctf.fs and "
 				  "flt.utils.muxer");
 		return PO_STATUS_INTERNAL;
@@ -192,6 +197,7 @@ static void classes_fini(struct po_classes *classes)
 {
 	bt_plugin_put_ref(classes->ctf);
 	bt_plugin_put_ref(classes->utils);
+	bt_component_class_source_put_ref(classes->kineto);
 }
 
 /* The parameters of src.ctf.fs: the directory, and the trace named after its index. */
@@ -223,9 +229,14 @@ static bool add_source(struct po_lane *lane, bt_graph *graph, size_t index,
 		return false;
 	snprintf(name, sizeof(name), "src-%zu", index);
 	po_isolate_progress("decoding", path);
-	ok = bt_graph_add_source_component(graph, lane->classes.source, name, params,
-					   BT_LOGGING_LEVEL_NONE,
-					   source) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+	if (po_trace_is_kineto(path))
+		ok = bt_graph_add_source_component_with_initialize_method_data(
+			 graph, lane->classes.kineto, name, params, &lane->kineto,
+			 BT_LOGGING_LEVEL_NONE, source) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
+	else
+		ok = bt_graph_add_source_component(graph, lane->classes.source, name, params,
+						   BT_LOGGING_LEVEL_NONE,
+						   source) == BT_GRAPH_ADD_COMPONENT_STATUS_OK;
 	bt_value_put_ref(params);
 	return ok;
 }
@@ -412,6 +423,18 @@ static void stats_reset_counts(struct po_ingest_stats *stats)
 	stats->foreign_events = 0;
 	stats->unknown_profopt_events = 0;
 	stats->discarded_messages = 0;
+	stats->kineto_traces = 0;
+	stats->kineto_records_left_out = 0;
+	stats->kineto_names_cut = 0;
+	stats->kineto_collectives_without_kernel = 0;
+}
+
+static void stats_add_kineto(struct po_ingest_stats *to, const struct po_kineto_counts *from)
+{
+	to->kineto_traces += from->traces;
+	to->kineto_records_left_out += from->records_left_out;
+	to->kineto_names_cut += from->names_cut;
+	to->kineto_collectives_without_kernel += from->collectives_without_kernel;
 }
 
 static void stats_add_counts(struct po_ingest_stats *to, const struct po_ingest_stats *from)
@@ -601,6 +624,7 @@ static void lane_reset(struct po_lane *lane)
 {
 	po_decoder_reset_classes(&lane->decoder);
 	memset(&lane->stats, 0, sizeof(lane->stats));
+	memset(&lane->kineto, 0, sizeof(lane->kineto));
 	lane->failed = false;
 	lane->only_trace = -1;
 	lane->decoder.callback_status = PO_STATUS_OK;
@@ -665,6 +689,7 @@ static enum po_status run_attempt(struct po_run *run, struct po_bt_failure *fail
 	stats_reset_counts(run->stats);
 	for (size_t l = 0; l < run->lane_count; l++) {
 		stats_add_counts(run->stats, &run->lanes[l].stats);
+		stats_add_kineto(run->stats, &run->lanes[l].kineto);
 		if (run->lanes[l].decoder.nomem && status == PO_STATUS_OK)
 			status = PO_STATUS_NOMEM;
 		if (run->lanes[l].failed && !failed)

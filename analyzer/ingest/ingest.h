@@ -46,6 +46,12 @@ struct po_ingest_stats {
 	int64_t discarded_messages;	 /* discarded-events and discarded-packets messages */
 	int64_t skipped_traces;		 /* traces left out by salvage */
 	char skipped_note[PO_ERROR_MAX]; /* salvage: which traces were skipped and why */
+
+	/* torch.profiler (Kineto) files read (docs/kineto.md), and what their reader left out */
+	int64_t kineto_traces;
+	int64_t kineto_records_left_out; /* impossible times */
+	int64_t kineto_names_cut;
+	int64_t kineto_collectives_without_kernel;
 };
 
 /*

@@ -101,6 +101,13 @@ uint64_t po_trace_packet_bytes_max(const struct po_trace_list *traces);
  */
 void po_sequence_bound_set(uint64_t max_elements);
 
+/*
+ * Whether path is a torch.profiler (Kineto) trace file to decode with source.profopt.kineto
+ * (kineto_source.h): not a directory, named *.json or *.json.gz. A directory that holds
+ * no CTF trace lists the ones directly in it as its traces.
+ */
+bool po_trace_is_kineto(const char *path);
+
 /* Whether a file name follows LTTng's naming of stream files, CHANNEL_N. */
 bool po_trace_is_stream_name(const char *name);
 

@@ -72,6 +72,12 @@ enum po_status po_trace_list_pid_bases(const char *root, const struct po_trace_l
 	}
 	group = recording_groups(root, traces, bases, recording);
 	free(recording);
+	if (traces->count > 1 && po_trace_is_kineto(traces->paths[0])) {
+		/* torch.profiler writes a file per rank, from hosts of their own */
+		group = (int32_t)(traces->count - 1);
+		for (size_t i = 0; i < traces->count; i++)
+			bases[i] = (int32_t)i;
+	}
 	if (group >= (INT32_C(1) << (31 - PO_RECORDING_PID_SHIFT))) {
 		po_error_set(err, "%s holds %d recordings: at most %d are analysed together", root,
 			     (int)group + 1, (int)(INT32_C(1) << (31 - PO_RECORDING_PID_SHIFT)));

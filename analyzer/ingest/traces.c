@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/outdir.h"
 #include "ingest_internal.h"
+#include "kineto_read.h"
 
 /* Deeper trees are not what LTTng writes (ust/pid/NAME-PID-DATE/64-bit is four levels). */
 #define PO_TRACE_MAX_DEPTH 12
@@ -140,13 +142,25 @@ static enum po_status check_trace_entry(const char *path, const char *name, stru
 	return PO_STATUS_OK; /* a trace of its own, maybe: the walk looks into it */
 }
 
+bool po_trace_is_kineto(const char *path)
+{
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+
+	return po_kineto_file_name(slash ? slash + 1 : path) && stat(path, &st) == 0 &&
+	       !S_ISDIR(st.st_mode);
+}
+
 enum po_status po_trace_dir_check_files(const char *trace, struct po_error *err)
 {
-	enum po_status status = check_metadata_file(trace, err);
+	enum po_status status =
+	    po_trace_is_kineto(trace) ? PO_STATUS_OK : check_metadata_file(trace, err);
 	size_t data_streams = 0;
 	struct dirent *entry;
 	DIR *handle; /* owned */
 
+	if (status == PO_STATUS_OK && po_trace_is_kineto(trace))
+		return check_openable(trace, err); /* the reader says what else is wrong */
 	if (status != PO_STATUS_OK)
 		return status;
 	handle = opendir(trace);
@@ -374,14 +388,48 @@ static int compare_paths(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * The torch.profiler traces (*.json, *.json.gz) directly in dir, as the traces to decode;
+ * none in a profopt report (its summary.json and timeline.json are no traces).
+ */
+static enum po_status list_kineto(const char *dir, struct po_trace_list *list, struct po_error *err)
+{
+	enum po_status status = PO_STATUS_OK;
+	struct dirent *entry;
+	char manifest[4096];
+	DIR *handle; /* owned */
+
+	if (join(manifest, sizeof(manifest), dir, PO_OUTDIR_MANIFEST) &&
+	    access(manifest, F_OK) == 0)
+		return PO_STATUS_OK;
+	handle = opendir(dir);
+
+	while (handle && status == PO_STATUS_OK && (entry = readdir(handle))) {
+		char path[4096];
+
+		if (entry->d_name[0] != '.' && po_kineto_file_name(entry->d_name) &&
+		    join(path, sizeof(path), dir, entry->d_name) && po_trace_is_kineto(path))
+			status = list_add(list, path, err);
+	}
+	if (handle)
+		closedir(handle);
+	return status;
+}
+
 enum po_status po_trace_list_find_all(const char *root, struct po_trace_list *list,
 				      struct po_error *err)
 {
 	struct visited visited = {0};
-	enum po_status status = walk(root, 0, list, &visited, err);
+	enum po_status status;
 
+	if (po_trace_is_kineto(root))
+		return list_add(list, root, err);
+	status = walk(root, 0, list, &visited, err);
 	free(visited.devices);
 	free(visited.inodes);
+	/* A directory with no CTF trace: torch.profiler's files, one per rank, if any. */
+	if (status == PO_STATUS_OK && list->count == 0)
+		status = list_kineto(root, list, err);
 	if (status == PO_STATUS_OK && list->count > 1)
 		qsort(list->paths, list->count, sizeof(*list->paths), compare_paths);
 	return status;

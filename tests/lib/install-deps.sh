@@ -4,7 +4,7 @@
 set -eu
 
 packages=(build-essential cmake pkg-config lttng-tools liblttng-ust-dev liblttng-ctl-dev
-	babeltrace2 libbabeltrace2-dev libcairo2-dev libpango1.0-dev libgraphviz-dev
+	babeltrace2 libbabeltrace2-dev libyajl-dev zlib1g-dev libcairo2-dev libpango1.0-dev libgraphviz-dev
 	libxml2-dev libelf-dev libdw-dev util-linux fonts-dejavu-core)
 if [ "${1:-}" = "--with-test-tools" ]; then
 	# python3-dev: CPython 3.11's headers and embed library, for unit.lib.pyframes and

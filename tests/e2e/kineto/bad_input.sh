@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bad_input.sh BIN_DIR DATA_DIR: torch.profiler files that are not traces, cut, damaged or
+# hostile. Each must end with one line naming the file and the place, exit status 4 (the
+# trace could not be decoded; 3 for two files of one rank, refused by the input check) and
+# no report; a 100 MB name must cost neither memory nor
+# time (it is cut); a directory of them is read like one file.
+set -u
+bin=$1 data=$2
+work=$(mktemp -d /tmp/profopt-kineto-bad.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+sample=$data/mi250-train/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz
+
+# expect_error NAME FILE PATTERN: exit 4, one line matching PATTERN and naming FILE, no report
+expect_error() {
+	local name=$1 file=$2 pattern=$3 rc lines
+	"$bin/profopt-analyze" --json-only -o "$work/out-$name" "$file" >"$work/$name.out" 2>&1
+	rc=$?
+	lines=$(grep -c . "$work/$name.out")
+	if [ $rc != 4 ]; then fail "$name: exit $rc, not 4"; cat "$work/$name.out"; return; fi
+	if [ "$lines" != 1 ] || ! grep -Eq -- "$(basename "$file").*$pattern" "$work/$name.out"; then
+		fail "$name: not one line naming the file and /$pattern/:"; cat "$work/$name.out"; return
+	fi
+	if [ -e "$work/out-$name" ]; then fail "$name: a report was written"; return; fi
+	passed=$((passed + 1)); echo "ok   $name: $(cat "$work/$name.out")"
+}
+
+echo '{"schemaVersion": 1, "a": [1, 2]}' >"$work/other.json"
+expect_error not-kineto "$work/other.json" 'no "traceEvents" array'
+printf 'PK\003\004 not json' >"$work/zip.json"
+expect_error not-json "$work/zip.json" 'not a Kineto JSON trace: .* at byte [0-9]+'
+head -c 3000 "$sample" >"$work/cut.json.gz"
+expect_error cut-gzip "$work/cut.json.gz" 'cut'
+zcat "$sample" | head -c 5000 >"$work/cut.json"
+expect_error cut-json "$work/cut.json" 'cut: the JSON text ends after 5000 bytes'
+zcat "$sample" | sed '0,/"ph": "X"/s//"ph": "X",, /' >"$work/damaged.json"
+expect_error damaged "$work/damaged.json" 'at byte [0-9]+'
+
+# A 100 MB kernel name: cut, the rest analysed, in bounded memory and time; a record with a
+# negative duration: left out, and both said in the trace quality section.
+python3 - "$work/bigname.json" <<'PY'
+import json, sys
+events = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 7,
+           "ts": 1000, "dur": 500},
+          {"ph": "X", "cat": "kernel", "name": "k" * (100 << 20), "pid": 0, "tid": 7,
+           "ts": 1100, "dur": 100, "args": {"device": 0, "stream": 7, "correlation": 5}},
+          {"ph": "X", "cat": "kernel", "name": "backwards", "pid": 0, "tid": 7,
+           "ts": 1300, "dur": -100, "args": {"device": 0, "stream": 7, "correlation": 6}}]
+json.dump({"traceEvents": events}, open(sys.argv[1], "w"))
+PY
+if /usr/bin/time -f '%M %e' -o "$work/bigname.time" "$bin/profopt-analyze" --json-only \
+	-o "$work/out-bigname" "$work/bigname.json" >"$work/bigname.out" 2>&1; then
+	read -r rss_kb seconds <"$work/bigname.time"
+	if [ "$rss_kb" -gt 204800 ]; then fail "bigname: peak RSS ${rss_kb} KiB for a 100 MB name"
+	elif ! grep -q 'Steps: 1 ' "$work/bigname.out"; then fail "bigname: the step was lost"
+	elif ! grep -q 'kineto-names-cut: 1 ' "$work/bigname.out"; then fail "bigname: the cut is not said"
+	elif ! grep -q 'kineto-records-left-out: 1 ' "$work/bigname.out" ||
+		! grep -q '^  partial' "$work/bigname.out"; then
+		fail "bigname: the record with a negative duration is not said to be left out"
+	else passed=$((passed + 1)); echo "ok   bigname: ${rss_kb} KiB, ${seconds} s"; fi
+else
+	fail "bigname: $(tail -n 1 "$work/bigname.out")"
+fi
+
+# Two files of the same rank in one directory: refused at the input check (exit 3), naming both.
+ranks=$data/ranks-sampled
+mkdir "$work/twice" && cp "$ranks/sampled_rank-0.json.gz" "$work/twice/a.json.gz" &&
+	cp "$ranks/sampled_rank-0.json.gz" "$work/twice/b.json.gz"
+"$bin/profopt-analyze" --json-only -o "$work/out-twice" "$work/twice" >"$work/twice.out" 2>&1
+rc=$?
+if [ $rc = 3 ] && [ "$(grep -c . "$work/twice.out")" = 1 ] &&
+	grep -q 'b.json.gz: rank 0 again (.*a.json.gz is rank 0)' "$work/twice.out" &&
+	[ ! -e "$work/out-twice" ]; then
+	passed=$((passed + 1)); echo "ok   duplicate-rank: $(cat "$work/twice.out")"
+else
+	fail "duplicate-rank: exit $rc:"; cat "$work/twice.out"
+fi
+
+# A directory of them: read as one file is.
+mkdir "$work/dir" && cp "$sample" "$work/dir/"
+if "$bin/profopt-analyze" --json-only -o "$work/out-dir" "$work/dir" >"$work/dir.out" 2>&1 &&
+	grep -q 'Steps: 2 (2 clean)' "$work/dir.out"; then
+	passed=$((passed + 1)); echo "ok   directory"
+else
+	fail "directory:"; cat "$work/dir.out"
+fi
+# A profopt report (its summary.json and timeline.json) is not read as torch.profiler traces.
+"$bin/profopt-analyze" --json-only -o "$work/report" "$sample" >/dev/null 2>&1
+"$bin/profopt-analyze" --json-only -o "$work/out-report" "$work/report" >"$work/report.out" 2>&1
+rc=$?
+if [ $rc = 3 ] && grep -q 'not a trace' "$work/report.out"; then
+	passed=$((passed + 1)); echo "ok   report-directory: $(cat "$work/report.out")"
+else
+	fail "report-directory: exit $rc:"; cat "$work/report.out"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
