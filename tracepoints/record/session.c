@@ -575,18 +575,51 @@ void rec_session_fini(struct rec_session *session)
  * registers in its constructor, makes the trace; it emits nothing. Best effort: a failure
  * only leaves that directory without metadata, as before.
  */
+/*
+ * The child's environment: profopt-record's own, with lttng-ust's state dumps off, so that
+ * the registration adds no event (with --stacks they are on for the command, and the child
+ * would be a process of the trace). Made before the fork: the child only assigns it.
+ */
+static char **register_self_environment(void)
+{
+	static char *const quiet[] = {"LTTNG_UST_WITHOUT_BADDR_STATEDUMP=1",
+				      "LTTNG_UST_WITHOUT_PROCNAME_STATEDUMP=1"};
+	size_t count = 0, kept = 0;
+	char **copy;
+
+	while (environ[count])
+		count++;
+	copy = calloc(count + 3, sizeof(*copy));
+	if (!copy)
+		return NULL;
+	for (size_t i = 0; i < count; i++)
+		if (strncmp(environ[i], "LTTNG_UST_WITHOUT_", 18) != 0)
+			copy[kept++] = environ[i];
+	copy[kept++] = quiet[0];
+	copy[kept++] = quiet[1];
+	return copy;
+}
+
 enum rec_status rec_session_register_self(struct po_error *err)
 {
+	char **child_environment = register_self_environment();
 	int wait_status = 0;
 	enum rec_status status;
 	pid_t pid;
 
+	if (!child_environment)
+		return REC_STATUS_OK; /* best effort, as below */
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		free(child_environment);
 		return REC_STATUS_OK;
-	if (pid == 0)
+	}
+	if (pid == 0) {
+		environ = child_environment;
 		_exit(dlopen("liblttng-ust.so.1", RTLD_NOW) ? 0 : 1);
+	}
+	free(child_environment);
 	status = rec_ctl_wait_child(pid, rec_ctl_timeout_ms(), &wait_status, err);
 	if (status == REC_STATUS_OK)
 		return REC_STATUS_OK;
