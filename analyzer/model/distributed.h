@@ -252,5 +252,12 @@ struct po_analysis;
 enum po_status po_distributed_warn_missing(struct po_analysis *analysis) PO_NODISCARD;
 /* "ranks 6 and 7 missing (6 of world size 8 in the data)", cut to size. */
 void po_distributed_missing_words(const struct po_distributed *d, char *text, size_t size);
+/*
+ * The one sentence every output gives a job with ranks missing where no present rank is a
+ * straggler: "No straggler can be ruled out: ranks 6 and 7 missing (...); every present rank
+ * waits 12.981 ms per collective (129.810 ms per step) for a rank not in the data or the
+ * transfer (200 steps matched).", or, with no collective matched, that none was.
+ */
+void po_distributed_missing_sentence(const struct po_distributed *d, char *text, size_t size);
 
 #endif /* PO_DISTRIBUTED_H */

@@ -1029,6 +1029,25 @@ void po_distributed_missing_words(const struct po_distributed *d, char *text, si
 			 (long long)(d->missing_rank_count + (int64_t)d->rank_count));
 }
 
+void po_distributed_missing_sentence(const struct po_distributed *d, char *text, size_t size)
+{
+	char missing[256];
+
+	po_distributed_missing_words(d, missing, sizeof(missing));
+	if (isnan(d->shared_collective_ns_per_collective))
+		snprintf(text, size,
+			 "No straggler can be ruled out: %s; no collective was matched across the "
+			 "present ranks (%zu steps matched).",
+			 missing, d->step_count);
+	else
+		snprintf(text, size,
+			 "No straggler can be ruled out: %s; every present rank waits %.3f ms per "
+			 "collective (%.3f ms per step) for a rank not in the data or the transfer "
+			 "(%zu steps matched).",
+			 missing, d->shared_collective_ns_per_collective / 1e6,
+			 d->shared_collective_ns_per_step / 1e6, d->step_count);
+}
+
 enum po_status po_distributed_warn_missing(struct po_analysis *analysis)
 {
 	const struct po_distributed *d = analysis->distributed;

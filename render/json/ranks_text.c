@@ -52,12 +52,10 @@ static void print_straggler(const struct po_distributed *d, FILE *out)
 	if (d->missing_rank_count > 0)
 		po_distributed_missing_words(d, missing, sizeof(missing));
 	if (!s->present && d->missing_rank_count > 0) {
-		fprintf(out,
-			"  No straggler can be ruled out: %s; every present rank waits %.3f ms per "
-			"collective (%.3f ms per step) for a rank not in the data or the transfer "
-			"(%zu steps matched).\n",
-			missing, d->shared_collective_ns_per_collective / 1e6,
-			d->shared_collective_ns_per_step / 1e6, d->step_count);
+		char sentence[640];
+
+		po_distributed_missing_sentence(d, sentence, sizeof(sentence));
+		fprintf(out, "  %s\n", sentence);
 		return;
 	}
 	if (!s->present) {

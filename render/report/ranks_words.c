@@ -23,11 +23,7 @@ void po_report_straggler_sentence(const struct po_distributed *d, char *text, si
 	if (d->missing_rank_count > 0)
 		po_distributed_missing_words(d, missing, sizeof(missing));
 	if (!s->present && d->missing_rank_count > 0) {
-		snprintf(text, size,
-			 "No straggler can be ruled out: %s; every present rank waits %.3f ms per "
-			 "collective for a rank not in the data or the transfer (%zu steps "
-			 "matched).",
-			 missing, d->shared_collective_ns_per_collective / 1e6, d->step_count);
+		po_distributed_missing_sentence(d, text, size);
 		return;
 	}
 	if (!s->present) {

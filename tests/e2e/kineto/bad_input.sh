@@ -94,5 +94,18 @@ if [ $rc = 3 ] && grep -q 'not a trace' "$work/report.out"; then
 else
 	fail "report-directory: exit $rc:"; cat "$work/report.out"
 fi
+# A rank of a job of two whose other rank is missing, with no collective matched: the
+# outputs say no straggler can be ruled out and that no collective was matched, never a
+# wait of "nan ms".
+sed 's/ProfilerStep#3/ProfilerStepX3/' "$(dirname "$0")/../../fuzz/corpus-kineto/steps.json" >"$work/alone.json"
+"$bin/profopt-analyze" -o "$work/out-alone" "$work/alone.json" >"$work/alone.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q 'No straggler can be ruled out: rank 0 missing' "$work/alone.out" &&
+	grep -q 'no collective was matched' "$work/out-alone/index.html" &&
+	! grep -qi 'nan ms' "$work/alone.out" "$work/out-alone/index.html"; then
+	passed=$((passed + 1)); echo "ok   rank-missing-no-collective"
+else
+	fail "rank-missing-no-collective: exit $rc:"; cat "$work/alone.out"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
