@@ -498,6 +498,7 @@ static enum po_status read_origin(const struct reader *r, const struct po_json_v
 
 	if (!len || len > 19 || strspn(text, "0123456789") != len)
 		return bad(r, "origin_ns is not a string of decimal digits");
+	errno = 0; /* a value left by an earlier call must not refuse a good origin */
 	*origin = strtoll(text, NULL, 10); /* 19 digits or fewer: no overflow past ERANGE */
 	if (errno == ERANGE || *origin < 0 || *origin > ORIGIN_LIMIT)
 		return bad(r, "origin_ns is %s, not a time from 0 to 2^62 ns", text);
