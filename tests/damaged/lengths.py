@@ -125,7 +125,7 @@ def main(analyze_bin, traces, work):
                                                            err.strip()))
     if status != 4:
         failures.append("exit %d, not 4" % status)
-    if "a sequence of %d elements" % new not in err or copy not in err:
+    if "a sequence of %d elements of 32 bits" % new not in err or copy not in err:
         failures.append("the message does not name the trace and the length")
     if err.count("\n") != 1 or "GSlice" in err or "MEMORY-ERROR" in err:
         failures.append("not one line: %r" % err)
