@@ -33,20 +33,34 @@ struct ust_fork_hooks {
 	void (*after_child)(sigset_t *restore_sigset);
 };
 
-/* lttng-ust's hooks when it is loaded in this process; false (nothing to do) otherwise. */
+/*
+ * lttng-ust's hooks when it is loaded in this process; false (nothing to do) otherwise. Once
+ * found they are kept: the lookup pins the library (RTLD_NODELETE), so the pointers stay
+ * valid, and later forks take no dynamic-linker lock. Until then each fork asks again (the
+ * program may load lttng-ust later, a Python program when it imports profopt).
+ */
 static bool ust_fork_hooks_find(struct ust_fork_hooks *hooks)
 {
-	void *ust = dlopen(UST_LIBRARY, RTLD_LAZY | RTLD_NOLOAD);
-	bool found;
+	static struct ust_fork_hooks found_hooks;
+	static int found; /* 1 once found_hooks holds the pinned library's hooks */
+	void *ust;
 
+	if (__atomic_load_n(&found, __ATOMIC_ACQUIRE)) {
+		*hooks = found_hooks;
+		return true;
+	}
+	ust = dlopen(UST_LIBRARY, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 	if (!ust)
 		return false;
 	hooks->before = (void (*)(sigset_t *))dlsym(ust, "lttng_ust_before_fork");
 	hooks->after_parent = (void (*)(sigset_t *))dlsym(ust, "lttng_ust_after_fork_parent");
 	hooks->after_child = (void (*)(sigset_t *))dlsym(ust, "lttng_ust_after_fork_child");
-	found = hooks->before && hooks->after_parent && hooks->after_child;
-	dlclose(ust); /* drops the reference NOLOAD took: whoever loaded it keeps it */
-	return found;
+	dlclose(ust); /* drops the reference NOLOAD took; NODELETE keeps the library */
+	if (!hooks->before || !hooks->after_parent || !hooks->after_child)
+		return false;
+	found_hooks = *hooks; /* two threads may both store the same pointers */
+	__atomic_store_n(&found, 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 __attribute__((visibility("default"))) pid_t fork(void)
