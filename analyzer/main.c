@@ -418,6 +418,7 @@ static enum po_status run(struct po_cli_options *options, const struct po_live_h
 	struct po_ingest_watch *watch = NULL, *baseline_watch = NULL; /* owned */
 	struct po_outdir *outdir = NULL;			      /* owned */
 	char *text = NULL;					      /* owned */
+	bool kept_earlier = false; /* a partial report left the earlier one in place */
 	enum po_status status;
 
 	po_signals_catch();
@@ -441,8 +442,19 @@ static enum po_status run(struct po_cli_options *options, const struct po_live_h
 		 * that failed leaves the others (exit 5 all the same).
 		 */
 		struct po_error commit_err = {{0}};
-		enum po_status committed = po_outdir_commit(outdir, &commit_err);
+		enum po_status committed;
 
+		/*
+		 * A partial report is not mixed into a whole earlier one: that one stays as it
+		 * was (the outputs of this run that were written go with the staging directory).
+		 */
+		if (status == PO_STATUS_OUTPUT_PARTIAL && po_outdir_holds_report(outdir)) {
+			po_error_append(err, "; the earlier report in %s was kept as it was",
+					options->out_dir);
+			kept_earlier = true;
+			goto done;
+		}
+		committed = po_outdir_commit(outdir, &commit_err);
 		if (committed != PO_STATUS_OK) {
 			*err = commit_err;
 			status = committed;
@@ -451,10 +463,11 @@ static enum po_status run(struct po_cli_options *options, const struct po_live_h
 					       options->out_dir);
 		}
 	}
+done:
 	/* After --live, stdout holds the JSON lines of the windows unless it is a terminal. */
 	if (po_status_completed(status) && text && !options->quiet)
-		fprintf(live && !isatty(STDOUT_FILENO) ? stderr : stdout, "%sReport: %s\n", text,
-			options->out_dir);
+		fprintf(live && !isatty(STDOUT_FILENO) ? stderr : stdout, "%s%s%s\n", text,
+			kept_earlier ? "No report written: " : "Report: ", options->out_dir);
 	po_outdir_destroy(outdir);
 	free(text);
 	po_signals_release();

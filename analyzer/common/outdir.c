@@ -1108,6 +1108,14 @@ enum po_status po_outdir_stage(struct po_outdir *outdir, struct po_error *err)
 	return status;
 }
 
+bool po_outdir_holds_report(const struct po_outdir *outdir)
+{
+	struct stat st;
+
+	return outdir->parent_fd >= 0 &&
+	       fstatat(outdir->parent_fd, outdir->base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 const char *po_outdir_borrow_staging(const struct po_outdir *outdir)
 {
 	return outdir->staging;

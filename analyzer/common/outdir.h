@@ -75,6 +75,12 @@ const char *po_outdir_borrow_staging(const struct po_outdir *outdir);
  */
 enum po_status po_outdir_commit(struct po_outdir *outdir, struct po_error *err) PO_NODISCARD;
 
+/*
+ * Whether the report directory exists now (an earlier report that a commit would replace,
+ * with --force): a partial new report is not committed over it (analyzer/main.c).
+ */
+bool po_outdir_holds_report(const struct po_outdir *outdir);
+
 /* Removes the staging directory unless it was committed, and frees outdir. */
 void po_outdir_destroy(struct po_outdir *outdir);
 
