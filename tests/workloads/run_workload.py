@@ -15,7 +15,9 @@ line or a --keep DIR that is not empty and not an earlier --keep, 77 (skipped) w
 machine was too busy to measure this: every failed check is the workload's own truth
 check, or a check that a failed truth check makes moot, or a prediction against a rerun,
 and other programs used at least a quarter of the CPUs while the workload or its rerun
-ran (tests/lib/machine.py; the line says how much). A check that compares the trace with
+ran (tests/lib/machine.py; the line says how much); 77 too, on a quiet machine, when a
+truth check failed and every other failed check is moot by it (the scenario did not
+happen on this machine: the line says which truth). A check that compares the trace with
 the script's clocks in the same run is never skipped. A workload whose failed checks all
 depend on timing (none compares the trace with the script's clocks in the same run) is
 recorded once more, in attempt-2/, and the second attempt decides. BUILD is --build, else
@@ -1774,13 +1776,20 @@ def busy_machine_skip(run, failed):
     # the harness's own busy loops are the workload's scenario, not a busy machine
     measures = [dict(m, others_cpus=max(0.0, m["others_cpus"] - run.background_cores))
                 for m in measures if m]
-    if not failed or not explained or not measures:
+    if not failed or not explained:
         return None
-    worst = machine.busiest(measures)
-    if not machine.is_busy(worst):
-        return None
-    return machine.skip_line(worst, "the workload or its reruns",
-                             "failed: " + ", ".join(label for _, label in failed))
+    worst = machine.busiest(measures) if measures else None
+    if worst and machine.is_busy(worst):
+        return machine.skip_line(worst, "the workload or its reruns",
+                                 "failed: " + ", ".join(label for _, label in failed))
+    # A quiet machine on which the workload's own clocks show that its scenario did not
+    # happen (a machine faster or slower than the one its sizes were set on): the checks of
+    # the diagnosis are moot there, and no product is wrong for it.
+    if truth_failed:
+        return "skipped: the workload's scenario did not happen on this machine, by the " \
+            "script's own clocks; its diagnosis checks are moot (failed: " + \
+            ", ".join(label for _, label in failed) + ")"
+    return None
 
 
 def parse_arguments(argv):

@@ -473,7 +473,9 @@ def need(what, cond):
     print(("     ok   " if cond else "     FAIL ") + what)
     ok = ok and cond
 need("A: the command and its 2 workers, %s" % pids_a, len(pids_a) == 3 and pid_a in pids_a)
-need("A: 6 steps, 2 workers", a["steps"]["count"] == 6 and len(a["workers"]) == 2)
+need("A: 6 steps, 2 workers (%d steps, %d workers, warnings %s)" % (
+    a["steps"]["count"], len(a["workers"]), sorted(w["code"] for w in a["trace"]["warnings"])),
+    a["steps"]["count"] == 6 and len(a["workers"]) == 2)
 need("A: the outsider left out %s" % left_a, outsider in left_a)
 need("A: no process of B or the outsider analysed", not set(pids_a) & (set(pids_b) | {outsider}))
 need("A: processes checked", a["trace"]["processes_checked"])
