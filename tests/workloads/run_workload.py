@@ -1440,8 +1440,11 @@ def check_chart_drawn(run, file_name, title):
 # The decode's share goes to libjpeg's frame less what PIL spends around it (headers in
 # Python, the _imaging glue): a wider tolerance than designed Python functions get. The
 # object's share is its total: its named functions (with debug symbols, all of them) are
-# the frames inside it.
-NATIVE_SHARE_POINTS = 10
+# the frames inside it. Since the CPU-time counters signal in user mode only (so that they
+# never interrupt a wait), a period that ends in the kernel goes to the next user-mode
+# sample: libjpeg's total came out 56.0 to 58.2% (designed 66-67%) where it was 59.6 to
+# 61.6% before, on the same test (docs/sampling.md, Limits).
+NATIVE_SHARE_POINTS = 12
 
 EXPECTATIONS.update({
     "hotspots_workers": [
