@@ -35,17 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "profopt.h"
-
-static int failures;
-
-#define EXPECT(condition)                                                                          \
-	do {                                                                                       \
-		if (!(condition)) {                                                                \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #condition);       \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static int64_t clock_ns(clockid_t clock)
 {
@@ -133,7 +124,7 @@ static void check_sigprof_reset(void)
 		if (status != 0)
 			fprintf(stderr, "FAIL sigprof-reset on %s: status %d\n", cases[i].name,
 				status);
-		EXPECT(status == 0);
+		CHECK(status == 0);
 	}
 }
 
@@ -254,10 +245,10 @@ static void check_wall_waits(void)
 	for (int call = 0; call < CALL_COUNT; call++) {
 		printf("note on wall time %s was interrupted %d of 20 times\n", call_names[call],
 		       interrupted[call]);
-		EXPECT(interrupted[call] > 0);
+		CHECK(interrupted[call] > 0);
 	}
 	printf("note on wall time sleep(1) returned after %lld ms\n", (long long)slept_ms);
-	EXPECT(slept_ms < 1000);
+	CHECK(slept_ms < 1000);
 	fflush(stdout);
 }
 
@@ -268,18 +259,18 @@ static void check_waits(void)
 	if (pid == 0)
 		_exit(!start(10000, 0, true) ||
 		      waits_undisturbed("CPU time by counters at 10 kHz"));
-	EXPECT(wait_status(pid) == 0);
+	CHECK(wait_status(pid) == 0);
 	pid = fork();
 	if (pid == 0)
 		_exit(!start(10000, 0, false) ||
 		      waits_undisturbed("CPU time by POSIX timers at 10 kHz"));
-	EXPECT(wait_status(pid) == 0);
+	CHECK(wait_status(pid) == 0);
 	pid = fork();
 	if (pid == 0) {
 		check_wall_waits();
-		_exit(failures ? 1 : 0);
+		_exit(po_check_failures ? 1 : 0);
 	}
-	EXPECT(wait_status(pid) == 0);
+	CHECK(wait_status(pid) == 0);
 }
 
 /* ---- takeover ---- */
@@ -365,12 +356,12 @@ static void check_takeover(void)
 	char errors[1024];
 
 	for (int wall = 0; wall <= 1; wall++) {
-		EXPECT(run_takeover(wall, SIGURG, 150, errors, sizeof(errors)) == 0);
-		EXPECT(strstr(errors, stopped) != NULL);
+		CHECK(run_takeover(wall, SIGURG, 150, errors, sizeof(errors)) == 0);
+		CHECK(strstr(errors, stopped) != NULL);
 		if (*errors)
 			fprintf(stderr, "%s", errors);
-		EXPECT(run_takeover(wall, SIGPROF, 0, errors, sizeof(errors)) == 0);
-		EXPECT(strstr(errors, stopped) == NULL);
+		CHECK(run_takeover(wall, SIGPROF, 0, errors, sizeof(errors)) == 0);
+		CHECK(strstr(errors, stopped) == NULL);
 	}
 }
 
@@ -454,7 +445,7 @@ static void check_descriptors(void)
 
 	if (pid == 0)
 		_exit(descriptors());
-	EXPECT(wait_status(pid) == 0);
+	CHECK(wait_status(pid) == 0);
 }
 
 int main(int argc, char **argv)
@@ -472,8 +463,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
 		if (argc < 2 || strcmp(argv[1], checks[i].name) == 0)
 			checks[i].check();
-	if (!failures)
+	if (!po_check_failures)
 		printf("ok   the sampler leaves the program alone: SIGPROF reset, waits, its own "
 		       "SIGURG and SIGPROF handlers, its descriptors\n");
-	return failures ? 1 : 0;
+	return CHECK_SUMMARY();
 }
