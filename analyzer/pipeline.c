@@ -870,6 +870,7 @@ static enum po_status compare_with_baseline(const struct po_cli_options *options
 	enum po_status status;
 
 	po_compare_config_init(&config);
+	config.min_effect_pct = options->rules.compare_min_effect_pct;
 	status = po_digest_from_analysis(analysis, options->trace_dir, &new_run, err);
 	if (status == PO_STATUS_OK)
 		status = po_compare(old_run, new_run, &config, analysis->arena, &comparison, err);

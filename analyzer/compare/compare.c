@@ -17,7 +17,7 @@
 void po_compare_config_init(struct po_compare_config *config)
 {
 	config->alpha = 0.01;
-	config->min_effect_pct = 2.0;
+	config->min_effect_pct = 5.0;
 	config->bootstrap_rounds = 1000;
 }
 

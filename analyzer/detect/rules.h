@@ -260,6 +260,11 @@
 	  "measured one is not listed: a predicted slowdown or no change is no advice (a "         \
 	  "withheld prediction is listed)",                                                        \
 	  "profopt: a smaller gain is within a rerun's noise")                                     \
+	X(compare_min_effect_pct, "compare", "min_effect_pct", 5, "%",                             \
+	  "a change between two runs is significant only when the rank test rejects and the "      \
+	  "relative change is at least this large: smaller changes are reported as noise",         \
+	  "profopt: repeat recordings of one configuration differed by 3 to 6% in median step "    \
+	  "on a 2-core machine")                                                                   \
 	X(verdict_min_steps, "verdict", "min_steps", 20, "steps",                                  \
 	  "clean steps needed for a verdict other than unknown", "profopt")                        \
 	X(verdict_min_coverage_pct, "verdict", "min_coverage_pct", 50, "%",                        \

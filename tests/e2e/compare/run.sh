@@ -22,6 +22,7 @@ fail_timed() { timed=$((timed + 1)); echo "FAIL $*"; }
 sim() { # sim NAME ARGS...
 	local name=$1
 	shift
+	rm -rf "${work:?}/$name" # a second recording under the same name replaces the first
 	measured "$work/$name.machine" \
 		"$bin/profopt-record" -o "$work/$name" -- "$bin/profopt-sim" --steps 80 --batch-size 8 \
 		--load-ms 24 --preprocess-ms 0.5 --collate-ms 0.2 --h2d-ms 0.5 --forward-ms 3 \
