@@ -438,7 +438,8 @@ static enum po_status run(struct po_cli_options *options, const struct po_live_h
 	}
 	if (po_status_completed(status)) {
 		/*
-		 * A tripped gate still leaves its report, to show what tripped it; an output
+		 * A tripped gate (or one that cannot be judged) still leaves its report, to
+		 * show what tripped it; an output
 		 * that failed leaves the others (exit 5 all the same).
 		 */
 		struct po_error commit_err = {{0}};

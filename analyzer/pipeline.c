@@ -843,17 +843,22 @@ static enum po_status evaluate_gates(const struct po_cli_options *options,
 {
 	comparison->gates_tripped =
 	    po_arena_alloc(analysis->arena, (options->gate_count + 1) * sizeof(const char *));
-	if (!comparison->gates_tripped)
+	comparison->gates_inconclusive =
+	    po_arena_alloc(analysis->arena, (options->gate_count + 1) * sizeof(const char *));
+	if (!comparison->gates_tripped || !comparison->gates_inconclusive)
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < options->gate_count; i++) {
-		bool tripped = false;
+		enum po_gate_outcome outcome = PO_GATE_FALSE;
 		enum po_status status =
-		    po_gate_evaluate(comparison, options->gates[i], &tripped, err);
+		    po_gate_evaluate(comparison, options->gates[i], &outcome, err);
 
 		if (status != PO_STATUS_OK)
 			return status;
-		if (tripped)
+		if (outcome == PO_GATE_TRUE)
 			comparison->gates_tripped[comparison->gates_tripped_count++] =
+			    options->gates[i];
+		else if (outcome == PO_GATE_INCONCLUSIVE)
+			comparison->gates_inconclusive[comparison->gates_inconclusive_count++] =
 			    options->gates[i];
 	}
 	return PO_STATUS_OK;
@@ -871,6 +876,7 @@ static enum po_status compare_with_baseline(const struct po_cli_options *options
 
 	po_compare_config_init(&config);
 	config.min_effect_pct = options->rules.compare_min_effect_pct;
+	config.load_difference_pct = options->rules.compare_load_difference_pct;
 	status = po_digest_from_analysis(analysis, options->trace_dir, &new_run, err);
 	if (status == PO_STATUS_OK)
 		status = po_compare(old_run, new_run, &config, analysis->arena, &comparison, err);
@@ -929,6 +935,12 @@ enum po_status po_pipeline_run(void *ctx, FILE *output, struct po_error *err)
 		po_error_set(err, "--fail-if %s is true",
 			     analysis->diagnosis.comparison->gates_tripped[0]);
 		status = PO_STATUS_GATE;
+	} else if (status == PO_STATUS_OK && analysis->diagnosis.comparison &&
+		   analysis->diagnosis.comparison->gates_inconclusive_count) {
+		po_error_set(err, "--fail-if %s cannot be judged: %s",
+			     analysis->diagnosis.comparison->gates_inconclusive[0],
+			     analysis->diagnosis.comparison->load.note);
+		status = PO_STATUS_GATE_INCONCLUSIVE;
 	}
 	po_analysis_destroy(analysis);
 	return status;

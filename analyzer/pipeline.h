@@ -37,7 +37,9 @@ struct po_pipeline_job {
 /*
  * Runs the whole analysis of job (a struct po_pipeline_job, as po_isolate_run() passes
  * it) into its staging directory; the text summary goes to output unless --quiet.
- * PO_STATUS_GATE when a --fail-if condition is true (the report is written).
+ * PO_STATUS_GATE when a --fail-if condition is true, PO_STATUS_GATE_INCONCLUSIVE when none is
+ * and one cannot be judged (other programs' load differed between the runs); the report is
+ * written either way.
  */
 enum po_status po_pipeline_run(void *job, FILE *output, struct po_error *err) PO_NODISCARD;
 

@@ -28,6 +28,10 @@
 	X(OUTPUT_PARTIAL, "an output could not be written; the others were", 5)                    \
 	X(GATE, "a --fail-if condition is true", 6)                                                \
 	X(BASELINE, "the baseline could not be used", 7)                                           \
+	X(GATE_INCONCLUSIVE,                                                                       \
+	  "a --fail-if condition cannot be judged: other programs' load differed between the "    \
+	  "runs",                                                                                  \
+	  8)                                                                                       \
 	X(INTERRUPTED, "interrupted", 130)
 
 enum po_status {
@@ -39,12 +43,12 @@ enum po_status {
 
 /*
  * Whether an analysis with this status completed and its report is kept: success, a tripped
- * --fail-if gate, or an output that failed while the others were written.
+ * --fail-if gate or one that could not be judged, or an output that failed while the others were written.
  */
 static inline int po_status_completed(enum po_status status)
 {
 	return status == PO_STATUS_OK || status == PO_STATUS_GATE ||
-	       status == PO_STATUS_OUTPUT_PARTIAL;
+	       status == PO_STATUS_GATE_INCONCLUSIVE || status == PO_STATUS_OUTPUT_PARTIAL;
 }
 
 const char *po_status_name(enum po_status status);

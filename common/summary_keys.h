@@ -21,6 +21,8 @@
 #define PO_SK_FINDINGS "findings"
 #define PO_SK_WORKERS "workers"
 #define PO_SK_STEADY "steady"
+#define PO_SK_MACHINE "machine" /* other programs' load */
+#define PO_SK_PROCESSES "processes"
 
 /* In "steps". */
 #define PO_SK_STEPS_PER_S "steps_per_s"
@@ -41,6 +43,14 @@
 
 /* In each "workers" item. */
 #define PO_SK_BUSY_PCT "busy_pct"
+
+/* In "machine". */
+#define PO_SK_CPU_COUNT "cpu_count"
+#define PO_SK_OTHERS_CORES "others_cores"
+
+/* In each "processes" item. */
+#define PO_SK_CPU_MS "cpu_ms"
+#define PO_SK_RUNQ_WAIT_MS "runq_wait_ms"
 
 /* In "steady". */
 #define PO_SK_GPU_BUSY_PCT "gpu_busy_pct"

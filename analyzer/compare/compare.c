@@ -6,9 +6,13 @@
  * of the difference of medians (or of p95 for steps.p95_ms); a change is significant when
  * the test rejects at alpha AND the relative change is at least min_effect_pct, so tiny but
  * "significant" changes on long runs are reported as noise. Single numbers per run
- * (throughput, worker utilization, memory growth) are reported untested.
+ * (throughput, worker utilization, memory growth) are reported untested. When other
+ * programs' load differed between the runs (compare.load_difference_pct of the cores), a
+ * change in time the test would call significant is inconclusive: the rank test sees the
+ * steps of each run, not what the other programs took from them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "compare.h"
@@ -18,6 +22,7 @@ void po_compare_config_init(struct po_compare_config *config)
 {
 	config->alpha = 0.01;
 	config->min_effect_pct = 5.0;
+	config->load_difference_pct = 25.0;
 	config->bootstrap_rounds = 1000;
 }
 
@@ -67,6 +72,60 @@ static void judge(struct builder *b, struct po_metric_change *metric, const doub
 				    fabs(metric->delta_pct) >= b->config->min_effect_pct
 				? PO_CHANGE_SIGNIFICANT
 				: PO_CHANGE_NOISE;
+	if (metric->judgement == PO_CHANGE_SIGNIFICANT && b->comparison->load.differs)
+		metric->judgement = PO_CHANGE_INCONCLUSIVE;
+}
+
+/* Whether other programs' load differed between the runs, and the sentence that says so. */
+static bool measure_load(struct builder *b, struct po_arena *arena)
+{
+	struct po_compare_load *load = &b->comparison->load;
+	const struct po_digest *o = b->old_run, *n = b->new_run;
+	char note[320];
+
+	double share = b->config->load_difference_pct / 100;
+	bool cores_known;
+
+	*load = (struct po_compare_load){.old_cores = o->others_cores,
+					 .new_cores = n->others_cores,
+					 .old_stretch = o->cpu_stretch,
+					 .new_stretch = n->cpu_stretch,
+					 .old_left = NAN,
+					 .new_left = NAN,
+					 .cpu_count = fmax(o->cpu_count, n->cpu_count)};
+	cores_known = !isnan(o->others_cores) && !isnan(n->others_cores) && load->cpu_count > 0;
+	load->by_stretch = o->cpu_stretch >= 1 && n->cpu_stretch >= 1;
+	load->known = load->by_stretch || cores_known;
+	if (cores_known) {
+		/* The cores the others left each run, at least 0.1 (as the detectors take). */
+		load->old_left = fmax(o->cpu_count - o->others_cores, fmin(o->cpu_count, 0.1));
+		load->new_left = fmax(n->cpu_count - n->others_cores, fmin(n->cpu_count, 0.1));
+	}
+	if (load->by_stretch)
+		load->differs = fabs(n->cpu_stretch - o->cpu_stretch) >=
+				fmax(n->cpu_stretch, o->cpu_stretch) * share;
+	else if (cores_known)
+		load->differs = fabs(load->new_left - load->old_left) >=
+				fmax(load->old_left, load->new_left) * share;
+	if (!load->differs)
+		return true;
+	if (load->by_stretch)
+		snprintf(note, sizeof(note),
+			 "the recorded processes waited for a CPU %.0f%% as long as they ran in "
+			 "this run and %.0f%% in the baseline (other programs' load differed): a "
+			 "change in time between them may be the machine's, so changes beyond "
+			 "noise are inconclusive; compare runs recorded under the same load",
+			 100 * (n->cpu_stretch - 1), 100 * (o->cpu_stretch - 1));
+	else
+		snprintf(note, sizeof(note),
+			 "other programs used %.2f of the %.0f cores while this run was recorded "
+			 "and %.2f while the baseline was (%.2f cores left to it against %.2f): a "
+			 "change in time between them may be theirs, so changes beyond noise are "
+			 "inconclusive; compare runs recorded under the same load",
+			 n->others_cores, load->cpu_count, o->others_cores, load->new_left,
+			 load->old_left);
+	load->note = po_arena_strdup(arena, note);
+	return load->note != NULL;
 }
 
 static void add_step_metrics(struct builder *b)
@@ -216,6 +275,10 @@ enum po_status po_compare(const struct po_digest *old_run, const struct po_diges
 	comparison->new_step_ms = new_run->step_ms;
 	comparison->new_step_count = new_run->step_count;
 	po_compare_step_histograms(comparison);
+	if (!measure_load(&b, arena)) {
+		po_error_set(err, "out of memory");
+		return PO_STATUS_NOMEM;
+	}
 	add_step_metrics(&b);
 	add_breakdown_metrics(&b);
 	add_resource_metrics(&b);

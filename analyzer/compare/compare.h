@@ -38,6 +38,11 @@ struct po_digest {
 	double samples_per_s;	   /* NaN when unknown */
 	double worker_busy_pct;	   /* the run's steady workers_busy_pct; NaN with none */
 	double gpu_busy_share_pct; /* the run's steady gpu_busy_pct; NaN without GPU */
+	double others_cores;	   /* what other programs used of the machine; NaN unknown */
+	double cpu_count;	   /* the machine's cores; NaN unknown */
+	/* (CPU time + run-queue wait) / CPU time of the recorded processes: how much longer
+	 * their CPU work took for waiting on a CPU (1: never waited); NaN unknown. */
+	double cpu_stretch;
 	const char *verdict;
 	const char **finding_ids; /* "input-bound", ... */
 	const char **finding_severities;
@@ -58,12 +63,15 @@ void po_digest_destroy(struct po_digest *digest);
 /*
  * How a metric's change is judged; the names are comparison.json's "judgement".
  * NOISE: within run-to-run noise; SIGNIFICANT: beyond noise and beyond the minimum
- * effect; UNTESTED: a single number per run, no distribution to test. X(NAME, json)
+ * effect; UNTESTED: a single number per run, no distribution to test; INCONCLUSIVE: it
+ * would be significant, but other programs' load differed between the runs (struct
+ * po_compare_load), so the change may be theirs. X(NAME, json)
  */
 #define PO_CHANGE_JUDGEMENTS(X)                                                                    \
 	X(NOISE, "noise")                                                                          \
 	X(SIGNIFICANT, "significant")                                                              \
-	X(UNTESTED, "untested")
+	X(UNTESTED, "untested")                                                                    \
+	X(INCONCLUSIVE, "inconclusive")
 
 enum po_change_judgement {
 #define PO_X(name, json) PO_CHANGE_##name,
@@ -229,6 +237,28 @@ struct po_finding_change {
 
 #define PO_COMPARE_HISTOGRAM_BINS 40
 
+/*
+ * What each run got of the CPU. Where both runs recorded their processes' CPU time and
+ * run-queue waits, the stretch of their CPU work (struct po_digest's cpu_stretch); else
+ * what other programs used of the machine (summary.json's machine.others_cores) and the
+ * cores that left to the recorded program. When the stretch or the cores left differ by
+ * compare.load_difference_pct of the larger or more, a change in time that would be
+ * significant is inconclusive.
+ */
+struct po_compare_load {
+	bool known;	       /* both runs measured it */
+	bool by_stretch;       /* judged by cpu_stretch (else by the cores left) */
+	double old_stretch;    /* NaN unknown */
+	double new_stretch;
+	bool differs;	       /* by the rule's share of the cores or more */
+	double old_cores;      /* NaN unknown */
+	double new_cores;      /* NaN unknown */
+	double cpu_count;      /* the larger of the two runs' */
+	double old_left;       /* cores the others left to each run, at least 0.1 */
+	double new_left;
+	const char *note;      /* one sentence for every output when it differs; else NULL */
+};
+
 struct po_comparison {
 	const char *baseline; /* the baseline's label */
 	const char *old_verdict;
@@ -247,13 +277,19 @@ struct po_comparison {
 	 * when neither run has a step. */
 	struct po_stats_histogram old_histogram;
 	struct po_stats_histogram new_histogram;
+	struct po_compare_load load;
 	const char **gates_tripped; /* the --fail-if expressions that are true */
 	size_t gates_tripped_count;
+	/* The --fail-if expressions whose change holds but is inconclusive (struct
+	 * po_compare_load): neither true nor false. */
+	const char **gates_inconclusive;
+	size_t gates_inconclusive_count;
 };
 
 struct po_compare_config {
 	double alpha;		   /* significance level of the rank test (0.01) */
-	double min_effect_pct;	   /* smaller relative changes are noise whatever the test (2%) */
+	double min_effect_pct;	   /* smaller relative changes are noise whatever the test (5%) */
+	double load_difference_pct; /* compare.load_difference_pct (25%) */
 	unsigned bootstrap_rounds; /* 1000; the generator has a fixed seed */
 };
 
@@ -279,10 +315,18 @@ void po_comparison_print(const struct po_comparison *comparison, FILE *out);
  * A --fail-if gate: METRIC OP VALUE, OP one of > >= < <=. VALUE "+10%"/"-5%" compares the
  * relative change, "+2"/"-2" the absolute change, a plain number the new value. A gate on
  * a change trips only when the change is also significant (beyond noise). METRIC is a
- * metric name of the comparison or findings.new / findings.resolved.
+ * metric name of the comparison or findings.new / findings.resolved. A gate on a change
+ * judged inconclusive (other programs' load differed between the runs) is neither true nor
+ * false: PO_GATE_INCONCLUSIVE.
  */
+enum po_gate_outcome {
+	PO_GATE_FALSE,
+	PO_GATE_TRUE,
+	PO_GATE_INCONCLUSIVE,
+};
+
 enum po_status po_gate_check(const char *expression, struct po_error *err) PO_NODISCARD;
 enum po_status po_gate_evaluate(const struct po_comparison *comparison, const char *expression,
-				bool *tripped, struct po_error *err) PO_NODISCARD;
+				enum po_gate_outcome *outcome, struct po_error *err) PO_NODISCARD;
 
 #endif /* PO_COMPARE_H */

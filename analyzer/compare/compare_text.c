@@ -53,6 +53,8 @@ static const char *judgement_text(const struct po_metric_change *metric)
 		return "untested";
 	if (metric->judgement == PO_CHANGE_NOISE)
 		return "noise";
+	if (metric->judgement == PO_CHANGE_INCONCLUSIVE)
+		return "inconclusive";
 	better =
 	    po_cmp_metric_lower_is_better(metric->metric) ? metric->delta < 0 : metric->delta > 0;
 	return better ? "better" : "WORSE";
@@ -85,6 +87,10 @@ void po_comparison_print(const struct po_comparison *comparison, FILE *out)
 	for (size_t i = 0; i < comparison->finding_count; i++)
 		fprintf(out, "  finding %s: %s\n", comparison->findings[i].id,
 			finding_change_text(comparison->findings[i].change));
+	if (comparison->load.note)
+		fprintf(out, "  Inconclusive: %s\n", comparison->load.note);
 	for (size_t i = 0; i < comparison->gates_tripped_count; i++)
 		fprintf(out, "  GATE TRIPPED: %s\n", comparison->gates_tripped[i]);
+	for (size_t i = 0; i < comparison->gates_inconclusive_count; i++)
+		fprintf(out, "  GATE INCONCLUSIVE: %s\n", comparison->gates_inconclusive[i]);
 }

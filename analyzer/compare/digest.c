@@ -53,6 +53,9 @@ static enum po_status digest_create(size_t step_count, const char *label, struct
 	digest->samples_per_s = NAN;
 	digest->worker_busy_pct = NAN;
 	digest->gpu_busy_share_pct = NAN;
+	digest->others_cores = NAN;
+	digest->cpu_count = NAN;
+	digest->cpu_stretch = NAN;
 	if (!digest->label || digest_reserve(digest, step_count ? step_count : 1) != PO_STATUS_OK) {
 		po_digest_destroy(digest);
 		return PO_STATUS_NOMEM;
@@ -94,6 +97,29 @@ static void finish_series(struct po_digest *digest, bool any_gpu, bool any_live)
 		free(digest->live_bytes);
 		digest->live_bytes = NULL;
 	}
+}
+
+/* (CPU + run-queue wait) / CPU over the processes that recorded both, at least 1 ms of
+ * CPU; NaN without. */
+static double stretch_of(double cpu_ms, double runq_ms)
+{
+	return cpu_ms >= 1 && runq_ms >= 0 ? (cpu_ms + runq_ms) / cpu_ms : NAN;
+}
+
+static double analysis_cpu_stretch(const struct po_analysis *analysis)
+{
+	double cpu_ms = 0, runq_ms = 0;
+
+	for (size_t i = 0; i < analysis->process_count; i++) {
+		const struct po_process *p = &analysis->processes[i];
+
+		if (p->cpu_first_ns < 0 || p->cpu_last_ns < p->cpu_first_ns ||
+		    p->runq_first_ns < 0 || p->runq_last_ns < p->runq_first_ns)
+			continue;
+		cpu_ms += (double)(p->cpu_last_ns - p->cpu_first_ns) / 1e6;
+		runq_ms += (double)(p->runq_last_ns - p->runq_first_ns) / 1e6;
+	}
+	return stretch_of(cpu_ms, runq_ms);
 }
 
 enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const char *label,
@@ -140,6 +166,11 @@ enum po_status po_digest_from_analysis(const struct po_analysis *analysis, const
 	    analysis->step_stats.samples_per_s >= 0 ? analysis->step_stats.samples_per_s : NAN;
 	digest->worker_busy_pct = analysis->diagnosis.steady.workers_busy_pct;
 	digest->gpu_busy_share_pct = analysis->diagnosis.steady.gpu_busy_pct;
+	digest->cpu_stretch = analysis_cpu_stretch(analysis);
+	if (analysis->machine.known && analysis->cpu_count > 0) {
+		digest->others_cores = analysis->machine.others_cores;
+		digest->cpu_count = analysis->cpu_count;
+	}
 	digest->verdict = po_verdict_name(analysis->diagnosis.verdict);
 	for (size_t i = 0; i < analysis->diagnosis.finding_count; i++) {
 		digest->finding_ids[i] = po_finding_id_name(analysis->diagnosis.findings[i].id);
@@ -245,6 +276,37 @@ static void read_steady(struct po_digest *digest, const struct po_json_value *ro
 	    digest->gpu_busy_pct ? po_stats_mean(digest->gpu_busy_pct, digest->step_count) : NAN;
 }
 
+/* What other programs used of the machine (unknown without a machine object), and the
+ * stretch of the processes' CPU work. */
+static void read_machine(struct po_digest *digest, const struct po_json_value *root)
+{
+	const struct po_json_value *machine = po_json_get(root, PO_SK_MACHINE);
+	const struct po_json_value *processes = po_json_get(root, PO_SK_PROCESSES);
+	double others, cpus, cpu_ms = 0, runq_ms = 0;
+
+	for (size_t i = 0; processes && processes->type == PO_JSON_ARRAY && i < processes->count;
+	     i++) {
+		double cpu = po_json_number(po_json_get(processes->items[i], PO_SK_CPU_MS), NAN);
+		double runq =
+		    po_json_number(po_json_get(processes->items[i], PO_SK_RUNQ_WAIT_MS), NAN);
+
+		if (isnan(cpu) || isnan(runq) || cpu < 0 || runq < 0)
+			continue;
+		cpu_ms += cpu;
+		runq_ms += runq;
+	}
+	digest->cpu_stretch = stretch_of(cpu_ms, runq_ms);
+
+	if (!machine || machine->type != PO_JSON_OBJECT)
+		return;
+	others = po_json_number(po_json_get(machine, PO_SK_OTHERS_CORES), NAN);
+	cpus = po_json_number(po_json_get(machine, PO_SK_CPU_COUNT), NAN);
+	if (isnan(others) || !(cpus > 0))
+		return;
+	digest->others_cores = others;
+	digest->cpu_count = cpus;
+}
+
 /* step_series, read one step at a time as the parser hands them over. */
 struct series_reader {
 	struct po_digest *digest; /* weak */
@@ -278,6 +340,7 @@ static enum po_status digest_from_tree(const struct po_json_value *root, bool an
 	digest->steps_per_s = po_json_number(po_json_get(steps, PO_SK_STEPS_PER_S), NAN);
 	digest->samples_per_s = po_json_number(po_json_get(steps, PO_SK_SAMPLES_PER_S), NAN);
 	read_steady(digest, root);
+	read_machine(digest, root);
 	digest->verdict = po_arena_strdup(
 	    digest->arena, po_json_string(po_json_get(root, PO_SK_VERDICT), "unknown"));
 	if (findings && findings->type == PO_JSON_ARRAY)

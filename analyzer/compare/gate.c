@@ -124,7 +124,7 @@ static const struct po_metric_change *find_metric(const struct po_comparison *co
 }
 
 enum po_status po_gate_evaluate(const struct po_comparison *comparison, const char *expression,
-				bool *tripped, struct po_error *err)
+				enum po_gate_outcome *outcome, struct po_error *err)
 {
 	const struct po_metric_change *metric;
 	struct gate gate;
@@ -135,19 +135,29 @@ enum po_status po_gate_evaluate(const struct po_comparison *comparison, const ch
 	if (is_findings_count(gate.metric)) {
 		value = (double)(gate.metric[9] == 'n' ? comparison->new_findings
 						       : comparison->resolved_findings);
-		*tripped = gate.value_kind == VALUE_NEW && holds(value, gate.op, gate.threshold);
+		*outcome = gate.value_kind == VALUE_NEW && holds(value, gate.op, gate.threshold)
+			       ? PO_GATE_TRUE
+			       : PO_GATE_FALSE;
 		return PO_STATUS_OK;
 	}
 	metric = find_metric(comparison, gate.metric);
 	if (!metric) {
 		/* A known metric with no data in either run (no GPU, an empty category). */
-		*tripped = false;
+		*outcome = PO_GATE_FALSE;
 		return PO_STATUS_OK;
 	}
 	value = gate.value_kind == VALUE_NEW	 ? metric->new_value
 		: gate.value_kind == VALUE_DELTA ? metric->delta
 						 : metric->delta_pct;
-	*tripped = !isnan(value) && holds(value, gate.op, gate.threshold) &&
-		   (gate.value_kind == VALUE_NEW || metric->judgement != PO_CHANGE_NOISE);
+	if (isnan(value) || !holds(value, gate.op, gate.threshold))
+		*outcome = PO_GATE_FALSE;
+	else if (gate.value_kind == VALUE_NEW)
+		*outcome = PO_GATE_TRUE;
+	else if (metric->judgement == PO_CHANGE_NOISE)
+		*outcome = PO_GATE_FALSE;
+	else if (metric->judgement == PO_CHANGE_INCONCLUSIVE)
+		*outcome = PO_GATE_INCONCLUSIVE;
+	else
+		*outcome = PO_GATE_TRUE;
 	return PO_STATUS_OK;
 }

@@ -42,6 +42,29 @@ static void write_finding_change(struct po_json_writer *writer,
 	po_json_write_end_object(writer);
 }
 
+/* Other programs' load in each run; null where either run did not measure it. */
+static void write_load(struct po_json_writer *writer, const struct po_compare_load *load)
+{
+	po_json_write_key(writer, "load");
+	if (!load->known) {
+		po_json_write_null(writer);
+		return;
+	}
+	po_json_write_begin_object(writer);
+	po_json_write_inline(writer);
+	po_json_write_kv_string(writer, "by", load->by_stretch ? "cpu_stretch" : "cores_left");
+	po_json_write_kv_double(writer, "cpu_count", load->cpu_count, 0);
+	po_json_write_kv_bool(writer, "differs", load->differs);
+	po_json_write_kv_double(writer, "new_cores_left", load->new_left, 3);
+	po_json_write_kv_double(writer, "new_cpu_stretch", load->new_stretch, 3);
+	po_json_write_kv_double(writer, "new_others_cores", load->new_cores, 3);
+	po_json_write_kv_string(writer, "note", load->note);
+	po_json_write_kv_double(writer, "old_cores_left", load->old_left, 3);
+	po_json_write_kv_double(writer, "old_cpu_stretch", load->old_stretch, 3);
+	po_json_write_kv_double(writer, "old_others_cores", load->old_cores, 3);
+	po_json_write_end_object(writer);
+}
+
 void po_render_comparison_json(struct po_json_writer *writer,
 			       const struct po_comparison *comparison)
 {
@@ -53,12 +76,19 @@ void po_render_comparison_json(struct po_json_writer *writer,
 	for (size_t i = 0; i < comparison->finding_count; i++)
 		write_finding_change(writer, &comparison->findings[i]);
 	po_json_write_end_array(writer);
+	po_json_write_key(writer, "gates_inconclusive");
+	po_json_write_begin_array(writer);
+	po_json_write_inline(writer);
+	for (size_t i = 0; i < comparison->gates_inconclusive_count; i++)
+		po_json_write_string(writer, comparison->gates_inconclusive[i]);
+	po_json_write_end_array(writer);
 	po_json_write_key(writer, "gates_tripped");
 	po_json_write_begin_array(writer);
 	po_json_write_inline(writer);
 	for (size_t i = 0; i < comparison->gates_tripped_count; i++)
 		po_json_write_string(writer, comparison->gates_tripped[i]);
 	po_json_write_end_array(writer);
+	write_load(writer, &comparison->load);
 	po_json_write_key(writer, "metrics");
 	po_json_write_begin_array(writer);
 	for (size_t i = 0; i < comparison->metric_count; i++)

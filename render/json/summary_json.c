@@ -822,7 +822,7 @@ static void write_process(struct summary *summary, const struct po_process *proc
 	    process->cpu_first_ns >= 0 && process->cpu_last_ns >= process->cpu_first_ns;
 
 	po_json_write_begin_object(writer);
-	po_json_write_kv_ms_or_null(writer, "cpu_ms",
+	po_json_write_kv_ms_or_null(writer, PO_SK_CPU_MS,
 				    cpu_known ? process->cpu_last_ns - process->cpu_first_ns : -1);
 	po_json_write_kv_int(writer, "event_count", process->event_count);
 	kv_time(summary, "first_ms", process->first_ns);
@@ -832,7 +832,7 @@ static void write_process(struct summary *summary, const struct po_process *proc
 	po_json_write_kv_int(writer, "pid", process->pid);
 	po_json_write_kv_string(writer, "role", po_json_role_name(process->role));
 	po_json_write_kv_int_or_null(writer, "rss_peak_bytes", process->rss_peak_bytes);
-	po_json_write_kv_ms_or_null(writer, "runq_wait_ms",
+	po_json_write_kv_ms_or_null(writer, PO_SK_RUNQ_WAIT_MS,
 				    process->runq_first_ns >= 0 &&
 					    process->runq_last_ns >= process->runq_first_ns
 					? process->runq_last_ns - process->runq_first_ns
@@ -845,7 +845,7 @@ static void write_processes(struct summary *summary)
 {
 	size_t i;
 
-	po_json_write_key(summary->writer, "processes");
+	po_json_write_key(summary->writer, PO_SK_PROCESSES);
 	po_json_write_begin_array(summary->writer);
 	for (i = 0; i < summary->analysis->process_count; i++)
 		write_process(summary, &summary->analysis->processes[i]);
@@ -937,16 +937,16 @@ static void write_machine(struct po_json_writer *writer, const struct po_analysi
 {
 	const struct po_machine_load *machine = &analysis->machine;
 
-	po_json_write_key(writer, "machine");
+	po_json_write_key(writer, PO_SK_MACHINE);
 	if (!machine->known) {
 		po_json_write_null(writer);
 		return;
 	}
 	po_json_write_begin_object(writer);
 	po_json_write_kv_double(writer, "busy_cores", machine->busy_cores, 3);
-	po_json_write_kv_int_or_null(writer, "cpu_count",
+	po_json_write_kv_int_or_null(writer, PO_SK_CPU_COUNT,
 				     analysis->cpu_count > 0 ? analysis->cpu_count : -1);
-	po_json_write_kv_double(writer, "others_cores", machine->others_cores, 3);
+	po_json_write_kv_double(writer, PO_SK_OTHERS_CORES, machine->others_cores, 3);
 	po_json_write_kv_int(writer, "pid", machine->pid);
 	po_json_write_kv_int(writer, "series", machine->series);
 	po_json_write_kv_ms(writer, "span_ms", machine->last_ns - machine->first_ns);

@@ -11,6 +11,8 @@ enum po_cmp_badge po_cmp_badge_of(const struct po_metric_change *metric)
 
 	if (metric->judgement == PO_CHANGE_UNTESTED)
 		return PO_CMP_UNTESTED;
+	if (metric->judgement == PO_CHANGE_INCONCLUSIVE)
+		return PO_CMP_INCONCLUSIVE;
 	if (metric->judgement != PO_CHANGE_SIGNIFICANT)
 		return PO_CMP_NOISE;
 	lower = metric->delta < 0;
@@ -191,6 +193,8 @@ void po_cmp_headline(const struct po_comparison *comparison, char *out, size_t o
 		snprintf(out, out_size, "%.1f%% slower than the baseline", p50->delta_pct);
 	else if (badge == PO_CMP_NOISE)
 		snprintf(out, out_size, "No change beyond run-to-run noise");
+	else if (badge == PO_CMP_INCONCLUSIVE)
+		snprintf(out, out_size, "Inconclusive: other programs' load differed");
 	else
 		snprintf(out, out_size, "Step times not tested against noise");
 }
@@ -202,6 +206,9 @@ static const char *noise_words(const struct po_metric_change *p50)
 		return "a change beyond run-to-run noise";
 	case PO_CHANGE_NOISE:
 		return "within run-to-run noise";
+	case PO_CHANGE_INCONCLUSIVE:
+		return "a change beyond noise that may be other programs' (their load differed "
+		       "between the runs)";
 	default:
 		return "too few steps to test against noise";
 	}
@@ -228,7 +235,8 @@ void po_cmp_summary(const struct po_comparison *comparison, char *out, size_t ou
 		snprintf(p_text, sizeof(p_text), ", p = %.2g", p50->p_value);
 	snprintf(out, out_size,
 		 "This run's median step is %s the baseline's (%.2f ms against %.2f ms in %s), "
-		 "%s%s. Verdict: %s \xe2\x86\x92 %s.",
+		 "%s%s. Verdict: %s \xe2\x86\x92 %s.%s%s",
 		 speed, p50->new_value, p50->old_value, label, noise_words(p50), p_text,
-		 old_verdict, new_verdict);
+		 old_verdict, new_verdict, comparison->load.note ? " Inconclusive: " : "",
+		 comparison->load.note ? comparison->load.note : "");
 }

@@ -22,7 +22,8 @@
 	X(BETTER, "better")                                                                        \
 	X(WORSE, "worse")                                                                          \
 	X(NOISE, "noise")                                                                          \
-	X(UNTESTED, "untested")
+	X(UNTESTED, "untested")                                                                    \
+	X(INCONCLUSIVE, "inconclusive")
 
 enum po_cmp_badge {
 #define PO_X(name, key) PO_CMP_##name,

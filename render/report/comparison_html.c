@@ -145,14 +145,25 @@ static void fill_gates(struct po_html *html, xmlNodePtr parent,
 {
 	xmlNodePtr note, list;
 
-	if (comparison->gates_tripped_count == 0)
-		return;
-	note = po_html_el(html, parent, "div", "note note-warn cmp-gates", NULL);
-	po_html_el(html, note, "p", NULL, "These --fail-if gates tripped:");
-	list = po_html_el(html, note, "ul", NULL, NULL);
-	for (size_t i = 0; i < comparison->gates_tripped_count; i++)
-		po_html_label(html, po_html_el(html, list, "li", NULL, NULL), "code", NULL,
-			      comparison->gates_tripped[i], PO_REPORT_LABEL_CHARS);
+	if (comparison->gates_tripped_count > 0) {
+		note = po_html_el(html, parent, "div", "note note-warn cmp-gates", NULL);
+		po_html_el(html, note, "p", NULL, "These --fail-if gates tripped:");
+		list = po_html_el(html, note, "ul", NULL, NULL);
+		for (size_t i = 0; i < comparison->gates_tripped_count; i++)
+			po_html_label(html, po_html_el(html, list, "li", NULL, NULL), "code",
+				      NULL, comparison->gates_tripped[i], PO_REPORT_LABEL_CHARS);
+	}
+	if (comparison->gates_inconclusive_count > 0) {
+		note = po_html_el(html, parent, "div", "note note-warn cmp-gates", NULL);
+		po_html_el(html, note, "p", NULL,
+			   "These --fail-if gates cannot be judged (other programs' load differed "
+			   "between the runs):");
+		list = po_html_el(html, note, "ul", NULL, NULL);
+		for (size_t i = 0; i < comparison->gates_inconclusive_count; i++)
+			po_html_label(html, po_html_el(html, list, "li", NULL, NULL), "code",
+				      NULL, comparison->gates_inconclusive[i],
+				      PO_REPORT_LABEL_CHARS);
+	}
 }
 
 static enum po_status fill_charts(struct po_html *html, xmlNodePtr parent, struct po_error *err)

@@ -109,15 +109,22 @@ static void gate_lines(struct po_page *page, const struct po_comparison *compari
 {
 	char gate[PO_REPORT_TEXT_MAX], text[PO_REPORT_TEXT_MAX + 16];
 
-	if (comparison->gates_tripped_count == 0)
-		return;
-	page->y += 8;
-	po_page_text(page, "These --fail-if gates tripped:", 9.5, true, PO_COLOR_WARNING, 0);
-	for (size_t i = 0; i < comparison->gates_tripped_count; i++) {
-		po_report_clean(comparison->gates_tripped[i], gate, sizeof(gate),
-				PO_REPORT_LABEL_CHARS);
-		snprintf(text, sizeof(text), "\xe2\x80\xa2 %s", gate);
-		po_page_text(page, text, 9, false, PO_COLOR_WARNING, 10);
+	const char *const titles[2] = {"These --fail-if gates tripped:",
+				       "These --fail-if gates cannot be judged (other programs' "
+				       "load differed between the runs):"};
+	const char *const *lists[2] = {comparison->gates_tripped, comparison->gates_inconclusive};
+	size_t counts[2] = {comparison->gates_tripped_count, comparison->gates_inconclusive_count};
+
+	for (int k = 0; k < 2; k++) {
+		if (counts[k] == 0)
+			continue;
+		page->y += 8;
+		po_page_text(page, titles[k], 9.5, true, PO_COLOR_WARNING, 0);
+		for (size_t i = 0; i < counts[k]; i++) {
+			po_report_clean(lists[k][i], gate, sizeof(gate), PO_REPORT_LABEL_CHARS);
+			snprintf(text, sizeof(text), "\xe2\x80\xa2 %s", gate);
+			po_page_text(page, text, 9, false, PO_COLOR_WARNING, 10);
+		}
 	}
 }
 

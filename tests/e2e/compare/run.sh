@@ -2,7 +2,8 @@
 # Comparing runs of profopt-sim: 1 worker against 4 on an I/O-bound load shows the speedup
 # and the resolved input-bound finding; the same configuration twice is no significant
 # change; a --fail-if gate trips on a planted 30% slowdown and not on a repeat run; an
-# earlier summary.json works as the baseline. The judgements compare separate recordings,
+# earlier summary.json works as the baseline; the same run recorded beside busy loops is not
+# a regression (inconclusive, exit 8, or noise). The judgements compare separate recordings,
 # whose step times need the machine: when only those failed while other programs used a
 # quarter of the CPUs or more during a recording, the test is skipped (77,
 # tests/lib/busy.sh) with one line saying so.
@@ -83,6 +84,52 @@ status=$?
 [ -f "$work/r-slow/summary.json" ] && ok "a tripped gate keeps its report" || fail "no report after a tripped gate"
 if [ "$status" -eq 6 ]; then
 	grep -q "GATE TRIPPED" "$work/out" && ok "the tripped gate is printed" || fail "gate not printed"
+fi
+
+# The same configuration recorded while busy loops hold every core: the report must not call
+# it a regression. Either the load difference is measured (comparison.load.differs) and a
+# change beyond noise is inconclusive, exit 8 from the gate, or the change is noise, exit 0.
+loops=()
+for _ in $(seq "$(nproc)"); do
+	(while :; do :; done) &
+	loops+=($!)
+done
+"$bin/profopt-record" -o "$work/loaded" -- "$bin/profopt-sim" --steps 80 --batch-size 8 \
+	--load-ms 24 --preprocess-ms 0.5 --collate-ms 0.2 --h2d-ms 0.5 --forward-ms 3 \
+	--backward-ms 4 --optimizer-ms 1 --kernels 4 --gpu-ms 4 --seed 5 --workers 4 \
+	>"$work/loaded.log" 2>&1
+recorded=$?
+kill "${loops[@]}" 2>/dev/null
+wait "${loops[@]}" 2>/dev/null
+[ "$recorded" -eq 0 ] || { cat "$work/loaded.log"; exit 1; }
+"$bin/profopt-analyze" "$work/loaded" -o "$work/r-loaded" --baseline "$work/w4" \
+	--fail-if 'steps.p50_ms>+10%' >"$work/out" 2>&1
+status=$?
+s="$work/r-loaded/summary.json"
+load=$(field "$s" 'c["load"]')
+p50=$(field "$s" '[m["judgement"] + " %+.1f%%" % m["delta_pct"] for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]')
+echo "     beside busy loops: exit $status, steps.p50_ms $p50, load $load"
+[ "$status" -ne 6 ] && ok "a run beside busy loops does not trip the gate (exit $status)" ||
+	fail "a run beside busy loops tripped the gate: $(tail -5 "$work/out")"
+if [ "$(field "$s" 'bool(c["load"] and c["load"]["differs"])')" = True ]; then
+	case $p50 in
+	significant*) fail "the load differed and the change is still called significant" ;;
+	inconclusive*)
+		grep -q "^  Inconclusive: .*load" "$work/out" &&
+			ok "the inconclusive change says why" || fail "no reason for the inconclusive change"
+		if [ "$(field "$s" '[m["delta_pct"] > 10 for m in c["metrics"] if m["name"]=="steps.p50_ms"][0]')" = True ]; then
+			[ "$status" -eq 8 ] && grep -q "GATE INCONCLUSIVE" "$work/out" &&
+				grep -q "cannot be judged" "$work/out" &&
+				ok "a gate on an inconclusive change exits 8 and says why" ||
+				fail "inconclusive gate: exit $status: $(tail -5 "$work/out")"
+		else
+			[ "$status" -eq 0 ] && ok "a gate whose condition does not hold stays false" ||
+				fail "gate on a change below its threshold: exit $status"
+		fi ;;
+	*) ok "under a different load the change is $p50" ;;
+	esac
+else
+	echo "     the busy loops did not take a quarter of the cores more than the baseline's others: the load check is not exercised"
 fi
 
 "$bin/profopt-analyze" "$work/slow" -o "$work/r-bad" --fail-if 'steps.p50_ms>+10%' >"$work/out" 2>&1

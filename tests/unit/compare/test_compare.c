@@ -86,12 +86,24 @@ static void test_bootstrap_large_samples(void)
 }
 
 /* A summary.json with steps around mean_ms (a deterministic wobble) and some findings. */
-static void write_summary(const char *path, double mean_ms, size_t steps, const char *finding)
+/* A summary.json whose machine member says other programs used others_cores of 2 cores
+ * (no machine member when negative), and whose one process waited runq_ms for a CPU while
+ * it ran 1000 ms (no processes when negative). */
+static void write_summary_runq(const char *path, double mean_ms, size_t steps,
+			       const char *finding, double others_cores, double runq_ms)
 {
 	FILE *file = fopen(path, "w");
 
-	fprintf(file, "{\"schema\": \"profopt.summary/1\", \"verdict\": \"%s\", \"findings\": [",
+	fprintf(file, "{\"schema\": \"profopt.summary/1\", \"verdict\": \"%s\", ",
 		finding ? "input-bound" : "balanced");
+	if (others_cores >= 0)
+		fprintf(file, "\"machine\": {\"cpu_count\": 2, \"others_cores\": %.3f}, ",
+			others_cores);
+	if (runq_ms >= 0)
+		fprintf(file,
+			"\"processes\": [{\"pid\": 1, \"cpu_ms\": 1000, \"runq_wait_ms\": %.1f}], ",
+			runq_ms);
+	fprintf(file, "\"findings\": [");
 	if (finding)
 		fprintf(file, "{\"id\": \"%s\", \"severity\": \"critical\"}", finding);
 	fprintf(file,
@@ -108,6 +120,17 @@ static void write_summary(const char *path, double mean_ms, size_t steps, const 
 	}
 	fprintf(file, "]}\n");
 	fclose(file);
+}
+
+static void write_summary_load(const char *path, double mean_ms, size_t steps,
+			       const char *finding, double others_cores)
+{
+	write_summary_runq(path, mean_ms, steps, finding, others_cores, -1);
+}
+
+static void write_summary(const char *path, double mean_ms, size_t steps, const char *finding)
+{
+	write_summary_load(path, mean_ms, steps, finding, -1);
 }
 
 static struct po_comparison *compare_files(struct po_arena *arena, const char *old_path,
@@ -139,13 +162,18 @@ static const struct po_metric_change *metric(const struct po_comparison *c, cons
 	return NULL;
 }
 
-static bool gate(const struct po_comparison *c, const char *expression)
+static enum po_gate_outcome gate_outcome(const struct po_comparison *c, const char *expression)
 {
 	struct po_error err = {{0}};
-	bool tripped = false;
+	enum po_gate_outcome outcome = PO_GATE_FALSE;
 
-	CHECK(po_gate_evaluate(c, expression, &tripped, &err) == PO_STATUS_OK);
-	return tripped;
+	CHECK(po_gate_evaluate(c, expression, &outcome, &err) == PO_STATUS_OK);
+	return outcome;
+}
+
+static bool gate(const struct po_comparison *c, const char *expression)
+{
+	return gate_outcome(c, expression) == PO_GATE_TRUE;
 }
 
 static void test_comparisons_and_gates(void)
@@ -155,7 +183,7 @@ static void test_comparisons_and_gates(void)
 	struct po_arena *arena = po_arena_create();
 	struct po_comparison *repeat, *slower;
 	struct po_error err = {{0}};
-	bool tripped;
+	enum po_gate_outcome tripped;
 
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(base, sizeof(base), "%s/base.json", dir);
@@ -194,10 +222,10 @@ static void test_comparisons_and_gates(void)
 	CHECK(po_gate_check("findings.new>+0", &err) == PO_STATUS_USAGE);
 	CHECK(po_gate_check("breakdown.data_wait_ms>+5%", &err) == PO_STATUS_OK);
 	CHECK(po_gate_check("breakdown.nonsense_ms>+5%", &err) == PO_STATUS_USAGE);
-	tripped = true;
+	tripped = PO_GATE_TRUE;
 	CHECK(po_gate_evaluate(slower, "breakdown.checkpoint_ms>+1%", &tripped, &err) ==
 	      PO_STATUS_OK);
-	CHECK(!tripped);
+	CHECK(tripped == PO_GATE_FALSE);
 	CHECK(po_digest_from_summary(dir, &(struct po_digest *){NULL}, &err) != PO_STATUS_OK);
 	unlink(base);
 	unlink(same);
@@ -280,6 +308,79 @@ static void test_histograms(void)
 	CHECK(!po_stats_histogram_axis(&histogram, PO_STATS_HISTOGRAM_MAX_BINS + 1, 0, 1));
 }
 
+/*
+ * A run 30% slower while other programs took 0.83 of the 2 cores, against a baseline
+ * recorded while they took 0.05: the change is inconclusive, not significant, and a gate on
+ * it is neither true nor false. Under the same load it is significant; a gate on the new
+ * value alone still trips; a repeat under different load stays noise.
+ */
+static void test_load_difference(void)
+{
+	char dir[] = "/tmp/profopt-compare-load.XXXXXX";
+	char base[256], busy[256], busy_base[256], same_busy[256], plain[256];
+	struct po_arena *arena = po_arena_create();
+	struct po_comparison *c;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(base, sizeof(base), "%s/base.json", dir);
+	snprintf(busy, sizeof(busy), "%s/busy.json", dir);
+	snprintf(busy_base, sizeof(busy_base), "%s/busy-base.json", dir);
+	snprintf(same_busy, sizeof(same_busy), "%s/same-busy.json", dir);
+	snprintf(plain, sizeof(plain), "%s/plain.json", dir);
+	write_summary_load(base, 10.0, 200, "input-bound", 0.05);
+	write_summary_load(busy, 13.0, 200, "input-bound", 0.83);
+	write_summary_load(busy_base, 10.0, 200, "input-bound", 0.70);
+	write_summary_load(same_busy, 10.05, 200, "input-bound", 0.83);
+	write_summary(plain, 13.0, 200, "input-bound");
+
+	c = compare_files(arena, base, busy);
+	CHECK(c && c->load.known && c->load.differs && c->load.note);
+	CHECK(metric(c, "steps.p50_ms")->judgement == PO_CHANGE_INCONCLUSIVE);
+	CHECK(metric(c, "steps.steps_per_s")->judgement == PO_CHANGE_INCONCLUSIVE);
+	CHECK(gate_outcome(c, "steps.p50_ms>+10%") == PO_GATE_INCONCLUSIVE);
+	CHECK(gate_outcome(c, "steps.p50_ms<-10%") == PO_GATE_FALSE);
+	CHECK(gate_outcome(c, "steps.p50_ms>12") == PO_GATE_TRUE);
+	CHECK(c->load.note && strstr(c->load.note, "0.83 of the 2 cores") &&
+	      strstr(c->load.note, "0.05"));
+
+	c = compare_files(arena, busy_base, busy); /* 0.70 -> 0.83: the same load */
+	CHECK(c && c->load.known && !c->load.differs && !c->load.note);
+	CHECK(metric(c, "steps.p50_ms")->judgement == PO_CHANGE_SIGNIFICANT);
+	CHECK(gate_outcome(c, "steps.p50_ms>+10%") == PO_GATE_TRUE);
+
+	c = compare_files(arena, base, same_busy);
+	CHECK(c && c->load.differs);
+	CHECK(metric(c, "steps.p50_ms")->judgement == PO_CHANGE_NOISE);
+	CHECK(gate_outcome(c, "steps.p50_ms>+10%") == PO_GATE_FALSE);
+
+	c = compare_files(arena, base, plain); /* no machine member: judged as before */
+	CHECK(c && !c->load.known && !c->load.differs);
+	CHECK(metric(c, "steps.p50_ms")->judgement == PO_CHANGE_SIGNIFICANT);
+
+	/* Both saturated (1.5 of 2 cores used by others in both), but the recorded process
+	 * waited 20 ms per 1000 ms of CPU in one and 900 ms in the other: the stretch of its
+	 * CPU work tells, not the cores others used. */
+	write_summary_runq(base, 10.0, 200, "input-bound", 1.5, 20);
+	write_summary_runq(busy, 13.0, 200, "input-bound", 1.5, 900);
+	c = compare_files(arena, base, busy);
+	CHECK(c && c->load.by_stretch && c->load.differs);
+	CHECK_NEAR(c->load.new_stretch, 1.9, 1e-9);
+	CHECK(metric(c, "steps.p50_ms")->judgement == PO_CHANGE_INCONCLUSIVE);
+	CHECK(c->load.note && strstr(c->load.note, "90%") && strstr(c->load.note, "2%"));
+	write_summary_runq(busy, 13.0, 200, "input-bound", 0.05, 60); /* 1.02 -> 1.06 */
+	c = compare_files(arena, base, busy);
+	CHECK(c && c->load.by_stretch && !c->load.differs);
+	CHECK(metric(c, "steps.p50_ms")->judgement == PO_CHANGE_SIGNIFICANT);
+
+	unlink(base);
+	unlink(busy);
+	unlink(busy_base);
+	unlink(same_busy);
+	unlink(plain);
+	rmdir(dir);
+	po_arena_destroy(arena);
+}
+
 int main(void)
 {
 	RUN(test_json_reader);
@@ -288,5 +389,6 @@ int main(void)
 	RUN(test_ranks_and_fits);
 	RUN(test_histograms);
 	RUN(test_comparisons_and_gates);
+	RUN(test_load_difference);
 	return CHECK_SUMMARY();
 }
