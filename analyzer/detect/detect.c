@@ -260,9 +260,35 @@ static struct po_recommendation *find_rec(const struct po_finding *finding, enum
 }
 
 /*
+ * A GPU idle while the loop waits for input is fixed where the input-bound finding says:
+ * gpu-idle's "more loader workers" becomes input-bound's first advice (or a pointer to it
+ * when its predictions were withheld), never a knob it advises against (more workers on
+ * saturated cores). gpu-idle keeps its own bound on the gain: the idle time it can recover.
+ */
+static void defer_gpu_idle_to_input(struct det_ctx *ctx, const struct po_finding *input)
+{
+	struct po_finding *idle = (struct po_finding *)det_find(ctx, PO_FINDING_GPU_IDLE);
+	struct po_recommendation *feed = find_rec(idle, PO_KNOB_NUM_WORKERS);
+
+	if (!feed || !input)
+		return;
+	if (input->recommendation_count > 0) {
+		feed->knob = input->recommendations[0].knob;
+		feed->action = det_printf(ctx,
+					  "feed the GPU faster: %s (the input-bound finding's first "
+					  "advice)",
+					  input->recommendations[0].action);
+		return;
+	}
+	feed->knob = (enum po_knob)(PO_KNOB_CATEGORY + PO_CAT_DATA_WAIT);
+	feed->action = "feed the GPU faster: the input-bound finding says what limits the loader";
+}
+
+/*
  * One answer per knob in a report: cpu-contention models the cores the workers and the loop
  * share, so where it recommends a num_workers, input-bound's recommendation of another one
- * gives way to it (it could say "set num_workers=6" beside "keep num_workers=4").
+ * gives way to it (it could say "set num_workers=6" beside "keep num_workers=4"); and
+ * gpu-idle's advice for a GPU that waits on input is input-bound's.
  */
 static void reconcile(struct det_ctx *ctx)
 {
@@ -271,11 +297,12 @@ static void reconcile(struct det_ctx *ctx)
 	const struct po_recommendation *cores = find_rec(contention, PO_KNOB_NUM_WORKERS);
 	struct po_recommendation *workers = find_rec(input, PO_KNOB_NUM_WORKERS);
 
-	if (!cores || !workers || strcmp(cores->action, workers->action) == 0)
-		return;
-	*workers = *cores;
-	workers->why =
-	    det_printf(ctx, "%s (the cpu-contention finding models the cores)", cores->why);
+	if (cores && workers && strcmp(cores->action, workers->action) != 0) {
+		*workers = *cores;
+		workers->why = det_printf(ctx, "%s (the cpu-contention finding models the cores)",
+					  cores->why);
+	}
+	defer_gpu_idle_to_input(ctx, input);
 }
 
 static enum po_status run_detectors(struct det_ctx *ctx)

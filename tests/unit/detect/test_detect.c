@@ -562,6 +562,49 @@ static void flat_memory(struct po_analysis *analysis)
 		    (i < 5 ? (int64_t)i * 8 : 40) * SYNTH_MIB + (int64_t)((i * 7919) % 5) * 1000;
 }
 
+/*
+ * A GPU idle while the loop waits for a loader on saturated cores: input-bound says more
+ * workers will not help, and gpu-idle gives the same answer for that knob (its advice is
+ * input-bound's first one), not "more loader workers".
+ */
+static void test_gpu_idle_defers_to_input_bound(void)
+{
+	static const struct synth_breakdown breakdown = {.ms = {[PO_CAT_DATA_WAIT] = 1.8,
+								[PO_CAT_FORWARD] = 3,
+								[PO_CAT_BACKWARD] = 3,
+								[PO_CAT_OPTIMIZER] = 1}};
+	struct synth_loader loader = {{0.5, 10, 0.5}, {0.1, 10, 0.5}, {"open", "augment", "stack"}};
+	struct po_analysis *analysis = synth_create(200, &breakdown, 2);
+	const struct po_finding *input, *idle;
+
+	analysis->cpu_count = 2;
+	synth_config(analysis, "num_workers", "2");
+	synth_workers(analysis, 2, &loader, 95);
+	flat_memory(analysis);
+	synth_gpu(analysis, 3);
+	for (size_t i = 0; i < analysis->step_count; i++)
+		synth_gap(analysis, i, 0, 1.8, PO_CAT_DATA_WAIT);
+	run_detect(analysis);
+	input = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	idle = synth_finding(analysis, PO_FINDING_GPU_IDLE);
+	CHECK(input != NULL && idle != NULL);
+	if (!input || !idle)
+		goto end;
+	CHECK_STR_EQ(synth_text(input, "cause"), "cpu-saturated");
+	CHECK(idle->recommendation_count > 0);
+	for (size_t i = 0; i < idle->recommendation_count; i++) {
+		const struct po_recommendation *rec = &idle->recommendations[i];
+
+		CHECK(strstr(rec->action, "more loader workers") == NULL);
+		if (input->recommendation_count > 0 && i == 0) {
+			CHECK_INT_EQ(rec->knob, input->recommendations[0].knob);
+			CHECK(strstr(rec->action, input->recommendations[0].action) != NULL);
+		}
+	}
+end:
+	synth_destroy(analysis);
+}
+
 static void test_compute_bound(void)
 {
 	static const struct synth_breakdown breakdown = {.ms = {[PO_CAT_DATA_WAIT] = 0.1,
@@ -748,6 +791,7 @@ int main(void)
 	RUN(test_outlier_loader_advice_fits_config);
 	RUN(test_gpu_memory_growth);
 	RUN(test_gpu_idle_periodic_stall);
+	RUN(test_gpu_idle_defers_to_input_bound);
 	RUN(test_compute_bound);
 	RUN(test_balanced);
 	RUN(test_few_steps);
