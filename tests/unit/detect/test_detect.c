@@ -171,7 +171,8 @@ end:
 	synth_destroy(analysis);
 }
 
-static void test_cpu_saturated(void)
+/* Two workers whose CPU-heavy augment stage fills the 2 cores; the loop waits 1.8 ms. */
+static struct po_analysis *cpu_saturated_loader(void)
 {
 	static const struct synth_breakdown breakdown = {.ms = {[PO_CAT_DATA_WAIT] = 1.8,
 								[PO_CAT_FORWARD] = 3,
@@ -179,11 +180,18 @@ static void test_cpu_saturated(void)
 								[PO_CAT_OPTIMIZER] = 1}};
 	struct synth_loader loader = {{0.5, 10, 0.5}, {0.1, 10, 0.5}, {"open", "augment", "stack"}};
 	struct po_analysis *analysis = synth_create(200, &breakdown, 2);
-	const struct po_finding *finding;
 
 	analysis->cpu_count = 2;
 	synth_config(analysis, "num_workers", "2");
 	synth_workers(analysis, 2, &loader, 95);
+	return analysis;
+}
+
+static void test_cpu_saturated(void)
+{
+	struct po_analysis *analysis = cpu_saturated_loader();
+	const struct po_finding *finding;
+
 	run_detect(analysis);
 	finding = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
 	CHECK(finding != NULL);
@@ -569,17 +577,9 @@ static void flat_memory(struct po_analysis *analysis)
  */
 static void test_gpu_idle_defers_to_input_bound(void)
 {
-	static const struct synth_breakdown breakdown = {.ms = {[PO_CAT_DATA_WAIT] = 1.8,
-								[PO_CAT_FORWARD] = 3,
-								[PO_CAT_BACKWARD] = 3,
-								[PO_CAT_OPTIMIZER] = 1}};
-	struct synth_loader loader = {{0.5, 10, 0.5}, {0.1, 10, 0.5}, {"open", "augment", "stack"}};
-	struct po_analysis *analysis = synth_create(200, &breakdown, 2);
+	struct po_analysis *analysis = cpu_saturated_loader();
 	const struct po_finding *input, *idle;
 
-	analysis->cpu_count = 2;
-	synth_config(analysis, "num_workers", "2");
-	synth_workers(analysis, 2, &loader, 95);
 	flat_memory(analysis);
 	synth_gpu(analysis, 3);
 	for (size_t i = 0; i < analysis->step_count; i++)
