@@ -69,6 +69,46 @@ enum po_verdict det_verdict(const struct det_ctx *ctx)
 	return PO_VERDICT_BALANCED;
 }
 
+/*
+ * Most of each step is in no span: what is marked, what is not, and how to mark the rest.
+ * Asking for what is already instrumented sends the user to do it twice.
+ */
+static const char *unmarked_cause(struct det_ctx *ctx)
+{
+	const double *mean = ctx->category_mean_ns;
+	double other_pct = 100 * mean[PO_CAT_OTHER] / ctx->mean_step_ns;
+	bool loader = mean[PO_CAT_DATA_WAIT] + mean[PO_CAT_HANDOFF] + mean[PO_CAT_LOAD] +
+			  mean[PO_CAT_PREPROCESS] + mean[PO_CAT_COLLATE] >
+		      0;
+	bool model = mean[PO_CAT_FORWARD] + mean[PO_CAT_BACKWARD] + mean[PO_CAT_OPTIMIZER] > 0;
+
+	if (loader && model)
+		return det_printf(
+		    ctx,
+		    "%.0f%% of each step (%.2f ms) is in no span, though the data wait and the "
+		    "model are marked: the loop's own code between them takes it; mark its "
+		    "parts with profopt.span(\"name\"), or record with --stacks to see its "
+		    "functions",
+		    other_pct, mean[PO_CAT_OTHER] / DET_NS_PER_MS);
+	if (loader)
+		return det_printf(ctx,
+				  "%.0f%% of each step is in no span: the data wait is marked but "
+				  "not the model; instrument it (profopt.run(model=..., "
+				  "optimizer=...)) or mark its parts with profopt.span(\"name\")",
+				  other_pct);
+	if (model)
+		return det_printf(ctx,
+				  "%.0f%% of each step is in no span: the model is marked but not "
+				  "the data wait; instrument the loader (profopt.instrument(loader)) "
+				  "or mark the rest with profopt.span(\"name\")",
+				  other_pct);
+	return det_printf(ctx,
+			  "%.0f%% of each step is in no span: the steps are marked but not what "
+			  "happens inside them; instrument the loader and the model "
+			  "(profopt.instrument, profopt.run(model=..., optimizer=...))",
+			  other_pct);
+}
+
 static const char *verdict_cause(struct det_ctx *ctx, enum po_verdict verdict)
 {
 	const struct po_finding *contention = det_find(ctx, PO_FINDING_CPU_CONTENTION);
@@ -81,11 +121,7 @@ static const char *verdict_cause(struct det_ctx *ctx, enum po_verdict verdict)
 		    "whole loop as the step (profopt.instrument does)",
 		    ctx->analysis->step_stats.coverage_pct);
 	if (verdict == PO_VERDICT_UNKNOWN && ctx->clean_count && det_unmarked(ctx))
-		return det_printf(ctx,
-				  "%.0f%% of each step is in no span: the steps are marked but not "
-				  "what happens inside them; instrument the loader and the model "
-				  "(profopt.instrument, profopt.run(model=..., optimizer=...))",
-				  100 * ctx->category_mean_ns[PO_CAT_OTHER] / ctx->mean_step_ns);
+		return unmarked_cause(ctx);
 	if (verdict == PO_VERDICT_HOST_BOUND && det_find(ctx, PO_FINDING_LAUNCH_BOUND))
 		return det_printf(ctx,
 				  "the training thread launches %.0f kernels per step, %.1f us of "

@@ -399,6 +399,12 @@ static void test_gpu_records_dropped(void)
 static void test_verdict_knows_what_it_cannot_know(void)
 {
 	static const struct synth_breakdown unmarked = {.ms = {[PO_CAT_OTHER] = 20}};
+	static const struct synth_breakdown loop_code = {.ms = {[PO_CAT_DATA_WAIT] = 0.5,
+								[PO_CAT_FORWARD] = 0.7,
+								[PO_CAT_BACKWARD] = 0.5,
+								[PO_CAT_OTHER] = 18.2}};
+	static const struct synth_breakdown model_only = {.ms = {[PO_CAT_FORWARD] = 1,
+								 [PO_CAT_OTHER] = 19}};
 	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
 
 	analysis->step_stats.coverage_pct = 30;
@@ -411,7 +417,23 @@ static void test_verdict_knows_what_it_cannot_know(void)
 	run_detect(analysis);
 	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
 	CHECK(analysis->diagnosis.verdict_reason &&
-	      strstr(analysis->diagnosis.verdict_reason, "in no span"));
+	      strstr(analysis->diagnosis.verdict_reason, "in no span") &&
+	      strstr(analysis->diagnosis.verdict_reason, "instrument the loader and the model"));
+	synth_destroy(analysis);
+	/* Both the data wait and the model are marked (91% of the step is the loop's own
+	 * code): the reason names what is not marked, not what already is. */
+	analysis = synth_create(100, &loop_code, 2);
+	run_detect(analysis);
+	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
+	CHECK(analysis->diagnosis.verdict_reason &&
+	      strstr(analysis->diagnosis.verdict_reason, "91% of each step") &&
+	      strstr(analysis->diagnosis.verdict_reason, "the data wait and the model are marked") &&
+	      !strstr(analysis->diagnosis.verdict_reason, "instrument"));
+	synth_destroy(analysis);
+	analysis = synth_create(100, &model_only, 2);
+	run_detect(analysis);
+	CHECK(analysis->diagnosis.verdict_reason &&
+	      strstr(analysis->diagnosis.verdict_reason, "the model is marked but not the data wait"));
 	synth_destroy(analysis);
 }
 
