@@ -29,7 +29,7 @@
 	X(GATE, "a --fail-if condition is true", 6)                                                \
 	X(BASELINE, "the baseline could not be used", 7)                                           \
 	X(GATE_INCONCLUSIVE,                                                                       \
-	  "a --fail-if condition cannot be judged: other programs' load differed between the "    \
+	  "a --fail-if condition cannot be judged: other programs' load differed between the "     \
 	  "runs",                                                                                  \
 	  8)                                                                                       \
 	X(INTERRUPTED, "interrupted", 130)
@@ -43,7 +43,8 @@ enum po_status {
 
 /*
  * Whether an analysis with this status completed and its report is kept: success, a tripped
- * --fail-if gate or one that could not be judged, or an output that failed while the others were written.
+ * --fail-if gate or one that could not be judged, or an output that failed while the others were
+ * written.
  */
 static inline int po_status_completed(enum po_status status)
 {

@@ -246,17 +246,17 @@ struct po_finding_change {
  * significant is inconclusive.
  */
 struct po_compare_load {
-	bool known;	       /* both runs measured it */
-	bool by_stretch;       /* judged by cpu_stretch (else by the cores left) */
-	double old_stretch;    /* NaN unknown */
+	bool known;	    /* both runs measured it */
+	bool by_stretch;    /* judged by cpu_stretch (else by the cores left) */
+	double old_stretch; /* NaN unknown */
 	double new_stretch;
-	bool differs;	       /* by the rule's share of the cores or more */
-	double old_cores;      /* NaN unknown */
-	double new_cores;      /* NaN unknown */
-	double cpu_count;      /* the larger of the two runs' */
-	double old_left;       /* cores the others left to each run, at least 0.1 */
+	bool differs;	  /* by the rule's share of the cores or more */
+	double old_cores; /* NaN unknown */
+	double new_cores; /* NaN unknown */
+	double cpu_count; /* the larger of the two runs' */
+	double old_left;  /* cores the others left to each run, at least 0.1 */
 	double new_left;
-	const char *note;      /* one sentence for every output when it differs; else NULL */
+	const char *note; /* one sentence for every output when it differs; else NULL */
 };
 
 struct po_comparison {
@@ -287,10 +287,10 @@ struct po_comparison {
 };
 
 struct po_compare_config {
-	double alpha;		   /* significance level of the rank test (0.01) */
-	double min_effect_pct;	   /* smaller relative changes are noise whatever the test (5%) */
+	double alpha;		    /* significance level of the rank test (0.01) */
+	double min_effect_pct;	    /* smaller relative changes are noise whatever the test (5%) */
 	double load_difference_pct; /* compare.load_difference_pct (25%) */
-	unsigned bootstrap_rounds; /* 1000; the generator has a fixed seed */
+	unsigned bootstrap_rounds;  /* 1000; the generator has a fixed seed */
 };
 
 void po_compare_config_init(struct po_compare_config *config);

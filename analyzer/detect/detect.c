@@ -274,10 +274,11 @@ static void defer_gpu_idle_to_input(struct det_ctx *ctx, const struct po_finding
 		return;
 	if (input->recommendation_count > 0) {
 		feed->knob = input->recommendations[0].knob;
-		feed->action = det_printf(ctx,
-					  "feed the GPU faster: %s (the input-bound finding's first "
-					  "advice)",
-					  input->recommendations[0].action);
+		feed->action =
+		    det_printf(ctx,
+			       "feed the GPU faster: %s (the input-bound finding's first "
+			       "advice)",
+			       input->recommendations[0].action);
 		return;
 	}
 	feed->knob = (enum po_knob)(PO_KNOB_CATEGORY + PO_CAT_DATA_WAIT);
@@ -299,8 +300,8 @@ static void reconcile(struct det_ctx *ctx)
 
 	if (cores && workers && strcmp(cores->action, workers->action) != 0) {
 		*workers = *cores;
-		workers->why = det_printf(ctx, "%s (the cpu-contention finding models the cores)",
-					  cores->why);
+		workers->why =
+		    det_printf(ctx, "%s (the cpu-contention finding models the cores)", cores->why);
 	}
 	defer_gpu_idle_to_input(ctx, input);
 }

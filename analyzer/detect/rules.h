@@ -266,10 +266,10 @@
 	  "profopt: repeat recordings of one configuration differed by 3 to 6% in median step "    \
 	  "on a 2-core machine")                                                                   \
 	X(compare_load_difference_pct, "compare", "load_difference_pct", 25, "%",                  \
-	  "difference between the two runs in what they got of the CPU (the stretch of their "    \
+	  "difference between the two runs in what they got of the CPU (the stretch of their "     \
 	  "processes' CPU work by run-queue waits, else the cores other programs left them), "     \
 	  "as a share of the larger, from which a change in time is inconclusive rather than "     \
-	  "significant (a --fail-if on it exits 8)",                                              \
+	  "significant (a --fail-if on it exits 8)",                                               \
 	  "profopt: a repeat run recorded beside two busy loops on 2 cores had a median step "     \
 	  "82% longer and a CPU stretch of 2.37 against 1.24")                                     \
 	X(verdict_min_steps, "verdict", "min_steps", 20, "steps",                                  \

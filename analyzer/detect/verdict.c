@@ -97,11 +97,12 @@ static const char *unmarked_cause(struct det_ctx *ctx)
 				  "optimizer=...)) or mark its parts with profopt.span(\"name\")",
 				  other_pct);
 	if (model)
-		return det_printf(ctx,
-				  "%.0f%% of each step is in no span: the model is marked but not "
-				  "the data wait; instrument the loader (profopt.instrument(loader)) "
-				  "or mark the rest with profopt.span(\"name\")",
-				  other_pct);
+		return det_printf(
+		    ctx,
+		    "%.0f%% of each step is in no span: the model is marked but not "
+		    "the data wait; instrument the loader (profopt.instrument(loader)) "
+		    "or mark the rest with profopt.span(\"name\")",
+		    other_pct);
 	return det_printf(ctx,
 			  "%.0f%% of each step is in no span: the steps are marked but not what "
 			  "happens inside them; instrument the loader and the model "

@@ -534,6 +534,7 @@ struct merged {
 	uint32_t function;
 	int64_t self_samples, total_samples, self_ns, total_ns;
 	double self_pct, total_pct;
+	int32_t total_rank; /* 0: not among the top by total */
 	bool kept;
 };
 
@@ -645,7 +646,7 @@ static enum po_status rank_group(struct merged *group, size_t count, const struc
 		if (order[i]->total_pct >= PO_HOTSPOT_EVERY_STACK_PCT)
 			continue;
 		order[i]->kept = true;
-		kept++;
+		order[i]->total_rank = (int32_t)++kept;
 	}
 	free(order);
 	return PO_STATUS_OK;
@@ -720,16 +721,21 @@ static enum po_status emit_group(const struct po_hotspot_tracker *t, struct po_a
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < count; i++) {
 		const struct hotspot_function *f = &t->functions[group[i].function];
+		int32_t rank = group[i].total_rank;
 
 		if (!group[i].kept)
 			continue;
-		out->hotspots[kept++] = (struct po_hotspot){.function = f->function,
-							    .file = f->file,
-							    .line = f->line,
-							    .samples = group[i].self_samples,
-							    .total_samples = group[i].total_samples,
-							    .self_pct = group[i].self_pct,
-							    .total_pct = group[i].total_pct};
+		out->hotspots[kept++] =
+		    (struct po_hotspot){.function = f->function,
+					.file = f->file,
+					.line = f->line,
+					.samples = group[i].self_samples,
+					.total_samples = group[i].total_samples,
+					.self_pct = group[i].self_pct,
+					.total_pct = group[i].total_pct,
+					.total_rank = rank,
+					.listed = i < PO_HOTSPOT_LISTED_BY_SELF ||
+						  (rank > 0 && rank <= PO_HOTSPOT_LISTED_BY_TOTAL)};
 	}
 	out->hotspot_count = kept;
 	return PO_STATUS_OK;

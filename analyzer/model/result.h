@@ -256,6 +256,15 @@ struct po_label_stat {
  */
 #define PO_HOTSPOT_EVERY_STACK_PCT 99.0
 
+/*
+ * The report's tables list a group's first functions by self share and, below them, the
+ * first by total share that are not on (nearly) every stack: a user's function whose time
+ * is spent in a library it calls (65% total, 1% self) is listed as well (po_hotspot's
+ * listed).
+ */
+#define PO_HOTSPOT_LISTED_BY_SELF 5
+#define PO_HOTSPOT_LISTED_BY_TOTAL 3
+
 struct po_hotspot {
 	const char *function; /* qualified name, as the sampler described it */
 	const char *file;
@@ -264,6 +273,9 @@ struct po_hotspot {
 	int64_t total_samples; /* samples in whose stack it was */
 	double self_pct;       /* of the group's sampled CPU time */
 	double total_pct;
+	int32_t total_rank; /* 1 for the largest total share under PO_HOTSPOT_EVERY_STACK_PCT, ...;
+			       0 when not among the top by total */
+	bool listed;	    /* in the report's tables (PO_HOTSPOT_LISTED_BY_SELF, _BY_TOTAL) */
 };
 
 /* The samples of a (role, stage) taken in the spans of one label, and their share. */

@@ -150,8 +150,8 @@ static void fill_gates(struct po_html *html, xmlNodePtr parent,
 		po_html_el(html, note, "p", NULL, "These --fail-if gates tripped:");
 		list = po_html_el(html, note, "ul", NULL, NULL);
 		for (size_t i = 0; i < comparison->gates_tripped_count; i++)
-			po_html_label(html, po_html_el(html, list, "li", NULL, NULL), "code",
-				      NULL, comparison->gates_tripped[i], PO_REPORT_LABEL_CHARS);
+			po_html_label(html, po_html_el(html, list, "li", NULL, NULL), "code", NULL,
+				      comparison->gates_tripped[i], PO_REPORT_LABEL_CHARS);
 	}
 	if (comparison->gates_inconclusive_count > 0) {
 		note = po_html_el(html, parent, "div", "note note-warn cmp-gates", NULL);
@@ -160,9 +160,8 @@ static void fill_gates(struct po_html *html, xmlNodePtr parent,
 			   "between the runs):");
 		list = po_html_el(html, note, "ul", NULL, NULL);
 		for (size_t i = 0; i < comparison->gates_inconclusive_count; i++)
-			po_html_label(html, po_html_el(html, list, "li", NULL, NULL), "code",
-				      NULL, comparison->gates_inconclusive[i],
-				      PO_REPORT_LABEL_CHARS);
+			po_html_label(html, po_html_el(html, list, "li", NULL, NULL), "code", NULL,
+				      comparison->gates_inconclusive[i], PO_REPORT_LABEL_CHARS);
 	}
 }
 

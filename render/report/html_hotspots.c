@@ -8,9 +8,6 @@
 
 #include "html.h"
 
-/* Rows per (role, stage); summary.json has every kept function. */
-#define HTML_HOTSPOT_ROWS 5
-
 static void hotspot_row(struct po_html *html, xmlNodePtr body, const struct po_hotspot_group *group,
 			const struct po_hotspot *hotspot, bool first)
 {
@@ -48,7 +45,8 @@ enum po_status po_html_fill_hotspots(struct po_html *html, struct po_error *err)
 	po_html_el(html, parent, "h3", NULL, "Hotspots");
 	snprintf(text, sizeof(text),
 		 "Function samples (%lld): each function's share of its stage's sampled %s "
-		 "time, in its own code (self) and below it (total).",
+		 "time, in its own code (self) and below it (total); the first by self share, "
+		 "then those with the largest total share.",
 		 (long long)analysis->stack_samples, analysis->stacks_wall ? "wall" : "CPU");
 	po_html_el(html, parent, "p", "note", text);
 	body = po_html_table(html, parent, "data", headers, 7,
@@ -56,8 +54,9 @@ enum po_status po_html_fill_hotspots(struct po_html *html, struct po_error *err)
 	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {
 		const struct po_hotspot_group *group = &analysis->hotspot_groups[i];
 
-		for (size_t k = 0; k < group->hotspot_count && k < HTML_HOTSPOT_ROWS; k++)
-			hotspot_row(html, body, group, &group->hotspots[k], k == 0);
+		for (size_t k = 0, shown = 0; k < group->hotspot_count; k++)
+			if (group->hotspots[k].listed)
+				hotspot_row(html, body, group, &group->hotspots[k], shown++ == 0);
 	}
 	/* Each role's flame graph under its title (charts_flame.c). */
 	for (size_t i = 0; i < html->charts->count; i++) {

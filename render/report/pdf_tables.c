@@ -10,7 +10,6 @@
 #include "common/text.h"
 
 /* Functions per (role, stage), as in index.html; summary.json has every kept function. */
-#define PDF_HOTSPOT_ROWS 5
 
 static void fmt_ms_or_dash(double ns, char *text, size_t size)
 {
@@ -31,21 +30,26 @@ void po_pdf_hotspots(struct po_page *page)
 	po_page_heading(page, "Hotspots");
 	snprintf(text, sizeof(text),
 		 "Function samples (%lld): each function's share of its stage's sampled %s time, "
-		 "in its own code (self) and below it (total).",
+		 "in its own code (self) and below it (total); the first by self share, then those "
+		 "with the largest total share.",
 		 (long long)analysis->stack_samples, analysis->stacks_wall ? "wall" : "CPU");
 	po_page_text(page, text, 9, false, PO_COLOR_MUTED, 0);
 	for (size_t i = 0; i < analysis->hotspot_group_count; i++) {
 		const struct po_hotspot_group *group = &analysis->hotspot_groups[i];
 		char label[96];
+		size_t listed = 0;
 
 		snprintf(label, sizeof(label), "%s, %s", po_role_name(group->role),
 			 group->stage < 0 ? "no stage" : po_stage_name(group->stage));
-		po_page_need(page, 14.0 * (group->hotspot_count < PDF_HOTSPOT_ROWS
-					       ? (double)group->hotspot_count + 1
-					       : PDF_HOTSPOT_ROWS + 1));
+		for (size_t k = 0; k < group->hotspot_count; k++)
+			listed += group->hotspots[k].listed;
+		po_page_need(page, 14.0 * ((double)listed + 1));
 		po_page_text(page, label, 9.5, true, PO_COLOR_INK, 0);
-		for (size_t k = 0; k < group->hotspot_count && k < PDF_HOTSPOT_ROWS; k++) {
+		for (size_t k = 0; k < group->hotspot_count; k++) {
 			const struct po_hotspot *hotspot = &group->hotspots[k];
+
+			if (!hotspot->listed)
+				continue;
 
 			po_report_clean(hotspot->function, function, sizeof(function), 60);
 			po_report_clean(hotspot->file, file, sizeof(file), 60);

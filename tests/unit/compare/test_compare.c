@@ -89,8 +89,8 @@ static void test_bootstrap_large_samples(void)
 /* A summary.json whose machine member says other programs used others_cores of 2 cores
  * (no machine member when negative), and whose one process waited runq_ms for a CPU while
  * it ran 1000 ms (no processes when negative). */
-static void write_summary_runq(const char *path, double mean_ms, size_t steps,
-			       const char *finding, double others_cores, double runq_ms)
+static void write_summary_runq(const char *path, double mean_ms, size_t steps, const char *finding,
+			       double others_cores, double runq_ms)
 {
 	FILE *file = fopen(path, "w");
 
@@ -122,8 +122,8 @@ static void write_summary_runq(const char *path, double mean_ms, size_t steps,
 	fclose(file);
 }
 
-static void write_summary_load(const char *path, double mean_ms, size_t steps,
-			       const char *finding, double others_cores)
+static void write_summary_load(const char *path, double mean_ms, size_t steps, const char *finding,
+			       double others_cores)
 {
 	write_summary_runq(path, mean_ms, steps, finding, others_cores, -1);
 }

@@ -403,8 +403,8 @@ static void test_verdict_knows_what_it_cannot_know(void)
 								[PO_CAT_FORWARD] = 0.7,
 								[PO_CAT_BACKWARD] = 0.5,
 								[PO_CAT_OTHER] = 18.2}};
-	static const struct synth_breakdown model_only = {.ms = {[PO_CAT_FORWARD] = 1,
-								 [PO_CAT_OTHER] = 19}};
+	static const struct synth_breakdown model_only = {
+	    .ms = {[PO_CAT_FORWARD] = 1, [PO_CAT_OTHER] = 19}};
 	struct po_analysis *analysis = synth_create(100, &host_steps, 2);
 
 	analysis->step_stats.coverage_pct = 30;
@@ -425,15 +425,17 @@ static void test_verdict_knows_what_it_cannot_know(void)
 	analysis = synth_create(100, &loop_code, 2);
 	run_detect(analysis);
 	CHECK_INT_EQ(analysis->diagnosis.verdict, PO_VERDICT_UNKNOWN);
-	CHECK(analysis->diagnosis.verdict_reason &&
-	      strstr(analysis->diagnosis.verdict_reason, "91% of each step") &&
-	      strstr(analysis->diagnosis.verdict_reason, "the data wait and the model are marked") &&
-	      !strstr(analysis->diagnosis.verdict_reason, "instrument"));
+	CHECK(
+	    analysis->diagnosis.verdict_reason &&
+	    strstr(analysis->diagnosis.verdict_reason, "91% of each step") &&
+	    strstr(analysis->diagnosis.verdict_reason, "the data wait and the model are marked") &&
+	    !strstr(analysis->diagnosis.verdict_reason, "instrument"));
 	synth_destroy(analysis);
 	analysis = synth_create(100, &model_only, 2);
 	run_detect(analysis);
 	CHECK(analysis->diagnosis.verdict_reason &&
-	      strstr(analysis->diagnosis.verdict_reason, "the model is marked but not the data wait"));
+	      strstr(analysis->diagnosis.verdict_reason,
+		     "the model is marked but not the data wait"));
 	synth_destroy(analysis);
 }
 

@@ -19,8 +19,8 @@ static const struct synth_breakdown main_loading = {.ms = {[PO_CAT_LOAD] = 10,
 							   [PO_CAT_OPTIMIZER] = 1}};
 
 static struct po_hotspot hotspots[] = {
-    {"decode_jpeg", "/data/project/dataset.py", 42, 71, 71, 71.0, 71.0},
-    {"Dataset.__getitem__", "/data/project/dataset.py", 30, 29, 100, 29.0, 100.0},
+    {"decode_jpeg", "/data/project/dataset.py", 42, 71, 71, 71.0, 71.0, 0, true},
+    {"Dataset.__getitem__", "/data/project/dataset.py", 30, 29, 100, 29.0, 100.0, 0, true},
 };
 
 /* A run loading in the main process whose load stage has samples of role in group. */
@@ -94,13 +94,13 @@ static void test_not_named(void)
 static void test_native(void)
 {
 	static struct po_hotspot library[] = {
-	    {"augment", "/data/project/dataset.py", 12, 35, 35, 35.0, 35.0},
-	    {"decode_mcu", "/lib/libjpeg.so.62", 0, 30, 30, 30.0, 30.0},
-	    {"[native] libjpeg.so.62", "/lib/libjpeg.so.62", 0, 5, 60, 5.0, 60.0},
+	    {"augment", "/data/project/dataset.py", 12, 35, 35, 35.0, 35.0, 0, true},
+	    {"decode_mcu", "/lib/libjpeg.so.62", 0, 30, 30, 30.0, 30.0, 0, true},
+	    {"[native] libjpeg.so.62", "/lib/libjpeg.so.62", 0, 5, 60, 5.0, 60.0, 0, true},
 	};
 	static struct po_hotspot own[] = {
-	    {"spin", "/bin/prog", 0, 70, 70, 70.0, 70.0},
-	    {"[native] prog", "/bin/prog", 0, 0, 100, 0.0, 100.0},
+	    {"spin", "/bin/prog", 0, 70, 70, 70.0, 70.0, 0, true},
+	    {"[native] prog", "/bin/prog", 0, 0, 100, 0.0, 100.0, 0, true},
 	};
 	struct po_analysis *analysis = synth_create(100, &main_loading, 0);
 	const struct po_finding *finding = detect_hotspots(analysis, PO_ROLE_MAIN, 100, library, 3);

@@ -477,6 +477,49 @@ static void test_implausible_weights(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * A user's function whose time is in the library functions it calls (60% total, no self
+ * time) is listed in the report's tables by its total share, though six library functions
+ * and four others come before it by self share; <module>, on every stack, is not.
+ */
+static void test_listed_by_total(void)
+{
+	static const char *const names[] = {"pil_0",   "pil_1",	  "pil_2",	 "pil_3",
+					    "pil_4",   "pil_5",	  "other_0",	 "other_1",
+					    "other_2", "other_3", "train_batch", "<module>"};
+	struct po_model *model = model_new(NULL);
+	const struct po_hotspot_group *group;
+	const struct po_hotspot *user;
+	struct po_analysis *analysis;
+	size_t listed = 0;
+
+	for (uint32_t i = 0; i < 12; i++)
+		code(model, 1 * MS, MAIN, i + 1, names[i], 10 + (int32_t)i);
+	for (uint32_t i = 0; i < 10; i++) {
+		uint32_t in_user[] = {i + 1, 11, 12}, outside[] = {i + 1, 12};
+
+		if (i < 6)
+			sample(model, (2 + i) * MS, MAIN, MAIN, 1 * MS, in_user, 3);
+		else
+			sample(model, (2 + i) * MS, MAIN, MAIN, 1 * MS, outside, 2);
+	}
+	analysis = model_done(model);
+	group = analysis->hotspot_group_count == 1 ? analysis->hotspot_groups : NULL;
+	user = function_of(group, "train_batch");
+	CHECK(user && near(user->self_pct, 0) && near(user->total_pct, 60));
+	CHECK(user && user->total_rank == 1 && user->listed);
+	CHECK(function_of(group, "<module>") == NULL || !function_of(group, "<module>")->listed);
+	for (size_t i = 0; group && i < group->hotspot_count; i++) {
+		listed += group->hotspots[i].listed;
+		CHECK(!group->hotspots[i].listed || i < PO_HOTSPOT_LISTED_BY_SELF ||
+		      (group->hotspots[i].total_rank > 0 &&
+		       group->hotspots[i].total_rank <= PO_HOTSPOT_LISTED_BY_TOTAL));
+	}
+	CHECK(listed >= PO_HOTSPOT_LISTED_BY_SELF + 1 &&
+	      listed <= PO_HOTSPOT_LISTED_BY_SELF + PO_HOTSPOT_LISTED_BY_TOTAL);
+	po_analysis_destroy(analysis);
+}
+
 int main(void)
 {
 	test_roles_and_stages();
@@ -487,5 +530,6 @@ int main(void)
 	test_python_native_frames();
 	test_c_samples();
 	test_implausible_weights();
+	test_listed_by_total();
 	return CHECK_SUMMARY();
 }
