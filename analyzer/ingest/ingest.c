@@ -894,7 +894,15 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 	if (status == PO_STATUS_OK)
 		status = set_pid_spaces(&run, err);
 	if (status == PO_STATUS_OK) {
-		po_sequence_bound_set(po_trace_packet_bytes_max(&traces));
+		/*
+		 * torch.profiler traces are in no packet: their stack samples, made by
+		 * source.profopt.kineto, hold at most PO_STACK_DEPTH_MAX code ids of 32 bits.
+		 */
+		uint64_t bound = po_trace_packet_bytes_max(&traces);
+
+		if (bound < PO_STACK_DEPTH_MAX * sizeof(uint32_t))
+			bound = PO_STACK_DEPTH_MAX * sizeof(uint32_t);
+		po_sequence_bound_set(bound);
 		status = run_all(&run, err);
 		po_sequence_bound_set(UINT64_MAX);
 	}

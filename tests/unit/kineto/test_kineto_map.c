@@ -3,7 +3,9 @@
  * every kind of record it reads (tests/fuzz/corpus-kineto/steps.json, plain and gzip):
  * the step and its four stages on the training thread, the GPU records and their launch,
  * the sync, memory, the collective with its Seq and bytes, the device and the rank, in
- * time order, with the process's name.
+ * time order, with the process's name. With --python FILE, what it makes of the
+ * python_function calls of a hand-made trace (tests/data/kineto/python-stacks): the code
+ * objects, and one stack sample per stretch between two boundaries, with its wall time.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -215,10 +217,101 @@ static void check_runs(void)
 	unlink(path);
 }
 
+/* The event of kind whose text is text; NULL when there is none. */
+static const struct po_kineto_event *with_text(const struct po_kineto_event *events, size_t count,
+					       enum po_event_kind kind, const char *text)
+{
+	for (size_t i = 0; i < count; i++)
+		if (events[i].kind == kind && strcmp(text_of(events[i].text), text) == 0)
+			return &events[i];
+	return NULL;
+}
+
+/* The code objects: "FILE(LINE): FUNCTION" split, other names whole. */
+static void check_codes(const struct po_kineto_event *events, size_t count)
+{
+	const struct po_kineto_event *forward = with_text(events, count, PO_EV_CODE, "forward");
+	const struct po_kineto_event *conv = with_text(
+	    events, count, PO_EV_CODE, "<built-in method conv2d of type object at 0x7f3a2c>");
+	const struct po_kineto_event *config =
+	    with_text(events, count, PO_EV_RUN_CONFIG, "stacks_clock");
+	int codes = 0;
+
+	for (size_t i = 0; i < count; i++)
+		codes += events[i].kind == PO_EV_CODE;
+	CHECK_INT_EQ(codes, 7); /* the call of no duration ("log") is left out */
+	CHECK(forward && conv && config);
+	if (!forward || !conv || !config)
+		return;
+	CHECK_STR_EQ(text_of(forward->text2), "model.py");
+	CHECK_INT_EQ(forward->values[3], 30);
+	CHECK_INT_EQ(forward->time_ns, 900000); /* the trace's first time */
+	CHECK_STR_EQ(text_of(conv->text2), "");
+	CHECK_INT_EQ(conv->values[3], 0);
+	CHECK_STR_EQ(text_of(config->text2), "wall");
+}
+
+/*
+ * The samples of thread 100: <module> from 900 us to 3100 us holds two steps of train_step,
+ * each __next__, forward (conv2d inside it from +200 to +450 us), backward and the
+ * optimizer's step; the stages' boundaries fall on the calls' own.
+ */
+static void check_python(const char *path)
+{
+	struct po_kineto_map *map = NULL;
+	struct po_kineto_event *events = calloc(256, sizeof(*events));
+	struct po_error err = {{0}};
+	size_t count = 0, depth;
+	bool ended = false;
+	int samples = 0;
+	int64_t weight_ns = 0;
+
+	CHECK_INT_EQ(po_kineto_map_create(&map), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_read(map, path, &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_finish(map), PO_STATUS_OK);
+	map_read = map;
+	while (count < 256 && po_kineto_map_next(map, &events[count], &ended) == PO_STATUS_OK &&
+	       !ended) {
+		const struct po_kineto_event *ev = &events[count++];
+		const uint32_t *frames = po_kineto_map_borrow_frames(map, &depth);
+
+		if (ev->kind != PO_EV_STACK_SAMPLE)
+			continue;
+		samples++;
+		weight_ns += ev->values[1];
+		CHECK_INT_EQ(ev->values[0], 100);
+		CHECK(depth >= 1 && depth <= 4);
+		CHECK_STR_EQ(text_of(frames[depth - 1]), "train.py(10): <module>");
+		if (ev->time_ns == 1450000) { /* conv2d's end: the stretch it ran in forward */
+			CHECK_INT_EQ(ev->values[1], 250000);
+			CHECK_INT_EQ(depth, 4);
+			CHECK_STR_EQ(text_of(frames[0]),
+				     "<built-in method conv2d of type object at 0x7f3a2c>");
+			CHECK_STR_EQ(text_of(frames[1]), "model.py(30): forward");
+		}
+		if (ev->time_ns == 3100000) /* after the last step: <module> alone */
+			CHECK_INT_EQ(depth, 1);
+	}
+	CHECK(ended);
+	for (size_t i = 1; i < count; i++)
+		CHECK(events[i - 1].time_ns <= events[i].time_ns);
+	/* a stretch before each boundary at 1000, then 7 a step, then 3000 and 3100 us */
+	CHECK_INT_EQ(samples, 16);
+	CHECK_INT_EQ(weight_ns, 2200000); /* <module>'s 2,200 us, each nanosecond once */
+	check_codes(events, count);
+	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->python_calls, 13);
+	po_kineto_map_destroy(map);
+	free(events);
+}
+
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		check_file(argv[i]);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
+			check_python(argv[++i]);
+		else
+			check_file(argv[i]);
+	}
 	check_runs();
 	return CHECK_SUMMARY();
 }
