@@ -877,6 +877,14 @@ static enum po_status on_record(void *ctx, const struct po_kineto_record *rec)
 	case PO_KINETO_CAT_CPU_OP:
 	case PO_KINETO_CAT_USER_ANNOTATION:
 		return add_cpu_span(map, rec);
+	case PO_KINETO_CAT_GPU_USER_ANNOTATION:
+		/*
+		 * Not GPU work but the span of the records launched inside a record_function
+		 * range, which the records and their launches already give the model: read as
+		 * activity they would count that time twice (docs/kineto.md).
+		 */
+		map->stats.gpu_annotations++;
+		return PO_STATUS_OK;
 	case PO_KINETO_CAT_PYTHON_FUNCTION:
 		if (map->gpu_pid < 0 && rec->pid >= 0)
 			map->gpu_pid = (int32_t)rec->pid;

@@ -166,6 +166,10 @@ static void check_file(const char *path)
 	check_gpu(events, count);
 	check_memory_and_job(events, count);
 	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->impossible_times, 0);
+	/* the GPU-side range of ProfilerStep#3 is left out, counted: no event of its own */
+	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->gpu_annotations, 1);
+	CHECK(nth(events, count, PO_EV_GPU_ACTIVITY, 1) == NULL);
+	CHECK(nth(events, count, PO_EV_GPU_KERNEL, 2) == NULL);
 	po_kineto_map_destroy(map);
 	free(events);
 }
