@@ -273,6 +273,7 @@ struct po_kineto_map {
 	struct po_kineto_device *devices; /* owned */
 	size_t device_count, device_capacity;
 	struct po_kineto_distributed dist;
+	uint32_t host;	 /* interned: the host in the file's name; 0: none */
 	int64_t last_ns; /* the latest time of any record; INT64_MIN */
 	struct {
 		int64_t pid;
@@ -922,6 +923,12 @@ enum po_status po_kineto_map_read(struct po_kineto_map *map, const char *path, s
 	const struct po_kineto_callbacks callbacks = {on_record, on_device, on_distributed, map};
 	struct po_kineto_read_stats read_stats;
 	enum po_status status = po_kineto_read(path, &callbacks, &read_stats, err);
+	char host[256];
+
+	/* the trace does not name its host; tensorboard_trace_handler's file name does */
+	if (status == PO_STATUS_OK && po_kineto_file_host(path, host, sizeof(host)) &&
+	    (map->host = intern(map, host)) == UINT32_MAX)
+		status = PO_STATUS_NOMEM;
 
 	map->stats.names_cut += read_stats.names_cut;
 	if (map->spill_failed)
@@ -1161,6 +1168,7 @@ static enum po_status run_events_add(struct po_kineto_map *map, int32_t pid, int
 		return PO_STATUS_NOMEM;
 	ev->values[0] = map->dist.rank, ev->values[1] = -1;
 	ev->values[2] = map->dist.world_size;
+	ev->text = map->host;
 	return PO_STATUS_OK;
 }
 

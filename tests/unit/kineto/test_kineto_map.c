@@ -140,6 +140,7 @@ static void check_memory_and_job(const struct po_kineto_event *events, size_t co
 	CHECK_INT_EQ(call->values[3], 4);  /* Seq */
 	CHECK_INT_EQ(rank->values[0], 1);
 	CHECK_INT_EQ(rank->values[2], 2);
+	CHECK_STR_EQ(text_of(rank->text), ""); /* "steps.json" names no host */
 	CHECK(nth(events, count, PO_EV_COLLECTIVE_BEGIN, 1) == NULL); /* the nccl: annotation */
 }
 
@@ -308,13 +309,78 @@ static void check_python(const char *path)
 	free(events);
 }
 
+/* The host of a file named as tensorboard_trace_handler names them, else none. */
+static void check_file_hosts(void)
+{
+	static const struct {
+		const char *path, *host; /* NULL: no host */
+	} cases[] = {
+	    {"/runs/gpu-node-3_100.1733580000123.pt.trace.json", "gpu-node-3"},
+	    {"node7.cluster.example.org_31337.1700000000123456789.pt.trace.json.gz",
+	     "node7.cluster.example.org"},
+	    {"a_b_12.5.pt.trace.json", "a_b"},		 /* the pid follows the last '_' */
+	    {"rank0.1733580000123.pt.trace.json", NULL}, /* a worker_name of the user's */
+	    {"host_12x.1733580000123.pt.trace.json", NULL},
+	    {"host_12.17335a.pt.trace.json", NULL},
+	    {"_12.1733580000123.pt.trace.json", NULL},
+	    {"host_12.1733580000123.json", NULL},
+	    {"host_12..pt.trace.json", NULL},
+	    {"sampled_rank-0.json.gz", NULL},
+	    {"host_.1.pt.trace.json", NULL},
+	    {"dir_1.2.pt.trace.json/x.json", NULL},
+	};
+	char host[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool found = po_kineto_file_host(cases[i].path, host, sizeof(host));
+
+		CHECK(found == (cases[i].host != NULL));
+		if (found && cases[i].host)
+			CHECK_STR_EQ(host, cases[i].host);
+	}
+	/* a host longer than the room is not cut: none */
+	CHECK(!po_kineto_file_host("abcdefgh_1.2.pt.trace.json", host, 8));
+}
+
+/* A rank's host comes from its file's name (a copy of steps.json named the handler's way). */
+static void check_rank_host(const char *steps_path)
+{
+	char dir[] = "/tmp/profopt-kineto-host.XXXXXX", path[256], command[1024];
+	struct po_kineto_map *map = NULL;
+	struct po_kineto_event event;
+	struct po_error err = {{0}};
+	bool ended = false, seen = false;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/gpu-node-3_7.1733580000123.pt.trace.json", dir);
+	snprintf(command, sizeof(command), "cp '%s' '%s'", steps_path, path);
+	CHECK_INT_EQ(system(command), 0);
+	CHECK_INT_EQ(po_kineto_map_create(&map), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_read(map, path, &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_finish(map), PO_STATUS_OK);
+	map_read = map;
+	while (po_kineto_map_next(map, &event, &ended) == PO_STATUS_OK && !ended) {
+		if (event.kind != PO_EV_RANK)
+			continue;
+		seen = true;
+		CHECK_STR_EQ(text_of(event.text), "gpu-node-3");
+	}
+	CHECK(seen);
+	po_kineto_map_destroy(map);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
+	check_file_hosts();
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
 			check_python(argv[++i]);
 		else
 			check_file(argv[i]);
+		if (i == 1)
+			check_rank_host(argv[i]);
 	}
 	check_runs();
 	return CHECK_SUMMARY();
