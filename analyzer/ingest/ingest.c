@@ -426,6 +426,7 @@ static void stats_reset_counts(struct po_ingest_stats *stats)
 	stats->kineto_traces = 0;
 	stats->kineto_records_left_out = 0;
 	stats->kineto_names_cut = 0;
+	stats->kineto_python_calls_left_out = 0;
 	stats->kineto_collectives_without_kernel = 0;
 }
 
@@ -434,6 +435,7 @@ static void stats_add_kineto(struct po_ingest_stats *to, const struct po_kineto_
 	to->kineto_traces += from->traces;
 	to->kineto_records_left_out += from->records_left_out;
 	to->kineto_names_cut += from->names_cut;
+	to->kineto_python_calls_left_out += from->python_calls_left_out;
 	to->kineto_collectives_without_kernel += from->collectives_without_kernel;
 }
 

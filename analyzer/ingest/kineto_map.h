@@ -68,7 +68,8 @@ struct po_kineto_map_stats {
 	int64_t collectives_without_kernel; /* calls whose communication kernel is not in it */
 	int64_t runs_spilled;		    /* sorted runs written to the temporary file */
 	int64_t python_calls;		    /* python_function records read as calls */
-	int64_t python_calls_too_deep;	    /* nested past PO_KINETO_PYTHON_DEPTH_MAX: left out */
+	int64_t python_calls_too_deep;	    /* nested past PO_KINETO_PYTHON_DEPTH_MAX: left out;
+					       final once po_kineto_map_next() ended */
 	int64_t gpu_annotations;	    /* gpu_user_annotation ranges: left out (kineto.md) */
 };
 

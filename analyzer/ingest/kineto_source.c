@@ -364,8 +364,13 @@ po_kineto_iterator_next(bt_self_message_iterator *self, bt_message_array_const m
 			return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
 		}
 	}
-	if (it->state == 1 && it->ended)
+	if (it->state == 1 && it->ended) {
+		/* known only now: calls are nested as the events come back in time order */
+		if (it->component->counts)
+			it->component->counts->python_calls_left_out +=
+			    po_kineto_map_borrow_stats(it->map)->python_calls_too_deep;
 		it->state = 2;
+	}
 	if (it->state == 2 && made < capacity) {
 		messages[made] = bt_message_stream_end_create(self, it->stream);
 		if (messages[made]) {
