@@ -339,6 +339,7 @@ po_kineto_iterator_next(bt_self_message_iterator *self, bt_message_array_const m
 			uint64_t capacity, uint64_t *count)
 {
 	struct kineto_iterator *it = bt_self_message_iterator_get_data(self);
+	enum po_status status;
 	uint64_t made = 0;
 
 	if (it->state == 3)
@@ -355,13 +356,18 @@ po_kineto_iterator_next(bt_self_message_iterator *self, bt_message_array_const m
 		if (!messages[made])
 			break;
 		made++;
-		if (po_kineto_map_next(it->map, &it->next, &it->ended) != PO_STATUS_OK) {
+		status = po_kineto_map_next(it->map, &it->next, &it->ended);
+		if (status != PO_STATUS_OK) {
 			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
-			    self, "%s: its events could not be read back from a temporary file",
-			    it->component->path);
+			    self, "%s: %s", it->component->path,
+			    status == PO_STATUS_NOMEM
+				? "out of memory while nesting its Python calls"
+				: "its events could not be read back from a temporary file");
 			for (uint64_t i = 0; i < made; i++)
 				bt_message_put_ref(messages[i]);
-			return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+			return status == PO_STATUS_NOMEM
+				   ? BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_MEMORY_ERROR
+				   : BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
 		}
 	}
 	if (it->state == 1 && it->ended) {
