@@ -289,6 +289,16 @@ static enum po_status add_kineto_warnings(struct po_model *model,
 		po_model_note_partial(model);
 		status = po_model_add_warning(model, "kineto-records-left-out", text);
 	}
+	if (status == PO_STATUS_OK && stats->kineto_python_calls_left_out > 0) {
+		snprintf(
+		    text, sizeof(text),
+		    "%lld torch.profiler python_function calls were nested deeper than 4096 on "
+		    "their thread and were left out: their time counts for the call they were "
+		    "in",
+		    (long long)stats->kineto_python_calls_left_out);
+		po_model_note_partial(model);
+		status = po_model_add_warning(model, "kineto-python-calls-left-out", text);
+	}
 	if (status == PO_STATUS_OK && stats->kineto_names_cut > 0) {
 		snprintf(text, sizeof(text),
 			 "%lld torch.profiler strings were longer than the reader keeps (64 KiB; "

@@ -426,6 +426,7 @@ static void stats_reset_counts(struct po_ingest_stats *stats)
 	stats->kineto_traces = 0;
 	stats->kineto_records_left_out = 0;
 	stats->kineto_names_cut = 0;
+	stats->kineto_python_calls_left_out = 0;
 	stats->kineto_collectives_without_kernel = 0;
 }
 
@@ -434,6 +435,7 @@ static void stats_add_kineto(struct po_ingest_stats *to, const struct po_kineto_
 	to->kineto_traces += from->traces;
 	to->kineto_records_left_out += from->records_left_out;
 	to->kineto_names_cut += from->names_cut;
+	to->kineto_python_calls_left_out += from->python_calls_left_out;
 	to->kineto_collectives_without_kernel += from->collectives_without_kernel;
 }
 
@@ -894,7 +896,15 @@ enum po_status po_ingest_run(const char *trace_dir, const struct po_ingest_optio
 	if (status == PO_STATUS_OK)
 		status = set_pid_spaces(&run, err);
 	if (status == PO_STATUS_OK) {
-		po_sequence_bound_set(po_trace_packet_bytes_max(&traces));
+		/*
+		 * torch.profiler traces are in no packet: their stack samples, made by
+		 * source.profopt.kineto, hold at most PO_STACK_DEPTH_MAX code ids of 32 bits.
+		 */
+		uint64_t bound = po_trace_packet_bytes_max(&traces);
+
+		if (bound < PO_STACK_DEPTH_MAX * sizeof(uint32_t))
+			bound = PO_STACK_DEPTH_MAX * sizeof(uint32_t);
+		po_sequence_bound_set(bound);
 		status = run_all(&run, err);
 		po_sequence_bound_set(UINT64_MAX);
 	}

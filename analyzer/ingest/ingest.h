@@ -51,6 +51,7 @@ struct po_ingest_stats {
 	int64_t kineto_traces;
 	int64_t kineto_records_left_out; /* impossible times */
 	int64_t kineto_names_cut;
+	int64_t kineto_python_calls_left_out; /* nested past PO_KINETO_PYTHON_DEPTH_MAX */
 	int64_t kineto_collectives_without_kernel;
 };
 

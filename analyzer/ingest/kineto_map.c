@@ -4,6 +4,8 @@
  * read; the spans that make a step's stages (ProfilerStep#N, the DataLoader's __next__,
  * autograd's evaluate_function, Optimizer.step#) are kept until the end, where each step's
  * stages are cut from them so that they nest on the training thread as profopt's do.
+ * python_function calls travel with the events as their begins and ends, and become stack
+ * samples of each thread as the events come back in time order (po_kineto_map_next()).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -117,7 +119,27 @@ static const struct po_kineto_class classes[] = {
       {"local_rank", PO_KINETO_INT},
       {"world_size", PO_KINETO_INT},
       {"host", PO_KINETO_TEXT}}},
+    {PO_EV_CODE,
+     4,
+     {{"code_id", PO_KINETO_UINT},
+      {"function", PO_KINETO_TEXT},
+      {"file", PO_KINETO_TEXT},
+      {"first_line", PO_KINETO_INT}}},
+    {PO_EV_STACK_SAMPLE,
+     4,
+     {{"tid", PO_KINETO_INT},
+      {"cpu_ns", PO_KINETO_INT},
+      {"code_ids", PO_KINETO_CODE_IDS},
+      {"lines", PO_KINETO_LINES}}},
 };
+
+/*
+ * A python_function call's begin and end, kept among the events until they come back in
+ * time order, where po_kineto_map_next() turns them into stack samples; never handed on.
+ * Values: the name's id (the code id), the call's number, its start and its end.
+ */
+#define PY_CALL_BEGIN ((enum po_event_kind)PO_EV_COUNT)
+#define PY_CALL_END ((enum po_event_kind)(PO_EV_COUNT + 1))
 
 const struct po_kineto_class *po_kineto_classes(size_t *count)
 {
@@ -185,6 +207,36 @@ struct run {
 	bool in_memory;
 };
 
+/* A python_function call open on a thread. */
+struct py_call {
+	uint32_t code; /* the name's id */
+	int64_t start_ns, end_ns;
+	int64_t number; /* which call: its end finds it by this */
+};
+
+/*
+ * A thread's open calls, outermost first (by start, then the longer first), and the time
+ * up to which its samples were made.
+ */
+struct py_thread {
+	int32_t pid, tid;
+	int64_t sampled_ns;
+	struct py_call *calls; /* owned */
+	size_t depth, capacity;
+};
+
+/* A set of nonzero 64-bit keys (open addressing). */
+struct key_set {
+	uint64_t *slots; /* owned; 0: empty */
+	size_t mask, count;
+};
+
+/* A code object to describe: a python_function name seen in a process. */
+struct py_code {
+	int32_t pid, tid;
+	uint32_t name;
+};
+
 struct text_entry {
 	char *text; /* owned */
 	size_t len;
@@ -221,12 +273,22 @@ struct po_kineto_map {
 	struct po_kineto_device *devices; /* owned */
 	size_t device_count, device_capacity;
 	struct po_kineto_distributed dist;
+	uint32_t host;	 /* interned: the host in the file's name; 0: none */
 	int64_t last_ns; /* the latest time of any record; INT64_MIN */
 	struct {
 		int64_t pid;
 		uint32_t name;
 	} * process_names; /* owned: "process_name" metadata */
 	size_t process_name_count, process_name_capacity;
+	struct key_set code_keys; /* (pid, name) of the python_function records seen */
+	struct py_code *codes;	  /* owned: each (pid, name) once */
+	size_t code_count, code_capacity;
+	struct py_thread *threads; /* owned: the threads with python_function calls */
+	size_t thread_count, thread_capacity, thread_last;
+	uint32_t frames[PO_STACK_DEPTH_MAX]; /* the latest sample's, innermost first */
+	size_t frame_depth;
+	struct po_kineto_event held; /* handed on after the sample made at its time */
+	bool has_held;
 };
 
 /* ---- storage ---- */
@@ -314,6 +376,7 @@ static uint8_t order_at_one_time(enum po_event_kind kind)
 	case PO_EV_RUN_CONFIG:
 	case PO_EV_GPU_DEVICE:
 	case PO_EV_RANK:
+	case PO_EV_CODE:
 		return 0;
 	case PO_EV_STAGE_END:
 		return 1;
@@ -684,6 +747,78 @@ static enum po_status add_cpu_span(struct po_kineto_map *map, const struct po_ki
 	return PO_STATUS_OK;
 }
 
+/* Adds key (nonzero) to the set; *added says whether it was new. false: out of memory. */
+static bool key_set_add(struct key_set *set, uint64_t key, bool *added)
+{
+	size_t slot;
+
+	*added = false;
+	if ((set->count + 1) * 2 > set->mask + 1) {
+		size_t old_size = set->slots ? set->mask + 1 : 0,
+		       size = old_size ? old_size * 2 : 256;
+		uint64_t *slots = calloc(size, sizeof(*slots));
+
+		if (!slots)
+			return false;
+		for (size_t i = 0; i < old_size; i++) {
+			if (!set->slots[i])
+				continue;
+			for (slot = set->slots[i] * 0x9E3779B97F4A7C15ull & (size - 1);
+			     slots[slot];)
+				slot = (slot + 1) & (size - 1);
+			slots[slot] = set->slots[i];
+		}
+		free(set->slots);
+		set->slots = slots;
+		set->mask = size - 1;
+	}
+	for (slot = key * 0x9E3779B97F4A7C15ull & set->mask; set->slots[slot];
+	     slot = (slot + 1) & set->mask)
+		if (set->slots[slot] == key)
+			return true;
+	set->slots[slot] = key;
+	set->count++;
+	*added = true;
+	return true;
+}
+
+/*
+ * A python_function record (torch.profiler's with_stack=True): a call on its thread, kept
+ * as its begin and end until the events come back in time order; its name, a code object
+ * of its process. A call of no duration holds no time and is left out.
+ */
+static enum po_status add_python_call(struct po_kineto_map *map, const struct po_kineto_record *rec)
+{
+	uint32_t name = intern(map, rec->name);
+	bool added;
+
+	if (name == UINT32_MAX)
+		return PO_STATUS_NOMEM;
+	if (rec->dur_ns == 0)
+		return PO_STATUS_OK;
+	if (!key_set_add(&map->code_keys, ((uint64_t)(uint32_t)rec->pid << 32 | name) + 1, &added))
+		return PO_STATUS_NOMEM;
+	if (added) {
+		if (!grow((void **)&map->codes, &map->code_capacity, map->code_count + 1,
+			  sizeof(*map->codes)))
+			return PO_STATUS_NOMEM;
+		map->codes[map->code_count++] =
+		    (struct py_code){(int32_t)rec->pid, (int32_t)rec->tid, name};
+	}
+	for (int end = 0; end < 2; end++) {
+		struct po_kineto_event *ev = event_add(map, end ? PY_CALL_END : PY_CALL_BEGIN,
+						       rec->ts_ns + (end ? rec->dur_ns : 0),
+						       (int32_t)rec->pid, (int32_t)rec->tid);
+
+		if (!ev)
+			return PO_STATUS_NOMEM;
+		ev->values[0] = name, ev->values[1] = map->stats.python_calls;
+		ev->values[2] = rec->ts_ns, ev->values[3] = rec->ts_ns + rec->dur_ns;
+	}
+	map->stats.python_calls++;
+	return PO_STATUS_OK;
+}
+
 /* Whether the record's times can be a clock's: a start, a duration that is not negative. */
 static bool times_possible(const struct po_kineto_record *rec)
 {
@@ -742,8 +877,19 @@ static enum po_status on_record(void *ctx, const struct po_kineto_record *rec)
 		return add_runtime(map, rec);
 	case PO_KINETO_CAT_CPU_OP:
 	case PO_KINETO_CAT_USER_ANNOTATION:
-	case PO_KINETO_CAT_PYTHON_FUNCTION:
 		return add_cpu_span(map, rec);
+	case PO_KINETO_CAT_GPU_USER_ANNOTATION:
+		/*
+		 * Not GPU work but the span of the records launched inside a record_function
+		 * range, which the records and their launches already give the model: read as
+		 * activity they would count that time twice (docs/kineto.md).
+		 */
+		map->stats.gpu_annotations++;
+		return PO_STATUS_OK;
+	case PO_KINETO_CAT_PYTHON_FUNCTION:
+		if (map->gpu_pid < 0 && rec->pid >= 0)
+			map->gpu_pid = (int32_t)rec->pid;
+		return add_python_call(map, rec);
 	default:
 		map->stats.unknown_records++;
 		return PO_STATUS_OK;
@@ -777,6 +923,12 @@ enum po_status po_kineto_map_read(struct po_kineto_map *map, const char *path, s
 	const struct po_kineto_callbacks callbacks = {on_record, on_device, on_distributed, map};
 	struct po_kineto_read_stats read_stats;
 	enum po_status status = po_kineto_read(path, &callbacks, &read_stats, err);
+	char host[256];
+
+	/* the trace does not name its host; tensorboard_trace_handler's file name does */
+	if (status == PO_STATUS_OK && po_kineto_file_host(path, host, sizeof(host)) &&
+	    (map->host = intern(map, host)) == UINT32_MAX)
+		status = PO_STATUS_NOMEM;
 
 	map->stats.names_cut += read_stats.names_cut;
 	if (map->spill_failed)
@@ -989,6 +1141,12 @@ static enum po_status run_events_add(struct po_kineto_map *map, int32_t pid, int
 		    (ev->text2 = intern(map, "0")) == UINT32_MAX)
 			return PO_STATUS_NOMEM;
 	}
+	if (map->code_count) { /* the samples weigh the calls' wall time: no CPU time */
+		ev = event_add(map, PO_EV_RUN_CONFIG, at, pid, tid);
+		if (!ev || (ev->text = intern(map, "stacks_clock")) == UINT32_MAX ||
+		    (ev->text2 = intern(map, "wall")) == UINT32_MAX)
+			return PO_STATUS_NOMEM;
+	}
 	/* the file was written whole: the profiled window ended */
 	if (!event_add(map, PO_EV_RUN_END, map->last_ns == INT64_MIN ? at : map->last_ns, pid, tid))
 		return PO_STATUS_NOMEM;
@@ -1010,7 +1168,64 @@ static enum po_status run_events_add(struct po_kineto_map *map, int32_t pid, int
 		return PO_STATUS_NOMEM;
 	ev->values[0] = map->dist.rank, ev->values[1] = -1;
 	ev->values[2] = map->dist.world_size;
+	ev->text = map->host;
 	return PO_STATUS_OK;
+}
+
+/*
+ * A python_function name's parts: "FILE(LINE): FUNCTION" (the line is the function's
+ * first), else the whole name with no file ("<built-in method ...>", "nn.Module: ...").
+ */
+static void code_parts(const char *name, char *function, char *file, int64_t *line)
+{
+	const char *colon = strstr(name, "): ");
+	const char *open = colon ? colon : NULL;
+	char *end;
+
+	while (open && open > name && open[-1] != '(')
+		open--;
+	*line = open && open > name ? strtoll(open, &end, 10) : -1;
+	if (!open || open <= name + 1 || end != colon || *line < 0 || *line > INT32_MAX) {
+		strcpy(function, name);
+		file[0] = '\0';
+		*line = 0;
+		return;
+	}
+	strcpy(function, colon + 3);
+	memcpy(file, name, (size_t)(open - 1 - name));
+	file[open - 1 - name] = '\0';
+}
+
+/*
+ * Each process's python_function names as code objects (profopt:code, the code id the
+ * name's id), at the trace's first time: before any sample names them, and before the
+ * samples' own times, against which the model checks their weights.
+ */
+static enum po_status codes_add(struct po_kineto_map *map, int64_t at)
+{
+	char *function = malloc(PO_KINETO_NAME_MAX + 1), *file = malloc(PO_KINETO_NAME_MAX + 1);
+	enum po_status status = function && file ? PO_STATUS_OK : PO_STATUS_NOMEM;
+
+	for (size_t i = 0; i < map->code_count && status == PO_STATUS_OK; i++) {
+		const struct py_code *code = &map->codes[i];
+		struct po_kineto_event *ev = event_add(map, PO_EV_CODE, at, code->pid, code->tid);
+		size_t len;
+
+		if (!ev) {
+			status = PO_STATUS_NOMEM;
+			break;
+		}
+		code_parts(po_kineto_map_text(map, code->name, &len), function, file,
+			   &ev->values[3]);
+		ev->values[0] = code->name;
+		ev->text = intern(map, function);
+		ev->text2 = intern(map, file);
+		if (ev->text == UINT32_MAX || ev->text2 == UINT32_MAX)
+			status = PO_STATUS_NOMEM;
+	}
+	free(function);
+	free(file);
+	return status;
 }
 
 static int launch_by_thread_time(const void *a, const void *b)
@@ -1133,6 +1348,8 @@ enum po_status po_kineto_map_finish(struct po_kineto_map *map)
 	main_thread(map, &pid, &tid);
 	if (status == PO_STATUS_OK)
 		status = run_events_add(map, pid, tid);
+	if (status == PO_STATUS_OK)
+		status = codes_add(map, map->first_ns == INT64_MAX ? 0 : map->first_ns);
 	map->main_pid = pid;
 	sort(map->events, map->event_count, sizeof(*map->events), event_by_time);
 	if (status == PO_STATUS_OK &&
@@ -1166,7 +1383,8 @@ static bool run_ready(struct po_kineto_map *map, struct run *run)
 	return true;
 }
 
-enum po_status po_kineto_map_next(struct po_kineto_map *map, struct po_kineto_event *out,
+/* The next event of the merged runs, as it was made. */
+static enum po_status merged_next(struct po_kineto_map *map, struct po_kineto_event *out,
 				  bool *ended)
 {
 	struct run *best = NULL;
@@ -1185,12 +1403,164 @@ enum po_status po_kineto_map_next(struct po_kineto_map *map, struct po_kineto_ev
 		return PO_STATUS_OK;
 	*out = best->buffer[best->at++];
 	best->taken++;
+	return PO_STATUS_OK;
+}
+
+/* The thread's open calls; created when create is set. NULL: none, or out of memory. */
+static struct py_thread *py_thread_of(struct po_kineto_map *map, int32_t pid, int32_t tid,
+				      bool create)
+{
+	struct py_thread *thread;
+
+	if (map->thread_last < map->thread_count && map->threads[map->thread_last].pid == pid &&
+	    map->threads[map->thread_last].tid == tid)
+		return &map->threads[map->thread_last];
+	for (size_t i = 0; i < map->thread_count; i++) {
+		if (map->threads[i].pid == pid && map->threads[i].tid == tid) {
+			map->thread_last = i;
+			return &map->threads[i];
+		}
+	}
+	if (!create || !grow((void **)&map->threads, &map->thread_capacity, map->thread_count + 1,
+			     sizeof(*map->threads)))
+		return NULL;
+	thread = &map->threads[map->thread_count];
+	*thread = (struct py_thread){.pid = pid, .tid = tid, .sampled_ns = INT64_MIN};
+	map->thread_last = map->thread_count++;
+	return thread;
+}
+
+/*
+ * The sample of the thread's open calls from its last boundary to time_ns, into *out;
+ * false when no call was open or no time went by. Either way time_ns is its boundary now.
+ */
+static bool py_sample(struct po_kineto_map *map, struct py_thread *thread, int64_t time_ns,
+		      struct po_kineto_event *out)
+{
+	bool sampled = thread->depth > 0 && time_ns > thread->sampled_ns;
+
+	if (sampled) {
+		map->frame_depth =
+		    thread->depth < PO_STACK_DEPTH_MAX ? thread->depth : PO_STACK_DEPTH_MAX;
+		for (size_t i = 0; i < map->frame_depth; i++) /* innermost first */
+			map->frames[i] = thread->calls[thread->depth - 1 - i].code;
+		memset(out, 0, sizeof(*out));
+		out->kind = PO_EV_STACK_SAMPLE;
+		out->time_ns = time_ns;
+		out->pid = thread->pid;
+		out->tid = thread->tid;
+		out->values[0] = thread->tid;
+		out->values[1] = time_ns - thread->sampled_ns;
+	}
+	if (time_ns > thread->sampled_ns)
+		thread->sampled_ns = time_ns;
+	return sampled;
+}
+
+/* Whether call a is outside call b on one thread: it began first, or as it and ends later. */
+static bool py_call_outside(const struct py_call *a, const struct py_call *b)
+{
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns;
+	if (a->end_ns != b->end_ns)
+		return a->end_ns > b->end_ns;
+	return a->number < b->number;
+}
+
+/* A call's begin opens it in its place among the thread's calls; its end closes it. */
+static enum po_status py_apply(struct po_kineto_map *map, struct py_thread *thread,
+			       const struct po_kineto_event *ev)
+{
+	struct py_call call = {(uint32_t)ev->values[0], ev->values[2], ev->values[3],
+			       ev->values[1]};
+	size_t at = thread->depth;
+
+	if (ev->kind == PY_CALL_END) {
+		while (at > 0 && thread->calls[at - 1].number != call.number)
+			at--;
+		if (at > 0) { /* else it was left out when it began */
+			memmove(&thread->calls[at - 1], &thread->calls[at],
+				(thread->depth - at) * sizeof(call));
+			thread->depth--;
+		}
+		return PO_STATUS_OK;
+	}
+	if (thread->depth >= PO_KINETO_PYTHON_DEPTH_MAX) {
+		map->stats.python_calls_too_deep++;
+		return PO_STATUS_OK;
+	}
+	if (!grow((void **)&thread->calls, &thread->capacity, thread->depth + 1, sizeof(call)))
+		return PO_STATUS_NOMEM;
+	while (at > 0 && py_call_outside(&call, &thread->calls[at - 1]))
+		at--;
+	memmove(&thread->calls[at + 1], &thread->calls[at], (thread->depth - at) * sizeof(call));
+	thread->calls[at] = call;
+	thread->depth++;
+	return PO_STATUS_OK;
+}
+
+/* The process and its name, for an event about to be handed on. */
+static void handed_on(struct po_kineto_map *map, struct po_kineto_event *out)
+{
 	if (out->pid < 0) { /* GPU records: the process that launched them */
 		out->pid = map->main_pid;
 		out->tid = map->main_pid;
 	}
 	out->procname = process_name_of(map, out->pid);
-	return PO_STATUS_OK;
+}
+
+enum po_status po_kineto_map_next(struct po_kineto_map *map, struct po_kineto_event *out,
+				  bool *ended)
+{
+	struct po_kineto_event ev;
+	struct py_thread *thread;
+	enum po_status status;
+
+	*ended = false;
+	if (map->has_held) {
+		*out = map->held;
+		map->has_held = false;
+		handed_on(map, out);
+		return PO_STATUS_OK;
+	}
+	for (;;) {
+		status = merged_next(map, &ev, ended);
+		if (status != PO_STATUS_OK || *ended)
+			return status;
+		if (ev.kind == PY_CALL_BEGIN || ev.kind == PY_CALL_END) {
+			bool sampled;
+
+			thread = py_thread_of(map, ev.pid, ev.tid, true);
+			if (!thread)
+				return PO_STATUS_NOMEM;
+			sampled = py_sample(map, thread, ev.time_ns, out);
+			status = py_apply(map, thread, &ev);
+			if (status != PO_STATUS_OK)
+				return status;
+			if (!sampled)
+				continue;
+			handed_on(map, out);
+			return PO_STATUS_OK;
+		}
+		/* a stage's begin or end cuts the samples: each sample is in one stage */
+		if ((ev.kind == PO_EV_STAGE_BEGIN || ev.kind == PO_EV_STAGE_END) &&
+		    (thread = py_thread_of(map, ev.pid, ev.tid, false)) &&
+		    py_sample(map, thread, ev.time_ns, out)) {
+			map->held = ev;
+			map->has_held = true;
+			handed_on(map, out);
+			return PO_STATUS_OK;
+		}
+		*out = ev;
+		handed_on(map, out);
+		return PO_STATUS_OK;
+	}
+}
+
+const uint32_t *po_kineto_map_borrow_frames(const struct po_kineto_map *map, size_t *depth)
+{
+	*depth = map->frame_depth;
+	return map->frames;
 }
 
 const struct po_kineto_map_stats *po_kineto_map_borrow_stats(const struct po_kineto_map *map)
@@ -1241,5 +1611,10 @@ void po_kineto_map_destroy(struct po_kineto_map *map)
 	free(map->calls);
 	free(map->launches);
 	free(map->comm_kernels);
+	free(map->codes);
+	free(map->code_keys.slots);
+	for (size_t i = 0; i < map->thread_count; i++)
+		free(map->threads[i].calls);
+	free(map->threads);
 	free(map);
 }

@@ -16,8 +16,17 @@
 #include "kineto_read.h"
 #include "model/event.h"
 
-/* A member's type in the emitted class; integers are 64-bit. */
-enum po_kineto_member_type { PO_KINETO_INT, PO_KINETO_UINT, PO_KINETO_TEXT };
+/*
+ * A member's type in the emitted class; integers are 64-bit. CODE_IDS and LINES are a
+ * stack sample's frames (dynamic arrays of uint32): po_kineto_map_borrow_frames().
+ */
+enum po_kineto_member_type {
+	PO_KINETO_INT,
+	PO_KINETO_UINT,
+	PO_KINETO_TEXT,
+	PO_KINETO_CODE_IDS,
+	PO_KINETO_LINES
+};
 
 #define PO_KINETO_MEMBERS_MAX 14
 
@@ -58,7 +67,14 @@ struct po_kineto_map_stats {
 	int64_t names_cut;
 	int64_t collectives_without_kernel; /* calls whose communication kernel is not in it */
 	int64_t runs_spilled;		    /* sorted runs written to the temporary file */
+	int64_t python_calls;		    /* python_function records read as calls */
+	int64_t python_calls_too_deep;	    /* nested past PO_KINETO_PYTHON_DEPTH_MAX: left out;
+					       final once po_kineto_map_next() ended */
+	int64_t gpu_annotations;	    /* gpu_user_annotation ranges: left out (kineto.md) */
 };
+
+/* Python calls open at once on one thread past which a call is left out (and counted). */
+#define PO_KINETO_PYTHON_DEPTH_MAX 4096
 
 struct po_kineto_map;
 
@@ -80,10 +96,22 @@ enum po_status po_kineto_map_finish(struct po_kineto_map *map) PO_NODISCARD;
 /*
  * The next event in time order into *out (ties: the run's own first, stage ends, step
  * ends, step begins, stage begins, the rest, the run's end; then the order they were
- * made in); *ended at the end. PO_STATUS_INTERNAL when the temporary file cannot be read.
+ * made in); *ended at the end. The python_function calls of each thread become stack
+ * samples here, where the events come in time order: one STACK_SAMPLE for each stretch of
+ * time between two boundaries (a call's begin or end, a stage's begin or end on that
+ * thread) in which the thread had a call open, weighing that stretch's wall time, with the
+ * calls open in it as its frames. PO_STATUS_INTERNAL when the temporary file cannot be
+ * read, PO_STATUS_NOMEM.
  */
 enum po_status po_kineto_map_next(struct po_kineto_map *map, struct po_kineto_event *out,
 				  bool *ended) PO_NODISCARD;
+
+/*
+ * The frames of the STACK_SAMPLE event po_kineto_map_next() handed over last: *depth code
+ * ids (the interned names of python_function records), innermost first. Weak: valid until
+ * the next call of po_kineto_map_next().
+ */
+const uint32_t *po_kineto_map_borrow_frames(const struct po_kineto_map *map, size_t *depth);
 
 /* An interned string; weak: belongs to the map. */
 const char *po_kineto_map_text(const struct po_kineto_map *map, uint32_t id, size_t *len);

@@ -549,6 +549,40 @@ bool po_kineto_file_name(const char *name)
 	       (len > 8 && strcmp(name + len - 8, ".json.gz") == 0);
 }
 
+/* Whether text[0, len) is one or more decimal digits. */
+static bool all_digits(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (text[i] < '0' || text[i] > '9')
+			return false;
+	return len > 0;
+}
+
+bool po_kineto_file_host(const char *path, char *host, size_t size)
+{
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *end = name + strlen(name), *dot, *underscore;
+
+	if (end - name > 3 && strcmp(end - 3, ".gz") == 0)
+		end -= 3;
+	if (end - name <= 14 || strncmp(end - 14, ".pt.trace.json", 14) != 0)
+		return false;
+	end -= 14; /* NAME.TIMESTAMP */
+	for (dot = end; dot > name && dot[-1] != '.';)
+		dot--;
+	if (dot == name || !all_digits(dot, (size_t)(end - dot)))
+		return false;
+	end = dot - 1; /* HOST_PID */
+	for (underscore = end; underscore > name && underscore[-1] != '_';)
+		underscore--;
+	if (underscore <= name + 1 || !all_digits(underscore, (size_t)(end - underscore)) ||
+	    (size_t)(underscore - 1 - name) >= size)
+		return false;
+	memcpy(host, name, (size_t)(underscore - 1 - name));
+	host[underscore - 1 - name] = '\0';
+	return true;
+}
+
 /* yajl's complaint, on one line, with the offset in the JSON text. */
 static void parse_error(yajl_handle parser, const char *path, int64_t offset,
 			const unsigned char *chunk, size_t chunk_len, struct po_error *err)

@@ -103,4 +103,12 @@ enum po_status po_kineto_read_rank(const char *path, struct po_kineto_distribute
 /* Whether the file name is one of a Kineto trace: *.json or *.json.gz. */
 bool po_kineto_file_name(const char *name);
 
+/*
+ * The host in path's file name when it is named as tensorboard_trace_handler names its
+ * files by default, HOST_PID.TIMESTAMP.pt.trace.json[.gz] (worker_name "{hostname}_{pid}"),
+ * into host (size bytes with its NUL); false when the name has another form (a worker_name
+ * of the user's, export_chrome_trace's own name) or the host does not fit.
+ */
+bool po_kineto_file_host(const char *path, char *host, size_t size);
+
 #endif /* PO_KINETO_READ_H */

@@ -70,6 +70,16 @@ static bt_field_class *context_class(bt_trace_class *tc)
 
 static bt_field_class *member_class(bt_trace_class *tc, enum po_kineto_member_type type)
 {
+	if (type == PO_KINETO_CODE_IDS || type == PO_KINETO_LINES) {
+		bt_field_class *element = bt_field_class_integer_unsigned_create(tc);
+		bt_field_class *array =
+		    element ? bt_field_class_array_dynamic_create(tc, element, NULL) : NULL;
+
+		if (element)
+			bt_field_class_integer_set_field_value_range(element, 32);
+		bt_field_class_put_ref(element);
+		return array;
+	}
 	if (type == PO_KINETO_TEXT)
 		return bt_field_class_string_create(tc);
 	if (type == PO_KINETO_UINT)
@@ -253,13 +263,33 @@ void po_kineto_iterator_finalize(bt_self_message_iterator *self)
 	iterator_destroy(bt_self_message_iterator_get_data(self));
 }
 
-/* Sets one integer or string member from the event's values. */
-static void member_set(const struct kineto_iterator *it, bt_field *field,
+/*
+ * A stack sample's frames: the code ids of the map's latest sample, or as many lines, 0
+ * (the trace says which function was called, not which line ran). false: out of memory.
+ */
+static bool frames_set(const struct kineto_iterator *it, bt_field *field, bool lines)
+{
+	size_t depth;
+	const uint32_t *frames = po_kineto_map_borrow_frames(it->map, &depth);
+
+	if (bt_field_array_dynamic_set_length(field, depth) !=
+	    BT_FIELD_DYNAMIC_ARRAY_SET_LENGTH_STATUS_OK)
+		return false;
+	for (size_t i = 0; i < depth; i++)
+		bt_field_integer_unsigned_set_value(
+		    bt_field_array_borrow_element_field_by_index(field, i), lines ? 0 : frames[i]);
+	return true;
+}
+
+/* Sets one member from the event's values; false: out of memory. */
+static bool member_set(const struct kineto_iterator *it, bt_field *field,
 		       enum po_kineto_member_type type, const struct po_kineto_event *ev,
 		       size_t member, int *texts)
 {
 	size_t len;
 
+	if (type == PO_KINETO_CODE_IDS || type == PO_KINETO_LINES)
+		return frames_set(it, field, type == PO_KINETO_LINES);
 	if (type == PO_KINETO_TEXT)
 		bt_field_string_set_value(
 		    field, po_kineto_map_text(it->map, (*texts)++ ? ev->text2 : ev->text, &len));
@@ -267,6 +297,7 @@ static void member_set(const struct kineto_iterator *it, bt_field *field,
 		bt_field_integer_unsigned_set_value(field, (uint64_t)ev->values[member]);
 	else
 		bt_field_integer_signed_set_value(field, ev->values[member]);
+	return true;
 }
 
 static const bt_message *event_message(bt_self_message_iterator *self,
@@ -293,9 +324,13 @@ static const bt_message *event_message(bt_self_message_iterator *self,
 	bt_field_string_set_value(bt_field_structure_borrow_member_field_by_index(context, 2),
 				  po_kineto_map_text(it->map, ev->procname, &len));
 	payload = bt_event_borrow_payload_field(event);
-	for (size_t i = 0; i < layout->member_count; i++)
-		member_set(it, bt_field_structure_borrow_member_field_by_index(payload, i),
-			   layout->members[i].type, ev, i, &texts);
+	for (size_t i = 0; i < layout->member_count; i++) {
+		if (!member_set(it, bt_field_structure_borrow_member_field_by_index(payload, i),
+				layout->members[i].type, ev, i, &texts)) {
+			bt_message_put_ref(message);
+			return NULL;
+		}
+	}
 	return message;
 }
 
@@ -304,6 +339,7 @@ po_kineto_iterator_next(bt_self_message_iterator *self, bt_message_array_const m
 			uint64_t capacity, uint64_t *count)
 {
 	struct kineto_iterator *it = bt_self_message_iterator_get_data(self);
+	enum po_status status;
 	uint64_t made = 0;
 
 	if (it->state == 3)
@@ -320,17 +356,27 @@ po_kineto_iterator_next(bt_self_message_iterator *self, bt_message_array_const m
 		if (!messages[made])
 			break;
 		made++;
-		if (po_kineto_map_next(it->map, &it->next, &it->ended) != PO_STATUS_OK) {
+		status = po_kineto_map_next(it->map, &it->next, &it->ended);
+		if (status != PO_STATUS_OK) {
 			BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(
-			    self, "%s: its events could not be read back from a temporary file",
-			    it->component->path);
+			    self, "%s: %s", it->component->path,
+			    status == PO_STATUS_NOMEM
+				? "out of memory while nesting its Python calls"
+				: "its events could not be read back from a temporary file");
 			for (uint64_t i = 0; i < made; i++)
 				bt_message_put_ref(messages[i]);
-			return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
+			return status == PO_STATUS_NOMEM
+				   ? BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_MEMORY_ERROR
+				   : BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
 		}
 	}
-	if (it->state == 1 && it->ended)
+	if (it->state == 1 && it->ended) {
+		/* known only now: calls are nested as the events come back in time order */
+		if (it->component->counts)
+			it->component->counts->python_calls_left_out +=
+			    po_kineto_map_borrow_stats(it->map)->python_calls_too_deep;
 		it->state = 2;
+	}
 	if (it->state == 2 && made < capacity) {
 		messages[made] = bt_message_stream_end_create(self, it->stream);
 		if (messages[made]) {

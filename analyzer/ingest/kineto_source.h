@@ -22,6 +22,7 @@ struct po_kineto_counts {
 	int64_t records_left_out;	    /* impossible times, X records without a pid */
 	int64_t names_cut;		    /* strings past the reader's limits */
 	int64_t collectives_without_kernel; /* calls whose communication kernel is not in it */
+	int64_t python_calls_left_out;	    /* nested too deep; counted once the file is read */
 };
 
 bt_component_class_initialize_method_status

@@ -217,7 +217,7 @@ static enum po_status path_of(struct po_hotspot_tracker *t, int32_t pid, uint32_
 
 /* A sample's call path, outermost frame first (functions[count - 1] .. functions[0]). */
 static enum po_status add_path(struct po_hotspot_tracker *t, int32_t pid, const uint32_t *functions,
-			       uint32_t count)
+			       uint32_t count, int64_t weight_ns)
 {
 	uint32_t parent = UINT32_MAX, node;
 
@@ -231,10 +231,14 @@ static enum po_status add_path(struct po_hotspot_tracker *t, int32_t pid, const 
 			break;
 		}
 		t->paths[node].samples++;
+		t->paths[node].time_ns = po_add_sat(t->paths[node].time_ns, weight_ns);
 		parent = node;
 	}
-	if (parent != UINT32_MAX)
+	if (parent != UINT32_MAX) {
 		t->paths[parent].self_samples++;
+		t->paths[parent].self_time_ns =
+		    po_add_sat(t->paths[parent].self_time_ns, weight_ns);
+	}
 	return PO_STATUS_OK;
 }
 
@@ -264,7 +268,7 @@ static enum po_status add_sample(struct po_hotspot_tracker *t, int32_t pid, int 
 	if (!cell)
 		return PO_STATUS_NOMEM;
 	add(cell, true, weight_ns);
-	if (add_path(t, pid, t->frames, count) != PO_STATUS_OK)
+	if (add_path(t, pid, t->frames, count, weight_ns) != PO_STATUS_OK)
 		return PO_STATUS_NOMEM;
 	return label ? add_label(t, pid, stage, label, weight_ns) : PO_STATUS_OK;
 }
@@ -749,6 +753,7 @@ struct flame_merged {
 	uint32_t parent; /* merged index; UINT32_MAX: a root */
 	uint32_t function;
 	int64_t samples, self_samples;
+	int64_t time_ns, self_time_ns;
 	uint32_t first_child, next_sibling; /* UINT32_MAX: none */
 };
 
@@ -808,6 +813,10 @@ static enum po_status merge_paths(struct flame_build *b, const struct po_analysi
 		merged_of[i] = (uint32_t)entry->value;
 		b->nodes[entry->value].samples += path->samples;
 		b->nodes[entry->value].self_samples += path->self_samples;
+		b->nodes[entry->value].time_ns =
+		    po_add_sat(b->nodes[entry->value].time_ns, path->time_ns);
+		b->nodes[entry->value].self_time_ns =
+		    po_add_sat(b->nodes[entry->value].self_time_ns, path->self_time_ns);
 	}
 	po_map_free(&index);
 	free(merged_of);
@@ -844,19 +853,25 @@ static void link_children(struct flame_build *b, uint32_t *roots)
 	}
 }
 
-/* One role's flame graph: its paths of at least PO_FLAME_MIN_PERMILLE, depth first. */
+/*
+ * One role's flame graph: its paths of at least PO_FLAME_MIN_PERMILLE of the time the
+ * role's samples stand for (of their count when they carry no time), depth first.
+ */
 static enum po_status emit_flame(struct flame_build *b, uint32_t root, enum po_role role,
 				 struct po_analysis *analysis, struct po_flame *out)
 {
 	uint32_t *stack = b->order; /* reused: a node's depth-first successors */
 	int32_t *depth_of = malloc((b->count + 1) * sizeof(int32_t));
 	size_t top = 0, kept = 0;
-	int64_t total = 0;
+	int64_t total = 0, total_ns = 0;
 
 	*out = (struct po_flame){.role = role};
-	for (uint32_t n = root; n != UINT32_MAX; n = b->nodes[n].next_sibling)
+	for (uint32_t n = root; n != UINT32_MAX; n = b->nodes[n].next_sibling) {
 		total += b->nodes[n].samples;
+		total_ns = po_add_sat(total_ns, b->nodes[n].time_ns);
+	}
 	out->samples = total;
+	out->time_ns = total_ns;
 	out->nodes = po_arena_alloc(analysis->arena, (b->count + 1) * sizeof(*out->nodes));
 	if (!depth_of || !out->nodes) {
 		free(depth_of);
@@ -874,14 +889,18 @@ static enum po_status emit_flame(struct flame_build *b, uint32_t root, enum po_r
 		const struct flame_merged *node = &b->nodes[n];
 		const struct hotspot_function *f = &b->t->functions[node->function];
 
-		if (node->samples * 1000 < total * PO_FLAME_MIN_PERMILLE)
+		if (total_ns > 0
+			? (double)node->time_ns * 1000 < (double)total_ns * PO_FLAME_MIN_PERMILLE
+			: node->samples * 1000 < total * PO_FLAME_MIN_PERMILLE)
 			continue;
 		out->nodes[kept++] = (struct po_flame_node){.depth = depth_of[n],
 							    .function = f->function,
 							    .file = f->file,
 							    .line = f->line,
 							    .samples = node->samples,
-							    .self_samples = node->self_samples};
+							    .self_samples = node->self_samples,
+							    .time_ns = node->time_ns,
+							    .self_time_ns = node->self_time_ns};
 		if (depth_of[n] > out->max_depth)
 			out->max_depth = depth_of[n];
 		for (uint32_t c = node->first_child; c != UINT32_MAX; c = b->nodes[c].next_sibling)

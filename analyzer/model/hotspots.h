@@ -78,6 +78,7 @@ struct flame_node {
 	uint32_t parent;
 	uint32_t function;
 	int64_t samples, self_samples;
+	int64_t time_ns, self_time_ns; /* the time those samples stand for */
 };
 
 struct po_hotspot_tracker {

@@ -289,7 +289,9 @@ struct po_hotspot_label {
  * A flame graph of one role's function samples (docs/sampling.md): each node a function on
  * a call path, in depth-first order, the children of a node after it by function name. A
  * node's samples are those whose stack holds its call path; its own, those in which it was
- * innermost. Paths in less than PO_FLAME_MIN_PERMILLE of the role's samples are left out.
+ * innermost; its times, the CPU (or wall) time those samples stand for. Paths in less than
+ * PO_FLAME_MIN_PERMILLE of the role's time (of its samples when they carry no time) are
+ * left out.
  */
 #define PO_FLAME_MIN_PERMILLE 1
 
@@ -300,11 +302,13 @@ struct po_flame_node {
 	int32_t line;
 	int64_t samples;
 	int64_t self_samples;
+	int64_t time_ns, self_time_ns;
 };
 
 struct po_flame {
 	enum po_role role;
 	int64_t samples; /* every sample of the role */
+	int64_t time_ns; /* the time they stand for; 0: not measured (widths by count) */
 	int32_t max_depth;
 	struct po_flame_node *nodes; /* in the arena */
 	size_t node_count;

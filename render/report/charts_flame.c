@@ -1,9 +1,10 @@
 /*
  * charts_flame.c: a flame graph of one role's function samples (model/result.h, struct
  * po_flame): one bar per function on a call path, its width the share of the role's
- * samples whose stack holds that path, the functions it called stacked above it, siblings
- * in name order. Drawn from the nodes' depth-first order: a bar begins where its parent's
- * previous children ended. Only for a run recorded with --stacks.
+ * sampled time (of its samples where they carry no time) whose stack holds that path, the
+ * functions it called stacked above it, siblings in name order. Drawn from the nodes'
+ * depth-first order: a bar begins where its parent's previous children ended. For a run
+ * recorded with --stacks, or a torch.profiler trace with python_function calls.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,10 @@ void po_chart_flame(cairo_t *cr, const struct po_chart *chart)
 	next_x[0] = FLAME_LEFT;
 	for (size_t i = 0; i < flame->node_count; i++) {
 		const struct po_flame_node *node = &flame->nodes[i];
-		double w = width * (double)node->samples / (double)flame->samples, x, y;
+		double w = flame->time_ns > 0
+			       ? width * (double)node->time_ns / (double)flame->time_ns
+			       : width * (double)node->samples / (double)flame->samples,
+		       x, y;
 
 		if (node->depth >= FLAME_DEPTH_MAX)
 			continue;
@@ -72,10 +76,16 @@ void po_chart_flame(cairo_t *cr, const struct po_chart *chart)
 		if (po_draw_text_width(cr, text, &label) <= w - 4)
 			po_draw_text(cr, x + 2, y + 2, text, &label);
 	}
-	snprintf(text, sizeof(text),
-		 "%lld samples; a bar's width is its share of them with that call path on the "
-		 "stack, the functions it called above it",
-		 (long long)flame->samples);
+	if (flame->time_ns > 0)
+		snprintf(text, sizeof(text),
+			 "%lld samples, %.1f ms; a bar's width is its share of that time with that "
+			 "call path on the stack, the functions it called above it",
+			 (long long)flame->samples, (double)flame->time_ns / 1e6);
+	else
+		snprintf(text, sizeof(text),
+			 "%lld samples; a bar's width is its share of them with that call path on "
+			 "the stack, the functions it called above it",
+			 (long long)flame->samples);
 	po_draw_text(cr, FLAME_LEFT, 2, text, &axis);
 	if (flame->max_depth >= FLAME_DEPTH_MAX) {
 		snprintf(text, sizeof(text), "frames deeper than %d are not drawn",

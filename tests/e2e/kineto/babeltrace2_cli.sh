@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # babeltrace2_cli.sh PLUGIN_DIR DATA_DIR: the plugin "profopt" gives source.profopt.kineto to
 # the babeltrace2 command line: a trace prints as profopt's events, and sink.ctf.fs writes
-# it as a CTF trace that profopt-analyze reads like a recording (the converter).
+# it as a CTF trace that profopt-analyze reads like a recording (the converter), stack
+# samples made of python_function calls included.
 set -u
 plugins=$1 data=$2
 bin=$(dirname "$(dirname "$(dirname "$plugins")")")/bin
@@ -13,15 +14,26 @@ babeltrace2 "${source[@]}" >"$work/text" 2>&1 || { echo "FAIL babeltrace2:"; tai
 for event in profopt:step_begin profopt:stage_end profopt:gpu_kernel profopt:gpu_launch profopt:gpu_device; do
 	grep -q "$event:" "$work/text" || { echo "FAIL no $event in babeltrace2's text"; exit 1; }
 done
-babeltrace2 "${source[@]}" -c sink.ctf.fs -p "path=\"$work/ctf\"" >"$work/convert" 2>&1 ||
-	{ echo "FAIL sink.ctf.fs:"; tail "$work/convert"; exit 1; }
-"$bin/profopt-analyze" --json-only -o "$work/from-json" "$sample" >"$work/a.out" 2>&1 &&
-	"$bin/profopt-analyze" --json-only -o "$work/from-ctf" "$work/ctf" >"$work/b.out" 2>&1 ||
-	{ echo "FAIL profopt-analyze:"; tail "$work/a.out" "$work/b.out"; exit 1; }
-sed -n '/^Steps/,/^Findings/p' "$work/a.out" >"$work/a.steps"
-sed -n '/^Steps/,/^Findings/p' "$work/b.out" >"$work/b.steps"
-if ! cmp -s "$work/a.steps" "$work/b.steps"; then
-	echo "FAIL the CTF conversion is analysed otherwise than the JSON:"; diff "$work/a.steps" "$work/b.steps"; exit 1
-fi
-echo "ok   babeltrace2 text, sink.ctf.fs conversion analysed alike"
-echo "2 passed, 0 failed"
+# the converter, on a trace of GPU work and on one of Python calls (stack samples: arrays)
+convert() { # convert NAME FILE: the CTF conversion of FILE is analysed as FILE is
+	local name=$1 file=$2
+	babeltrace2 --plugin-path="$plugins" -c source.profopt.kineto -p "inputs=[\"$file\"]" \
+		-c sink.ctf.fs -p "path=\"$work/$name.ctf\"" >"$work/$name.convert" 2>&1 ||
+		{ echo "FAIL $name: sink.ctf.fs:"; tail "$work/$name.convert"; exit 1; }
+	"$bin/profopt-analyze" --json-only -o "$work/$name.from-json" "$file" >"$work/$name.a" 2>&1 &&
+		"$bin/profopt-analyze" --json-only -o "$work/$name.from-ctf" "$work/$name.ctf" \
+			>"$work/$name.b" 2>&1 ||
+		{ echo "FAIL $name: profopt-analyze:"; tail "$work/$name.a" "$work/$name.b"; exit 1; }
+	sed -n '/^Steps/,/^Findings/p' "$work/$name.a" >"$work/$name.a.steps"
+	sed -n '/^Steps/,/^Findings/p' "$work/$name.b" >"$work/$name.b.steps"
+	if ! cmp -s "$work/$name.a.steps" "$work/$name.b.steps"; then
+		echo "FAIL $name: the CTF conversion is analysed otherwise than the JSON:"
+		diff "$work/$name.a.steps" "$work/$name.b.steps"
+		exit 1
+	fi
+}
+convert mi250 "$sample"
+convert python "$(ls "$data"/python-stacks/*.pt.trace.json)"
+grep -q '^Hotspots' "$work/python.b" || { echo "FAIL python: no hotspots from the CTF"; exit 1; }
+echo "ok   babeltrace2 text, sink.ctf.fs conversion analysed alike (GPU work, Python calls)"
+echo "3 passed, 0 failed"

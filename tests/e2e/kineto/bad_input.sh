@@ -3,7 +3,8 @@
 # hostile. Each must end with one line naming the file and the place, exit status 4 (the
 # trace could not be decoded; 3 for two files of one rank, refused by the input check) and
 # no report; a 100 MB name must cost neither memory nor
-# time (it is cut); a directory of them is read like one file.
+# time (it is cut); a directory of them is read like one file; Python calls nested past
+# what the mapping keeps are left out and said.
 set -u
 bin=$1 data=$2
 work=$(mktemp -d /tmp/profopt-kineto-bad.XXXXXX)
@@ -106,6 +107,22 @@ if [ $rc = 0 ] && grep -q 'No straggler can be ruled out: rank 0 missing' "$work
 	passed=$((passed + 1)); echo "ok   rank-missing-no-collective"
 else
 	fail "rank-missing-no-collective: exit $rc:"; cat "$work/alone.out"
+fi
+# Python calls nested 4,100 deep on one thread: the 4 past 4,096 are left out, said in the
+# trace quality section, the report marked partial; the rest give the hotspots.
+python3 - "$work/deep.json" <<'PY'
+import json, sys
+events = [{"ph": "X", "cat": "python_function", "name": "deep.py(%d): f%d" % (i + 1, i),
+           "pid": 1, "tid": 1, "ts": 1000 + i, "dur": 100_000 - 2 * i} for i in range(4100)]
+json.dump({"traceEvents": events}, open(sys.argv[1], "w"))
+PY
+"$bin/profopt-analyze" --json-only -o "$work/out-deep" "$work/deep.json" >"$work/deep.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q 'kineto-python-calls-left-out: 4 torch.profiler python_function calls' "$work/deep.out" &&
+	grep -q '"partial": true' "$work/out-deep/summary.json" && grep -q '^Hotspots' "$work/deep.out"; then
+	passed=$((passed + 1)); echo "ok   python-calls-too-deep"
+else
+	fail "python-calls-too-deep: exit $rc:"; cat "$work/deep.out"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -3,7 +3,9 @@
  * every kind of record it reads (tests/fuzz/corpus-kineto/steps.json, plain and gzip):
  * the step and its four stages on the training thread, the GPU records and their launch,
  * the sync, memory, the collective with its Seq and bytes, the device and the rank, in
- * time order, with the process's name.
+ * time order, with the process's name. With --python FILE, what it makes of the
+ * python_function calls of a hand-made trace (tests/data/kineto/python-stacks): the code
+ * objects, and one stack sample per stretch between two boundaries, with its wall time.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -138,6 +140,7 @@ static void check_memory_and_job(const struct po_kineto_event *events, size_t co
 	CHECK_INT_EQ(call->values[3], 4);  /* Seq */
 	CHECK_INT_EQ(rank->values[0], 1);
 	CHECK_INT_EQ(rank->values[2], 2);
+	CHECK_STR_EQ(text_of(rank->text), ""); /* "steps.json" names no host */
 	CHECK(nth(events, count, PO_EV_COLLECTIVE_BEGIN, 1) == NULL); /* the nccl: annotation */
 }
 
@@ -164,6 +167,10 @@ static void check_file(const char *path)
 	check_gpu(events, count);
 	check_memory_and_job(events, count);
 	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->impossible_times, 0);
+	/* the GPU-side range of ProfilerStep#3 is left out, counted: no event of its own */
+	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->gpu_annotations, 1);
+	CHECK(nth(events, count, PO_EV_GPU_ACTIVITY, 1) == NULL);
+	CHECK(nth(events, count, PO_EV_GPU_KERNEL, 2) == NULL);
 	po_kineto_map_destroy(map);
 	free(events);
 }
@@ -215,10 +222,166 @@ static void check_runs(void)
 	unlink(path);
 }
 
+/* The event of kind whose text is text; NULL when there is none. */
+static const struct po_kineto_event *with_text(const struct po_kineto_event *events, size_t count,
+					       enum po_event_kind kind, const char *text)
+{
+	for (size_t i = 0; i < count; i++)
+		if (events[i].kind == kind && strcmp(text_of(events[i].text), text) == 0)
+			return &events[i];
+	return NULL;
+}
+
+/* The code objects: "FILE(LINE): FUNCTION" split, other names whole. */
+static void check_codes(const struct po_kineto_event *events, size_t count)
+{
+	const struct po_kineto_event *forward = with_text(events, count, PO_EV_CODE, "forward");
+	const struct po_kineto_event *conv = with_text(
+	    events, count, PO_EV_CODE, "<built-in method conv2d of type object at 0x7f3a2c>");
+	const struct po_kineto_event *config =
+	    with_text(events, count, PO_EV_RUN_CONFIG, "stacks_clock");
+	int codes = 0;
+
+	for (size_t i = 0; i < count; i++)
+		codes += events[i].kind == PO_EV_CODE;
+	CHECK_INT_EQ(codes, 7); /* the call of no duration ("log") is left out */
+	CHECK(forward && conv && config);
+	if (!forward || !conv || !config)
+		return;
+	CHECK_STR_EQ(text_of(forward->text2), "model.py");
+	CHECK_INT_EQ(forward->values[3], 30);
+	CHECK_INT_EQ(forward->time_ns, 900000); /* the trace's first time */
+	CHECK_STR_EQ(text_of(conv->text2), "");
+	CHECK_INT_EQ(conv->values[3], 0);
+	CHECK_STR_EQ(text_of(config->text2), "wall");
+}
+
+/*
+ * The samples of thread 100: <module> from 900 us to 3100 us holds two steps of train_step,
+ * each __next__, forward (conv2d inside it from +200 to +450 us), backward and the
+ * optimizer's step; the stages' boundaries fall on the calls' own.
+ */
+static void check_python(const char *path)
+{
+	struct po_kineto_map *map = NULL;
+	struct po_kineto_event *events = calloc(256, sizeof(*events));
+	struct po_error err = {{0}};
+	size_t count = 0, depth;
+	bool ended = false;
+	int samples = 0;
+	int64_t weight_ns = 0;
+
+	CHECK_INT_EQ(po_kineto_map_create(&map), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_read(map, path, &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_finish(map), PO_STATUS_OK);
+	map_read = map;
+	while (count < 256 && po_kineto_map_next(map, &events[count], &ended) == PO_STATUS_OK &&
+	       !ended) {
+		const struct po_kineto_event *ev = &events[count++];
+		const uint32_t *frames = po_kineto_map_borrow_frames(map, &depth);
+
+		if (ev->kind != PO_EV_STACK_SAMPLE)
+			continue;
+		samples++;
+		weight_ns += ev->values[1];
+		CHECK_INT_EQ(ev->values[0], 100);
+		CHECK(depth >= 1 && depth <= 4);
+		CHECK_STR_EQ(text_of(frames[depth - 1]), "train.py(10): <module>");
+		if (ev->time_ns == 1450000) { /* conv2d's end: the stretch it ran in forward */
+			CHECK_INT_EQ(ev->values[1], 250000);
+			CHECK_INT_EQ(depth, 4);
+			CHECK_STR_EQ(text_of(frames[0]),
+				     "<built-in method conv2d of type object at 0x7f3a2c>");
+			CHECK_STR_EQ(text_of(frames[1]), "model.py(30): forward");
+		}
+		if (ev->time_ns == 3100000) /* after the last step: <module> alone */
+			CHECK_INT_EQ(depth, 1);
+	}
+	CHECK(ended);
+	for (size_t i = 1; i < count; i++)
+		CHECK(events[i - 1].time_ns <= events[i].time_ns);
+	/* a stretch before each boundary at 1000, then 7 a step, then 3000 and 3100 us */
+	CHECK_INT_EQ(samples, 16);
+	CHECK_INT_EQ(weight_ns, 2200000); /* <module>'s 2,200 us, each nanosecond once */
+	check_codes(events, count);
+	CHECK_INT_EQ(po_kineto_map_borrow_stats(map)->python_calls, 13);
+	po_kineto_map_destroy(map);
+	free(events);
+}
+
+/* The host of a file named as tensorboard_trace_handler names them, else none. */
+static void check_file_hosts(void)
+{
+	static const struct {
+		const char *path, *host; /* NULL: no host */
+	} cases[] = {
+	    {"/runs/gpu-node-3_100.1733580000123.pt.trace.json", "gpu-node-3"},
+	    {"node7.cluster.example.org_31337.1700000000123456789.pt.trace.json.gz",
+	     "node7.cluster.example.org"},
+	    {"a_b_12.5.pt.trace.json", "a_b"},		 /* the pid follows the last '_' */
+	    {"rank0.1733580000123.pt.trace.json", NULL}, /* a worker_name of the user's */
+	    {"host_12x.1733580000123.pt.trace.json", NULL},
+	    {"host_12.17335a.pt.trace.json", NULL},
+	    {"_12.1733580000123.pt.trace.json", NULL},
+	    {"host_12.1733580000123.json", NULL},
+	    {"host_12..pt.trace.json", NULL},
+	    {"sampled_rank-0.json.gz", NULL},
+	    {"host_.1.pt.trace.json", NULL},
+	    {"dir_1.2.pt.trace.json/x.json", NULL},
+	};
+	char host[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool found = po_kineto_file_host(cases[i].path, host, sizeof(host));
+
+		CHECK(found == (cases[i].host != NULL));
+		if (found && cases[i].host)
+			CHECK_STR_EQ(host, cases[i].host);
+	}
+	/* a host longer than the room is not cut: none */
+	CHECK(!po_kineto_file_host("abcdefgh_1.2.pt.trace.json", host, 8));
+}
+
+/* A rank's host comes from its file's name (a copy of steps.json named the handler's way). */
+static void check_rank_host(const char *steps_path)
+{
+	char dir[] = "/tmp/profopt-kineto-host.XXXXXX", path[256], command[1024];
+	struct po_kineto_map *map = NULL;
+	struct po_kineto_event event;
+	struct po_error err = {{0}};
+	bool ended = false, seen = false;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/gpu-node-3_7.1733580000123.pt.trace.json", dir);
+	snprintf(command, sizeof(command), "cp '%s' '%s'", steps_path, path);
+	CHECK_INT_EQ(system(command), 0);
+	CHECK_INT_EQ(po_kineto_map_create(&map), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_read(map, path, &err), PO_STATUS_OK);
+	CHECK_INT_EQ(po_kineto_map_finish(map), PO_STATUS_OK);
+	map_read = map;
+	while (po_kineto_map_next(map, &event, &ended) == PO_STATUS_OK && !ended) {
+		if (event.kind != PO_EV_RANK)
+			continue;
+		seen = true;
+		CHECK_STR_EQ(text_of(event.text), "gpu-node-3");
+	}
+	CHECK(seen);
+	po_kineto_map_destroy(map);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		check_file(argv[i]);
+	check_file_hosts();
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
+			check_python(argv[++i]);
+		else
+			check_file(argv[i]);
+		if (i == 1)
+			check_rank_host(argv[i]);
+	}
 	check_runs();
 	return CHECK_SUMMARY();
 }

@@ -5,8 +5,9 @@
  * often it recurses; code ids are per process; a code never described is "(unknown code)";
  * frames that do not fit their bytes are dropped; a run without samples has no hotspots.
  * Each group counts the samples per label of the span they were taken in. Each role gets a
- * flame graph: its call paths depth first, siblings by name, recursion kept as paths,
- * paths under one per mille of the role's samples left out.
+ * flame graph: its call paths depth first, siblings by name, recursion kept as paths, with
+ * the time their samples stand for; paths under one per mille of the role's time (of its
+ * samples when they carry none) left out.
  */
 #include <stdio.h>
 #include <string.h>
@@ -193,6 +194,14 @@ static void test_flames(void)
 	CHECK(flame_node_is(&worker->nodes[1], 1, "__getitem__", 3, 1));
 	CHECK(flame_node_is(&worker->nodes[2], 2, "decode", 2, 2));
 	CHECK(worker->nodes[2].line == 40 && strcmp(worker->nodes[2].file, "dataset.py") == 0);
+	/* and their times: decode 20 + 10 ms, resize's 10 ms in __getitem__ itself */
+	CHECK_INT_EQ(worker->time_ns, 40 * MS);
+	CHECK_INT_EQ(worker->nodes[0].time_ns, 40 * MS);
+	CHECK_INT_EQ(worker->nodes[0].self_time_ns, 0);
+	CHECK_INT_EQ(worker->nodes[1].time_ns, 40 * MS);
+	CHECK_INT_EQ(worker->nodes[1].self_time_ns, 10 * MS);
+	CHECK_INT_EQ(worker->nodes[2].time_ns, 30 * MS);
+	CHECK_INT_EQ(worker->nodes[2].self_time_ns, 30 * MS);
 	/* the loop: its recursion stays a path; roots by name ("Linear..." before "train") */
 	CHECK(main_flame->samples == 3 && main_flame->node_count == 5 &&
 	      main_flame->max_depth == 3);
@@ -221,6 +230,29 @@ static void test_flame_small_paths(void)
 	CHECK(analysis->flame_count == 1 && analysis->flames[0].samples == 1002);
 	CHECK(analysis->flames[0].node_count == 1);
 	CHECK(flame_node_is(&analysis->flames[0].nodes[0], 0, "big", 1001, 1001));
+	po_analysis_destroy(analysis);
+}
+
+/*
+ * Where samples carry time, a path is left out by its share of the time: ten samples of a
+ * nanosecond each beside one of 5 ms are under one per mille, though most of the samples.
+ */
+static void test_flame_small_times(void)
+{
+	static const uint32_t big[] = {1}, small[] = {2};
+	struct po_model *model = model_new(NULL);
+	struct po_analysis *analysis;
+
+	code(model, 1 * MS, MAIN, 1, "big", 1);
+	code(model, 1 * MS, MAIN, 2, "small", 2);
+	sample(model, 10 * MS, MAIN, MAIN, 5 * MS, big, 1);
+	for (int i = 0; i < 10; i++)
+		sample(model, 11 * MS + i, MAIN, MAIN, 1, small, 1);
+	analysis = model_done(model);
+	CHECK(analysis->flame_count == 1 && analysis->flames[0].samples == 11);
+	CHECK_INT_EQ(analysis->flames[0].time_ns, 5 * MS + 10);
+	CHECK_INT_EQ(analysis->flames[0].node_count, 1);
+	CHECK(flame_node_is(&analysis->flames[0].nodes[0], 0, "big", 1, 1));
 	po_analysis_destroy(analysis);
 }
 
@@ -526,6 +558,7 @@ int main(void)
 	test_counts_unknown_malformed();
 	test_flames();
 	test_flame_small_paths();
+	test_flame_small_times();
 	test_no_samples();
 	test_python_native_frames();
 	test_c_samples();
