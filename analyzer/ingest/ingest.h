@@ -165,6 +165,7 @@ struct po_recording {
 	int64_t start_ns;    /* CLOCK_MONOTONIC (the trace clock); 0 when not known */
 	int64_t end_ns;	     /* when the command ended; 0 when profopt-record did not see it */
 	int exit_status;     /* 128+N for signal N; -1 when not known */
+	int64_t recorder_cpu_ns; /* profopt-record's and its daemons' CPU time; -1 unknown */
 };
 
 enum po_status po_recording_read(const char *trace_dir, struct po_recording *recording,

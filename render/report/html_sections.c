@@ -211,6 +211,27 @@ static void quality_row(struct po_html *html, xmlNodePtr body, const char *what,
 	po_html_row(html, body, cells, 2, PO_HTML_NUMERIC_TAIL);
 }
 
+/* What the measurement cost per step (po_self_cost) and its share of the steady step. */
+static void fill_self_cost_row(struct po_html *html, xmlNodePtr body)
+{
+	const struct po_self_cost *cost = &html->analysis->self_cost;
+	double share_pct = html->analysis->diagnosis.self_cost_pct;
+	char share[48] = "", recorder[48] = "", text[192];
+
+	if (!cost->known || isnan(cost->per_step_ns))
+		return;
+	if (!isnan(share_pct))
+		snprintf(share, sizeof(share), " (%.1f%% of the mean step)", share_pct);
+	if (!isnan(cost->recorder_per_step_ns))
+		snprintf(recorder, sizeof(recorder), "; recorder %.3f ms",
+			 cost->recorder_per_step_ns / 1e6);
+	snprintf(text, sizeof(text), "%.3f ms per step%s: processes %.3f ms%s",
+		 cost->per_step_ns / 1e6, share,
+		 isnan(cost->processes_per_step_ns) ? 0.0 : cost->processes_per_step_ns / 1e6,
+		 recorder);
+	quality_row(html, body, "profopt's own CPU time", text);
+}
+
 static void fill_quality_table(struct po_html *html, xmlNodePtr parent)
 {
 	static const char *const headers[] = {"Measure", "Value"};
@@ -245,6 +266,7 @@ static void fill_quality_table(struct po_html *html, xmlNodePtr parent)
 	snprintf(text, sizeof(text), "%s%s%s", quality->missing_vpid ? "vpid " : "",
 		 quality->missing_vtid ? "vtid " : "", quality->missing_procname ? "procname" : "");
 	quality_row(html, body, "Missing contexts", text[0] ? text : "none");
+	fill_self_cost_row(html, body);
 }
 
 static void fill_quality(struct po_html *html)
@@ -271,6 +293,10 @@ static void fill_quality(struct po_html *html)
 		po_html_el(html, parent, "p", "note note-warn",
 			   "The GPU collector dropped activity records (see the warnings): GPU "
 			   "busy time is a lower bound.");
+	if (html->analysis->diagnosis.self_cost_visible)
+		po_html_el(html, parent, "p", "note note-warn",
+			   "profopt's own CPU time is a visible share of the step (see the "
+			   "warnings): the step times and shares in this report include it.");
 	fill_quality_table(html, parent);
 	if (po_analysis_warning_count(html->analysis) == 0)
 		return;
