@@ -198,15 +198,16 @@ static enum po_status measure_self_cost(struct det_ctx *ctx)
 		return PO_STATUS_OK;
 	return po_diagnosis_add_warning(
 	    diagnosis, ctx->analysis->arena, "profiler-cost",
-	    det_printf(ctx,
-		       "profopt's own CPU time was %.3f ms per step, %.1f%% of the mean steady step "
-		       "(%.3f ms in the recorded processes, %s in the recorder): the step times "
-		       "and shares of this report include it",
-		       cost->per_step_ns / 1e6, diagnosis->self_cost_pct,
-		       isnan(cost->processes_per_step_ns) ? 0.0 : cost->processes_per_step_ns / 1e6,
-		       isnan(cost->recorder_per_step_ns)
-			   ? "not known"
-			   : det_printf(ctx, "%.3f ms", cost->recorder_per_step_ns / 1e6)));
+	    det_printf(
+		ctx,
+		"profopt's own CPU time was %.3f ms per step, %.1f%% of the mean steady step "
+		"(%.3f ms in the recorded processes, %s in the recorder): the step times "
+		"and shares of this report include it",
+		cost->per_step_ns / 1e6, diagnosis->self_cost_pct,
+		isnan(cost->processes_per_step_ns) ? 0.0 : cost->processes_per_step_ns / 1e6,
+		isnan(cost->recorder_per_step_ns)
+		    ? "not known"
+		    : det_printf(ctx, "%.3f ms", cost->recorder_per_step_ns / 1e6)));
 }
 
 const char *det_withheld_why(struct det_ctx *ctx)

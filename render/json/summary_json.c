@@ -969,8 +969,8 @@ static void write_self_cost(struct po_json_writer *writer, const struct po_analy
 	po_json_write_begin_object(writer);
 	po_json_write_kv_double(writer, "ms_per_step", cost->per_step_ns / 1e6, 4);
 	po_json_write_kv_ms_or_null(writer, "processes_ms", cost->processes_ns);
-	po_json_write_kv_double(writer, "processes_ms_per_step",
-				cost->processes_per_step_ns / 1e6, 4);
+	po_json_write_kv_double(writer, "processes_ms_per_step", cost->processes_per_step_ns / 1e6,
+				4);
 	po_json_write_kv_ms_or_null(writer, "recorder_ms", cost->recorder_ns);
 	po_json_write_kv_double(writer, "recorder_ms_per_step", cost->recorder_per_step_ns / 1e6,
 				4);

@@ -39,7 +39,8 @@ static void print_self_cost(const struct po_analysis *analysis, FILE *out)
 
 	fprintf(out, "  profopt's own CPU time: %.3f ms per step", cost->per_step_ns / 1e6);
 	if (!isnan(analysis->diagnosis.self_cost_pct))
-		fprintf(out, " (%.1f%% of the mean steady step)", analysis->diagnosis.self_cost_pct);
+		fprintf(out, " (%.1f%% of the mean steady step)",
+			analysis->diagnosis.self_cost_pct);
 	if (!isnan(cost->processes_per_step_ns))
 		fprintf(out, "; %.3f ms in %lld recorded processes",
 			cost->processes_per_step_ns / 1e6, (long long)cost->reporting_processes);

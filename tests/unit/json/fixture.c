@@ -88,12 +88,25 @@ static void fill_processes(struct po_analysis *analysis)
 	struct po_process *processes = ALLOC(analysis, struct po_process, 3);
 	struct po_thread *threads = ALLOC(analysis, struct po_thread, 4);
 
-	processes[0] =
-	    (struct po_process){100,	   "python",  PO_ROLE_MAIN, -1,
-				-1,	   T(0),      T(500.25),    9000,
-				100 << 20, 140 << 20, 150 << 20,    0,
-				400 * MS,  0,	      3 * MS,	    PO_MEMORY_SETS_UNKNOWN,
-				{MS, 4 * MS, 3 * MS}, 8 * MS, 0.2 * MS};
+	processes[0] = (struct po_process){100,
+					   "python",
+					   PO_ROLE_MAIN,
+					   -1,
+					   -1,
+					   T(0),
+					   T(500.25),
+					   9000,
+					   100 << 20,
+					   140 << 20,
+					   150 << 20,
+					   0,
+					   400 * MS,
+					   0,
+					   3 * MS,
+					   PO_MEMORY_SETS_UNKNOWN,
+					   {MS, 4 * MS, 3 * MS},
+					   8 * MS,
+					   0.2 * MS};
 	processes[1] = (struct po_process){101,
 					   "pt_data_worker",
 					   PO_ROLE_WORKER,
