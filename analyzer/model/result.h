@@ -162,7 +162,7 @@ struct po_process {
 	struct po_memory_sets sets;
 	/* profopt's own CPU time in it, by source: the latest cumulative report; -1 none */
 	int64_t self_cost_ns[PO_COST_SOURCE_COUNT];
-	int64_t self_cost_total_ns;	 /* the sources summed; -1 when none reported */
+	int64_t self_cost_total_ns;   /* the sources summed; -1 when none reported */
 	double self_cost_per_step_ns; /* that over the run's steps; NaN without either */
 };
 

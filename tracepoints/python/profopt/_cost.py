@@ -4,8 +4,11 @@ measurement cost (docs/accuracy.md, "What a recording costs").
 The module counts the thread CPU time of its own code on the program's threads (the
 loader's per-batch and per-sample hooks, the model's, the optimizer's and the step's) and
 of its garbage-collection callbacks, with time.thread_time_ns() read at the edges of each
-stretch of its own code: two reads (about 0.3 us each) per stretch, where the stretch
-itself costs a few microseconds. It starts no thread of its own; libprofopt counts the CPU
+stretch of its own code. A read is a system call (about 1.25 us on a 2-core VM, README,
+"Costs of the tracepoints"), as much as a third of a per-sample hook: the per-batch and
+per-step stretches are all measured, the per-sample ones (a sample's load and preprocess
+spans in a worker) one in SAMPLE_EVERY, and the total of those is estimated as the mean
+of the measured ones times their number. It starts no thread of its own; libprofopt counts the CPU
 time of its threads (the sampler, the stacks watcher). report() hands the totals to
 libprofopt, which records them as one profopt:self_cost event; maybe_report() does so at
 most every REPORT_EVERY_NS (the step and batch hooks call it), and the run's end and each
@@ -18,6 +21,7 @@ import time
 from ._api import LIB
 
 REPORT_EVERY_NS = 1000000000
+SAMPLE_EVERY = 16
 
 thread_ns = time.thread_time_ns
 _monotonic_ns = time.monotonic_ns
@@ -32,6 +36,36 @@ class Meter:
     # Tests only (tests/e2e/python): CPU time each loader step spends busy in a hook,
     # so that a test can make the module's cost a visible share of the step.
     test_spin_ns = 0
+
+
+class _PerSample:
+    """The per-sample stretches: how many ran, how many were measured, and their time."""
+
+    stretches = 0
+    measured = 0
+    measured_ns = 0
+
+
+def sample_start():
+    """The start of a per-sample stretch: thread_ns() for one in SAMPLE_EVERY, else 0."""
+    _PerSample.stretches += 1
+    if _PerSample.stretches % SAMPLE_EVERY:
+        return 0
+    return thread_ns()
+
+
+def sample_since(started_ns):
+    """The end of a per-sample stretch that sample_start() began."""
+    if started_ns:
+        _PerSample.measured += 1
+        _PerSample.measured_ns += thread_ns() - started_ns
+
+
+def hooks_total_ns():
+    """The hooks' time: measured, and the per-sample stretches' estimate."""
+    if not _PerSample.measured:
+        return Meter.hooks_ns
+    return Meter.hooks_ns + _PerSample.measured_ns * _PerSample.stretches // _PerSample.measured
 
 
 def hooks_since(started_ns):
@@ -55,7 +89,7 @@ def spin_for_tests():
 def report():
     """Records the totals so far (one profopt:self_cost event)."""
     Meter.next_report_ns = _monotonic_ns() + REPORT_EVERY_NS
-    LIB.profopt_self_cost(Meter.hooks_ns, Meter.gc_ns)
+    LIB.profopt_self_cost(hooks_total_ns(), Meter.gc_ns)
 
 
 def maybe_report():
@@ -68,6 +102,9 @@ def _forget():
     Meter.hooks_ns = 0
     Meter.gc_ns = 0
     Meter.next_report_ns = 0
+    _PerSample.stretches = 0
+    _PerSample.measured = 0
+    _PerSample.measured_ns = 0
 
 
 os.register_at_fork(after_in_child=_forget)

@@ -35,7 +35,7 @@ from torch.utils.data import dataloader as _torch_dataloader
 
 from . import _api, _cost, _gc, _pymem
 from ._api import LIB, SPANS, STATE, Stage, UNKNOWN
-from ._cost import hooks_since, thread_ns
+from ._cost import hooks_since, sample_since, sample_start, thread_ns
 
 _LOAD = int(Stage.LOAD)
 _PREPROCESS = int(Stage.PREPROCESS)
@@ -104,21 +104,21 @@ class _TracedTransform:
         open_load = _OpenLoad.current
         if open_load is None:
             return self.inner(*args, **kwargs)
-        started = thread_ns()
+        started = sample_start()
         batch, sample = open_load
         if _OpenLoad.load_open:
             LIB.profopt_stage_end(_LOAD, _EMPTY, batch, sample)
             _OpenLoad.load_open = False
         LIB.profopt_stage_begin(_PREPROCESS, _EMPTY, batch, sample)
         _OpenLoad.current = None
-        hooks_since(started)
+        sample_since(started)
         try:
             return self.inner(*args, **kwargs)
         finally:
-            started = thread_ns()
+            started = sample_start()
             _OpenLoad.current = open_load
             LIB.profopt_stage_end(_PREPROCESS, _EMPTY, batch, sample)
-            hooks_since(started)
+            sample_since(started)
 
     def __getattr__(self, name):
         if name == "inner":
@@ -174,13 +174,13 @@ def _traced_indexes(batch, indexes):
     call dataset[index]: each index is in a load span from the moment it is handed out
     until the fetcher asks for the next one (or collate begins)."""
     for index in indexes:
-        started = thread_ns()
+        started = sample_start()
         _open_load(batch, _sample_of(index))
-        hooks_since(started)
+        sample_since(started)
         yield index
-        started = thread_ns()
+        started = sample_start()
         _close_load()
-        hooks_since(started)
+        sample_since(started)
 
 
 class _TracedIterable:
