@@ -18,7 +18,7 @@ worker's exit report once more. A forked child counts from zero.
 import os
 import time
 
-from ._api import LIB
+from . import _api
 
 REPORT_EVERY_NS = 1000000000
 SAMPLE_EVERY = 16
@@ -89,7 +89,7 @@ def spin_for_tests():
 def report():
     """Records the totals so far (one profopt:self_cost event)."""
     Meter.next_report_ns = _monotonic_ns() + REPORT_EVERY_NS
-    LIB.profopt_self_cost(hooks_total_ns(), Meter.gc_ns)
+    _api.LIB.profopt_self_cost(hooks_total_ns(), Meter.gc_ns)
 
 
 def maybe_report():
