@@ -214,22 +214,10 @@ static void quality_row(struct po_html *html, xmlNodePtr body, const char *what,
 /* What the measurement cost per step (po_self_cost) and its share of the steady step. */
 static void fill_self_cost_row(struct po_html *html, xmlNodePtr body)
 {
-	const struct po_self_cost *cost = &html->analysis->self_cost;
-	double share_pct = html->analysis->diagnosis.self_cost_pct;
-	char share[48] = "", recorder[48] = "", text[192];
+	char text[192];
 
-	if (!cost->known || isnan(cost->per_step_ns))
-		return;
-	if (!isnan(share_pct))
-		snprintf(share, sizeof(share), " (%.1f%% of the mean step)", share_pct);
-	if (!isnan(cost->recorder_per_step_ns))
-		snprintf(recorder, sizeof(recorder), "; recorder %.3f ms",
-			 cost->recorder_per_step_ns / 1e6);
-	snprintf(text, sizeof(text), "%.3f ms per step%s: processes %.3f ms%s",
-		 cost->per_step_ns / 1e6, share,
-		 isnan(cost->processes_per_step_ns) ? 0.0 : cost->processes_per_step_ns / 1e6,
-		 recorder);
-	quality_row(html, body, "profopt's own CPU time", text);
+	if (po_report_self_cost_text(html->analysis, text, sizeof(text)))
+		quality_row(html, body, "profopt's own CPU time", text);
 }
 
 static void fill_quality_table(struct po_html *html, xmlNodePtr parent)
