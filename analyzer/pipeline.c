@@ -650,6 +650,8 @@ static enum po_status model_trace(const struct po_cli_options *options, const ch
 	init_model_config(options, &config);
 	config.native_namer = (struct po_native_namer){
 	    .name = name_native, .name_call = name_call, .ctx = symbolizer};
+	if (files->recording.present)
+		config.recorder_cpu_ns = files->recording.recorder_cpu_ns;
 	if (files->recording.present && !options->all_processes) {
 		snprintf(config.recording_id, sizeof(config.recording_id), "%s",
 			 files->recording.id);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "profopt.h"
 #include "profopt_tp.h"
 #include "sampler.h"
@@ -265,6 +266,12 @@ PO_EXPORT void profopt_counter(enum profopt_counter kind, int32_t device, int64_
 {
 	ANNOUNCE();
 	lttng_ust_tracepoint(profopt, counter, (int)kind, device, value);
+}
+
+PO_EXPORT void profopt_self_cost(int64_t hooks_ns, int64_t gc_ns)
+{
+	ANNOUNCE();
+	lttng_ust_tracepoint(profopt, self_cost, hooks_ns, gc_ns, po_cost_library_threads_ns());
 }
 
 PO_EXPORT void profopt_mem_alloc(uint64_t addr, uint64_t bytes, int32_t device, const char *label)

@@ -281,6 +281,20 @@ LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(profopt, sync_class, profopt, gpu_sync_end,
 	LTTNG_UST_TP_ARGS(int32_t, device, int32_t, stream))
 
 /*
+ * self_cost: profopt's own CPU time in this process so far, cumulative nanoseconds: hooks_ns
+ * on the program's threads and gc_ns in garbage-collection callbacks (as the instrumentation
+ * counted them; -1: not counted), threads_ns of libprofopt's own threads.
+ */
+LTTNG_UST_TRACEPOINT_EVENT(profopt, self_cost,
+	LTTNG_UST_TP_ARGS(int64_t, hooks_ns, int64_t, gc_ns, int64_t, threads_ns),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int64_t, hooks_ns, hooks_ns)
+		lttng_ust_field_integer(int64_t, gc_ns, gc_ns)
+		lttng_ust_field_integer(int64_t, threads_ns, threads_ns)
+	)
+)
+
+/*
  * rank: the process's place in a distributed job (docs/distributed.md): its rank, its rank
  * on its host, the job's number of ranks, and the host's name; -1 where unknown.
  */

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cost.h"
 #include "profopt.h"
 #include "sampler.h"
 
@@ -330,6 +331,7 @@ static void *sampler_main(void *unused)
 	 * (in a forked worker, at its announcement) waits for them, so they are taken before
 	 * the worker reads any data.
 	 */
+	struct po_cost_meter meter = po_cost_meter_start(PO_COST_SLOT_SAMPLER);
 	struct memory_sets sets = sets_if_due(&sets_due_ns);
 
 	(void)unused;
@@ -356,6 +358,7 @@ static void *sampler_main(void *unused)
 		sample_emit(rss, runq, machine);
 		sets_emit(&sets, forked_child);
 		sets = PO_NO_SETS;
+		po_cost_meter_note(&meter);
 		pthread_mutex_lock(&the_sampler.lock);
 		deadline_after(&deadline, the_sampler.period_ms);
 		while (!the_sampler.stop_requested &&

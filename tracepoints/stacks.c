@@ -65,6 +65,7 @@
 
 #include <lttng/ust-thread.h>
 
+#include "cost.h"
 #include "profopt.h"
 #include "profopt_tp.h"
 #include "pyframes.h"
@@ -799,6 +800,7 @@ static void note_stopped(void)
 static void *watcher_main(void *unused)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct po_cost_meter meter = po_cost_meter_start(PO_COST_SLOT_STACKS_WATCHER);
 	struct timespec next;
 	sigset_t all;
 	bool stopped = false;
@@ -819,6 +821,7 @@ static void *watcher_main(void *unused)
 			watch_threads(self);
 		if (__atomic_load_n(&the_stacks.python, __ATOMIC_RELAXED))
 			refresh_objects();
+		po_cost_meter_note(&meter);
 		clock_gettime(CLOCK_REALTIME, &next);
 		next.tv_nsec += PO_WATCH_MS * 1000000L;
 		next.tv_sec += next.tv_nsec / 1000000000L;

@@ -181,6 +181,35 @@ static enum po_status measure_machine(struct det_ctx *ctx)
 		       machine->traced_cores));
 }
 
+/*
+ * What the measurement cost, as a share of the steady mean step: from self-cost.visible_pct
+ * the trace quality says that the report's figures include it.
+ */
+static enum po_status measure_self_cost(struct det_ctx *ctx)
+{
+	const struct po_self_cost *cost = &ctx->analysis->self_cost;
+	struct po_diagnosis *diagnosis = ctx->diagnosis;
+
+	diagnosis->self_cost_pct = po_metric_self_cost_pct(cost, diagnosis->steady.mean_ns);
+	diagnosis->self_cost_visible =
+	    !isnan(diagnosis->self_cost_pct) &&
+	    diagnosis->self_cost_pct >= ctx->rules->self_cost_visible_pct;
+	if (!diagnosis->self_cost_visible)
+		return PO_STATUS_OK;
+	return po_diagnosis_add_warning(
+	    diagnosis, ctx->analysis->arena, "profiler-cost",
+	    det_printf(
+		ctx,
+		"profopt's own CPU time was %.3f ms per step, %.1f%% of the mean steady step "
+		"(%.3f ms in the recorded processes, %s in the recorder): the step times "
+		"and shares of this report include it",
+		cost->per_step_ns / 1e6, diagnosis->self_cost_pct,
+		isnan(cost->processes_per_step_ns) ? 0.0 : cost->processes_per_step_ns / 1e6,
+		isnan(cost->recorder_per_step_ns)
+		    ? "not known"
+		    : det_printf(ctx, "%.3f ms", cost->recorder_per_step_ns / 1e6)));
+}
+
 const char *det_withheld_why(struct det_ctx *ctx)
 {
 	if (!ctx->machine_busy)
@@ -376,6 +405,8 @@ static void reset_diagnosis(struct po_diagnosis *diagnosis)
 	diagnosis->verdict = PO_VERDICT_UNKNOWN;
 	diagnosis->verdict_reason = NULL;
 	diagnosis->warning_count = 0;
+	diagnosis->self_cost_pct = NAN;
+	diagnosis->self_cost_visible = false;
 }
 
 enum po_status po_detect_run(struct po_analysis *analysis, const struct po_rules *rules,
@@ -402,6 +433,9 @@ enum po_status po_detect_run_steps(struct po_analysis *analysis, const struct po
 		status = measure_machine(&ctx);
 	if (status == PO_STATUS_OK) {
 		fill_steady(&ctx);
+		status = measure_self_cost(&ctx);
+	}
+	if (status == PO_STATUS_OK) {
 		det_fill_gpu_work(&ctx);
 		ctx.quality_factor = quality_factor(analysis, rules);
 		ctx.steps_factor = steps_factor(ctx.clean_count, rules);

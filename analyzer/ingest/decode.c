@@ -49,6 +49,7 @@ static const char *const kind_members[PO_EV_COUNT][PO_MEMBERS_MAX] = {
     [PO_EV_CODE] = {"code_id", "function", "file", "first_line"},
     [PO_EV_STACK_SAMPLE] = {"tid", "cpu_ns", "code_ids", "lines"},
     [PO_EV_NATIVE_STACK] = {"tid", "weight_ns", "pcs"},
+    [PO_EV_SELF_COST] = {"hooks_ns", "gc_ns", "threads_ns"},
     [PO_EV_LIBC_MALLOC] = {"size", "ptr"},
     [PO_EV_LIBC_CALLOC] = {"nmemb", "size", "ptr"},
     [PO_EV_LIBC_REALLOC] = {"in_ptr", "size", "ptr"},
@@ -666,6 +667,11 @@ static bool fill_payload(int kind, const bt_field *p, const struct po_member *m,
 		ev->u.code.function = member_str(p, &m[1]);
 		ev->u.code.file = member_str(p, &m[2]);
 		ev->u.code.first_line = (int32_t)member_int(p, &m[3]);
+		return true;
+	case PO_EV_SELF_COST:
+		ev->u.self_cost.hooks_ns = member_int(p, &m[0]);
+		ev->u.self_cost.gc_ns = member_int(p, &m[1]);
+		ev->u.self_cost.threads_ns = member_int(p, &m[2]);
 		return true;
 	case PO_EV_PROCESS:
 		ev->u.process.recording = member_str(p, &m[0]);

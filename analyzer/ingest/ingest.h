@@ -162,10 +162,11 @@ enum po_status po_ingest_live_run(const struct po_ingest_live_options *options,
 struct po_recording {
 	bool present;
 	char id[PO_RECORDING_TEXT_MAX + 1];
-	int32_t command_pid; /* -1 */
-	int64_t start_ns;    /* CLOCK_MONOTONIC (the trace clock); 0 when not known */
-	int64_t end_ns;	     /* when the command ended; 0 when profopt-record did not see it */
-	int exit_status;     /* 128+N for signal N; -1 when not known */
+	int32_t command_pid;	 /* -1 */
+	int64_t start_ns;	 /* CLOCK_MONOTONIC (the trace clock); 0 when not known */
+	int64_t end_ns;		 /* when the command ended; 0 when profopt-record did not see it */
+	int exit_status;	 /* 128+N for signal N; -1 when not known */
+	int64_t recorder_cpu_ns; /* profopt-record's and its daemons' CPU time; -1 unknown */
 };
 
 enum po_status po_recording_read(const char *trace_dir, struct po_recording *recording,

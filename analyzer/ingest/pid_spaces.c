@@ -115,7 +115,8 @@ enum po_status po_recordings_list(const char *root, struct po_recording **out, s
 		goto done;
 	}
 	for (int32_t g = 0; g < groups; g++)
-		(*out)[g] = (struct po_recording){.command_pid = -1, .exit_status = -1};
+		(*out)[g] = (struct po_recording){
+		    .command_pid = -1, .exit_status = -1, .recorder_cpu_ns = -1};
 	for (size_t i = 0; status == PO_STATUS_OK && i < traces.count; i++) {
 		char dir[4096];
 

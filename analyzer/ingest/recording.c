@@ -67,6 +67,11 @@ static bool take_line(char *line, struct po_recording *recording)
 		recording->end_ns = number;
 		return true;
 	}
+	if (strcmp(line, "recorder_cpu_ns") == 0 && recording->recorder_cpu_ns < 0 &&
+	    parse_int(value, 0, INT64_MAX, &number)) {
+		recording->recorder_cpu_ns = number;
+		return true;
+	}
 	if (strcmp(line, "command_exit") == 0 && parse_int(value, 0, 255, &number)) {
 		recording->exit_status = (int)number;
 		return true;
@@ -82,7 +87,8 @@ enum po_status po_recording_read(const char *trace_dir, struct po_recording *rec
 	ssize_t length;
 	int fd, line_number = 0;
 
-	*recording = (struct po_recording){.command_pid = -1, .exit_status = -1};
+	*recording =
+	    (struct po_recording){.command_pid = -1, .exit_status = -1, .recorder_cpu_ns = -1};
 	if ((size_t)snprintf(path, sizeof(path), "%s/" PO_RECORDING_FILE, trace_dir) >=
 	    sizeof(path))
 		return PO_STATUS_OK;
@@ -118,13 +124,15 @@ enum po_status po_recording_read(const char *trace_dir, struct po_recording *rec
 				     : !take_line(line, recording)) {
 			po_error_set(err, "%s: line %d is not one profopt-record writes", path,
 				     line_number);
-			*recording = (struct po_recording){.command_pid = -1, .exit_status = -1};
+			*recording = (struct po_recording){
+			    .command_pid = -1, .exit_status = -1, .recorder_cpu_ns = -1};
 			return PO_STATUS_INPUT;
 		}
 	}
 	if (!recording->id[0]) {
 		po_error_set(err, "%s: names no recording", path);
-		*recording = (struct po_recording){.command_pid = -1, .exit_status = -1};
+		*recording = (struct po_recording){
+		    .command_pid = -1, .exit_status = -1, .recorder_cpu_ns = -1};
 		return PO_STATUS_INPUT;
 	}
 	recording->present = true;

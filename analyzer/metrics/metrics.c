@@ -1,4 +1,6 @@
 /* metrics.c: the shared figures of a step (metrics.h). */
+#include <math.h>
+
 #include "metrics.h"
 
 int64_t po_metric_input_wait_ns(const int64_t category_ns[PO_CATEGORY_COUNT])
@@ -98,4 +100,11 @@ bool po_metric_steady_walk_next(struct po_metric_steady_walk *walk, struct po_st
 	*index = i;
 	walk->next = i + 1;
 	return true;
+}
+
+double po_metric_self_cost_pct(const struct po_self_cost *cost, double mean_step_ns)
+{
+	if (!cost->known || isnan(cost->per_step_ns) || !(mean_step_ns > 0))
+		return NAN;
+	return 100.0 * cost->per_step_ns / mean_step_ns;
 }

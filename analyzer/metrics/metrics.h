@@ -79,4 +79,11 @@ void po_metric_steady_walk_init(struct po_metric_steady_walk *walk,
 bool po_metric_steady_walk_next(struct po_metric_steady_walk *walk, struct po_step *step,
 				size_t *index, bool *steady);
 
+/*
+ * profopt's own CPU time per step (po_self_cost.per_step_ns) as a percentage of a mean
+ * step's wall time; NaN when either is unknown. CPU time over wall time: on a machine whose
+ * cores the program fills, what the measurement took is what it delayed at most.
+ */
+double po_metric_self_cost_pct(const struct po_self_cost *cost, double mean_step_ns);
+
 #endif /* PO_METRICS_H */

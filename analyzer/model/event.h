@@ -142,6 +142,7 @@ enum po_collective_op {
 	X(CODE, "profopt:code")                                                                    \
 	X(STACK_SAMPLE, "profopt:stack_sample")                                                    \
 	X(NATIVE_STACK, "profopt:native_stack")                                                    \
+	X(SELF_COST, "profopt:self_cost")                                                          \
 	X(LIBC_MALLOC, "lttng_ust_libc:malloc")                                                    \
 	X(LIBC_CALLOC, "lttng_ust_libc:calloc")                                                    \
 	X(LIBC_REALLOC, "lttng_ust_libc:realloc")                                                  \
@@ -328,6 +329,16 @@ struct po_event {
 			struct po_str pcs;
 			uint32_t depth;
 		} native_stack;
+		/*
+		 * SELF_COST: profopt's own CPU time in the process so far, cumulative: on the
+		 * program's threads (hooks_ns), in gc callbacks (gc_ns) and in libprofopt's
+		 * threads (threads_ns); -1 where not counted.
+		 */
+		struct {
+			int64_t hooks_ns;
+			int64_t gc_ns;
+			int64_t threads_ns;
+		} self_cost;
 		/*
 		 * PROCESS: the recording the process belongs to (empty outside one), its
 		 * parent, and why it announced itself (0 at start, 1 after a fork).

@@ -296,7 +296,11 @@ static enum po_status build_processes(struct po_model *model, struct po_analysis
 					.cpu_last_ns = process->cpu_last_ns,
 					.runq_first_ns = process->runq_first_ns,
 					.runq_last_ns = process->runq_last_ns,
-					.sets = process->sets};
+					.sets = process->sets,
+					.self_cost_total_ns = -1,
+					.self_cost_per_step_ns = NAN};
+		memcpy(analysis->processes[i].self_cost_ns, process->self_cost_ns,
+		       sizeof(process->self_cost_ns));
 	}
 	analysis->process_count = model->procs.process_count;
 	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
@@ -903,6 +907,62 @@ void po_analysis_build_pipeline(struct po_analysis *analysis)
 	pipeline->mean_queue_depth = depth_count ? depth_sum / depth_count : -1;
 }
 
+/* A figure spread over the run's steps; NaN without steps or without the figure. */
+static double per_step(int64_t total_ns, size_t step_count)
+{
+	return total_ns >= 0 && step_count > 0 ? (double)total_ns / (double)step_count : NAN;
+}
+
+/* One process's own cost: its sources summed; -1 when it reported none. */
+static int64_t process_self_cost(struct po_process *process, struct po_self_cost *cost)
+{
+	int64_t total_ns = -1;
+
+	for (int i = 0; i < PO_COST_SOURCE_COUNT; i++) {
+		int64_t ns = process->self_cost_ns[i];
+
+		if (ns < 0)
+			continue;
+		total_ns = (total_ns < 0 ? 0 : total_ns) + ns;
+		cost->source_ns[i] = (cost->source_ns[i] < 0 ? 0 : cost->source_ns[i]) + ns;
+	}
+	return total_ns;
+}
+
+/*
+ * What the measurement cost (po_self_cost): every process's own report and the
+ * recorder's, spread over the run's steps (every step of the training loop: the costs are
+ * the whole run's too).
+ */
+static void build_self_cost(const struct po_model *model, struct po_analysis *analysis)
+{
+	struct po_self_cost *cost = &analysis->self_cost;
+
+	*cost = (struct po_self_cost){.processes_ns = -1,
+				      .recorder_ns = model->config.recorder_cpu_ns,
+				      .step_count = (int64_t)analysis->step_count};
+	for (int i = 0; i < PO_COST_SOURCE_COUNT; i++)
+		cost->source_ns[i] = -1;
+	for (size_t i = 0; i < analysis->process_count; i++) {
+		struct po_process *process = &analysis->processes[i];
+		int64_t total_ns = process_self_cost(process, cost);
+
+		if (total_ns < 0)
+			continue;
+		process->self_cost_total_ns = total_ns;
+		process->self_cost_per_step_ns = per_step(total_ns, analysis->step_count);
+		cost->processes_ns = (cost->processes_ns < 0 ? 0 : cost->processes_ns) + total_ns;
+		cost->reporting_processes++;
+	}
+	cost->known = cost->processes_ns >= 0 || cost->recorder_ns >= 0;
+	cost->processes_per_step_ns = per_step(cost->processes_ns, analysis->step_count);
+	cost->recorder_per_step_ns = per_step(cost->recorder_ns, analysis->step_count);
+	cost->per_step_ns = isnan(cost->processes_per_step_ns) ? cost->recorder_per_step_ns
+			    : isnan(cost->recorder_per_step_ns)
+				? cost->processes_per_step_ns
+				: cost->processes_per_step_ns + cost->recorder_per_step_ns;
+}
+
 enum po_status finish_build(struct po_model *model, struct po_analysis *analysis)
 {
 	enum po_status status;
@@ -911,6 +971,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 	model->arena = NULL;
 	analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
 	analysis->diagnosis.steady = (struct po_steady_stats){0, 0, NAN, NAN, NAN, NAN, false};
+	analysis->diagnosis.self_cost_pct = NAN;
 	close_stream(model, analysis);
 	status = gpu_tracker_flush(&model->gpu);
 	if (status == PO_STATUS_OK)
@@ -927,6 +988,7 @@ enum po_status finish_build(struct po_model *model, struct po_analysis *analysis
 		status = model_gpu_build(model, analysis);
 	if (status == PO_STATUS_OK) {
 		build_steps(model, analysis);
+		build_self_cost(model, analysis);
 		status = build_stats(analysis);
 	}
 	if (status == PO_STATUS_OK)

@@ -51,6 +51,7 @@ void po_model_config_init(struct po_model_config *config)
 	    .timeline_last_step = -1,
 	    .command_pid = -1,
 	    .command_exit = -1,
+	    .recorder_cpu_ns = -1,
 	    .steps_after_ns = INT64_MIN,
 	    .steps_until_ns = INT64_MAX,
 	};
@@ -463,6 +464,9 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 		return PO_STATUS_OK;
 	case PO_EV_PROCESS:
 		process_tracker_announced(process, event);
+		return PO_STATUS_OK;
+	case PO_EV_SELF_COST:
+		process_tracker_self_cost(process, event);
 		return PO_STATUS_OK;
 	case PO_EV_RUN_END:
 		model->run_ended = true;

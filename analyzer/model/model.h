@@ -78,6 +78,8 @@ struct po_model_config {
 	char recording_id[PO_RECORDING_ID_MAX + 1];
 	int32_t command_pid; /* -1 */
 	int command_exit;    /* the command's exit status, 128+N for signal N; -1 when not known */
+	/* The recorder's CPU time (profopt-record and its daemons, profopt-recording.txt); -1 */
+	int64_t recorder_cpu_ns;
 	/*
 	 * Packets are missing from the trace (streams cut short, damaged packets --salvage
 	 * left out), which may have held processes' announcements: a process whose

@@ -78,6 +78,8 @@ static struct process *process_get(struct po_process_tracker *t, int32_t pid)
 		process->gpu_used_bytes[i] = -1;
 	for (int i = 0; i < PO_STAGE_COUNT; i++)
 		process->stage_cpu_ns[i] = -1;
+	for (int i = 0; i < PO_COST_SOURCE_COUNT; i++)
+		process->self_cost_ns[i] = -1;
 	return process;
 }
 
@@ -387,6 +389,19 @@ bool process_tracker_counter(struct po_process_tracker *t, struct process *proce
 void process_tracker_announced(struct process *process, const struct po_event *event)
 {
 	process->forked = event->u.process.reason == 1;
+}
+
+void process_tracker_self_cost(struct process *process, const struct po_event *event)
+{
+	const int64_t reported[PO_COST_SOURCE_COUNT] = {
+	    [PO_COST_HOOKS] = event->u.self_cost.hooks_ns,
+	    [PO_COST_GC] = event->u.self_cost.gc_ns,
+	    [PO_COST_THREADS] = event->u.self_cost.threads_ns,
+	};
+
+	for (int i = 0; i < PO_COST_SOURCE_COUNT; i++)
+		if (reported[i] > process->self_cost_ns[i])
+			process->self_cost_ns[i] = reported[i];
 }
 
 void process_tracker_worker_begin(struct process *process, const struct po_event *event)

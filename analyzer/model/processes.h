@@ -129,6 +129,7 @@ struct process {
 	int64_t gc_collections;
 	int64_t gc_collected;
 	int64_t gc_uncollectable;
+	int64_t self_cost_ns[PO_COST_SOURCE_COUNT]; /* latest SELF_COST report; -1 none */
 };
 
 struct po_process_tracker {
@@ -185,6 +186,9 @@ bool process_tracker_counter(struct po_process_tracker *tracker, struct process 
 void process_tracker_worker_begin(struct process *process, const struct po_event *event);
 /* The process announced itself (PO_EV_PROCESS): after a fork, or at its start. */
 void process_tracker_announced(struct process *process, const struct po_event *event);
+
+/* A SELF_COST report: the process's own cost so far, by source (cumulative, never less). */
+void process_tracker_self_cost(struct process *process, const struct po_event *event);
 /*
  * A worker ends (a DataLoader worker exits at the end of every epoch unless its workers
  * are persistent): its resident and device memory leave the sums, so the memory of a run

@@ -126,6 +126,23 @@ struct po_memory_sets {
 
 #define PO_MEMORY_SETS_UNKNOWN ((struct po_memory_sets){-1, -1, -1, -1, -1, -1, -1, -1})
 
+/*
+ * Where profopt's own CPU time in a process went (profopt:self_cost): its hooks on the
+ * program's threads, its garbage-collection callbacks, libprofopt's own threads.
+ * X(NAME, json name)
+ */
+#define PO_COST_SOURCES(X)                                                                         \
+	X(GC, "gc_callbacks")                                                                      \
+	X(HOOKS, "hooks")                                                                          \
+	X(THREADS, "library_threads")
+
+enum po_cost_source {
+#define PO_X(name, json) PO_COST_##name,
+	PO_COST_SOURCES(PO_X)
+#undef PO_X
+	    PO_COST_SOURCE_COUNT
+};
+
 struct po_process {
 	int32_t pid;
 	const char *name; /* procname */
@@ -143,6 +160,10 @@ struct po_process {
 	int64_t runq_first_ns; /* first/last PROCESS_RUNQ_WAIT counter (waiting for a CPU); -1 */
 	int64_t runq_last_ns;
 	struct po_memory_sets sets;
+	/* profopt's own CPU time in it, by source: the latest cumulative report; -1 none */
+	int64_t self_cost_ns[PO_COST_SOURCE_COUNT];
+	int64_t self_cost_total_ns;   /* the sources summed; -1 when none reported */
+	double self_cost_per_step_ns; /* that over the run's steps; NaN without either */
 };
 
 struct po_thread {
@@ -546,6 +567,25 @@ struct po_machine_load {
 	double busy_cores;   /* all CPUs' busy time over the span, in cores */
 	double traced_cores; /* the recorded processes' CPU time over the span, in cores */
 	double others_cores; /* busy less recorded, at least 0: what other programs used */
+};
+
+/*
+ * What the measurement itself cost (docs/accuracy.md, "What a recording costs"): profopt's
+ * own CPU time in the recorded processes (their self_cost events: the Python module's hooks
+ * and gc callbacks, libprofopt's threads) and the recorder's (profopt-record and the LTTng
+ * daemons it started, from profopt-recording.txt), spread over the run's steps. known is
+ * false when neither was reported.
+ */
+struct po_self_cost {
+	bool known;
+	int64_t source_ns[PO_COST_SOURCE_COUNT]; /* summed over the processes; -1 none reported */
+	int64_t processes_ns;			 /* all sources of all processes; -1 none */
+	int64_t recorder_ns;			 /* -1 when not known */
+	int64_t reporting_processes;		 /* processes that reported their cost */
+	int64_t step_count;			 /* the steps it is spread over: the run's */
+	double processes_per_step_ns;		 /* NaN without steps or reports */
+	double recorder_per_step_ns;		 /* NaN without steps or a recorder figure */
+	double per_step_ns;			 /* the two summed, those known; NaN */
 };
 
 /*
@@ -1011,6 +1051,13 @@ struct po_diagnosis {
 	struct po_growth_line growth_lines[2]; /* host, GPU: growth findings' lines */
 	struct po_rule_change *rule_changes;   /* the rules in effect that are not the defaults */
 	size_t rule_change_count;
+	/*
+	 * profopt's own CPU time per step (po_self_cost.per_step_ns) as a share of the steady
+	 * mean step (NaN when either is unknown), and whether it is self_cost.visible_pct or
+	 * more: then the step times and shares of the report include a visible part of it.
+	 */
+	double self_cost_pct;
+	bool self_cost_visible;
 	/* Warnings of the detectors' own (busy-machine), after the model's (analysis->warnings) */
 	struct po_warning *warnings;
 	size_t warning_count;
@@ -1048,6 +1095,7 @@ struct po_analysis {
 
 	struct po_quality quality;
 	struct po_machine_load machine; /* what the machine did beside the recording */
+	struct po_self_cost self_cost;	/* what the measurement cost */
 	struct po_discard_window *discard_windows;
 	struct po_warning *warnings;
 	size_t warning_count;

@@ -837,6 +837,8 @@ static void write_process(struct summary *summary, const struct po_process *proc
 					    process->runq_last_ns >= process->runq_first_ns
 					? process->runq_last_ns - process->runq_first_ns
 					: -1);
+	po_json_write_kv_double(writer, "self_cost_ms_per_step",
+				process->self_cost_per_step_ns / 1e6, 4);
 	po_json_write_kv_int_or_null(writer, "worker_id", process->worker_id);
 	po_json_write_end_object(writer);
 }
@@ -954,6 +956,37 @@ static void write_machine(struct po_json_writer *writer, const struct po_analysi
 	po_json_write_end_object(writer);
 }
 
+/* What the measurement cost (po_self_cost); null when nothing reported it. */
+static void write_self_cost(struct po_json_writer *writer, const struct po_analysis *analysis)
+{
+	const struct po_self_cost *cost = &analysis->self_cost;
+
+	po_json_write_key(writer, "self_cost");
+	if (!cost->known) {
+		po_json_write_null(writer);
+		return;
+	}
+	po_json_write_begin_object(writer);
+	po_json_write_kv_double(writer, "ms_per_step", cost->per_step_ns / 1e6, 4);
+	po_json_write_kv_ms_or_null(writer, "processes_ms", cost->processes_ns);
+	po_json_write_kv_double(writer, "processes_ms_per_step", cost->processes_per_step_ns / 1e6,
+				4);
+	po_json_write_kv_ms_or_null(writer, "recorder_ms", cost->recorder_ns);
+	po_json_write_kv_double(writer, "recorder_ms_per_step", cost->recorder_per_step_ns / 1e6,
+				4);
+	po_json_write_kv_int(writer, "reporting_processes", cost->reporting_processes);
+	po_json_write_kv_double(writer, "share_pct", analysis->diagnosis.self_cost_pct, 2);
+	po_json_write_key(writer, "sources_ms");
+	po_json_write_begin_object(writer);
+#define PO_X(name, json) po_json_write_kv_ms_or_null(writer, json, cost->source_ns[PO_COST_##name]);
+	PO_COST_SOURCES(PO_X)
+#undef PO_X
+	po_json_write_end_object(writer);
+	po_json_write_kv_int(writer, "steps", cost->step_count);
+	po_json_write_kv_bool(writer, "visible", analysis->diagnosis.self_cost_visible);
+	po_json_write_end_object(writer);
+}
+
 static void write_trace(struct summary *summary)
 {
 	const struct po_quality *quality = &summary->analysis->quality;
@@ -983,6 +1016,7 @@ static void write_trace(struct summary *summary)
 	po_json_write_kv_bool(writer, "processes_checked",
 			      quality->recording_known && !quality->recording_unannounced);
 	po_json_write_kv_int(writer, "profopt_events", quality->profopt_events);
+	write_self_cost(writer, summary->analysis);
 	po_json_write_kv_int(writer, "step_mismatches", quality->step_mismatches);
 	write_threads(summary);
 	po_json_write_kv_int(writer, "time_inversions", quality->time_inversions);

@@ -32,14 +32,34 @@ static void put_ms(FILE *out, int64_t us, int width)
 	fprintf(out, "%*s", width, buf);
 }
 
+/* What the measurement cost, per step (po_self_cost), and its share of the steady step. */
+static void print_self_cost(const struct po_analysis *analysis, FILE *out)
+{
+	const struct po_self_cost *cost = &analysis->self_cost;
+
+	fprintf(out, "  profopt's own CPU time: %.3f ms per step", cost->per_step_ns / 1e6);
+	if (!isnan(analysis->diagnosis.self_cost_pct))
+		fprintf(out, " (%.1f%% of the mean steady step)",
+			analysis->diagnosis.self_cost_pct);
+	if (!isnan(cost->processes_per_step_ns))
+		fprintf(out, "; %.3f ms in %lld recorded processes",
+			cost->processes_per_step_ns / 1e6, (long long)cost->reporting_processes);
+	if (!isnan(cost->recorder_per_step_ns))
+		fprintf(out, "; %.3f ms in the recorder", cost->recorder_per_step_ns / 1e6);
+	fputc('\n', out);
+}
+
 static void print_quality(const struct po_analysis *analysis, FILE *out)
 {
 	const struct po_quality *quality = &analysis->quality;
+	bool cost_known = analysis->self_cost.known && !isnan(analysis->self_cost.per_step_ns);
 	size_t i;
 
-	if (!po_analysis_warning_count(analysis) && !quality->partial)
+	if (!po_analysis_warning_count(analysis) && !quality->partial && !cost_known)
 		return;
 	fputs("Trace quality:\n", out);
+	if (cost_known)
+		print_self_cost(analysis, out);
 	if (quality->partial)
 		fputs("  partial: part of the trace was left out, unreadable or damaged\n", out);
 	for (i = 0; i < po_analysis_warning_count(analysis); i++) {

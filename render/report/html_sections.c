@@ -211,6 +211,15 @@ static void quality_row(struct po_html *html, xmlNodePtr body, const char *what,
 	po_html_row(html, body, cells, 2, PO_HTML_NUMERIC_TAIL);
 }
 
+/* What the measurement cost per step (po_self_cost) and its share of the steady step. */
+static void fill_self_cost_row(struct po_html *html, xmlNodePtr body)
+{
+	char text[192];
+
+	if (po_report_self_cost_text(html->analysis, text, sizeof(text)))
+		quality_row(html, body, "profopt's own CPU time", text);
+}
+
 static void fill_quality_table(struct po_html *html, xmlNodePtr parent)
 {
 	static const char *const headers[] = {"Measure", "Value"};
@@ -245,6 +254,7 @@ static void fill_quality_table(struct po_html *html, xmlNodePtr parent)
 	snprintf(text, sizeof(text), "%s%s%s", quality->missing_vpid ? "vpid " : "",
 		 quality->missing_vtid ? "vtid " : "", quality->missing_procname ? "procname" : "");
 	quality_row(html, body, "Missing contexts", text[0] ? text : "none");
+	fill_self_cost_row(html, body);
 }
 
 static void fill_quality(struct po_html *html)
@@ -271,6 +281,10 @@ static void fill_quality(struct po_html *html)
 		po_html_el(html, parent, "p", "note note-warn",
 			   "The GPU collector dropped activity records (see the warnings): GPU "
 			   "busy time is a lower bound.");
+	if (html->analysis->diagnosis.self_cost_visible)
+		po_html_el(html, parent, "p", "note note-warn",
+			   "profopt's own CPU time is a visible share of the step (see the "
+			   "warnings): the step times and shares in this report include it.");
 	fill_quality_table(html, parent);
 	if (po_analysis_warning_count(html->analysis) == 0)
 		return;

@@ -262,6 +262,8 @@ static void quality_section(struct po_page *page)
 		 page->analysis->ending_detail ? page->analysis->ending_detail : "",
 		 page->analysis->ending_detail ? ")" : "");
 	po_page_row(page, "how the run ended", text);
+	if (po_report_self_cost_text(page->analysis, text, sizeof(text)))
+		po_page_row(page, "profopt's own CPU time", text);
 	for (size_t i = 0; i < po_analysis_warning_count(page->analysis); i++) {
 		po_report_clean(po_analysis_warning(page->analysis, i)->text, text, sizeof(text),
 				TEXT_CHARS);

@@ -33,6 +33,12 @@ void po_report_fmt_ns(int64_t ns, char *out, size_t out_size);
 void po_report_fmt_ms(double ns, char *out, size_t out_size);
 void po_report_fmt_bytes(int64_t bytes, char *out, size_t out_size);
 void po_report_fmt_pct(double share, char *out, size_t out_size); /* share 0..1 */
+/*
+ * What the measurement cost (analysis->self_cost) in words for the trace quality section:
+ * per step, its share of the steady step, the processes' and the recorder's parts. false
+ * (out empty) when the run does not say.
+ */
+bool po_report_self_cost_text(const struct po_analysis *analysis, char *out, size_t out_size);
 
 /* Names for machines (the JSON spelling) and for people. */
 const char *po_report_category_key(enum po_category category);

@@ -91,6 +91,27 @@ void po_report_fmt_pct(double share, char *out, size_t out_size)
 		snprintf(out, out_size, "%.1f%%", share * 100);
 }
 
+bool po_report_self_cost_text(const struct po_analysis *analysis, char *out, size_t out_size)
+{
+	const struct po_self_cost *cost = &analysis->self_cost;
+	double share_pct = analysis->diagnosis.self_cost_pct;
+	char share[48] = "", recorder[48] = "";
+
+	out[0] = '\0';
+	if (!cost->known || isnan(cost->per_step_ns))
+		return false;
+	if (!isnan(share_pct))
+		snprintf(share, sizeof(share), " (%.1f%% of the mean step)", share_pct);
+	if (!isnan(cost->recorder_per_step_ns))
+		snprintf(recorder, sizeof(recorder), "; recorder %.3f ms",
+			 cost->recorder_per_step_ns / 1e6);
+	snprintf(out, out_size, "%.3f ms per step%s: processes %.3f ms%s", cost->per_step_ns / 1e6,
+		 share,
+		 isnan(cost->processes_per_step_ns) ? 0.0 : cost->processes_per_step_ns / 1e6,
+		 recorder);
+	return true;
+}
+
 static const struct {
 	const char *key;
 	const char *title;

@@ -169,6 +169,17 @@ void profopt_batch_ready(int64_t batch, int64_t queue_depth);
 /* A counter sample; device is -1 for host counters. */
 void profopt_counter(enum profopt_counter kind, int32_t device, int64_t value);
 
+/*
+ * profopt's own CPU time in this process so far, so that the report can state what the
+ * measurement cost (docs/accuracy.md, "What a recording costs"): hooks_ns, the time the
+ * caller's instrumentation spent on the program's threads (the Python module's loader,
+ * model and step hooks), and gc_ns, its garbage-collection callbacks, both cumulative
+ * nanoseconds of thread CPU time the caller counted (-1: not counted). libprofopt adds the
+ * CPU time of its own threads (the sampler, the stacks watcher). Call it every second or so
+ * and at the end; each call records one profopt:self_cost event.
+ */
+void profopt_self_cost(int64_t hooks_ns, int64_t gc_ns);
+
 /* Explicit memory accounting (device PROFOPT_DEVICE_HOST or a GPU number). */
 void profopt_mem_alloc(uint64_t addr, uint64_t bytes, int32_t device, const char *label);
 void profopt_mem_free(uint64_t addr, uint64_t bytes, int32_t device, const char *label);

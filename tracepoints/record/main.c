@@ -204,6 +204,21 @@ static void say_finish_failure(const struct po_error *err, bool sessiond_ended, 
 		fprintf(stderr, "profopt-record: %s\n", err->message);
 }
 
+/*
+ * The recorder's CPU time while the command ran: profopt-record's and the session daemon's
+ * with its consumer daemons, since the command started; unknown (-1) when either reading
+ * failed (the daemon gone).
+ */
+static void recorder_cost(struct rec_recording *recording, pid_t daemon_pid)
+{
+	int64_t end_ns = rec_recorder_cpu_ns(daemon_pid);
+
+	recording->recorder_cpu_ns =
+	    recording->cpu_start_ns >= 0 && end_ns >= recording->cpu_start_ns
+		? end_ns - recording->cpu_start_ns
+		: -1;
+}
+
 /* Session, command, teardown; returns the command's exit status or profopt-record's own. */
 static int record(const struct rec_options *options, struct rec_command *command,
 		  struct rec_recording *recording)
@@ -215,6 +230,7 @@ static int record(const struct rec_options *options, struct rec_command *command
 	int exit_code;
 
 	pid_t daemon_pid = rec_sessiond_pid(); /* the daemon that records */
+	pid_t recording_daemon;
 
 	status = rec_session_create(&session, options, &err);
 	if (status == REC_STATUS_OK)
@@ -242,6 +258,8 @@ static int record(const struct rec_options *options, struct rec_command *command
 	}
 	recording->command_pid = command->pid;
 	recording->start_ns = rec_monotonic_ns();
+	recording_daemon = rec_sessiond_pid(); /* the session started it if none ran */
+	recording->cpu_start_ns = rec_recorder_cpu_ns(recording_daemon);
 	rec_recording_write(recording, session.output_dir);
 	if (rec_signals_received())
 		kill(command->pid, rec_signals_received());
@@ -252,6 +270,7 @@ static int record(const struct rec_options *options, struct rec_command *command
 	exit_code = command->exit_status;
 	recording->end_ns = rec_monotonic_ns();
 	recording->exit_status = command->exit_status;
+	recorder_cost(recording, recording_daemon);
 	rec_recording_write(recording, session.output_dir);
 	status = finish_session(&session, true, &err);
 	if (daemon_gone(status)) {

@@ -342,9 +342,21 @@ struct rec_recording {
 	int64_t start_ns; /* CLOCK_MONOTONIC, the trace clock */
 	int64_t end_ns;	  /* 0 while the command runs */
 	int exit_status;  /* the command's status (128+signal if killed); -1 while it runs */
+	/*
+	 * The recorder's CPU time while the command ran: profopt-record's own and the session
+	 * daemon's with its children (the consumer daemons); -1 until the command ended or
+	 * when it cannot be read. cpu_start_ns: the same total when the command started.
+	 */
+	int64_t recorder_cpu_ns;
+	int64_t cpu_start_ns;
 };
 
 int64_t rec_monotonic_ns(void);
+/*
+ * The CPU time used so far by profopt-record and by the session daemon daemon_pid (0: none)
+ * with its children, in nanoseconds; -1 when the daemon's cannot be read.
+ */
+int64_t rec_recorder_cpu_ns(pid_t daemon_pid);
 /* Draws the id and exports PROFOPT_RECORDING; call before rec_command_resolve(). */
 enum rec_status rec_recording_init(struct rec_recording *recording,
 				   struct po_error *err) PO_NODISCARD;

@@ -24,6 +24,17 @@ static void fill_run(struct po_analysis *analysis)
 	analysis->config_count = 3;
 	analysis->main_pid = 100;
 	analysis->diagnosis.steady = (struct po_steady_stats){3, 1, 105e6, 42.5, 30.25, NAN, false};
+	analysis->self_cost = (struct po_self_cost){.known = true,
+						    .source_ns = {MS, 4 * MS, 3 * MS},
+						    .processes_ns = 8 * MS,
+						    .recorder_ns = 32 * MS,
+						    .reporting_processes = 1,
+						    .step_count = 40,
+						    .processes_per_step_ns = 0.2 * MS,
+						    .recorder_per_step_ns = 0.8 * MS,
+						    .per_step_ns = 1.0 * MS};
+	analysis->diagnosis.self_cost_pct = 100.0 * 1.0 * MS / 105e6;
+	analysis->diagnosis.self_cost_visible = false;
 }
 
 static void fill_quality(struct po_analysis *analysis)
@@ -77,11 +88,25 @@ static void fill_processes(struct po_analysis *analysis)
 	struct po_process *processes = ALLOC(analysis, struct po_process, 3);
 	struct po_thread *threads = ALLOC(analysis, struct po_thread, 4);
 
-	processes[0] =
-	    (struct po_process){100,	   "python",  PO_ROLE_MAIN, -1,
-				-1,	   T(0),      T(500.25),    9000,
-				100 << 20, 140 << 20, 150 << 20,    0,
-				400 * MS,  0,	      3 * MS,	    PO_MEMORY_SETS_UNKNOWN};
+	processes[0] = (struct po_process){100,
+					   "python",
+					   PO_ROLE_MAIN,
+					   -1,
+					   -1,
+					   T(0),
+					   T(500.25),
+					   9000,
+					   100 << 20,
+					   140 << 20,
+					   150 << 20,
+					   0,
+					   400 * MS,
+					   0,
+					   3 * MS,
+					   PO_MEMORY_SETS_UNKNOWN,
+					   {MS, 4 * MS, 3 * MS},
+					   8 * MS,
+					   0.2 * MS};
 	processes[1] = (struct po_process){101,
 					   "pt_data_worker",
 					   PO_ROLE_WORKER,
@@ -97,7 +122,10 @@ static void fill_processes(struct po_analysis *analysis)
 					   -1,
 					   -1,
 					   -1,
-					   PO_MEMORY_SETS_UNKNOWN};
+					   PO_MEMORY_SETS_UNKNOWN,
+					   {-1, -1, -1},
+					   -1,
+					   NAN};
 	processes[2] = (struct po_process){102,
 					   "worker\xff\"1",
 					   PO_ROLE_WORKER,
@@ -113,7 +141,10 @@ static void fill_processes(struct po_analysis *analysis)
 					   90 * MS,
 					   -1,
 					   -1,
-					   PO_MEMORY_SETS_UNKNOWN};
+					   PO_MEMORY_SETS_UNKNOWN,
+					   {-1, -1, -1},
+					   -1,
+					   NAN};
 	threads[0] = (struct po_thread){100, 100, "python", true};
 	threads[1] = (struct po_thread){100, 105, "pin_memory", false};
 	threads[2] = (struct po_thread){101, 101, "pt_data_worker", false};

@@ -133,6 +133,9 @@ static void test_text_summary(void)
 	verdict = strstr(text, "Verdict: input-bound");
 	CHECK(quality != NULL && verdict != NULL && quality < verdict);
 	CHECK(strstr(text, "Steps: 4 (3 clean): mean 100.000 ms") != NULL);
+	CHECK(strstr(text, "  profopt's own CPU time: 1.000 ms per step (1.0% of the mean steady "
+			   "step); 0.200 ms in 1 recorded processes; 0.800 ms in the recorder\n") !=
+	      NULL);
 	CHECK(strstr(text, "  data_wait") != NULL);
 	CHECK(strstr(text, "critical input-bound (confidence 0.90)") != NULL);
 	CHECK(strstr(text, "-> set num_workers=6 (predicted 40.000 ms/step, 2.50x)") != NULL);
@@ -157,6 +160,7 @@ static void test_text_summary_without_steps(void)
 	analysis->warning_count = 0;
 	analysis->diagnosis.finding_count = 0;
 	analysis->diagnosis.verdict = PO_VERDICT_UNKNOWN;
+	analysis->self_cost.per_step_ns = NAN; /* no step to spread it over */
 	text = text_summary(analysis);
 	CHECK(text && strncmp(text, "Verdict: unknown\n", 17) == 0);
 	CHECK(text && strstr(text, "no clean step") != NULL);

@@ -226,6 +226,8 @@ class run:
             from . import _pymem
             _pymem.stop()
             _api.STATE.python_memory = False
+        from . import _cost
+        _cost.report()  # what profopt cost in this process, before the run's end
         ending = _run_ending(exc_type, exc)
         if ending:
             run_config("run_ending", ending)

@@ -21,6 +21,7 @@ import os
 
 from . import _api
 from ._api import Counter, Stage, UNKNOWN
+from ._cost import gc_since, thread_ns
 
 MIN_GENERATION = 1
 ENVIRONMENT = "PROFOPT_GC"
@@ -46,6 +47,7 @@ def _on_collection(phase, info):
     minimum = _MINIMUM[0]
     if minimum is None or generation < minimum or not 0 <= generation <= 2:
         return
+    started = thread_ns()
     if phase == "start":
         _api.LIB.profopt_stage_begin(_STAGE, _LABELS[generation], UNKNOWN, UNKNOWN)
     elif phase == "stop":
@@ -53,6 +55,7 @@ def _on_collection(phase, info):
         _api.LIB.profopt_counter(_COLLECTED, generation, info.get("collected", 0))
         _api.LIB.profopt_counter(_UNCOLLECTABLE, generation, info.get("uncollectable", 0))
         _api.LIB.profopt_stage_end(_STAGE, _LABELS[generation], UNKNOWN, UNKNOWN)
+    gc_since(started)
 
 
 def install():

@@ -65,6 +65,7 @@ SIGNATURES = {
     "profopt_stage_end": (None, [_c_int, _c_str, _c_int64, _c_int64]),
     "profopt_batch_ready": (None, [_c_int64, _c_int64]),
     "profopt_counter": (None, [_c_int, _c_int32, _c_int64]),
+    "profopt_self_cost": (None, [_c_int64, _c_int64]),
     "profopt_mem_alloc": (None, [_c_uint64, _c_uint64, _c_int32, _c_str]),
     "profopt_mem_free": (None, [_c_uint64, _c_uint64, _c_int32, _c_str]),
     "profopt_gpu_launch": (None, [_c_int32, _c_int32, _c_uint64, _c_str]),

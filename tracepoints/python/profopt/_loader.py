@@ -33,8 +33,9 @@ import weakref
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from torch.utils.data import dataloader as _torch_dataloader
 
-from . import _api, _gc, _pymem
+from . import _api, _cost, _gc, _pymem
 from ._api import LIB, SPANS, STATE, Stage, UNKNOWN
+from ._cost import hooks_since, sample_since, sample_start, thread_ns
 
 _LOAD = int(Stage.LOAD)
 _PREPROCESS = int(Stage.PREPROCESS)
@@ -103,17 +104,21 @@ class _TracedTransform:
         open_load = _OpenLoad.current
         if open_load is None:
             return self.inner(*args, **kwargs)
+        started = sample_start()
         batch, sample = open_load
         if _OpenLoad.load_open:
             LIB.profopt_stage_end(_LOAD, _EMPTY, batch, sample)
             _OpenLoad.load_open = False
         LIB.profopt_stage_begin(_PREPROCESS, _EMPTY, batch, sample)
         _OpenLoad.current = None
+        sample_since(started)
         try:
             return self.inner(*args, **kwargs)
         finally:
+            started = sample_start()
             _OpenLoad.current = open_load
             LIB.profopt_stage_end(_PREPROCESS, _EMPTY, batch, sample)
+            sample_since(started)
 
     def __getattr__(self, name):
         if name == "inner":
@@ -169,9 +174,13 @@ def _traced_indexes(batch, indexes):
     call dataset[index]: each index is in a load span from the moment it is handed out
     until the fetcher asks for the next one (or collate begins)."""
     for index in indexes:
+        started = sample_start()
         _open_load(batch, _sample_of(index))
+        sample_since(started)
         yield index
+        started = sample_start()
         _close_load()
+        sample_since(started)
 
 
 class _TracedIterable:
@@ -230,13 +239,18 @@ class _TracedFetcher:
         self.inner = create(kind, source, auto_collation, collate, drop_last)  # owned
 
     def fetch(self, request):
+        started = thread_ns()
         swapped = []
         _swap_in_transforms(self.dataset, swapped)
         try:
-            return self.inner.fetch(self._indexes(request))
+            indexes = self._indexes(request)
+            hooks_since(started)
+            return self.inner.fetch(indexes)
         finally:
+            started = thread_ns()
             _close_load()
             _restore_transforms(swapped)
+            hooks_since(started)
 
     def _indexes(self, request):
         """The user's indexes for PyTorch's fetcher; opens the load span PyTorch's
@@ -262,18 +276,23 @@ class _Collate:
         self.state = state  # owned; each worker has its own copy
 
     def __call__(self, samples):
+        started = thread_ns()
         state = self.state
         batch = state.fetch_batch
         _close_load()
         LIB.profopt_stage_begin(_COLLATE, _EMPTY, batch, UNKNOWN)
+        hooks_since(started)
         try:
             data = self.inner(samples)
         finally:
+            started = thread_ns()
             LIB.profopt_stage_end(_COLLATE, _EMPTY, batch, UNKNOWN)
         if state.iterable:
             state.collated += 1
         LIB.profopt_batch_ready(batch, UNKNOWN)
         _pymem.on_batch_ready()
+        hooks_since(started)
+        _cost.maybe_report()
         return (batch, data)
 
 
@@ -305,6 +324,12 @@ def _install_fetch_hook():
 _FETCH_HOOK = _install_fetch_hook()
 
 
+def _worker_exit(worker_id):
+    """A worker's last events: what profopt cost in it, then its end."""
+    _cost.report()
+    LIB.profopt_worker_end(worker_id)
+
+
 class _WorkerInit:
     """Announces a worker (worker_begin, worker_end at its exit), then runs the user's
     worker_init_fn."""
@@ -314,7 +339,7 @@ class _WorkerInit:
 
     def __call__(self, worker_id):
         LIB.profopt_worker_begin(worker_id)
-        multiprocessing.util.Finalize(None, LIB.profopt_worker_end, args=(worker_id,),
+        multiprocessing.util.Finalize(None, _worker_exit, args=(worker_id,),
                                       exitpriority=100)
         _pymem.on_worker_start()
         _gc.install()
@@ -435,6 +460,7 @@ class _Recorder:
         self.next_label = 0  # the index after the highest one received
         self.step_empty = False  # no loop body ran in the open step (see _end_step)
         self.bodies = _api.LoopBodies()  # how long the loop bodies take
+        self.resumed_ns = 0  # thread CPU clock when profopt's code got the thread back
         self.front = None  # weak reference to the InstrumentedLoader handed out last
 
     def epoch_iterator(self, loader):
@@ -466,6 +492,7 @@ class _Recorder:
                                     _length(loader)), source)
 
     def _batches(self, source, expected, length):
+        self.resumed_ns = thread_ns()
         epoch = self.epoch
         LIB.profopt_epoch_begin(epoch)
         consumed = 0
@@ -482,12 +509,15 @@ class _Recorder:
                 self.next_label = max(self.next_label, expected)
                 consumed += 1
                 handed, spans = time.perf_counter(), SPANS.begun
+                hooks_since(self.resumed_ns)
                 try:
                     yield data
                 except GeneratorExit:  # the loop was left during this step
+                    self.resumed_ns = thread_ns()
                     self.step_empty = SPANS.begun == spans and \
                         self.bodies.did_nothing(time.perf_counter() - handed)
                     raise
+                self.resumed_ns = thread_ns()
                 self.bodies.ran(time.perf_counter() - handed)
                 self._end_step()
         finally:
@@ -511,6 +541,8 @@ class _Recorder:
         _api.record_memory_counters()
         LIB.profopt_step_end(self.next_step, self.epoch, self.batch_size)
         _api.after_step_end()
+        _cost.spin_for_tests()
+        _cost.maybe_report()
         self.next_step += 1
 
     def _next_marked(self, source, expected):
@@ -518,24 +550,31 @@ class _Recorder:
         when the step opened for it is closed as a step of no batch."""
         self._begin_step()
         LIB.profopt_stage_begin(_DATA_WAIT, _EMPTY, expected, UNKNOWN)
+        hooks_since(self.resumed_ns)
         try:
             item = next(source)
         except StopIteration:
+            self.resumed_ns = thread_ns()
             LIB.profopt_stage_end(_DATA_WAIT, _EMPTY, UNKNOWN, UNKNOWN)
             self.step_empty = True
             return None
         except BaseException:
+            self.resumed_ns = thread_ns()
             LIB.profopt_stage_end(_DATA_WAIT, _EMPTY, UNKNOWN, UNKNOWN)
             raise
+        self.resumed_ns = thread_ns()
         LIB.profopt_stage_end(_DATA_WAIT, _EMPTY, item[0], UNKNOWN)
         return item
 
     def _next_unmarked(self, source):
         """After the announced number of batches: confirms the end without a step."""
+        hooks_since(self.resumed_ns)
         try:
             item = next(source)
         except StopIteration:
+            self.resumed_ns = thread_ns()
             return None
+        self.resumed_ns = thread_ns()
         self._begin_step()
         return item
 

@@ -12,6 +12,7 @@ import functools
 import torch
 
 from ._api import LIB, SPANS, Stage, UNKNOWN, encode
+from ._cost import hooks_since, thread_ns
 
 _FORWARD = int(Stage.FORWARD)
 _BACKWARD = int(Stage.BACKWARD)
@@ -41,13 +42,17 @@ def _traced_backward(*args, **kwargs):
     label = _Backward.pending
     if label is None:
         return _Backward.original(*args, **kwargs)
+    started = thread_ns()
     _Backward.pending = None
     SPANS.begun += 1
     LIB.profopt_stage_begin(_BACKWARD, label, UNKNOWN, UNKNOWN)
+    hooks_since(started)
     try:
         return _Backward.original(*args, **kwargs)
     finally:
+        started = thread_ns()
         LIB.profopt_stage_end(_BACKWARD, label, UNKNOWN, UNKNOWN)
+        hooks_since(started)
 
 
 def _patch_backward():
@@ -64,13 +69,17 @@ def instrument_model(model, label=None):
     encoded = encode(label or type(model).__name__)
 
     def forward_begin(module, inputs):
+        started = thread_ns()
         SPANS.begun += 1
         LIB.profopt_stage_begin(_FORWARD, encoded, UNKNOWN, UNKNOWN)
+        hooks_since(started)
 
     def forward_end(module, inputs, output):
+        started = thread_ns()
         LIB.profopt_stage_end(_FORWARD, encoded, UNKNOWN, UNKNOWN)
         if torch.is_grad_enabled() and _requires_grad(output):
             _Backward.pending = encoded
+        hooks_since(started)
 
     model.register_forward_pre_hook(forward_begin)
     model.register_forward_hook(forward_end)
@@ -88,12 +97,16 @@ def instrument_optimizer(optimizer, label=None):
 
     @functools.wraps(original)
     def step(*args, **kwargs):
+        started = thread_ns()
         SPANS.begun += 1
         LIB.profopt_stage_begin(_OPTIMIZER, encoded, UNKNOWN, UNKNOWN)
+        hooks_since(started)
         try:
             return original(*args, **kwargs)
         finally:
+            started = thread_ns()
             LIB.profopt_stage_end(_OPTIMIZER, encoded, UNKNOWN, UNKNOWN)
+            hooks_since(started)
 
     step._profopt_traced = True
     optimizer.step = step
