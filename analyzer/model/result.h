@@ -143,6 +143,14 @@ struct po_process {
 	int64_t runq_first_ns; /* first/last PROCESS_RUNQ_WAIT counter (waiting for a CPU); -1 */
 	int64_t runq_last_ns;
 	struct po_memory_sets sets;
+	/*
+	 * The rank it belongs to (its own rank event, or its parent's for a loader worker); -1
+	 * without one. other_rank: its events after its rank event were analysed in its rank's
+	 * own model (the ranks table), not in this analysis's loop; it is still the recorded
+	 * program's, its CPU time counted as such.
+	 */
+	int32_t rank;
+	bool other_rank;
 };
 
 struct po_thread {

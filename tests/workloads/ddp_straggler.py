@@ -68,12 +68,28 @@ def compute_ms(args, rank):
     return args.compute_ms
 
 
+def job_cpu_s(launcher_pid):
+    """CPU seconds of the whole job: the launcher, every rank and loader worker alive, and
+    the children they reaped (/proc/PID/stat's own and waited-for children's times)."""
+    total = 0.0
+    for pid in [launcher_pid, *common._descendants(launcher_pid)]:
+        try:
+            fields = common._stat_fields(pid)
+            total += sum(int(fields[i]) for i in (11, 12, 13, 14)) / common.CLOCK_TICKS
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 def rank_main(rank, args, port, out_dir):
     if port is not None:
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
     dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
     profopt = common.import_profopt()
+    # rank 0's sampler starts with the module: what the trace measures other programs'
+    # use over begins about here, and ends when rank 0 exits
+    machine_begin = common.machine.snapshot(job_cpu_s(os.getppid()))
     torch.manual_seed(1)
     dataset = common.Samples(args.steps * BATCH_SIZE,
                              sleep_ms=load_ms(args, rank) / BATCH_SIZE, seed=rank + 1)
@@ -96,10 +112,12 @@ def rank_main(rank, args, port, out_dir):
             optimizer.step()
             asked = time.monotonic_ns()
     dist.barrier()
+    machine_end = common.machine.snapshot(job_cpu_s(os.getppid()))
     dist.destroy_process_group()
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as out:
         json.dump({"rank": rank, "backward_at_ns": backward_at, "data_wait_ns": data_wait,
-                   "load_ms": load_ms(args, rank)}, out)
+                   "load_ms": load_ms(args, rank),
+                   "machine": {"begin": machine_begin, "end": machine_end}}, out)
 
 
 def truth_of(args, ranks):
@@ -137,8 +155,11 @@ def main():
     for rank in range(args.ranks):
         with open(os.path.join(out_dir, f"rank{rank}.json")) as part:
             ranks.append(json.load(part))
+    # what other programs used: over rank 0's recorded span, beside the whole job (every
+    # rank and worker); the launch's own snapshots where rank 0 wrote none
     truth = {"ending": "clean", "wall_s": time.monotonic() - started,
-             "machine": {"begin": begin, "end": end},
+             "machine": ranks[0].get("machine") or {"begin": begin, "end": end},
+             "launch_machine": {"begin": begin, "end": end},
              "facts": {"ranks": args.ranks, "slow_rank": args.slow_rank,
                        "load_ms": args.load_ms, "slow_load_ms": args.slow_load_ms,
                        "compute_ms": args.compute_ms, "slow_compute_ms": args.slow_compute_ms,

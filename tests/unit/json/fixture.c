@@ -81,7 +81,8 @@ static void fill_processes(struct po_analysis *analysis)
 	    (struct po_process){100,	   "python",  PO_ROLE_MAIN, -1,
 				-1,	   T(0),      T(500.25),    9000,
 				100 << 20, 140 << 20, 150 << 20,    0,
-				400 * MS,  0,	      3 * MS,	    PO_MEMORY_SETS_UNKNOWN};
+				400 * MS,  0,	      3 * MS,	    PO_MEMORY_SETS_UNKNOWN,
+				-1,	   false};
 	processes[1] = (struct po_process){101,
 					   "pt_data_worker",
 					   PO_ROLE_WORKER,
@@ -97,7 +98,9 @@ static void fill_processes(struct po_analysis *analysis)
 					   -1,
 					   -1,
 					   -1,
-					   PO_MEMORY_SETS_UNKNOWN};
+					   PO_MEMORY_SETS_UNKNOWN,
+					   -1,
+					   false};
 	processes[2] = (struct po_process){102,
 					   "worker\xff\"1",
 					   PO_ROLE_WORKER,
@@ -113,7 +116,9 @@ static void fill_processes(struct po_analysis *analysis)
 					   90 * MS,
 					   -1,
 					   -1,
-					   PO_MEMORY_SETS_UNKNOWN};
+					   PO_MEMORY_SETS_UNKNOWN,
+					   -1,
+					   false};
 	threads[0] = (struct po_thread){100, 100, "python", true};
 	threads[1] = (struct po_thread){100, 105, "pin_memory", false};
 	threads[2] = (struct po_thread){101, 101, "pt_data_worker", false};

@@ -164,6 +164,30 @@ static void job_step(struct po_model *model, const struct rank_step ranks[2], in
 		emit(model, &ranks[events[i].rank], events[i].what, events[i].t, step);
 }
 
+/* run_job records CPU counters (cpu_samples) when set. */
+static bool with_cpu;
+
+/*
+ * The processes' CPU and the machine's busy CPU at t (before step k's events): each rank's
+ * main process uses 0.25 cores, each worker 0.1 (counted from its first sample), other
+ * programs 0.1; the machine counter is sampled by both ranks' main processes, after the
+ * processes' own samples of the same moment.
+ */
+static void cpu_samples(struct po_model *model, int64_t t, bool workers)
+{
+	const int32_t mains[2] = {RANK0, RANK1}, workers_of[2] = {WORKER0, WORKER1};
+
+	for (int r = 0; r < 2; r++) {
+		counter(model, t, mains[r], PO_COUNTER_PROCESS_CPU, -1, 2000 * MS + t / 4);
+		if (workers)
+			counter(model, t, workers_of[r], PO_COUNTER_PROCESS_CPU, -1,
+				5000 * MS + t / 10);
+	}
+	for (int r = 0; r < 2; r++)
+		counter(model, t + 1, mains[r], PO_COUNTER_MACHINE_CPU, -1,
+			90000 * MS + t * 8 / 10);
+}
+
 /* Rank 1 on another host whose clock is clock_ns ahead when clock_ns is not 0. */
 static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter, int64_t clock_ns)
 {
@@ -173,6 +197,14 @@ static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter, int64_t cl
 	struct po_error err = {{0}};
 	struct rank_step ranks[2] = {{RANK0, WORKER0, MS, 0, 0}, {RANK1, WORKER1, MS, 0, clock_ns}};
 
+	if (with_cpu) {
+		struct po_event begin = event_at(PO_EV_RUN_BEGIN, 0, RANK0, RANK0);
+
+		begin.u.run_begin.framework = str_of("pytorch");
+		begin.u.run_begin.cpu_count = 2;
+		feed(model, &begin);
+		cpu_samples(model, MS / 4, false); /* before the rank events: the owner's */
+	}
 	/* samples before the rank events: rank 1's must leave the primary loop's memory sums */
 	counter(model, MS / 2, RANK1, PO_COUNTER_HOST_RSS, -1, 300 << 20);
 	counter(model, MS / 2 + 1, RANK0, PO_COUNTER_HOST_RSS, -1, 100 << 20);
@@ -187,6 +219,8 @@ static struct po_analysis *run_job(int64_t slow_wait_ns, bool jitter, int64_t cl
 			ranks[r].arrive_ns = ranks[r].wait_ns + 7 * MS;
 		if (jitter)
 			ranks[step % 2].arrive_ns += MS / 5;
+		if (with_cpu)
+			cpu_samples(model, step * STEP_PERIOD + 5 * MS, true);
 		job_step(model, ranks, step);
 	}
 	analysis = model_done(model);
@@ -335,6 +369,57 @@ static void missing_rank(void)
 	po_analysis_destroy(analysis);
 }
 
+static const struct po_process *find_process(const struct po_analysis *analysis, int32_t pid)
+{
+	for (size_t i = 0; i < analysis->process_count; i++)
+		if (analysis->processes[i].pid == pid)
+			return &analysis->processes[i];
+	return NULL;
+}
+
+static bool diagnosis_warns(const struct po_analysis *analysis, const char *code)
+{
+	for (size_t i = 0; i < analysis->diagnosis.warning_count; i++)
+		if (strcmp(analysis->diagnosis.warnings[i].code, code) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Two ranks on one host, each with a loader worker: every rank and its workers are the
+ * recorded program. The machine's busy CPU less all four processes' is what other programs
+ * used (0.1 of the cores, not the 0.45 left when rank 1 and its worker count as others), and
+ * the process table lists rank 1 and its worker with their roles and CPU time, rank 1's
+ * CPU clock continuing across its rank event.
+ */
+static void ranks_are_the_program(void)
+{
+	struct po_analysis *analysis;
+	const struct po_process *rank1, *worker1;
+
+	with_cpu = true;
+	analysis = run_job(MS, true, 0);
+	with_cpu = false;
+	CHECK(analysis->machine.known);
+	CHECK_INT_EQ(analysis->machine.pid, RANK0);
+	CHECK_NEAR(analysis->machine.busy_cores, 0.8, 0.001);
+	CHECK_NEAR(analysis->machine.traced_cores, 0.7, 0.001);
+	CHECK_NEAR(analysis->machine.others_cores, 0.1, 0.001);
+	CHECK(!diagnosis_warns(analysis, "busy-machine"));
+	CHECK_INT_EQ(analysis->process_count, 4);
+	rank1 = find_process(analysis, RANK1);
+	worker1 = find_process(analysis, WORKER1);
+	CHECK(rank1 && rank1->role == PO_ROLE_MAIN && rank1->rank == 1 && rank1->other_rank);
+	CHECK(worker1 && worker1->role == PO_ROLE_WORKER && worker1->rank == 1 &&
+	      worker1->other_rank && worker1->parent_pid == RANK1);
+	/* from its first sample, before its rank event, to its last: 955 ms at 0.25 cores */
+	CHECK(rank1 && rank1->cpu_last_ns - rank1->cpu_first_ns == (955 * MS - MS / 4) / 4);
+	CHECK(find_process(analysis, RANK0)->rank == 0 &&
+	      !find_process(analysis, RANK0)->other_rank);
+	CHECK(find_process(analysis, WORKER0)->role == PO_ROLE_WORKER);
+	po_analysis_destroy(analysis);
+}
+
 /* Without rank events nothing of this exists: the single-process result is unchanged. */
 static void no_ranks(void)
 {
@@ -355,5 +440,6 @@ int main(void)
 	RUN(two_hosts);
 	RUN(missing_rank);
 	RUN(no_ranks);
+	RUN(ranks_are_the_program);
 	return CHECK_SUMMARY();
 }
