@@ -10,6 +10,12 @@
  * the shortest wait; the straggler is the rank that arrived last in the steps whose losses
  * sum highest, and its cause the category of its own steps that exceeds the other ranks'
  * median most (the others' extra time is waiting in backward, never the straggler's).
+ *
+ * Every step loses the ranks' arrival spread, jitter included, and someone is always last:
+ * balanced ranks on shared cores lose 13-16% of their step to it. So that rank is a
+ * straggler only when it stands out of the run's own jitter: its mean lateness (what would
+ * go if it kept the others' pace) is a share of the step and lies several standard errors
+ * of that mean above zero.
  */
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +108,76 @@ static void find_cause(const struct po_distributed *d, size_t straggler, double 
 	out->cause = best_excess > 0 ? cause_of_category(best) : PO_STRAGGLER_CAUSE_OTHER;
 }
 
+/*
+ * The lateness of the rank at position r in each matched step (the other ranks' median wait
+ * less its own: a rank that arrives last waits least), into lateness; returns how many.
+ * others: scratch for rank_count values.
+ */
+static size_t lateness_per_step(const struct po_distributed *d, size_t r, double *others,
+				double *lateness)
+{
+	size_t count = 0;
+
+	for (size_t s = 0; s < d->step_count; s++) {
+		const int64_t *waited = &d->waited_ns[s * d->rank_count];
+		size_t other_count = 0;
+
+		if (waited[r] < 0)
+			continue;
+		for (size_t o = 0; o < d->rank_count; o++) {
+			if (o != r && waited[o] >= 0)
+				others[other_count++] = (double)waited[o];
+		}
+		if (other_count)
+			lateness[count++] =
+			    po_stats_median(others, other_count) - (double)waited[r];
+	}
+	return count;
+}
+
+/*
+ * The rank's mean lateness and the run's jitter of it (1.4826 MADs about the median: an
+ * occasional straggler's few late steps do not widen it); false without two steps.
+ */
+static bool measure_lateness(const struct po_distributed *d, size_t r, struct po_straggler *out)
+{
+	double *lateness = malloc((d->step_count + d->rank_count) * sizeof(*lateness));
+	size_t count;
+	bool known;
+
+	out->lateness_ns_per_step = NAN;
+	out->jitter_ns = NAN;
+	if (!lateness || !d->waited_ns) {
+		free(lateness);
+		return false;
+	}
+	count = lateness_per_step(d, r, lateness + d->step_count, lateness);
+	known = count >= 2;
+	if (known) {
+		out->lateness_ns_per_step = po_stats_mean(lateness, count);
+		out->jitter_ns =
+		    po_stats_mad_scaled(lateness, count, po_stats_median(lateness, count));
+	}
+	free(lateness);
+	return known;
+}
+
+/*
+ * Whether the rank stands out of the run's jitter: its mean lateness at least
+ * straggler.stand_out standard errors above zero, and large enough to matter.
+ */
+static bool stands_out(const struct det_ctx *ctx, const struct po_distributed *d,
+		       const struct po_straggler *s, double step_ns)
+{
+	double standard_error = s->jitter_ns / sqrt((double)d->step_count);
+	double lateness = s->lateness_ns_per_step;
+
+	return !isnan(lateness) && !isnan(step_ns) && step_ns > 0 &&
+	       lateness >= ctx->rules->straggler_min_lost_ms * DET_NS_PER_MS &&
+	       100 * lateness / step_ns >= ctx->rules->straggler_min_lost_pct &&
+	       lateness >= ctx->rules->straggler_stand_out * standard_error;
+}
+
 static double others_wait_ns(const struct po_distributed *d, size_t straggler)
 {
 	double sum = 0;
@@ -167,10 +243,11 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 				  const struct po_straggler *s, double step_ns)
 {
 	double lost_pct = 100 * s->lost_ns_per_step / step_ns;
+	double late_pct = 100 * s->lateness_ns_per_step / step_ns;
 	char missing[256], tail[320] = "";
 	struct po_finding *finding =
 	    det_finding_add(ctx, PO_FINDING_STRAGGLER,
-			    lost_pct >= ctx->rules->straggler_critical_pct ? PO_SEVERITY_CRITICAL
+			    late_pct >= ctx->rules->straggler_critical_pct ? PO_SEVERITY_CRITICAL
 									   : PO_SEVERITY_WARNING,
 			    s->chronic ? 0.9 : 0.6);
 
@@ -184,10 +261,12 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 	}
 	det_summary(ctx, finding,
 		    "Rank %d holds the job back (%s): it arrived last at the collectives in "
-		    "%.0f%% of %zu steps, the other ranks waited %.1f ms per step for it, and the "
+		    "%.0f%% of %zu steps, %.1f ms after the others on average against the run's "
+		    "jitter of %.1f ms, the other ranks waited %.1f ms per step for it, and the "
 		    "job loses %.1f ms of each %.1f ms step (%.0f%%). Cause: %s (%s %.1f ms per "
 		    "step beyond the other ranks').%s",
 		    (int)s->rank, s->chronic ? "chronic" : "occasional", s->last_pct, d->step_count,
+		    s->lateness_ns_per_step / DET_NS_PER_MS, s->jitter_ns / DET_NS_PER_MS,
 		    s->others_wait_ns_per_step / DET_NS_PER_MS, s->lost_ns_per_step / DET_NS_PER_MS,
 		    step_ns / DET_NS_PER_MS, lost_pct, cause_words(s->cause),
 		    po_category_name(s->cause_category), s->cause_excess_ns / DET_NS_PER_MS, tail);
@@ -202,6 +281,9 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 		      s->lost_ns_per_step / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, PO_EVIDENCE_OTHERS_WAIT_MS_PER_STEP,
 		      s->others_wait_ns_per_step / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LATENESS_MS_PER_STEP,
+		      s->lateness_ns_per_step / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_JITTER_MS, s->jitter_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, PO_EVIDENCE_JOB_STEP_MS, step_ns / DET_NS_PER_MS);
 	det_ev_int(ctx, finding, PO_EVIDENCE_RANKS, (int64_t)d->rank_count);
 	det_ev_int(ctx, finding, PO_EVIDENCE_MATCHED_STEPS, (int64_t)d->step_count);
@@ -212,8 +294,11 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 enum po_status det_straggler(struct det_ctx *ctx)
 {
 	struct po_distributed *d = ctx->analysis->distributed;
-	struct po_straggler s = {.rank = -1, .cause_category = PO_CAT_OTHER};
-	double *scratch, *lost_by_rank, step_ns, lost_ns;
+	struct po_straggler s = {.rank = -1,
+				 .cause_category = PO_CAT_OTHER,
+				 .lateness_ns_per_step = NAN,
+				 .jitter_ns = NAN};
+	double *scratch, *lost_by_rank, step_ns;
 	size_t owner;
 	enum po_status status = PO_STATUS_OK;
 
@@ -225,10 +310,7 @@ enum po_status det_straggler(struct det_ctx *ctx)
 	lost_by_rank = scratch + d->rank_count;
 	step_ns = job_step_ns(d, scratch);
 	owner = lost_owner(d, lost_by_rank);
-	lost_ns = lost_by_rank[owner] / (double)d->step_count;
-	if (!isnan(step_ns) && step_ns > 0 &&
-	    lost_ns >= ctx->rules->straggler_min_lost_ms * DET_NS_PER_MS &&
-	    100 * lost_ns / step_ns >= ctx->rules->straggler_min_lost_pct) {
+	if (measure_lateness(d, owner, &s) && stands_out(ctx, d, &s, step_ns)) {
 		s.present = true;
 		s.rank = d->ranks[owner].rank;
 		s.last_pct = d->ranks[owner].last_pct;

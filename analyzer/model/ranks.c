@@ -993,14 +993,16 @@ static enum po_status distributed_new(size_t count, struct po_arena *arena,
 	*out = po_arena_alloc(arena, sizeof(**out));
 	if (!*out)
 		return PO_STATUS_NOMEM;
-	**out = (struct po_distributed){.world_size = -1,
-					.rank_count = count,
-					.lost_ns_per_step = NAN,
-					.shared_collective_ns_per_step = NAN,
-					.shared_collective_ns_per_collective = NAN,
-					.clock_residual_ns = NAN,
-					.step_stride = 1,
-					.sample_stride = 1};
+	**out = (struct po_distributed){
+	    .world_size = -1,
+	    .rank_count = count,
+	    .lost_ns_per_step = NAN,
+	    .shared_collective_ns_per_step = NAN,
+	    .shared_collective_ns_per_collective = NAN,
+	    .clock_residual_ns = NAN,
+	    .step_stride = 1,
+	    .sample_stride = 1,
+	    .straggler = {.rank = -1, .lateness_ns_per_step = NAN, .jitter_ns = NAN}};
 	(*out)->ranks = po_arena_alloc(arena, count * sizeof(*(*out)->ranks));
 	return (*out)->ranks ? PO_STATUS_OK : PO_STATUS_NOMEM;
 }

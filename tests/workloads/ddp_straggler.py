@@ -132,6 +132,7 @@ def truth_of(args, ranks):
             waits[r["rank"]] += (latest - r["backward_at_ns"][k]) / 1e6
     steady = steps - STARTUP_STEPS
     return {str(r["rank"]): {"wait_ms_per_step": waits[r["rank"]] / steady,
+                             "backward_at_ns": r["backward_at_ns"],
                              "data_wait_ms_per_step":
                                  sum(r["data_wait_ns"][STARTUP_STEPS:steps]) / steady / 1e6,
                              "load_ms_per_batch": r["load_ms"],

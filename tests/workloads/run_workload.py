@@ -104,7 +104,7 @@ BUSY_CHECKS = ("hotspot_shares",)
 # Other programs' load that a workload is about: busy loops the harness starts outside the
 # recording before it records the workload, and stops after its reruns (Background). The
 # workload's truth measures what they used from /proc/stat, as it measures any program's.
-BACKGROUND = {"busy_compute_bound": 2, "busy_main_decode": 2}
+BACKGROUND = {"busy_compute_bound": 2, "busy_main_decode": 2, "ddp_balanced_shared": 2}
 # A workload whose failed checks all depend on timing (none of SAME_RUN_CHECKS failed) is
 # recorded once more: a scenario that did not happen, or a rerun that saw other programs'
 # noise, on a shared 2-core machine; a product that is wrong fails both attempts.
@@ -1528,6 +1528,15 @@ EXPECTATIONS.update({
         ("no_straggler",),
         ("no_finding", "rank-straggler"),
     ],
+    # beside two busy loops: the ranks take turns at the cores and arrive apart by turns
+    "ddp_balanced_shared": [
+        ("truth", "arrival_spread_ms", ">=", 1),
+        ("truth", "rank_lateness_ms", "<=", 1),
+        ("ranks_found",),
+        ("ranks_recorded",),
+        ("no_straggler",),
+        ("no_finding", "rank-straggler"),
+    ],
     # four ranks and their four workers on two cores
     "ddp_straggler_4": [
         ("truth", "rank0_wait_ms", ">=", 20),
@@ -1557,7 +1566,17 @@ def rank_waits(truth):
     return {int(rank): facts["wait_ms_per_step"] for rank, facts in truth["ranks"].items()}
 
 
+def arrival_gaps_ms(truth):
+    """Per steady step, rank 1's stamp before backward less rank 0's, in ms."""
+    stamps = [truth["ranks"][str(r)]["backward_at_ns"] for r in (0, 1)]
+    steps = min(len(s) for s in stamps)
+    return [(stamps[1][k] - stamps[0][k]) / 1e6 for k in range(1, steps)]
+
+
 TRUTH_METRICS.update({
+    # how far apart the two ranks arrive per step, and how late either is on average
+    "arrival_spread_ms": lambda t: statistics.fmean(abs(g) for g in arrival_gaps_ms(t)),
+    "rank_lateness_ms": lambda t: abs(statistics.fmean(arrival_gaps_ms(t))),
     "rank0_wait_ms": lambda t: rank_waits(t)[0],
     "rank_wait_spread_ms": lambda t: max(rank_waits(t).values()) - min(rank_waits(t).values()),
 })
