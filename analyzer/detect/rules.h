@@ -232,7 +232,8 @@
 	X(straggler_min_lost_pct, "straggler", "min_lost_pct", 10, "%",                            \
 	  "the rank's mean lateness at the collectives (the other ranks' median wait less its "    \
 	  "own, per matched step: what the job would gain if it kept their pace), as a share of "  \
-	  "the ranks' median step, from which straggler fires",                                    \
+	  "the job's synchronising step (the ranks' median step times the steps per all-reduce "   \
+	  "under gradient accumulation), from which straggler fires",                              \
 	  "profopt: balanced ranks on a shared 2-core machine arrive 4-5 ms apart (13-16% of the " \
 	  "step), each last about half the time: their mean lateness stays below 5%")             \
 	X(straggler_min_lost_ms, "straggler", "min_lost_ms", 1, "ms",                              \

@@ -62,6 +62,28 @@ static double job_step_ns(const struct po_distributed *d, double *scratch)
 	return po_stats_median(scratch, count);
 }
 
+/*
+ * The steps per synchronising step. With gradient accumulation (DDP's no_sync() in all but
+ * the last of k micro-steps) only every k-th step holds the collectives, and only those are
+ * matched: a loss per matched step is a loss per k steps. The median gap between
+ * consecutive matched step numbers, in sampling strides (a partial summary keeps every
+ * stride-th step); 1 for a job that synchronises every step.
+ */
+static double steps_per_sync(const struct po_distributed *d)
+{
+	double *gaps = d->step_count > 1 ? malloc((d->step_count - 1) * sizeof(*gaps)) : NULL;
+	int64_t stride = d->step_stride > 0 ? d->step_stride : 1;
+	double median;
+
+	if (!gaps)
+		return 1;
+	for (size_t s = 1; s < d->step_count; s++)
+		gaps[s - 1] = (double)(d->steps[s].step - d->steps[s - 1].step) / (double)stride;
+	median = po_stats_median(gaps, d->step_count - 1);
+	free(gaps);
+	return isnan(median) || median < 1 ? 1 : round(median);
+}
+
 /* The rank the most lost time is owed to, and that time summed over the matched steps. */
 static size_t lost_owner(const struct po_distributed *d, double *lost_by_rank)
 {
@@ -210,10 +232,24 @@ static const char *cause_words(enum po_straggler_cause cause)
 	}
 }
 
+/*
+ * The job's step if the straggler kept the others' pace: never shorter than the work the
+ * others still do, the step less their wait for it (the loss also holds the jitter among
+ * them, which stays).
+ */
+static double step_at_pace_ns(const struct po_straggler *s, double step_ns)
+{
+	double gain_ns = s->lost_ns_per_step;
+
+	if (!isnan(s->others_wait_ns_per_step) && s->others_wait_ns_per_step < gain_ns)
+		gain_ns = s->others_wait_ns_per_step;
+	return gain_ns > 0 ? step_ns - gain_ns : step_ns;
+}
+
 static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct po_straggler *s,
 		      double step_ns)
 {
-	double saved_ns = step_ns - s->lost_ns_per_step;
+	double saved_ns = step_at_pace_ns(s, step_ns);
 	const char *effect = det_printf(
 	    ctx, "the job's step %.1f ms -> %.1f ms (%.2fx) when rank %d keeps up",
 	    step_ns / DET_NS_PER_MS, saved_ns / DET_NS_PER_MS, step_ns / saved_ns, (int)s->rank);
@@ -240,8 +276,10 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 }
 
 static enum po_status add_finding(struct det_ctx *ctx, const struct po_distributed *d,
-				  const struct po_straggler *s, double step_ns)
+				  const struct po_straggler *s, double step_ns, double per_sync)
 {
+	const char *step_words =
+	    per_sync > 1 ? det_printf(ctx, "synchronising step (%.0f steps)", per_sync) : "step";
 	double lost_pct = 100 * s->lost_ns_per_step / step_ns;
 	double late_pct = 100 * s->lateness_ns_per_step / step_ns;
 	char missing[256], tail[320] = "";
@@ -263,12 +301,12 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 		    "Rank %d holds the job back (%s): it arrived last at the collectives in "
 		    "%.0f%% of %zu steps, %.1f ms after the others on average against the run's "
 		    "jitter of %.1f ms, the other ranks waited %.1f ms per step for it, and the "
-		    "job loses %.1f ms of each %.1f ms step (%.0f%%). Cause: %s (%s %.1f ms per "
+		    "job loses %.1f ms of each %.1f ms %s (%.0f%%). Cause: %s (%s %.1f ms per "
 		    "step beyond the other ranks').%s",
 		    (int)s->rank, s->chronic ? "chronic" : "occasional", s->last_pct, d->step_count,
 		    s->lateness_ns_per_step / DET_NS_PER_MS, s->jitter_ns / DET_NS_PER_MS,
 		    s->others_wait_ns_per_step / DET_NS_PER_MS, s->lost_ns_per_step / DET_NS_PER_MS,
-		    step_ns / DET_NS_PER_MS, lost_pct, cause_words(s->cause),
+		    step_ns / DET_NS_PER_MS, step_words, lost_pct, cause_words(s->cause),
 		    po_category_name(s->cause_category), s->cause_excess_ns / DET_NS_PER_MS, tail);
 	det_ev_int(ctx, finding, PO_EVIDENCE_RANK, s->rank);
 	det_ev_text(ctx, finding, PO_EVIDENCE_PATTERN, s->chronic ? "chronic" : "occasional");
@@ -298,7 +336,7 @@ enum po_status det_straggler(struct det_ctx *ctx)
 				 .cause_category = PO_CAT_OTHER,
 				 .lateness_ns_per_step = NAN,
 				 .jitter_ns = NAN};
-	double *scratch, *lost_by_rank, step_ns;
+	double *scratch, *lost_by_rank, step_ns, per_sync;
 	size_t owner;
 	enum po_status status = PO_STATUS_OK;
 
@@ -308,7 +346,8 @@ enum po_status det_straggler(struct det_ctx *ctx)
 	if (!scratch)
 		return PO_STATUS_NOMEM;
 	lost_by_rank = scratch + d->rank_count;
-	step_ns = job_step_ns(d, scratch);
+	per_sync = steps_per_sync(d);
+	step_ns = job_step_ns(d, scratch) * per_sync; /* the job's synchronising step */
 	owner = lost_owner(d, lost_by_rank);
 	if (measure_lateness(d, owner, &s) && stands_out(ctx, d, &s, step_ns)) {
 		s.present = true;
@@ -318,7 +357,7 @@ enum po_status det_straggler(struct det_ctx *ctx)
 		s.lost_ns_per_step = d->lost_ns_per_step;
 		s.others_wait_ns_per_step = others_wait_ns(d, owner);
 		find_cause(d, owner, scratch, &s);
-		status = add_finding(ctx, d, &s, step_ns);
+		status = add_finding(ctx, d, &s, step_ns, per_sync);
 	}
 	d->straggler = s;
 	free(scratch);

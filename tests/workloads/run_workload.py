@@ -1499,6 +1499,11 @@ RANK_WAIT_SLACK_MS = 2  # stamp before backward (the backward before the hook di
 # /proc/stat and job CPU over rank 0's recorded span: 0.45 cores off while rank 1, its worker
 # and the spawned workers' start-up counted as other programs, 0.03 since (docs/accuracy.md).
 RANK_OTHERS_CORES = 0.25
+# The straggler's job step per all-reduce against the script's time between rank 0's
+# all-reduces; the step at the others' pace no shorter than that less rank 0's wait in them
+# (the work rank 0 still does). Both are a difference of two timings on a shared machine:
+# 9-10% apart under load 8.
+SYNC_STEP_PCT = 15
 
 EXPECTATIONS.update({
     "ddp_straggler": [
@@ -1527,6 +1532,14 @@ EXPECTATIONS.update({
         ("rank_steps",),
         ("no_straggler",),
         ("no_finding", "rank-straggler"),
+    ],
+    # gradient accumulation: 4 steps per all-reduce
+    "ddp_compute_accumulate": [
+        ("truth", "rank0_wait_ms", ">=", 60),
+        ("ranks_found",),
+        ("rank_waits", RANK_WAIT_PCT, RANK_WAIT_SLACK_MS),
+        ("straggler", 1, "compute", True),
+        ("straggler_per_sync", SYNC_STEP_PCT),
     ],
     # beside two busy loops: the ranks take turns at the cores and arrive apart by turns
     "ddp_balanced_shared": [
@@ -1618,6 +1631,28 @@ def check_ranks_recorded(run):
         problems.append(f"role other: pids {others}")
     return not problems, "; ".join(problems) or \
         f"{len(processes)} processes, every rank main with its CPU time and a worker of its own"
+
+
+@check
+def check_straggler_per_sync(run, tolerance_pct):
+    """Under gradient accumulation the straggler finding judges the job's step between
+    all-reduces (job_step_ms, against rank 0's stamps at the synchronising steps) and
+    predicts the step at the others' pace no shorter than the work rank 0 still does there
+    (the cycle less its wait)."""
+    found = findings_of(run, "rank-straggler")
+    if not found:
+        return False, "no rank-straggler finding"
+    evidence = found[0].get("evidence", {})
+    advice = found[0].get("recommendations") or [{}]
+    step = number(evidence.get("job_step_ms"), "job_step_ms")
+    predicted = number(advice[0].get("predicted_step_ms"), "predicted_step_ms")
+    cycle = run.truth["ranks"]["0"]["sync_cycle_ms"]
+    own = cycle - rank_waits(run.truth)[0]
+    ok = abs(step - cycle) <= tolerance_pct / 100 * cycle and \
+        (1 - tolerance_pct / 100) * own <= predicted < step
+    return ok, f"job step {step:.1f} ms per all-reduce (script {cycle:.1f}, limit " \
+        f"{tolerance_pct}%); at the others' pace {predicted:.1f} ms, not below rank 0's own " \
+        f"work {own:.1f} ms less {tolerance_pct}% and below the job step"
 
 
 @check
