@@ -235,7 +235,7 @@
 	  "the job's synchronising step (the ranks' median step times the steps per all-reduce "   \
 	  "under gradient accumulation), from which straggler fires",                              \
 	  "profopt: balanced ranks on a shared 2-core machine arrive 4-5 ms apart (13-16% of the " \
-	  "step), each last about half the time: their mean lateness stays below 5%")             \
+	  "step), each last about half the time: their mean lateness stays below 5%")              \
 	X(straggler_min_lost_ms, "straggler", "min_lost_ms", 1, "ms",                              \
 	  "the same mean lateness in milliseconds below which straggler never fires",              \
 	  "profopt: scheduling jitter between ranks")                                              \

@@ -408,12 +408,13 @@ void process_tracker_announced(const struct po_process_tracker *t, struct proces
 			       const struct po_event *event)
 {
 	int32_t parent_pid = event->u.process.parent_pid;
-	const struct process *parent =
-	    parent_pid >= 0 && parent_pid != process->pid ? process_tracker_find(t, parent_pid)
-							  : NULL;
+	const struct process *parent = parent_pid >= 0 && parent_pid != process->pid
+					   ? process_tracker_find(t, parent_pid)
+					   : NULL;
 
-	process->cpu_from_zero = event->u.process.reason == 1 ||
-				 (parent && parent->first_ns >= 0 && parent->first_ns < event->time_ns);
+	process->cpu_from_zero =
+	    event->u.process.reason == 1 ||
+	    (parent && parent->first_ns >= 0 && parent->first_ns < event->time_ns);
 }
 
 void process_tracker_worker_begin(struct process *process, const struct po_event *event)
