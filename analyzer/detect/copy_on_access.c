@@ -31,8 +31,9 @@ static bool sampled(const struct po_process *process)
 {
 	const struct po_memory_sets *sets = &process->sets;
 
-	return process->role == PO_ROLE_WORKER && sets->uss_first_bytes >= 0 &&
-	       sets->uss_peak_bytes >= sets->uss_first_bytes;
+	/* the analysed loop's workers: another rank's are its own rank's copies */
+	return process->role == PO_ROLE_WORKER && !process->other_rank &&
+	       sets->uss_first_bytes >= 0 && sets->uss_peak_bytes >= sets->uss_first_bytes;
 }
 
 static void add_worker(struct private_growth *sum, const struct po_process *process)

@@ -230,14 +230,23 @@
 	  "fire",                                                                                  \
 	  "profopt: one restart is not a pattern")                                                 \
 	X(straggler_min_lost_pct, "straggler", "min_lost_pct", 10, "%",                            \
-	  "time the job loses per step to one rank arriving last at the collectives (the others'"  \
-	  " wait), as a share of the ranks' median step, from which straggler fires",              \
-	  "profopt: balanced ranks on a shared 2-core machine lose 1-3% to jitter")                \
+	  "the rank's mean lateness at the collectives (the other ranks' median wait less its "    \
+	  "own, per matched step: what the job would gain if it kept their pace), as a share of "  \
+	  "the job's synchronising step (the ranks' median step times the steps per all-reduce "   \
+	  "under gradient accumulation), from which straggler fires",                              \
+	  "profopt: balanced ranks on a shared 2-core machine arrive 4-5 ms apart (13-16% of the " \
+	  "step), each last about half the time: their mean lateness stays below 5%")              \
 	X(straggler_min_lost_ms, "straggler", "min_lost_ms", 1, "ms",                              \
-	  "the same loss per step in milliseconds below which straggler never fires",              \
+	  "the same mean lateness in milliseconds below which straggler never fires",              \
 	  "profopt: scheduling jitter between ranks")                                              \
+	X(straggler_stand_out, "straggler", "stand_out", 3, "standard errors",                     \
+	  "how far the rank's mean lateness must lie above zero, in standard errors of that mean " \
+	  "(the run's own jitter, the per-step lateness's mean absolute deviation about its "      \
+	  "median scaled to a sigma, over the square root of the matched steps), for straggler "   \
+	  "to fire",                                                                               \
+	  "profopt: a mean within 3 standard errors of zero is the run's jitter, not one rank")    \
 	X(straggler_critical_pct, "straggler", "critical_pct", 30, "%",                            \
-	  "the same share from which straggler is critical", "profopt")                            \
+	  "the same share of the mean lateness from which straggler is critical", "profopt")       \
 	X(straggler_chronic_pct, "straggler", "chronic_pct", 75, "%",                              \
 	  "share of the matched steps in which the straggler arrived last from which it is "       \
 	  "chronic (else occasional)",                                                             \
@@ -419,6 +428,7 @@
 	X("s", 0.1, 1e6, false)                                                                    \
 	X("samples", 1, 1e9, true)                                                                 \
 	X("sites", 0, 1000, true)                                                                  \
+	X("standard errors", 0, 1000, false)                                                       \
 	X("steps", 0, 1e9, true)                                                                   \
 	X("windows", 1, 1000, true)                                                                \
 	X("workers", 1, 1024, true)

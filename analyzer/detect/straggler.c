@@ -10,6 +10,12 @@
  * the shortest wait; the straggler is the rank that arrived last in the steps whose losses
  * sum highest, and its cause the category of its own steps that exceeds the other ranks'
  * median most (the others' extra time is waiting in backward, never the straggler's).
+ *
+ * Every step loses the ranks' arrival spread, jitter included, and someone is always last:
+ * balanced ranks on shared cores lose 13-16% of their step to it. So that rank is a
+ * straggler only when it stands out of the run's own jitter: its mean lateness (what would
+ * go if it kept the others' pace) is a share of the step and lies several standard errors
+ * of that mean above zero.
  */
 #include <math.h>
 #include <stdio.h>
@@ -54,6 +60,28 @@ static double job_step_ns(const struct po_distributed *d, double *scratch)
 			scratch[count++] = d->ranks[r].mean_step_ns;
 	}
 	return po_stats_median(scratch, count);
+}
+
+/*
+ * The steps per synchronising step. With gradient accumulation (DDP's no_sync() in all but
+ * the last of k micro-steps) only every k-th step holds the collectives, and only those are
+ * matched: a loss per matched step is a loss per k steps. The median gap between
+ * consecutive matched step numbers, in sampling strides (a partial summary keeps every
+ * stride-th step); 1 for a job that synchronises every step.
+ */
+static double steps_per_sync(const struct po_distributed *d)
+{
+	double *gaps = d->step_count > 1 ? malloc((d->step_count - 1) * sizeof(*gaps)) : NULL;
+	int64_t stride = d->step_stride > 0 ? d->step_stride : 1;
+	double median;
+
+	if (!gaps)
+		return 1;
+	for (size_t s = 1; s < d->step_count; s++)
+		gaps[s - 1] = (double)(d->steps[s].step - d->steps[s - 1].step) / (double)stride;
+	median = po_stats_median(gaps, d->step_count - 1);
+	free(gaps);
+	return isnan(median) || median < 1 ? 1 : round(median);
 }
 
 /* The rank the most lost time is owed to, and that time summed over the matched steps. */
@@ -102,6 +130,76 @@ static void find_cause(const struct po_distributed *d, size_t straggler, double 
 	out->cause = best_excess > 0 ? cause_of_category(best) : PO_STRAGGLER_CAUSE_OTHER;
 }
 
+/*
+ * The lateness of the rank at position r in each matched step (the other ranks' median wait
+ * less its own: a rank that arrives last waits least), into lateness; returns how many.
+ * others: scratch for rank_count values.
+ */
+static size_t lateness_per_step(const struct po_distributed *d, size_t r, double *others,
+				double *lateness)
+{
+	size_t count = 0;
+
+	for (size_t s = 0; s < d->step_count; s++) {
+		const int64_t *waited = &d->waited_ns[s * d->rank_count];
+		size_t other_count = 0;
+
+		if (waited[r] < 0)
+			continue;
+		for (size_t o = 0; o < d->rank_count; o++) {
+			if (o != r && waited[o] >= 0)
+				others[other_count++] = (double)waited[o];
+		}
+		if (other_count)
+			lateness[count++] =
+			    po_stats_median(others, other_count) - (double)waited[r];
+	}
+	return count;
+}
+
+/*
+ * The rank's mean lateness and the run's jitter of it (1.4826 MADs about the median: an
+ * occasional straggler's few late steps do not widen it); false without two steps.
+ */
+static bool measure_lateness(const struct po_distributed *d, size_t r, struct po_straggler *out)
+{
+	double *lateness = malloc((d->step_count + d->rank_count) * sizeof(*lateness));
+	size_t count;
+	bool known;
+
+	out->lateness_ns_per_step = NAN;
+	out->jitter_ns = NAN;
+	if (!lateness || !d->waited_ns) {
+		free(lateness);
+		return false;
+	}
+	count = lateness_per_step(d, r, lateness + d->step_count, lateness);
+	known = count >= 2;
+	if (known) {
+		out->lateness_ns_per_step = po_stats_mean(lateness, count);
+		out->jitter_ns =
+		    po_stats_mad_scaled(lateness, count, po_stats_median(lateness, count));
+	}
+	free(lateness);
+	return known;
+}
+
+/*
+ * Whether the rank stands out of the run's jitter: its mean lateness at least
+ * straggler.stand_out standard errors above zero, and large enough to matter.
+ */
+static bool stands_out(const struct det_ctx *ctx, const struct po_distributed *d,
+		       const struct po_straggler *s, double step_ns)
+{
+	double standard_error = s->jitter_ns / sqrt((double)d->step_count);
+	double lateness = s->lateness_ns_per_step;
+
+	return !isnan(lateness) && !isnan(step_ns) && step_ns > 0 &&
+	       lateness >= ctx->rules->straggler_min_lost_ms * DET_NS_PER_MS &&
+	       100 * lateness / step_ns >= ctx->rules->straggler_min_lost_pct &&
+	       lateness >= ctx->rules->straggler_stand_out * standard_error;
+}
+
 static double others_wait_ns(const struct po_distributed *d, size_t straggler)
 {
 	double sum = 0;
@@ -134,10 +232,24 @@ static const char *cause_words(enum po_straggler_cause cause)
 	}
 }
 
+/*
+ * The job's step if the straggler kept the others' pace: never shorter than the work the
+ * others still do, the step less their wait for it (the loss also holds the jitter among
+ * them, which stays).
+ */
+static double step_at_pace_ns(const struct po_straggler *s, double step_ns)
+{
+	double gain_ns = s->lost_ns_per_step;
+
+	if (!isnan(s->others_wait_ns_per_step) && s->others_wait_ns_per_step < gain_ns)
+		gain_ns = s->others_wait_ns_per_step;
+	return gain_ns > 0 ? step_ns - gain_ns : step_ns;
+}
+
 static void recommend(struct det_ctx *ctx, struct po_finding *finding, const struct po_straggler *s,
 		      double step_ns)
 {
-	double saved_ns = step_ns - s->lost_ns_per_step;
+	double saved_ns = step_at_pace_ns(s, step_ns);
 	const char *effect = det_printf(
 	    ctx, "the job's step %.1f ms -> %.1f ms (%.2fx) when rank %d keeps up",
 	    step_ns / DET_NS_PER_MS, saved_ns / DET_NS_PER_MS, step_ns / saved_ns, (int)s->rank);
@@ -164,13 +276,16 @@ static void recommend(struct det_ctx *ctx, struct po_finding *finding, const str
 }
 
 static enum po_status add_finding(struct det_ctx *ctx, const struct po_distributed *d,
-				  const struct po_straggler *s, double step_ns)
+				  const struct po_straggler *s, double step_ns, double per_sync)
 {
+	const char *step_words =
+	    per_sync > 1 ? det_printf(ctx, "synchronising step (%.0f steps)", per_sync) : "step";
 	double lost_pct = 100 * s->lost_ns_per_step / step_ns;
+	double late_pct = 100 * s->lateness_ns_per_step / step_ns;
 	char missing[256], tail[320] = "";
 	struct po_finding *finding =
 	    det_finding_add(ctx, PO_FINDING_STRAGGLER,
-			    lost_pct >= ctx->rules->straggler_critical_pct ? PO_SEVERITY_CRITICAL
+			    late_pct >= ctx->rules->straggler_critical_pct ? PO_SEVERITY_CRITICAL
 									   : PO_SEVERITY_WARNING,
 			    s->chronic ? 0.9 : 0.6);
 
@@ -184,12 +299,14 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 	}
 	det_summary(ctx, finding,
 		    "Rank %d holds the job back (%s): it arrived last at the collectives in "
-		    "%.0f%% of %zu steps, the other ranks waited %.1f ms per step for it, and the "
-		    "job loses %.1f ms of each %.1f ms step (%.0f%%). Cause: %s (%s %.1f ms per "
+		    "%.0f%% of %zu steps, %.1f ms after the others on average against the run's "
+		    "jitter of %.1f ms, the other ranks waited %.1f ms per step for it, and the "
+		    "job loses %.1f ms of each %.1f ms %s (%.0f%%). Cause: %s (%s %.1f ms per "
 		    "step beyond the other ranks').%s",
 		    (int)s->rank, s->chronic ? "chronic" : "occasional", s->last_pct, d->step_count,
+		    s->lateness_ns_per_step / DET_NS_PER_MS, s->jitter_ns / DET_NS_PER_MS,
 		    s->others_wait_ns_per_step / DET_NS_PER_MS, s->lost_ns_per_step / DET_NS_PER_MS,
-		    step_ns / DET_NS_PER_MS, lost_pct, cause_words(s->cause),
+		    step_ns / DET_NS_PER_MS, step_words, lost_pct, cause_words(s->cause),
 		    po_category_name(s->cause_category), s->cause_excess_ns / DET_NS_PER_MS, tail);
 	det_ev_int(ctx, finding, PO_EVIDENCE_RANK, s->rank);
 	det_ev_text(ctx, finding, PO_EVIDENCE_PATTERN, s->chronic ? "chronic" : "occasional");
@@ -202,6 +319,9 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 		      s->lost_ns_per_step / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, PO_EVIDENCE_OTHERS_WAIT_MS_PER_STEP,
 		      s->others_wait_ns_per_step / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_LATENESS_MS_PER_STEP,
+		      s->lateness_ns_per_step / DET_NS_PER_MS);
+	det_ev_number(ctx, finding, PO_EVIDENCE_JITTER_MS, s->jitter_ns / DET_NS_PER_MS);
 	det_ev_number(ctx, finding, PO_EVIDENCE_JOB_STEP_MS, step_ns / DET_NS_PER_MS);
 	det_ev_int(ctx, finding, PO_EVIDENCE_RANKS, (int64_t)d->rank_count);
 	det_ev_int(ctx, finding, PO_EVIDENCE_MATCHED_STEPS, (int64_t)d->step_count);
@@ -212,8 +332,11 @@ static enum po_status add_finding(struct det_ctx *ctx, const struct po_distribut
 enum po_status det_straggler(struct det_ctx *ctx)
 {
 	struct po_distributed *d = ctx->analysis->distributed;
-	struct po_straggler s = {.rank = -1, .cause_category = PO_CAT_OTHER};
-	double *scratch, *lost_by_rank, step_ns, lost_ns;
+	struct po_straggler s = {.rank = -1,
+				 .cause_category = PO_CAT_OTHER,
+				 .lateness_ns_per_step = NAN,
+				 .jitter_ns = NAN};
+	double *scratch, *lost_by_rank, step_ns, per_sync;
 	size_t owner;
 	enum po_status status = PO_STATUS_OK;
 
@@ -223,12 +346,10 @@ enum po_status det_straggler(struct det_ctx *ctx)
 	if (!scratch)
 		return PO_STATUS_NOMEM;
 	lost_by_rank = scratch + d->rank_count;
-	step_ns = job_step_ns(d, scratch);
+	per_sync = steps_per_sync(d);
+	step_ns = job_step_ns(d, scratch) * per_sync; /* the job's synchronising step */
 	owner = lost_owner(d, lost_by_rank);
-	lost_ns = lost_by_rank[owner] / (double)d->step_count;
-	if (!isnan(step_ns) && step_ns > 0 &&
-	    lost_ns >= ctx->rules->straggler_min_lost_ms * DET_NS_PER_MS &&
-	    100 * lost_ns / step_ns >= ctx->rules->straggler_min_lost_pct) {
+	if (measure_lateness(d, owner, &s) && stands_out(ctx, d, &s, step_ns)) {
 		s.present = true;
 		s.rank = d->ranks[owner].rank;
 		s.last_pct = d->ranks[owner].last_pct;
@@ -236,7 +357,7 @@ enum po_status det_straggler(struct det_ctx *ctx)
 		s.lost_ns_per_step = d->lost_ns_per_step;
 		s.others_wait_ns_per_step = others_wait_ns(d, owner);
 		find_cause(d, owner, scratch, &s);
-		status = add_finding(ctx, d, &s, step_ns);
+		status = add_finding(ctx, d, &s, step_ns, per_sync);
 	}
 	d->straggler = s;
 	free(scratch);

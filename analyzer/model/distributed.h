@@ -96,6 +96,15 @@ struct po_straggler {
 	double lost_ns_per_step; /* the job's loss: the mean of po_rank_step.lost_ns */
 	double others_wait_ns_per_step; /* the other ranks' mean wait for it, per step */
 	double last_pct;		/* share of the matched steps in which it arrived last */
+	/*
+	 * The rank the most loss is owed to (the straggler when present, the candidate when
+	 * not): its lateness per matched step is the other ranks' median wait in the step's
+	 * collectives less its own. lateness_ns_per_step: its mean, what would go if it kept
+	 * the others' pace; jitter_ns: the run's own spread of that lateness (its mean absolute
+	 * deviation about its median, scaled to a normal sigma); NaN before the detector ran.
+	 */
+	double lateness_ns_per_step;
+	double jitter_ns;
 };
 
 /*

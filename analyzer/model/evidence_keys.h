@@ -125,6 +125,8 @@ enum po_evidence_param_kind {
 	X(CAUSE_EXCESS_MS_PER_STEP, NONE, "cause_excess_ms_per_step")                              \
 	X(LAST_PCT, NONE, "last_pct")                                                              \
 	X(OTHERS_WAIT_MS_PER_STEP, NONE, "others_wait_ms_per_step")                                \
+	X(LATENESS_MS_PER_STEP, NONE, "lateness_ms_per_step")                                      \
+	X(JITTER_MS, NONE, "jitter_ms")                                                            \
 	X(JOB_STEP_MS, NONE, "job_step_ms")                                                        \
 	X(RANKS, NONE, "ranks")                                                                    \
 	X(MATCHED_STEPS, NONE, "matched_steps")                                                    \

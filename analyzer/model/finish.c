@@ -272,37 +272,143 @@ static void build_machine(const struct po_model *model, struct po_analysis *anal
 				    : 0;
 }
 
+/* A process as the model whose tracker holds it saw it (the owning model or a rank's). */
+static struct po_process process_entry(const struct po_model *model, const struct process *process)
+{
+	return (struct po_process){.pid = process->pid,
+				   .name = process->name ? process->name : "",
+				   .role = role_of(model, process),
+				   .worker_id = process->worker_id,
+				   .parent_pid = process->parent_pid,
+				   .first_ns = process->first_ns,
+				   .last_ns = process->last_ns,
+				   .event_count = process->event_count,
+				   .rss_first_bytes = process->rss_first_bytes,
+				   .rss_last_bytes = process->rss_last_bytes,
+				   .rss_peak_bytes = process->rss_peak_bytes,
+				   .cpu_first_ns = process->cpu_first_ns,
+				   .cpu_last_ns = process->cpu_last_ns,
+				   .runq_first_ns = process->runq_first_ns,
+				   .runq_last_ns = process->runq_last_ns,
+				   .sets = process->sets,
+				   .self_cost_total_ns = -1,
+				   .self_cost_per_step_ns = NAN,
+				   .rank = -1};
+}
+
+static int64_t earlier_known(int64_t first, int64_t second)
+{
+	return first >= 0 ? first : second;
+}
+
+static int64_t later_known(int64_t first, int64_t second)
+{
+	return second >= 0 ? second : first;
+}
+
+/*
+ * One process seen by the owning model until its rank event and by its rank's model after
+ * (`later`): one entry, with the rank's model's role and the counters' first and last values
+ * across both (the CPU clock was handed over, process_tracker_continue_cpu).
+ */
+static void merge_process(struct po_process *into, const struct po_process *later)
+{
+	if (*later->name)
+		into->name = later->name;
+	into->role = later->role;
+	into->worker_id = later->worker_id >= 0 ? later->worker_id : into->worker_id;
+	into->parent_pid = later->parent_pid >= 0 ? later->parent_pid : into->parent_pid;
+	into->first_ns = into->first_ns < later->first_ns ? into->first_ns : later->first_ns;
+	into->last_ns = into->last_ns > later->last_ns ? into->last_ns : later->last_ns;
+	into->event_count += later->event_count;
+	into->rss_first_bytes = earlier_known(into->rss_first_bytes, later->rss_first_bytes);
+	into->rss_last_bytes = later_known(into->rss_last_bytes, later->rss_last_bytes);
+	if (later->rss_peak_bytes > into->rss_peak_bytes)
+		into->rss_peak_bytes = later->rss_peak_bytes;
+	into->cpu_first_ns = earlier_known(into->cpu_first_ns, later->cpu_first_ns);
+	into->cpu_last_ns = later_known(into->cpu_last_ns, later->cpu_last_ns);
+	into->runq_first_ns = earlier_known(into->runq_first_ns, later->runq_first_ns);
+	into->runq_last_ns = later_known(into->runq_last_ns, later->runq_last_ns);
+	if (later->sets.uss_first_bytes >= 0 || later->sets.pss_first_bytes >= 0)
+		into->sets = later->sets;
+	into->rank = later->rank;
+	into->other_rank = later->other_rank;
+}
+
+/* The processes of the ranks this model does not analyse, held by their ranks' models. */
+static size_t other_rank_process_count(const struct po_rank_tracker *ranks)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < ranks->lane_count; i++)
+		if (ranks->lanes[i].rank != ranks->primary_rank)
+			count += ranks->lanes[i].model->procs.process_count;
+	return count;
+}
+
+/*
+ * Every rank's processes and their workers are the recorded program's: the other ranks'
+ * join the table from their own models, as one entry per pid with whatever the owning model
+ * saw of them before their rank event. `owned` entries (sorted by pid) come first.
+ */
+static enum po_status add_other_ranks(const struct po_model *model, struct po_analysis *analysis,
+				      size_t owned)
+{
+	const struct po_rank_tracker *ranks = &model->ranks;
+
+	for (size_t i = 0; i < ranks->lane_count; i++) {
+		const struct rank_lane *lane = &ranks->lanes[i];
+		const struct po_process_tracker *procs = &lane->model->procs;
+
+		if (lane->rank == ranks->primary_rank)
+			continue;
+		for (size_t p = 0; p < procs->process_count; p++) {
+			struct po_process entry = process_entry(lane->model, &procs->processes[p]);
+			struct po_process *found;
+
+			if (!entry.event_count)
+				continue; /* handed a CPU clock, never heard of after */
+			found = bsearch(&entry, analysis->processes, owned, sizeof(entry),
+					compare_processes);
+
+			entry.name = po_arena_strdup(analysis->arena, entry.name);
+			if (!entry.name)
+				return PO_STATUS_NOMEM;
+			entry.rank = lane->rank;
+			entry.other_rank = true;
+			if (found)
+				merge_process(found, &entry);
+			else
+				analysis->processes[analysis->process_count++] = entry;
+		}
+	}
+	return PO_STATUS_OK;
+}
+
 static enum po_status build_processes(struct po_model *model, struct po_analysis *analysis)
 {
-	analysis->processes = calloc(model->procs.process_count + 1, sizeof(*analysis->processes));
+	size_t capacity = model->procs.process_count + other_rank_process_count(&model->ranks);
+	enum po_status status;
+
+	analysis->processes = calloc(capacity + 1, sizeof(*analysis->processes));
 	if (!analysis->processes)
 		return PO_STATUS_NOMEM;
 	for (size_t i = 0; i < model->procs.process_count; i++) {
 		const struct process *process = &model->procs.processes[i];
+		struct po_process *entry = &analysis->processes[i];
+		bool primary;
 
-		analysis->processes[i] =
-		    (struct po_process){.pid = process->pid,
-					.name = process->name ? process->name : "",
-					.role = role_of(model, process),
-					.worker_id = process->worker_id,
-					.parent_pid = process->parent_pid,
-					.first_ns = process->first_ns,
-					.last_ns = process->last_ns,
-					.event_count = process->event_count,
-					.rss_first_bytes = process->rss_first_bytes,
-					.rss_last_bytes = process->rss_last_bytes,
-					.rss_peak_bytes = process->rss_peak_bytes,
-					.cpu_first_ns = process->cpu_first_ns,
-					.cpu_last_ns = process->cpu_last_ns,
-					.runq_first_ns = process->runq_first_ns,
-					.runq_last_ns = process->runq_last_ns,
-					.sets = process->sets,
-					.self_cost_total_ns = -1,
-					.self_cost_per_step_ns = NAN};
-		memcpy(analysis->processes[i].self_cost_ns, process->self_cost_ns,
-		       sizeof(process->self_cost_ns));
+		*entry = process_entry(model, process);
+		memcpy(entry->self_cost_ns, process->self_cost_ns, sizeof(process->self_cost_ns));
+		if (rank_tracker_borrow_model(&model->ranks, process->pid, &entry->rank, &primary))
+			entry->other_rank = !primary;
 	}
 	analysis->process_count = model->procs.process_count;
+	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
+		compare_processes);
+	status = add_other_ranks(model, analysis, analysis->process_count);
+	if (status != PO_STATUS_OK)
+		return status;
 	po_sort(analysis->processes, analysis->process_count, sizeof(struct po_process),
 		compare_processes);
 	analysis->main_pid = model->loop.has_training ? model->loop.training_pid : -1;

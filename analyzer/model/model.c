@@ -91,7 +91,7 @@ static enum po_status init_strings(struct po_model *model)
 	label_tracker_init(&model->labels, model->config.max_labels, model->fold_label,
 			   model->strings);
 	process_tracker_init(&model->procs, model->strings, &model->memory);
-	rank_tracker_init(&model->ranks, &model->config, model->strings);
+	rank_tracker_init(&model->ranks, &model->config, model->strings, &model->procs);
 	return hotspot_tracker_init(&model->hotspots, model->strings, model->config.native_namer);
 }
 
@@ -463,7 +463,7 @@ static enum po_status dispatch(struct po_model *model, struct process *process,
 		process_tracker_worker_end(&model->procs, process);
 		return PO_STATUS_OK;
 	case PO_EV_PROCESS:
-		process_tracker_announced(process, event);
+		process_tracker_announced(&model->procs, process, event);
 		return PO_STATUS_OK;
 	case PO_EV_SELF_COST:
 		process_tracker_self_cost(process, event);
@@ -576,6 +576,7 @@ enum po_status po_model_consume(struct po_model *model, const struct po_event *e
 			return status;
 		if (leaves)
 			leave_to_rank(model, event->pid);
+		model->procs.elsewhere_cpu_ns = model->ranks.other_ranks_cpu_ns;
 		if (!to_this)
 			return model->deferred;
 	}

@@ -287,13 +287,14 @@ static void note_sample_stamp(struct process *process, const struct po_event *ev
 
 /*
  * The process's CPU time; its growth adds to the recorded processes' sum. A forked child's
- * clock started at 0 at the fork, after its parent's first sample: all of it counts. Any
- * other process's first sample only sets where its growth starts.
+ * clock started at 0 at the fork, after its parent's first sample, and a spawned child's at
+ * its start, after its parent was recorded: all of it counts. Any other process's first
+ * sample only sets where its growth starts.
  */
 static void on_process_cpu(struct po_process_tracker *t, struct process *process, int64_t value)
 {
 	int64_t from = process->cpu_last_ns >= 0 ? process->cpu_last_ns
-		       : process->forked	 ? 0
+		       : process->cpu_from_zero	 ? 0
 						 : value;
 
 	t->traced_cpu_ns = po_add_sat(t->traced_cpu_ns, value - from);
@@ -311,11 +312,11 @@ static void on_machine_cpu(struct po_process_tracker *t, struct process *process
 	if (!series->samples++) {
 		series->first_at_ns = time_ns;
 		series->first_ns = value;
-		series->traced_first_ns = t->traced_cpu_ns;
+		series->traced_first_ns = po_add_sat(t->traced_cpu_ns, t->elsewhere_cpu_ns);
 	}
 	series->last_at_ns = time_ns;
 	series->last_ns = value;
-	series->traced_last_ns = t->traced_cpu_ns;
+	series->traced_last_ns = po_add_sat(t->traced_cpu_ns, t->elsewhere_cpu_ns);
 }
 
 /*
@@ -386,9 +387,36 @@ bool process_tracker_counter(struct po_process_tracker *t, struct process *proce
 	return true;
 }
 
-void process_tracker_announced(struct process *process, const struct po_event *event)
+enum po_status process_tracker_continue_cpu(struct po_process_tracker *t,
+					    const struct process *from)
 {
-	process->forked = event->u.process.reason == 1;
+	struct process *to;
+
+	if (from->cpu_last_ns < 0)
+		return PO_STATUS_OK;
+	to = process_get(t, from->pid);
+	if (!to)
+		return PO_STATUS_NOMEM;
+	if (to->cpu_last_ns >= 0)
+		return PO_STATUS_OK;
+	to->cpu_first_ns = from->cpu_first_ns;
+	to->cpu_last_ns = from->cpu_last_ns;
+	to->cpu_since_ns = from->cpu_since_ns;
+	to->cpu_prev_ns = from->cpu_prev_ns;
+	return PO_STATUS_OK;
+}
+
+void process_tracker_announced(const struct po_process_tracker *t, struct process *process,
+			       const struct po_event *event)
+{
+	int32_t parent_pid = event->u.process.parent_pid;
+	const struct process *parent = parent_pid >= 0 && parent_pid != process->pid
+					   ? process_tracker_find(t, parent_pid)
+					   : NULL;
+
+	process->cpu_from_zero =
+	    event->u.process.reason == 1 ||
+	    (parent && parent->first_ns >= 0 && parent->first_ns < event->time_ns);
 }
 
 void process_tracker_self_cost(struct process *process, const struct po_event *event)

@@ -113,7 +113,13 @@ struct process {
 	int64_t runq_prev_ns;
 	int64_t main_last_ns; /* the latest event of the thread whose tid is the pid; -1 */
 	struct machine_series machine;
-	bool forked; /* announced as a forked child: its CPU time counts from 0 at the fork */
+	/*
+	 * Its CPU time counts from 0: announced as a forked child (its clock started at the
+	 * fork), or started by a process recorded before it announced itself (a spawned loader
+	 * worker, a fresh interpreter that imports its libraries, 1.7 s of CPU under torch,
+	 * before it announces itself: all of it while its parent was recorded).
+	 */
+	bool cpu_from_zero;
 	int64_t gpu_used_bytes[PO_DEVICE_SLOTS]; /* latest GPU_MEM_USED per device; -1 */
 	bool worker_begin;
 	bool ended;  /* worker_end seen: the process no longer holds memory or cores */
@@ -148,9 +154,16 @@ struct po_process_tracker {
 	int64_t rss_sum_bytes;		  /* sum of the latest RSS of every live process; -1 */
 	/*
 	 * The recorded processes' CPU time so far: every accepted PROCESS_CPU sample adds its
-	 * growth (a forked child's first sample from 0, another process's from that sample).
+	 * growth (a forked or spawned child's first sample from 0, another process's from that
+	 * sample).
 	 */
 	int64_t traced_cpu_ns;
+	/*
+	 * The CPU time of recorded processes whose events another model tracks (the other
+	 * ranks' processes and their workers, ranks.h), kept current by the owning model: the
+	 * machine series counts it as the recorded program's, not as other programs'.
+	 */
+	int64_t elsewhere_cpu_ns;
 	int64_t silent_scan_ns;		  /* when silent processes were last looked for */
 	int64_t machine_memory_bytes;	  /* the largest MACHINE_MEMORY sample; -1 */
 	struct po_strtab *strings;	  /* weak: the model's, for process names */
@@ -185,7 +198,8 @@ bool process_tracker_counter(struct po_process_tracker *tracker, struct process 
 
 void process_tracker_worker_begin(struct process *process, const struct po_event *event);
 /* The process announced itself (PO_EV_PROCESS): after a fork, or at its start. */
-void process_tracker_announced(struct process *process, const struct po_event *event);
+void process_tracker_announced(const struct po_process_tracker *tracker, struct process *process,
+			       const struct po_event *event);
 
 /* A SELF_COST report: the process's own cost so far, by source (cumulative, never less). */
 void process_tracker_self_cost(struct process *process, const struct po_event *event);
@@ -198,6 +212,15 @@ void process_tracker_worker_end(struct po_process_tracker *tracker, struct proce
 
 /* Takes processes silent since before time_ns - PO_SILENT_NS out of the sums. */
 void process_tracker_expire_silent(struct po_process_tracker *tracker, int64_t time_ns);
+
+/*
+ * A process whose events go to tracker `t` from now on (another rank's model) keeps its CPU
+ * clock there: t's entry for it (created when t has none) continues from where `from` left
+ * it, so its CPU time is neither lost between the two nor counted twice. An entry with CPU
+ * samples of its own already (it was fed the same events) is left as it is.
+ */
+enum po_status process_tracker_continue_cpu(struct po_process_tracker *t,
+					    const struct process *from) PO_NODISCARD;
 
 /* The live processes' resident memory now; -1 before a sample. */
 int64_t process_tracker_rss_sum(const struct po_process_tracker *tracker);

@@ -15,10 +15,11 @@
 #include "stats/stats.h"
 
 void rank_tracker_init(struct po_rank_tracker *tracker, const struct po_model_config *config,
-		       struct po_strtab *strings)
+		       struct po_strtab *strings, struct po_process_tracker *owner_procs)
 {
 	memset(tracker, 0, sizeof(*tracker));
 	tracker->config = config;
+	tracker->owner_procs = owner_procs;
 	tracker->strings = strings;
 	tracker->primary_rank = -1;
 }
@@ -212,6 +213,33 @@ static bool note_left(struct po_rank_tracker *tracker, int32_t pid)
 	return true;
 }
 
+/*
+ * An event of a rank the owning model does not analyse: its rank's model takes it, and
+ * whatever CPU time that model's processes add is counted as the other ranks'.
+ */
+static enum po_status consume_elsewhere(struct po_rank_tracker *tracker, struct rank_lane *lane,
+					const struct po_event *event)
+{
+	int64_t before_ns = lane->model->procs.traced_cpu_ns;
+	enum po_status status = po_model_consume(lane->model, event);
+
+	tracker->other_ranks_cpu_ns =
+	    po_add_sat(tracker->other_ranks_cpu_ns, lane->model->procs.traced_cpu_ns - before_ns);
+	return status;
+}
+
+/*
+ * A process the owning model saw leaves it for its rank's model, before that model takes
+ * the event: its CPU clock continues there from the owner's last sample.
+ */
+static enum po_status hand_over(struct po_rank_tracker *tracker, struct rank_lane *lane,
+				int32_t pid)
+{
+	const struct process *seen = process_tracker_find(tracker->owner_procs, pid);
+
+	return seen ? process_tracker_continue_cpu(&lane->model->procs, seen) : PO_STATUS_OK;
+}
+
 enum po_status rank_tracker_consume(struct po_rank_tracker *tracker, const struct po_event *event,
 				    bool owner_has_steps, bool *to_owner, bool *leaves_owner)
 {
@@ -236,9 +264,24 @@ enum po_status rank_tracker_consume(struct po_rank_tracker *tracker, const struc
 	if (status != PO_STATUS_OK)
 		return status;
 	*to_owner = tracker->lanes[lane].rank == tracker->primary_rank;
-	if (!*to_owner)
-		*leaves_owner = note_left(tracker, event->pid);
-	return po_model_consume(tracker->lanes[lane].model, event);
+	if (*to_owner)
+		return po_model_consume(tracker->lanes[lane].model, event);
+	*leaves_owner = note_left(tracker, event->pid);
+	if (*leaves_owner)
+		status = hand_over(tracker, &tracker->lanes[lane], event->pid);
+	if (status != PO_STATUS_OK)
+		return status;
+	return consume_elsewhere(tracker, &tracker->lanes[lane], event);
+}
+
+struct po_model *rank_tracker_borrow_model(const struct po_rank_tracker *tracker, int32_t pid,
+					   int32_t *rank, bool *primary)
+{
+	int64_t lane = lane_of_pid(tracker, pid);
+
+	*rank = lane >= 0 ? tracker->lanes[lane].rank : -1;
+	*primary = lane >= 0 && tracker->lanes[lane].rank == tracker->primary_rank;
+	return lane >= 0 ? tracker->lanes[lane].model : NULL;
 }
 
 /* ---- the result ---- */
@@ -950,14 +993,16 @@ static enum po_status distributed_new(size_t count, struct po_arena *arena,
 	*out = po_arena_alloc(arena, sizeof(**out));
 	if (!*out)
 		return PO_STATUS_NOMEM;
-	**out = (struct po_distributed){.world_size = -1,
-					.rank_count = count,
-					.lost_ns_per_step = NAN,
-					.shared_collective_ns_per_step = NAN,
-					.shared_collective_ns_per_collective = NAN,
-					.clock_residual_ns = NAN,
-					.step_stride = 1,
-					.sample_stride = 1};
+	**out = (struct po_distributed){
+	    .world_size = -1,
+	    .rank_count = count,
+	    .lost_ns_per_step = NAN,
+	    .shared_collective_ns_per_step = NAN,
+	    .shared_collective_ns_per_collective = NAN,
+	    .clock_residual_ns = NAN,
+	    .step_stride = 1,
+	    .sample_stride = 1,
+	    .straggler = {.rank = -1, .lateness_ns_per_step = NAN, .jitter_ns = NAN}};
 	(*out)->ranks = po_arena_alloc(arena, count * sizeof(*(*out)->ranks));
 	return (*out)->ranks ? PO_STATUS_OK : PO_STATUS_NOMEM;
 }

@@ -28,6 +28,7 @@ struct po_model;
 struct po_model_config;
 struct po_analysis;
 struct po_strtab;
+struct po_process_tracker;
 
 #define PO_RANK_CAP 4096 /* ranks with a model of their own; more are counted only */
 
@@ -53,11 +54,12 @@ struct rank_collective {
 };
 
 struct po_rank_tracker {
-	const struct po_model_config *config; /* weak: the owning model's */
-	struct po_strtab *strings;	      /* weak: the owning model's */
-	struct po_map pids;		      /* pid -> lane index + 1 */
-	struct po_map open;		      /* (lane, group, seq) -> record index + 1 */
-	struct rank_lane *lanes;	      /* owned */
+	const struct po_model_config *config;	/* weak: the owning model's */
+	struct po_process_tracker *owner_procs; /* weak: the owning model's processes */
+	struct po_strtab *strings;		/* weak: the owning model's */
+	struct po_map pids;			/* pid -> lane index + 1 */
+	struct po_map open;			/* (lane, group, seq) -> record index + 1 */
+	struct rank_lane *lanes;		/* owned */
 	size_t lane_count;
 	size_t lane_capacity;
 	struct rank_collective *records; /* owned, in the order they began */
@@ -66,10 +68,16 @@ struct po_rank_tracker {
 	int32_t primary_rank; /* -1 before the first rank event */
 	int64_t ranks_not_kept;
 	int64_t unpaired_ends; /* collective ends with no begin */
+	/*
+	 * The CPU time the processes of ranks other than the primary one used, as their models
+	 * summed it (each model's process tracker's traced_cpu_ns): the recorded program's, so
+	 * the owning model counts it as such where it measures what other programs used.
+	 */
+	int64_t other_ranks_cpu_ns;
 };
 
 void rank_tracker_init(struct po_rank_tracker *tracker, const struct po_model_config *config,
-		       struct po_strtab *strings);
+		       struct po_strtab *strings, struct po_process_tracker *owner_procs);
 void rank_tracker_fini(struct po_rank_tracker *tracker);
 size_t rank_tracker_bytes(const struct po_rank_tracker *tracker);
 
@@ -91,6 +99,14 @@ static inline bool rank_tracker_active(const struct po_rank_tracker *tracker)
 enum po_status rank_tracker_consume(struct po_rank_tracker *tracker, const struct po_event *event,
 				    bool owner_has_steps, bool *to_owner,
 				    bool *leaves_owner) PO_NODISCARD;
+
+/*
+ * The model of the rank pid belongs to (weak: owned by the tracker), or NULL for a process
+ * of no rank; *rank is its rank (-1 when none). *primary: whether that is the rank the
+ * owning model analyses.
+ */
+struct po_model *rank_tracker_borrow_model(const struct po_rank_tracker *tracker, int32_t pid,
+					   int32_t *rank, bool *primary);
 
 /*
  * Finishes every rank's model and sets analysis->distributed (in the analysis arena): the

@@ -164,6 +164,14 @@ struct po_process {
 	int64_t self_cost_ns[PO_COST_SOURCE_COUNT];
 	int64_t self_cost_total_ns;   /* the sources summed; -1 when none reported */
 	double self_cost_per_step_ns; /* that over the run's steps; NaN without either */
+	/*
+	 * The rank it belongs to (its own rank event, or its parent's for a loader worker); -1
+	 * without one. other_rank: its events after its rank event were analysed in its rank's
+	 * own model (the ranks table), not in this analysis's loop; it is still the recorded
+	 * program's, its CPU time counted as such.
+	 */
+	int32_t rank;
+	bool other_rank;
 };
 
 struct po_thread {

@@ -84,7 +84,9 @@ static void write_straggler(struct po_json_writer *writer, const struct po_strag
 				po_json_category_name(straggler->cause_category));
 	kv_ns_as_ms(writer, "cause_excess_ms_per_step", straggler->cause_excess_ns);
 	po_json_write_kv_bool(writer, "chronic", straggler->chronic);
+	kv_ns_as_ms(writer, "jitter_ms", straggler->jitter_ns);
 	po_json_write_kv_double(writer, "last_pct", straggler->last_pct, 1);
+	kv_ns_as_ms(writer, "lateness_ms_per_step", straggler->lateness_ns_per_step);
 	kv_ns_as_ms(writer, "lost_ms_per_step", straggler->lost_ns_per_step);
 	kv_ns_as_ms(writer, "others_wait_ms_per_step", straggler->others_wait_ns_per_step);
 	po_json_write_kv_int(writer, "rank", straggler->rank);

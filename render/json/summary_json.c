@@ -830,6 +830,8 @@ static void write_process(struct summary *summary, const struct po_process *proc
 	po_json_write_kv_string(writer, "name", process->name);
 	po_json_write_kv_int_or_null(writer, "parent_pid", process->parent_pid);
 	po_json_write_kv_int(writer, "pid", process->pid);
+	if (summary->analysis->distributed)
+		po_json_write_kv_int_or_null(writer, "rank", process->rank);
 	po_json_write_kv_string(writer, "role", po_json_role_name(process->role));
 	po_json_write_kv_int_or_null(writer, "rss_peak_bytes", process->rss_peak_bytes);
 	po_json_write_kv_ms_or_null(writer, PO_SK_RUNQ_WAIT_MS,

@@ -205,6 +205,12 @@
 	  "Sum over a step's collectives of the longest less the shortest wait, per step.")        \
 	X(OTHERS_WAIT_MS_PER_STEP, "Others' wait per step", "ms",                                  \
 	  "How long the other ranks wait for it at the collectives, per step.")                    \
+	X(LATENESS_MS_PER_STEP, "Mean lateness", "ms/step",                                        \
+	  "The other ranks' median wait less its own, per step, on average: what the job would "   \
+	  "gain if it kept their pace.")                                                           \
+	X(JITTER_MS, "The run's jitter", "ms",                                                     \
+	  "The spread of its lateness from step to step (a normal sigma from the mean absolute "   \
+	  "deviation about the median).")                                                          \
 	X(JOB_STEP_MS, "Job step", "ms", "The median of the ranks' mean steps.")                   \
 	X(RANKS, "Ranks", "", "Ranks of the job in the recording.")                                \
 	X(MATCHED_STEPS, "Steps matched", "",                                                      \

@@ -311,12 +311,16 @@ static void fill_processes(struct po_html *html, xmlNodePtr parent)
 
 	for (size_t i = 0; i < html->analysis->process_count && i < 64; i++) {
 		const struct po_process *process = &html->analysis->processes[i];
-		char pid[16], events[24], rss[24];
-		const char *cells[5] = {
-		    process->name ? process->name : "",
-		    (unsigned)process->role < PO_ROLE_COUNT ? roles[process->role] : "?", pid,
-		    events, rss};
+		const char *role =
+		    (unsigned)process->role < PO_ROLE_COUNT ? roles[process->role] : "?";
+		char pid[16], events[24], rss[24], role_rank[48];
+		const char *cells[5] = {process->name ? process->name : "", role_rank, pid, events,
+					rss};
 
+		if (html->analysis->distributed && process->rank >= 0)
+			snprintf(role_rank, sizeof(role_rank), "%s (rank %d)", role, process->rank);
+		else
+			snprintf(role_rank, sizeof(role_rank), "%s", role);
 		snprintf(pid, sizeof(pid), "%d", process->pid);
 		snprintf(events, sizeof(events), "%lld", (long long)process->event_count);
 		po_report_fmt_bytes(process->rss_peak_bytes, rss, sizeof(rss));

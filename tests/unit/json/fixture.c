@@ -106,7 +106,9 @@ static void fill_processes(struct po_analysis *analysis)
 					   PO_MEMORY_SETS_UNKNOWN,
 					   {MS, 4 * MS, 3 * MS},
 					   8 * MS,
-					   0.2 * MS};
+					   0.2 * MS,
+					   -1,
+					   false};
 	processes[1] = (struct po_process){101,
 					   "pt_data_worker",
 					   PO_ROLE_WORKER,
@@ -125,7 +127,9 @@ static void fill_processes(struct po_analysis *analysis)
 					   PO_MEMORY_SETS_UNKNOWN,
 					   {-1, -1, -1},
 					   -1,
-					   NAN};
+					   NAN,
+					   -1,
+					   false};
 	processes[2] = (struct po_process){102,
 					   "worker\xff\"1",
 					   PO_ROLE_WORKER,
@@ -144,7 +148,9 @@ static void fill_processes(struct po_analysis *analysis)
 					   PO_MEMORY_SETS_UNKNOWN,
 					   {-1, -1, -1},
 					   -1,
-					   NAN};
+					   NAN,
+					   -1,
+					   false};
 	threads[0] = (struct po_thread){100, 100, "python", true};
 	threads[1] = (struct po_thread){100, 105, "pin_memory", false};
 	threads[2] = (struct po_thread){101, 101, "pt_data_worker", false};

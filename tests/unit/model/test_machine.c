@@ -111,6 +111,39 @@ static void test_main_series_kept(void)
 	po_analysis_destroy(analysis);
 }
 
+/*
+ * A loader worker started with the spawn method (as under torch.multiprocessing.spawn,
+ * whose ranks' DataLoaders spawn their workers too) is a fresh interpreter: it announces
+ * itself (reason 0, not a fork) after importing its libraries, its clock already at 400 ms.
+ * Its parent was recorded before: all of it was used while the machine was watched. The
+ * main process uses 0.5 cores from 0 to 1 s, the worker 400 ms before its first sample at
+ * 500 ms and 0.2 cores after, other programs 0.3; the machine is busy 1.2 cores.
+ */
+static void test_spawned_child_counts_from_zero(void)
+{
+	struct po_model *model = model_with_cores(2);
+	struct po_analysis *analysis;
+
+	announce(model, 0, MAIN, LAUNCHER, 0);
+	steps(model);
+	announce(model, 500 * MS, WORKER, MAIN, 0);
+	for (int64_t t = 0; t <= 1000; t += 100) {
+		int64_t worker_ms = t >= 500 ? 400 + (t - 500) / 5 : 0;
+
+		counter(model, t * MS + 1, MAIN, PO_COUNTER_PROCESS_CPU, -1, t * MS / 2);
+		if (t >= 500)
+			counter(model, t * MS + 2, WORKER, PO_COUNTER_PROCESS_CPU, -1,
+				worker_ms * MS);
+		counter(model, t * MS + 3, MAIN, PO_COUNTER_MACHINE_CPU, -1,
+			900000 * MS + t * MS * 3 / 10 + t * MS / 2 + worker_ms * MS);
+	}
+	analysis = model_done(model);
+	CHECK(analysis->machine.known);
+	CHECK_NEAR(analysis->machine.traced_cores, 0.5 + 0.5, 0.001); /* 500 + 500 ms in 1 s */
+	CHECK_NEAR(analysis->machine.others_cores, 0.3, 0.001);
+	po_analysis_destroy(analysis);
+}
+
 static void test_unknown_without_series(void)
 {
 	struct po_model *model = model_with_cores(2);
@@ -131,6 +164,7 @@ int main(void)
 {
 	RUN(test_others_from_busy_less_own);
 	RUN(test_main_series_kept);
+	RUN(test_spawned_child_counts_from_zero);
 	RUN(test_unknown_without_series);
 	return CHECK_SUMMARY();
 }
