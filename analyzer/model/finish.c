@@ -1029,8 +1029,9 @@ static int64_t process_self_cost(struct po_process *process, struct po_self_cost
 
 		if (ns < 0)
 			continue;
-		total_ns = (total_ns < 0 ? 0 : total_ns) + ns;
-		cost->source_ns[i] = (cost->source_ns[i] < 0 ? 0 : cost->source_ns[i]) + ns;
+		total_ns = po_add_sat(total_ns < 0 ? 0 : total_ns, ns);
+		cost->source_ns[i] =
+		    po_add_sat(cost->source_ns[i] < 0 ? 0 : cost->source_ns[i], ns);
 	}
 	return total_ns;
 }
@@ -1057,7 +1058,8 @@ static void build_self_cost(const struct po_model *model, struct po_analysis *an
 			continue;
 		process->self_cost_total_ns = total_ns;
 		process->self_cost_per_step_ns = per_step(total_ns, analysis->step_count);
-		cost->processes_ns = (cost->processes_ns < 0 ? 0 : cost->processes_ns) + total_ns;
+		cost->processes_ns =
+		    po_add_sat(cost->processes_ns < 0 ? 0 : cost->processes_ns, total_ns);
 		cost->reporting_processes++;
 	}
 	cost->known = cost->processes_ns >= 0 || cost->recorder_ns >= 0;
