@@ -477,6 +477,7 @@ static void json_steps(struct po_json_writer *json, const struct po_live_window 
 					window->category_pct[i], 2);
 	po_json_write_end_object(json);
 	po_json_write_kv_double(json, "data_wait_pct", window->data_wait_pct, 2);
+	po_json_write_kv_bool(json, "data_wait_includes_handoff", window->handoff_is_input);
 	po_json_write_kv_double(json, "waiting_steps_pct", window->waiting_steps_pct, 2);
 }
 

@@ -168,7 +168,8 @@ static void gather(const struct po_analysis *analysis, const struct po_rules *ru
 			g->category_ns[c] += step.category_ns[c];
 		g->wall_ns += step.end_ns - step.begin_ns;
 		g->waiting_count +=
-		    po_metric_step_waits(&step, rules->input_bound_warning_pct, false);
+		    po_metric_step_waits(&step, rules->input_bound_warning_pct,
+					 analysis->diagnosis.steady.handoff_is_input);
 		g->gpu_busy_ns += step.gpu_busy_ns;
 	}
 }
@@ -273,9 +274,15 @@ static void fill_steps(const struct po_analysis *analysis, const struct po_rules
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 		window->category_pct[c] =
 		    g->wall_ns > 0 ? 100.0 * (double)g->category_ns[c] / (double)g->wall_ns : NAN;
+	/* The offline steady input wait's definition: with the hand-off where input-bound
+	 * counted it over these steps (saturated cores held by the workers). */
+	window->handoff_is_input = analysis->diagnosis.steady.handoff_is_input;
 	window->data_wait_pct =
 	    g->wall_ns > 0
-		? 100.0 * (double)po_metric_input_wait_ns(g->category_ns) / (double)g->wall_ns
+		? 100.0 *
+		      (double)(po_metric_input_wait_ns(g->category_ns) +
+			       (window->handoff_is_input ? g->category_ns[PO_CAT_HANDOFF] : 0)) /
+		      (double)g->wall_ns
 		: NAN;
 	window->waiting_steps_pct =
 	    g->window_count ? 100.0 * (double)g->waiting_count / (double)g->window_count : NAN;

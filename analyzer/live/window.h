@@ -40,8 +40,14 @@ struct po_live_window {
 	bool baseline_final;	 /* that window has passed: the two above never change */
 	/* Share of the window's step time per category (sums to 100); NaN without steps. */
 	double category_pct[PO_CATEGORY_COUNT];
-	double data_wait_pct; /* data wait and main-process loading; NaN */
-	/* Steps of the window whose own data wait is over half input-bound.warning_pct; NaN */
+	/* data wait and main-process loading, and the hand-off where handoff_is_input: the
+	 * offline steady input_wait_pct over the window's steps; NaN */
+	double data_wait_pct;
+	/* The detectors counted the hand-off as input time over the window's steps
+	 * (po_steady_stats.handoff_is_input: saturated cores held by the workers) */
+	bool handoff_is_input;
+	/* Steps of the window whose own input time (as data_wait_pct counts it) is over half
+	 * input-bound.warning_pct; NaN */
 	double waiting_steps_pct;
 
 	/* loader workers */

@@ -132,6 +132,39 @@ static void test_steps_and_shares(void)
 	synth_destroy(analysis);
 }
 
+/*
+ * Where the detectors counted the hand-off as input time (saturated cores held by the
+ * workers), the window's data wait counts it too: the offline steady input wait of the
+ * same steps, one definition.
+ */
+static void test_handoff_counted_as_input(void)
+{
+	struct synth_breakdown breakdown = {{0}};
+	struct po_analysis *analysis;
+	struct po_rules rules;
+	struct po_live_window window;
+	int64_t now;
+
+	breakdown.ms[PO_CAT_DATA_WAIT] = 0.2;
+	breakdown.ms[PO_CAT_HANDOFF] = 0.8;
+	breakdown.ms[PO_CAT_FORWARD] = 9;
+	analysis = synth_create(STEPS, &breakdown, 0);
+	analysis->ending = PO_RUN_NO_RUN_END;
+	now = step_end(analysis, STEPS - 1);
+	po_rules_init(&rules);
+	window = compute(analysis, &rules, now);
+	CHECK(!window.handoff_is_input);
+	CHECK_NEAR(window.data_wait_pct, 2, 1e-9);
+	CHECK_NEAR(window.waiting_steps_pct, 0, 1e-9); /* 2% < half of the 5% warning */
+
+	analysis->diagnosis.steady.handoff_is_input = true;
+	window = compute(analysis, &rules, now);
+	CHECK(window.handoff_is_input);
+	CHECK_NEAR(window.data_wait_pct, 10, 1e-9);
+	CHECK_NEAR(window.waiting_steps_pct, 100, 1e-9);
+	synth_destroy(analysis);
+}
+
 /* A window that starts before the first step covers only the time since. */
 static void test_early_window(void)
 {
@@ -339,6 +372,7 @@ static void test_no_steps(void)
 int main(void)
 {
 	RUN(test_steps_and_shares);
+	RUN(test_handoff_counted_as_input);
 	RUN(test_early_window);
 	RUN(test_steady_steps_only);
 	RUN(test_change_shows_in_window);
