@@ -683,6 +683,23 @@ static void warn(struct po_analysis *analysis, const char *code, const char *tex
 		analysis->warnings[analysis->warning_count++] = (struct po_warning){code, text};
 }
 
+/* The kinds of the values refused as implausible, with their counts: "2 KIND; 1 KIND". */
+static const char *implausible_kinds(struct po_arena *arena, const struct po_quality *quality)
+{
+	const char *text = "";
+
+	for (int kind = 0; kind < PO_IMPLAUSIBLE_COUNT; kind++) {
+		if (!quality->implausible[kind])
+			continue;
+		text = po_arena_printf(arena, "%s%s%lld: %s", text, *text ? "; " : "",
+				       (long long)quality->implausible[kind],
+				       po_implausible_text((enum po_implausible)kind));
+		if (!text)
+			return "their kinds not kept: out of memory";
+	}
+	return text;
+}
+
 static void context_warning(struct po_analysis *analysis)
 {
 	const struct po_quality *quality = &analysis->quality;
@@ -879,14 +896,11 @@ static void quality_warnings(const struct po_model *model, struct po_analysis *a
 		/* a value that feeds a verdict was left out: the result says it is partial */
 		analysis->quality.partial = true;
 		warn(analysis, "implausible-values",
-		     po_arena_printf(
-			 arena,
-			 "%lld values could not be physical and were ignored (CPU time "
-			 "growing faster than the cores, a span's CPU time longer than the "
-			 "span, cumulative counters going down, negative or absurd memory "
-			 "sizes, GPU work ending before it starts or after its record was "
-			 "written): the trace is damaged there, and the result is partial",
-			 (long long)quality->implausible_values));
+		     po_arena_printf(arena,
+				     "%lld values could not be physical and were ignored (%s): "
+				     "the trace is damaged there, and the result is partial",
+				     (long long)quality->implausible_values,
+				     implausible_kinds(arena, quality)));
 	}
 	if (quality->unmatched_mem_frees)
 		warn(analysis, "unmatched-frees",

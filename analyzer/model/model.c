@@ -333,13 +333,28 @@ static enum po_status on_run_config(struct po_model *model, const struct po_even
 	return PO_STATUS_OK;
 }
 
+/* What a refused sample of a counter was. */
+static enum po_implausible implausible_counter(enum po_counter kind)
+{
+	switch (kind) {
+	case PO_COUNTER_PROCESS_CPU:
+		return PO_IMPLAUSIBLE_PROCESS_CPU;
+	case PO_COUNTER_PROCESS_RUNQ_WAIT:
+		return PO_IMPLAUSIBLE_RUNQ_WAIT;
+	case PO_COUNTER_MACHINE_CPU:
+		return PO_IMPLAUSIBLE_MACHINE_CPU;
+	default:
+		return PO_IMPLAUSIBLE_MEMORY_SIZE;
+	}
+}
+
 /* A sample of a process (its memory, CPU time, run-queue wait) or of the loader's queue. */
 static void on_counter(struct po_model *model, struct process *process,
 		       const struct po_event *event)
 {
 	if (event->u.counter.kind == PO_COUNTER_GPU_RECORDS_DROPPED) {
 		if (event->u.counter.value < 0)
-			model->quality.implausible_values++;
+			model_implausible(model, PO_IMPLAUSIBLE_COUNT_VALUE, 1);
 		else
 			model->quality.gpu_records_dropped =
 			    po_add_sat(model->quality.gpu_records_dropped, event->u.counter.value);
@@ -350,7 +365,7 @@ static void on_counter(struct po_model *model, struct process *process,
 		bool collected = event->u.counter.kind == PO_COUNTER_GC_COLLECTED;
 
 		if (event->u.counter.value < 0) {
-			model->quality.implausible_values++;
+			model_implausible(model, PO_IMPLAUSIBLE_COUNT_VALUE, 1);
 			return;
 		}
 		process->gc_collections += collected;
@@ -365,7 +380,7 @@ static void on_counter(struct po_model *model, struct process *process,
 	if (event->u.counter.kind == PO_COUNTER_QUEUE_DEPTH) {
 		model->loop.latest_queue_depth = event->u.counter.value;
 	} else if (!process_tracker_counter(&model->procs, process, event, model->cpu_count)) {
-		model->quality.implausible_values++;
+		model_implausible(model, implausible_counter(event->u.counter.kind), 1);
 		return;
 	}
 	detail_tracker_push_counter(&model->timeline,
@@ -412,7 +427,8 @@ static enum po_status memory_event(struct po_model *model, struct thread *thread
 	}
 	status = memory_tracker_consume(&model->memory, event, &context);
 	model->quality.unmatched_mem_frees += model->memory.unmatched_profopt_frees - unmatched;
-	model->quality.implausible_values += model->memory.implausible_sizes - implausible;
+	model_implausible(model, PO_IMPLAUSIBLE_MEMORY_SIZE,
+			  model->memory.implausible_sizes - implausible);
 	return status;
 }
 
@@ -444,7 +460,8 @@ static enum po_status stack_sample(struct po_model *model, const struct process 
 							model->memory.binmap);
 	else
 		status = hotspot_tracker_consume_sample(&model->hotspots, &place, event);
-	model->quality.implausible_values += model->hotspots.implausible_weights - implausible;
+	model_implausible(model, PO_IMPLAUSIBLE_SAMPLE_WEIGHT,
+			  model->hotspots.implausible_weights - implausible);
 	return status;
 }
 

@@ -251,7 +251,7 @@ enum po_status model_gpu_activity(struct po_model *model, const struct po_event 
 
 	if (activity->u.gpu_activity.block_threads > PO_BLOCK_THREADS_MAX ||
 	    activity->u.gpu_activity.grid_blocks > PO_GRID_BLOCKS_MAX) {
-		model->quality.implausible_values++;
+		model_implausible(model, PO_IMPLAUSIBLE_KERNEL_SHAPE, 1);
 		shaped = *activity;
 		shaped.u.gpu_activity.grid_blocks = 0;
 		shaped.u.gpu_activity.block_threads = 0;
@@ -261,7 +261,7 @@ enum po_status model_gpu_activity(struct po_model *model, const struct po_event 
 	if (status != PO_STATUS_OK)
 		return status;
 	if (!accepted) {
-		model->quality.implausible_values++;
+		model_implausible(model, PO_IMPLAUSIBLE_GPU_RECORD, 1);
 		return PO_STATUS_OK;
 	}
 	gpu_tracker_launched_by(&model->gpu, event->u.gpu_activity.device,

@@ -145,6 +145,14 @@ bool spans_is_training(const struct po_model *model, const struct thread *thread
 enum po_category spans_open_category(const struct thread *thread);
 
 /* model_gpu.c: the model as the GPU tracker's host */
+/* A value that cannot be physical was ignored: count adds to its kind and the total. */
+static inline void model_implausible(struct po_model *model, enum po_implausible kind,
+				     int64_t count)
+{
+	model->quality.implausible[kind] += count;
+	model->quality.implausible_values += count;
+}
+
 void model_gpu_init(struct po_model *model);
 void model_gpu_fini(struct po_model *model);
 size_t model_gpu_bytes(const struct po_model *model);

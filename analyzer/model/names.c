@@ -63,6 +63,8 @@ PO_NAME_TABLE(po_kernel_class_name, enum po_kernel_class, PO_KERNEL_CLASS_COUNT,
 	      PO_JSON)
 PO_NAME_TABLE(po_precision_name, enum po_precision, PO_PRECISION_COUNT, PO_PRECISIONS, PO_JSON)
 PO_NAME_TABLE(po_run_ending_name, enum po_run_ending, PO_RUN_ENDING_COUNT, PO_RUN_ENDINGS, PO_JSON)
+PO_NAME_TABLE(po_implausible_text, enum po_implausible, PO_IMPLAUSIBLE_COUNT, PO_IMPLAUSIBLE_KINDS,
+	      PO_JSON)
 
 /* Whether name is the pattern with its "#" as digits (no leading zero), which go to number. */
 static bool number_matches(const char *pattern, size_t hole, const char *name, unsigned *number)

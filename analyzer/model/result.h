@@ -67,6 +67,32 @@ enum po_category {
 };
 
 const char *po_role_name(enum po_role role);
+
+/*
+ * The kinds of values that cannot be physical (po_quality.implausible), each with what the
+ * implausible-values warning says of it.
+ */
+#define PO_IMPLAUSIBLE_KINDS(X)                                                                    \
+	X(PROCESS_CPU, "a process's CPU time going down or growing faster than the cores")         \
+	X(RUNQ_WAIT, "a run-queue wait going down or growing faster than the time that passed")    \
+	X(MACHINE_CPU, "the machine's busy CPU time going down or growing faster than its cores")  \
+	X(MEMORY_SIZE, "a negative or absurd memory size")                                         \
+	X(SPAN_CPU, "a loader span's CPU time longer than the span")                               \
+	X(GPU_RECORD, "GPU work ending before it starts, lasting over an hour, ending after its "  \
+		      "record was written or overlapping the work before it on its stream")        \
+	X(KERNEL_SHAPE, "a kernel launch shape past what CUDA allows")                             \
+	X(COUNT_VALUE, "a negative count (collected objects, dropped GPU records)")                \
+	X(SAMPLE_WEIGHT, "a stack sample weighing more time than its thread could have run")
+
+enum po_implausible {
+#define PO_X(name, text) PO_IMPLAUSIBLE_##name,
+	PO_IMPLAUSIBLE_KINDS(PO_X)
+#undef PO_X
+	    PO_IMPLAUSIBLE_COUNT
+};
+
+/* What the warning says of a kind; "?" if invalid. */
+const char *po_implausible_text(enum po_implausible kind);
 const char *po_category_name(enum po_category category);
 /*
  * The category a stage's time counts as on the training thread: the category of the same
@@ -529,8 +555,10 @@ struct po_quality {
 	 * than all the cores, cumulative counters going down, a run-queue wait longer than the
 	 * time that passed, negative or absurd memory sizes, GPU work ending before it starts
 	 * or lasting over an hour. A damaged trace gives them; each is said in the warnings.
+	 * implausible counts them by kind (the warning names the kinds seen).
 	 */
 	int64_t implausible_values;
+	int64_t implausible[PO_IMPLAUSIBLE_COUNT];
 	/*
 	 * profopt mem_free events whose address had no live allocation: freed twice, allocated
 	 * before the recording, or a damaged address (then an allocation looks unfreed).

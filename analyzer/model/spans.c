@@ -153,7 +153,7 @@ static int64_t plausible_cpu_ns(struct po_model *model, int64_t cpu_ns, int64_t 
 	if (cpu_ns == -1)
 		return -1;
 	if (cpu_ns < 0 || cpu_ns > wall_ns + wall_ns / 8 + PO_SPAN_CPU_SLACK_NS) {
-		model->quality.implausible_values++;
+		model_implausible(model, PO_IMPLAUSIBLE_SPAN_CPU, 1);
 		return -1;
 	}
 	return cpu_ns;

@@ -108,6 +108,7 @@ static void test_main_series_kept(void)
 	CHECK_INT_EQ(analysis->machine.series, 2);
 	CHECK_NEAR(analysis->machine.busy_cores, 2.0, 0.001);
 	CHECK_INT_EQ(analysis->quality.implausible_values, 1);
+	CHECK_INT_EQ(analysis->quality.implausible[PO_IMPLAUSIBLE_MACHINE_CPU], 1);
 	po_analysis_destroy(analysis);
 }
 

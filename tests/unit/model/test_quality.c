@@ -213,7 +213,13 @@ static void implausible_span_cpu(void)
 	CHECK_INT_EQ(kept, 1);
 	CHECK_INT_EQ(analysis->worker_count, 1);
 	CHECK_INT_EQ(analysis->workers[0].stage_cpu_ns[PO_STAGE_LOAD], 13 * ms);
+	/* counted by kind, and the warning names the kind with its count */
+	CHECK_INT_EQ(analysis->quality.implausible[PO_IMPLAUSIBLE_SPAN_CPU], 2);
+	for (int kind = 0; kind < PO_IMPLAUSIBLE_COUNT; kind++)
+		CHECK(kind == PO_IMPLAUSIBLE_SPAN_CPU || !analysis->quality.implausible[kind]);
 	CHECK(find_warning(analysis, "implausible-values") != NULL);
+	CHECK(strstr(find_warning(analysis, "implausible-values")->text,
+		     "(2: a loader span's CPU time longer than the span)") != NULL);
 	CHECK(analysis->quality.partial);
 	po_analysis_destroy(analysis);
 }
