@@ -40,6 +40,17 @@ const struct po_process *det_main_process(const struct po_analysis *analysis)
 	return NULL;
 }
 
+double det_main_runq_per_step(const struct det_ctx *ctx)
+{
+	const struct po_process *process = det_main_process(ctx->analysis);
+
+	if (!process || process->runq_first_ns < 0 ||
+	    process->runq_last_ns < process->runq_first_ns || process->last_ns <= process->first_ns)
+		return -1;
+	return (double)(process->runq_last_ns - process->runq_first_ns) /
+	       (double)(process->last_ns - process->first_ns) * ctx->mean_step_ns;
+}
+
 double det_clamp(double value, double low, double high)
 {
 	if (!(value >= low))

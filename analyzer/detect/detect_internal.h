@@ -77,6 +77,12 @@ struct po_step det_all_clean_step(const struct det_ctx *ctx, size_t i);
 /* The training loop's process, or NULL. */
 const struct po_process *det_main_process(const struct po_analysis *analysis);
 /*
+ * The main thread's measured run-queue wait per mean steady step (its PROCESS_RUNQ_WAIT
+ * counter over the process's life: time runnable but not running, whoever held the CPU,
+ * other programs too); -1 without it.
+ */
+double det_main_runq_per_step(const struct det_ctx *ctx);
+/*
  * Worker processes alive at the same time (what shares the cores and the memory), not every
  * worker the run started: non-persistent DataLoader workers are new processes each epoch.
  */

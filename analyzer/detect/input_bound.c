@@ -307,6 +307,22 @@ static double measure_handoff(const struct det_ctx *ctx, struct ib_facts *facts)
 }
 
 /*
+ * What a batch's making waited on other than a CPU, by the workers' own clocks: its stages'
+ * wall time less their CPU time and their part of the measured run-queue wait (the wait
+ * covers all the workers' work, pickling a batch to hand it off too: the stages' part is
+ * in proportion to their share of the workers' CPU time). -1 without a measured wait.
+ */
+static double measured_io_ns(const struct ib_facts *facts)
+{
+	const struct det_whatif *model = &facts->model;
+
+	if (facts->runq_ns < 0 || facts->process_cpu_ns <= 0)
+		return -1;
+	return fmax(0, model->service_ns - model->cpu_ns -
+			   facts->runq_ns * fmin(1, model->cpu_ns / facts->process_cpu_ns));
+}
+
+/*
  * The cores are saturated when the loader's and the main loop's CPU demand fills them, or
  * when the workers' CPU stages (preprocess, collate) make most of a batch's time and take
  * clearly longer in wall time than on CPU: they wait for a core, whoever holds it.
@@ -317,9 +333,18 @@ static bool cores_saturated(const struct det_ctx *ctx, const struct ib_facts *fa
 	double cores = facts->model.cores > 0 ? ctx->available_cores : 0; /* others' taken out */
 	double cpu_ns = facts->stage_cpu_ns[1] + facts->stage_cpu_ns[2];
 	double wall_ns = facts->stage_wall_ns[1] + facts->stage_wall_ns[2];
+	double io_ns = measured_io_ns(facts);
 	bool starved;
 
 	if (cores <= 0 || facts->workers <= 0)
+		return false;
+	/*
+	 * Workers whose own clocks show that a batch waits mostly on I/O (neither on CPU nor
+	 * for a core) are not held back by the cores, however busy the machine is: a wait on
+	 * I/O needs no core, and more workers overlap the waits (workload.busy_io_workers: one
+	 * worker waiting 5 ms a sample beside two busy loops, 0.13 cores used by it).
+	 */
+	if (io_ns >= 0 && io_ns > facts->model.service_ns / 2)
 		return false;
 	if (facts->demand_cores >= cores * rules->input_bound_saturated_pct / 100.0)
 		return true;
@@ -399,17 +424,14 @@ static double main_runq_per_step(const struct det_ctx *ctx, double *cpu_per_step
 	const struct po_process *process = det_main_process(ctx->analysis);
 
 	*cpu_per_step = main_process_cpu_per_step(ctx);
-	if (!process || *cpu_per_step <= 0 || process->runq_first_ns < 0 ||
-	    process->runq_last_ns < process->runq_first_ns)
+	if (!process || *cpu_per_step <= 0)
 		return -1;
-	return (double)(process->runq_last_ns - process->runq_first_ns) /
-	       (double)(process->last_ns - process->first_ns) * ctx->mean_step_ns;
+	return det_main_runq_per_step(ctx);
 }
 
 static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 {
 	const struct det_whatif *model = &facts->model;
-	double runq_ns = facts->runq_ns;
 	double busy = isnan(facts->busy_pct) ? 1 : facts->busy_pct / 100.0;
 	double runnable = busy * (double)det_live_workers(ctx->analysis) +
 			  (ctx->mean_step_ns > 0 ? model->main_cpu_ns / ctx->mean_step_ns : 1);
@@ -417,15 +439,15 @@ static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 	facts->fair_share =
 	    model->cores > 0 && runnable > 0 ? fmin(1, ctx->available_cores / runnable) : 1;
 	facts->io_ns = fmax(0, model->service_ns - model->cpu_ns / facts->fair_share);
-	/*
-	 * Measured beats modelled: what the workers really waited for a CPU is not I/O. Their
-	 * wait covers all their work (pickling a batch to hand it off too): the loading stages'
-	 * part of it is in proportion to their share of the workers' CPU time.
-	 */
-	if (runq_ns >= 0 && facts->process_cpu_ns > 0) {
-		runq_ns *= fmin(1, model->cpu_ns / facts->process_cpu_ns);
-		facts->io_ns = fmax(0, model->service_ns - model->cpu_ns - runq_ns);
-	}
+	/* Measured beats modelled: what the workers really waited for a CPU is not I/O. */
+	if (measured_io_ns(facts) >= 0)
+		facts->io_ns = measured_io_ns(facts);
+}
+
+/* The share of a batch's making spent waiting on other than a CPU (the evidence's). */
+static double io_share_pct(const struct ib_facts *facts)
+{
+	return facts->model.service_ns > 0 ? 100.0 * facts->io_ns / facts->model.service_ns : 0;
 }
 
 static void build_model(const struct det_ctx *ctx, struct ib_facts *facts)
@@ -753,7 +775,7 @@ static void add_evidence(struct det_ctx *ctx, struct po_finding *finding,
 			 const struct ib_facts *facts)
 {
 	const struct det_whatif *model = &facts->model;
-	double io_pct = model->service_ns > 0 ? 100.0 * facts->io_ns / model->service_ns : 0;
+	double io_pct = io_share_pct(facts);
 
 	det_ev_number(ctx, finding, PO_EVIDENCE_WAIT_SHARE_PCT, facts->share_pct);
 	det_ev_number(ctx, finding, PO_EVIDENCE_WAIT_MS_PER_STEP, facts->wait_ns / DET_NS_PER_MS);
@@ -828,6 +850,23 @@ static const char *cause_sentence(const struct det_ctx *ctx, const struct ib_fac
 	if (facts->cause == PO_INPUT_CAUSE_LOADER_NOT_TRACED)
 		return "what the loader does meanwhile is not in the trace (no load, preprocess or "
 		       "collate spans), so why it is slow and what would help cannot be told";
+	if (facts->cause == PO_INPUT_CAUSE_TOO_FEW_WORKERS && ctx->machine_busy &&
+	    io_share_pct(facts) >= ctx->rules->input_bound_io_share_pct)
+		return det_printf(
+		    (struct det_ctx *)ctx,
+		    "%lld worker(s) are busy %.0f%% of the time, %.0f%% of a batch's "
+		    "making waiting on I/O, which needs no core: more workers overlap "
+		    "the waits, though other programs use %.1f of the %d cores",
+		    (long long)facts->workers, facts->busy_pct, io_share_pct(facts),
+		    ctx->others_cores, ctx->analysis->cpu_count);
+	if (facts->cause == PO_INPUT_CAUSE_TOO_FEW_WORKERS && ctx->machine_busy)
+		return det_printf(
+		    (struct det_ctx *)ctx,
+		    "%lld worker(s) are busy %.0f%% of the time, and the %.1f cores "
+		    "other programs leave have room: the workers and the main loop use "
+		    "%.1f",
+		    (long long)facts->workers, facts->busy_pct, ctx->available_cores,
+		    facts->demand_cores);
 	if (facts->cause == PO_INPUT_CAUSE_TOO_FEW_WORKERS)
 		return det_printf((struct det_ctx *)ctx,
 				  "%lld worker(s) are busy %.0f%% of the time and cores are idle",

@@ -105,6 +105,7 @@ enum po_evidence_param_kind {
 	/* loader-handoff */                                                                       \
 	X(HANDOFF_MS_PER_STEP, NONE, "handoff_ms_per_step")                                        \
 	X(HANDOFF_SHARE_PCT, NONE, "handoff_share_pct")                                            \
+	X(HANDOFF_CORE_WAIT_MS_PER_STEP, NONE, "handoff_core_wait_ms_per_step")                    \
 	X(DATA_WAIT_MS_PER_STEP, NONE, "data_wait_ms_per_step")                                    \
 	/* loader-imbalance */                                                                     \
 	X(SLOW_WORKER_ID, NONE, "slow_worker_id")                                                  \

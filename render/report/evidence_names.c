@@ -156,7 +156,11 @@
 	  "The mean step over the step with a core for the loop.")                                 \
 	/* loader-handoff */                                                                       \
 	X(HANDOFF_MS_PER_STEP, "Batch hand-off", "ms/step",                                        \
-	  "Time per step the loop waits for a batch that was already ready in its worker.")        \
+	  "Time per step the loop takes to receive a batch that was already ready in its worker, " \
+	  "less its wait for a core meanwhile.")                                                   \
+	X(HANDOFF_CORE_WAIT_MS_PER_STEP, "Core wait in the hand-off", "ms/step",                   \
+	  "The loop's measured wait for a core during the hand-off: its run-queue wait per step "  \
+	  "in proportion to the hand-off's share of the time it was runnable.")                    \
 	X(HANDOFF_SHARE_PCT, "Hand-off share of the step", "%",                                    \
 	  "Batch hand-off time over the mean step.")                                               \
 	X(DATA_WAIT_MS_PER_STEP, "Data wait", "ms/step",                                           \

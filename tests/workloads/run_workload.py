@@ -104,7 +104,8 @@ BUSY_CHECKS = ("hotspot_shares",)
 # Other programs' load that a workload is about: busy loops the harness starts outside the
 # recording before it records the workload, and stops after its reruns (Background). The
 # workload's truth measures what they used from /proc/stat, as it measures any program's.
-BACKGROUND = {"busy_compute_bound": 2, "busy_main_decode": 2, "ddp_balanced_shared": 2}
+BACKGROUND = {"busy_compute_bound": 2, "busy_main_decode": 2, "busy_io_workers": 2,
+              "ddp_balanced_shared": 2}
 # A workload whose failed checks all depend on timing (none of SAME_RUN_CHECKS failed) is
 # recorded once more: a scenario that did not happen, or a rerun that saw other programs'
 # noise, on a shared 2-core machine; a product that is wrong fails both attempts.
@@ -358,6 +359,20 @@ EXPECTATIONS = {
         ("no_finding", "input-bound"),
         ("steady_wait_is_findings",),
         ("busy_machine_said",),
+    ],
+    "busy_io_workers": [
+        ("truth", "others_cpus", ">=", 0.5),
+        # the busy loops slow the model's step too (50 ms where few_io_workers takes 8):
+        # the loading is still the slower side, by less
+        ("truth", "wait_share_pct", ">=", 20),
+        ("truth", "worker_cpu_cores", "<=", 0.5),
+        ("step_count",),
+        ("mean_step", SAME_RUN_PCT),
+        ("machine_others_near", 0.25),
+        ("verdict", "input-bound"),
+        ("finding", "input-bound", {"cause": "too-few-workers", "loading": "io-like"}),
+        ("busy_machine_said",),
+        ("whatif_or_withheld", RERUN_PCT),
     ],
     "busy_main_decode": [
         ("truth", "others_cpus", ">=", 0.5),

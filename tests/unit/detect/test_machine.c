@@ -130,6 +130,45 @@ static void test_busy_workers_handoff_is_input(void)
 	destroy(analysis);
 }
 
+/*
+ * One worker whose batch takes 30 ms to make, 1.5 ms of it on CPU and 0.5 ms waiting for a
+ * core (its schedstat): the rest is I/O, which needs no core. Other programs hold 1.4 of
+ * the 2 cores and the training loop's compute most of the rest, yet the loader is short
+ * of workers, not of cores: the cause is too few workers, the loading I/O-like, the
+ * hand-off no input time, and the sentence says why more workers help
+ * (workload.busy_io_workers measured the same on a real loop).
+ */
+static void test_busy_machine_io_workers(void)
+{
+	static const struct synth_breakdown waiting_loop = {.ms = {[PO_CAT_FORWARD] = 8,
+								   [PO_CAT_BACKWARD] = 12,
+								   [PO_CAT_HANDOFF] = 2,
+								   [PO_CAT_DATA_WAIT] = 10,
+								   [PO_CAT_OTHER] = 0.5}};
+	static const struct synth_loader io = {
+	    {29, 0.5, 0.5}, {0.5, 0.5, 0.5}, {"read_file", "augment", "stack"}};
+	struct po_analysis *analysis = synth_create(200, &waiting_loop, 1);
+	const struct po_finding *finding;
+
+	analysis->cpu_count = 2;
+	synth_config(analysis, "num_workers", "1");
+	synth_workers(analysis, 1, &io, 97);
+	workers_wait(analysis, 300, 100);
+	share_machine(analysis, 1.4, 0.6);
+	run_detect(analysis);
+	finding = synth_finding(analysis, PO_FINDING_INPUT_BOUND);
+	CHECK(finding != NULL);
+	if (finding) {
+		CHECK_STR_EQ(synth_text(finding, "cause"), "too-few-workers");
+		CHECK_STR_EQ(synth_text(finding, "loading"), "io-like");
+		CHECK(strstr(finding->summary, "waiting on I/O, which needs no core") != NULL);
+		CHECK(strstr(finding->summary, "cores are idle") == NULL);
+	}
+	CHECK(!analysis->diagnosis.steady.handoff_is_input);
+	CHECK(has_warning(analysis, "busy-machine"));
+	destroy(analysis);
+}
+
 /* Loading on the training thread: 4 ms of CPU decoding per batch, 30 steps per second. */
 static const struct synth_breakdown main_loop = {.ms = {[PO_CAT_LOAD] = 12,
 							[PO_CAT_DATA_WAIT] = 0.2,
@@ -222,6 +261,7 @@ int main(void)
 	po_rules_init(&rules);
 	RUN(test_busy_machine_idle_workers);
 	RUN(test_busy_workers_handoff_is_input);
+	RUN(test_busy_machine_io_workers);
 	RUN(test_main_loading_core_wait_measured);
 	RUN(test_light_load_counts_cores_left);
 	return CHECK_SUMMARY();
