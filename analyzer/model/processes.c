@@ -1,5 +1,6 @@
 /* processes.c: the process tracker (processes.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "processes.h"
 #include "saturate.h"
@@ -132,6 +133,22 @@ static struct thread *thread_of(struct po_process_tracker *t, const struct po_ev
 	return thread;
 }
 
+/*
+ * Whether event names its process anew. The procname context is the emitting thread's
+ * name: a process is named by its main thread (tid = pid) as of its latest event, else by
+ * the first thread seen. A launcher that execs the program (bash, then python3) keeps its
+ * pid and renames its main thread; lttng-ust's own threads are "NAME-ust", after the name
+ * the process had when they started (bash-ust under a bash launcher).
+ */
+static bool renamed(const struct process *process, const struct po_event *event)
+{
+	if (!process->name)
+		return true;
+	return event->tid == event->pid &&
+	       (strlen(process->name) != event->procname.len ||
+		memcmp(process->name, event->procname.ptr, event->procname.len) != 0);
+}
+
 static enum po_status note_process(struct po_process_tracker *t, const struct po_event *event,
 				   struct process **out)
 {
@@ -139,7 +156,7 @@ static enum po_status note_process(struct po_process_tracker *t, const struct po
 
 	if (!process)
 		return PO_STATUS_NOMEM;
-	if (!process->name && event->procname.len) {
+	if (event->procname.len && renamed(process, event)) {
 		process->name =
 		    po_strtab_intern(t->strings, event->procname.ptr, event->procname.len);
 		if (!process->name)

@@ -581,6 +581,16 @@ case_plain_exec() {
 		"grep -c liblttng-ust /proc/self/maps >'$work/maps-heap'"
 	check "--heap still preloads lttng-ust's libc wrapper into every program" \
 		not [ "$(cat "$work/maps-heap")" = 0 ]
+	# Each process is named by its main thread, not by lttng-ust's own thread (NAME-ust),
+	# whose events came first under a bash launcher with --stacks.
+	run_record --stacks -o "$work/trace-named" -- /bin/bash -c "'$workload' pipeline; true"
+	"$(dirname "$record")/profopt-analyze" -q --json-only -o "$work/named" \
+		"$work/trace-named" >/dev/null 2>&1
+	names=$(/usr/bin/python3 -c 'import json, sys
+print(" ".join(sorted({p["name"] for p in json.load(open(sys.argv[1]))["trace"]["processes"]})))' \
+		"$work/named/summary.json" 2>&1)
+	check "--stacks under a bash launcher: processes named bash and record_workload (got: $names)" \
+		[ "$names" = "bash record_workload" ]
 }
 
 # Whether this test runs as root in a private mount namespace (with-sessiond.sh's), where

@@ -104,6 +104,35 @@ static void test_processes_and_threads(void)
 	teardown(&f);
 }
 
+/*
+ * A process is named by its main thread as of its latest event: a launcher that execs the
+ * program renames it (bash, then python3), and lttng-ust's own thread, named after the
+ * launcher (bash-ust), does not name it once the main thread has spoken.
+ */
+static void test_named_by_main_thread(void)
+{
+	struct fixture f;
+	struct po_event event = event_at(100, 101, 10 * MS);
+	struct process *process = NULL;
+	struct thread *thread = NULL;
+
+	setup(&f);
+	event.procname = (struct po_str){"bash-ust", 8};
+	CHECK(process_tracker_consume(&f.tracker, &event, &process, &thread) == PO_STATUS_OK);
+	CHECK(process && strcmp(process->name, "bash-ust") == 0); /* the only name seen */
+	event = event_at(100, 100, 20 * MS);
+	event.procname = (struct po_str){"bash", 4};
+	CHECK(process_tracker_consume(&f.tracker, &event, &process, &thread) == PO_STATUS_OK);
+	CHECK_STR_EQ(process->name, "bash");
+	note(&f, 100, 100, 30 * MS); /* after the exec: python3 */
+	CHECK_STR_EQ(process->name, "python3");
+	event = event_at(100, 101, 40 * MS);
+	event.procname = (struct po_str){"bash-ust", 8};
+	CHECK(process_tracker_consume(&f.tracker, &event, &process, &thread) == PO_STATUS_OK);
+	CHECK_STR_EQ(process->name, "python3");
+	teardown(&f);
+}
+
 /* The RSS sum is that of the processes alive: ended and silent workers leave it. */
 static void test_rss_sum(void)
 {
@@ -303,6 +332,7 @@ static void test_side_by_side(void)
 int main(void)
 {
 	RUN(test_processes_and_threads);
+	RUN(test_named_by_main_thread);
 	RUN(test_rss_sum);
 	RUN(test_gpu_memory);
 	RUN(test_implausible_counters);
