@@ -313,7 +313,8 @@
 	  "host, or the GPU (gpu0, gpu1, ...) that holds the site's memory.")                      \
 	/* step-outliers */                                                                        \
 	X(OUTLIERS, "Slow steps", "", "Steady steps slower than the threshold.")                   \
-	X(MEDIAN_MS, "Median step time", "ms", "Median time of a steady step.")                    \
+	X(MEDIAN_MS, "Median steady step time", "ms",                                              \
+	  "Median time of the steady steps (what the findings measure).")                          \
 	X(EXCESS_MS_PER_OUTLIER, "Extra time per slow step", "ms",                                 \
 	  "Mean time a slow step takes beyond the median step.")                                   \
 	X(EXCESS_SHARE_PCT, "Run time lost to slow steps", "%",                                    \

@@ -46,12 +46,16 @@ static void fill_kpis(struct po_html *html, xmlNodePtr parent)
 	const struct po_step_stats *stats = &html->analysis->step_stats;
 	xmlNodePtr kpis = po_html_el(html, parent, "div", "kpis", NULL);
 	bool measured = stats->clean_count > 0;
-	char value[48];
+	char value[48], steps[48], steady[48], label[96];
 
+	po_report_population(html->analysis, PO_REPORT_STEPS, steps, sizeof(steps));
+	po_report_population(html->analysis, PO_REPORT_STEADY, steady, sizeof(steady));
 	po_report_fmt_ns(measured ? stats->p50_ns : -1, value, sizeof(value));
-	add_kpi(html, kpis, value, "median step time");
+	snprintf(label, sizeof(label), "median step time %s", steps);
+	add_kpi(html, kpis, value, label);
 	po_report_fmt_ns(measured ? stats->p95_ns : -1, value, sizeof(value));
-	add_kpi(html, kpis, value, "p95 step time");
+	snprintf(label, sizeof(label), "p95 step time %s", steps);
+	add_kpi(html, kpis, value, label);
 	if (measured)
 		snprintf(value, sizeof(value), "%.2f/s", stats->steps_per_s);
 	else
@@ -64,10 +68,12 @@ static void fill_kpis(struct po_html *html, xmlNodePtr parent)
 	add_kpi(html, kpis, value, "samples per second");
 	po_report_fmt_pct(po_report_steady_share(html->analysis->diagnosis.steady.gpu_busy_pct),
 			  value, sizeof(value));
-	add_kpi(html, kpis, value, "GPU busy");
+	snprintf(label, sizeof(label), "GPU busy %s", steady);
+	add_kpi(html, kpis, value, label);
 	po_report_fmt_pct(po_report_steady_share(html->analysis->diagnosis.steady.input_wait_pct),
 			  value, sizeof(value));
-	add_kpi(html, kpis, value, "of each step waiting for input");
+	snprintf(label, sizeof(label), "waiting for input %s", steady);
+	add_kpi(html, kpis, value, label);
 }
 
 static void fill_verdict(struct po_html *html)

@@ -82,12 +82,17 @@ static void key_number(struct po_page *page, double x, double y, const char *lab
 static void title_numbers(struct po_page *page)
 {
 	const struct po_step_stats *stats = &page->analysis->step_stats;
-	char values[6][32];
-	const char *labels[6] = {"median step time",   "p95 step time", "steps per second",
-				 "samples per second", "GPU busy",	"waiting for input"};
-
+	char values[6][32], steps[48], steady[48], labels[6][96];
 	bool measured = stats->clean_count > 0;
 
+	po_report_population(page->analysis, PO_REPORT_STEPS, steps, sizeof(steps));
+	po_report_population(page->analysis, PO_REPORT_STEADY, steady, sizeof(steady));
+	snprintf(labels[0], sizeof(labels[0]), "median step time %s", steps);
+	snprintf(labels[1], sizeof(labels[1]), "p95 step time %s", steps);
+	snprintf(labels[2], sizeof(labels[2]), "steps per second");
+	snprintf(labels[3], sizeof(labels[3]), "samples per second");
+	snprintf(labels[4], sizeof(labels[4]), "GPU busy %s", steady);
+	snprintf(labels[5], sizeof(labels[5]), "waiting for input %s", steady);
 	po_report_fmt_ns(measured ? stats->p50_ns : -1, values[0], sizeof(values[0]));
 	po_report_fmt_ns(measured ? stats->p95_ns : -1, values[1], sizeof(values[1]));
 	if (measured)

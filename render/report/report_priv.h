@@ -179,8 +179,16 @@ enum po_status po_report_write_html(const struct po_analysis *analysis,
 extern const char po_report_template[];
 extern const size_t po_report_template_size;
 
-/* Busy share of all GPUs over their analysis windows, 0..1; -1 without GPU activity. */
 /* A percentage of the result's steady statistics as a share for po_report_fmt_pct (-1: NaN). */
 double po_report_steady_share(double pct);
+
+/*
+ * The population a headline figure is over, as its label names it: "of 40 steps" (the
+ * step statistics' steps: "of 38 clean steps" where some were left out) or "of 38 steady
+ * steps" (the steady statistics, what the findings measure).
+ */
+enum po_report_population { PO_REPORT_STEPS, PO_REPORT_STEADY };
+void po_report_population(const struct po_analysis *analysis, enum po_report_population which,
+			  char *out, size_t out_size);
 
 #endif /* PO_REPORT_PRIV_H */

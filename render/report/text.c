@@ -327,3 +327,17 @@ double po_report_steady_share(double pct)
 {
 	return isnan(pct) ? -1 : pct / 100.0;
 }
+
+void po_report_population(const struct po_analysis *analysis, enum po_report_population which,
+			  char *out, size_t out_size)
+{
+	const struct po_step_stats *stats = &analysis->step_stats;
+	long long count = which == PO_REPORT_STEADY ? (long long)analysis->diagnosis.steady.count
+						    : (long long)stats->clean_count;
+	const char *kind = which == PO_REPORT_STEADY	       ? "steady "
+			   : stats->clean_count < stats->count ? "clean "
+							       : "";
+
+	if (snprintf(out, out_size, "of %lld %sstep%s", count, kind, count == 1 ? "" : "s") < 0)
+		out[0] = '\0';
+}

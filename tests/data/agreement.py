@@ -86,14 +86,15 @@ def gpu_busy(name, text, html, pdf, summary):
     value = steady.get("gpu_busy_pct")  # written with 2 decimals
     line = re.search(r"^Steady steps .*?; GPU busy ([0-9.]+)%", text, re.M)
     if value is None:
-        figures = re.findall(r'kpi-value">([^<]*)</div><div class="kpi-label">GPU busy<', html)
+        figures = re.findall(r'kpi-value">([^<]*)</div><div class="kpi-label">GPU busy of ', html)
         figures += re.findall(r">GPU busy</td><td[^>]*>([^<]*)<", html)
         check(line is None and all(figure == "n/a" for figure in figures),
               f"{name}: no GPU, no GPU busy figure ({figures})")
         return
     shown = [("text", line.group(1) if line else None)]
     shown += [("html headline", m) for m in re.findall(
-        r'kpi-value">([0-9.]+)%</div><div class="kpi-label">GPU busy<', html)]
+        r'kpi-value">([0-9.]+)%%</div><div class="kpi-label">GPU busy %s<' % steady_steps(summary),
+        html)]
     shown += [("html evidence", m) for m in re.findall(
         r'>GPU busy</td><td class="num">([0-9.]+)%', html)]
     shown += pdf_gpu_busy(pdf)
@@ -106,6 +107,26 @@ def gpu_busy(name, text, html, pdf, summary):
           f"{name}: GPU busy {value:.1f}% everywhere ({len(shown)} places; differing: {wrong})")
     window_named = "Busy over the window" in html or not summary.get("gpu")
     check(window_named, f"{name}: the device's window share is named busy over the window")
+
+
+def steady_steps(summary):
+    """The population the headline's steady figures name: "of 58 steady steps"."""
+    count = summary["steady"]["count"]
+    return "of %d steady step%s" % (count, "" if count == 1 else "s")
+
+
+def headline_steps(name, html, summary):
+    """The headline's median and p95 name the steps they are over (all steps, or the clean
+    ones where some were left out), and show summary.json's steps.p50_ms and p95_ms."""
+    steps = summary["steps"]
+    clean = steps["clean_count"]
+    kind = "clean " if clean < steps["count"] else ""
+    population = "of %d %sstep%s" % (clean, kind, "" if clean == 1 else "s")
+    for label, key in (("median", "p50_ms"), ("p95", "p95_ms")):
+        shown = re.findall(r'kpi-value">([^<]*)</div><div class="kpi-label">%s step time %s<'
+                           % (label, population), html)
+        check(len(shown) == 1, f"{name}: the headline's {label} step time names its "
+              f"population ({population}): {shown}")
 
 
 def steady_mean(name, text, summary):
@@ -134,7 +155,8 @@ def input_wait(name, text, html, summary):
     line = re.search(r"^Steady steps .*?; waiting for input ([0-9.]+)%", text, re.M)
     shown = [("text", line.group(1) if line else None)]
     shown += [("html headline", m) for m in re.findall(
-        r'kpi-value">([0-9.]+)%</div><div class="kpi-label">of each step waiting for i', html)]
+        r'kpi-value">([0-9.]+)%%</div><div class="kpi-label">waiting for input %s<'
+        % steady_steps(summary), html)]
     for finding in summary["findings"]:
         for share in re.findall(r"waits for data ([0-9.]+)% of each steady step",
                                 finding.get("summary", "")):
@@ -195,6 +217,7 @@ def main():
             gpu_busy(name, done.stdout, html, pdf, summary)
             steady_mean(name, done.stdout, summary)
             input_wait(name, done.stdout, html, summary)
+            headline_steps(name, html, summary)
         comparison(bin_dir, work, summaries)
     finally:
         shutil.rmtree(work, ignore_errors=True)
