@@ -6,7 +6,7 @@
 
 #include "report_priv.h"
 
-#define PO_FONT_FAMILY "DejaVu Sans"
+#define PO_FONT_FAMILY PO_REPORT_FONT
 
 /* A restrained palette: data-side stages in blues and greens, compute in warm tones. */
 static const uint32_t category_colors[PO_CATEGORY_COUNT] = {
@@ -101,6 +101,15 @@ double po_draw_text_width(cairo_t *cr, const char *text, const struct po_text_st
 	pango_layout_get_size(layout, &width, &height);
 	g_object_unref(layout);
 	return (double)width / PANGO_SCALE;
+}
+
+double po_draw_text_baseline(cairo_t *cr, const char *text, const struct po_text_style *style)
+{
+	PangoLayout *layout = text_layout(cr, text, style);
+	int baseline = pango_layout_get_baseline(layout);
+
+	g_object_unref(layout);
+	return (double)baseline / PANGO_SCALE;
 }
 
 double po_draw_text(cairo_t *cr, double x, double y, const char *text,

@@ -84,6 +84,9 @@ void po_report_color_hex(uint32_t color, char *out, size_t out_size);
 #define PO_COLOR_HOST 0x1c4e80u
 #define PO_COLOR_RSS 0x8a6d3bu
 
+/* The one font of every chart and page. */
+#define PO_REPORT_FONT "DejaVu Sans"
+
 /* A chart: one drawing function that renders on SVG files and on PDF pages alike. */
 struct po_chart;
 
@@ -148,6 +151,8 @@ void po_draw_prepare(cairo_t *cr);
 double po_draw_text(cairo_t *cr, double x, double y, const char *text,
 		    const struct po_text_style *style);
 double po_draw_text_width(cairo_t *cr, const char *text, const struct po_text_style *style);
+/* From the top of text drawn at y (po_draw_text) to its first line's baseline. */
+double po_draw_text_baseline(cairo_t *cr, const char *text, const struct po_text_style *style);
 void po_draw_set_color(cairo_t *cr, uint32_t color);
 void po_draw_rect(cairo_t *cr, double x, double y, double width, double height, uint32_t color);
 void po_draw_line(cairo_t *cr, double x0, double y0, double x1, double y1, uint32_t color,

@@ -1,13 +1,16 @@
 /* svg.c: each chart as its own SVG file under charts/. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
 #include <cairo-svg.h>
+#include <libxml/parser.h>
 
 #include "report_file.h"
+#include "charts_flame.h"
 #include "report_priv.h"
 
 /* An SVG document drawn in memory, so its ids can be made deterministic before writing. */
@@ -95,6 +98,47 @@ static enum po_status draw_chart(const struct po_chart *chart, struct svg_buffer
 	return PO_STATUS_OK;
 }
 
+/* A flame graph's names as SVG text (po_chart_flame_svg_text), in the drawn document. */
+static enum po_status add_flame_text(const struct po_chart *chart, struct svg_buffer *buffer,
+				     const char *path, struct po_error *err)
+{
+	xmlDocPtr doc = xmlReadMemory(buffer->data, (int)buffer->size, NULL, NULL,
+				      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
+	xmlChar *text = NULL;
+	int size = 0;
+	enum po_status status;
+
+	if (!root || buffer->size > INT_MAX) {
+		xmlFreeDoc(doc);
+		po_error_set(err, "Failed to read back the drawing of %s", path);
+		return PO_STATUS_INTERNAL;
+	}
+	status = po_chart_flame_svg_text(chart, root, err);
+	if (status == PO_STATUS_OK) {
+		xmlDocDumpMemoryEnc(doc, &text, &size, "UTF-8");
+		if (!text || size <= 0) {
+			po_error_set(err, "Failed to write %s: out of memory", path);
+			status = PO_STATUS_NOMEM;
+		}
+	}
+	if (status == PO_STATUS_OK) {
+		free(buffer->data);
+		buffer->data = malloc((size_t)size + 1);
+		buffer->size = buffer->data ? (size_t)size : 0;
+		buffer->capacity = buffer->data ? (size_t)size + 1 : 0;
+		if (buffer->data)
+			memcpy(buffer->data, text, (size_t)size + 1);
+		else {
+			po_error_set(err, "Failed to write %s: out of memory", path);
+			status = PO_STATUS_NOMEM;
+		}
+	}
+	xmlFree(text);
+	xmlFreeDoc(doc);
+	return status;
+}
+
 static enum po_status write_chart(const struct po_chart *chart, const char *path,
 				  struct po_error *err)
 {
@@ -104,8 +148,11 @@ static enum po_status write_chart(const struct po_chart *chart, const char *path
 
 	if (status == PO_STATUS_OK) {
 		renumber_surfaces(&buffer);
-		status = po_report_file_open(&out, path, err);
+		if (chart->flame)
+			status = add_flame_text(chart, &buffer, path, err);
 	}
+	if (status == PO_STATUS_OK)
+		status = po_report_file_open(&out, path, err);
 	if (status == PO_STATUS_OK) {
 		status = po_report_file_write(&out, buffer.data, buffer.size, err);
 		if (status != PO_STATUS_OK)

@@ -109,6 +109,27 @@ def gpu_busy(name, text, html, pdf, summary):
     check(window_named, f"{name}: the device's window share is named busy over the window")
 
 
+def flame_text(name, html, summary):
+    """Where the run has function samples, each flame graph in the HTML names its bars in
+    SVG text (searchable and selectable, not glyph outlines) with a tooltip per bar, and the
+    outermost frame of the run's call paths is among the names."""
+    groups = re.findall(r'<g class="flame-text"[^>]*>(.*?)</g>', html, re.S)
+    if not summary.get("hotspots"):
+        check(not groups, f"{name}: no function samples, no flame graph text ({len(groups)})")
+        return
+    names = [html_unescape(t) for group in groups
+             for t in re.findall(r"<text[^>]*>([^<]*)</text>", group)]
+    tips = sum(len(re.findall(r"<title>", group)) for group in groups)
+    check(len(groups) >= 1 and names and tips >= len(names) and "<module>" in names,
+          f"{name}: the flame graphs name their bars in SVG text ({len(groups)} graphs, "
+          f"{len(names)} names, {tips} tooltips; first names {names[:3]})")
+
+
+def html_unescape(text):
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"') \
+        .replace("&amp;", "&")
+
+
 def steady_steps(summary):
     """The population the headline's steady figures name: "of 58 steady steps"."""
     count = summary["steady"]["count"]
@@ -218,6 +239,7 @@ def main():
             steady_mean(name, done.stdout, summary)
             input_wait(name, done.stdout, html, summary)
             headline_steps(name, html, summary)
+            flame_text(name, html, summary)
         comparison(bin_dir, work, summaries)
     finally:
         shutil.rmtree(work, ignore_errors=True)
