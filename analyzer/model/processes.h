@@ -70,7 +70,6 @@ struct machine_series {
 	int64_t first_at_ns, last_at_ns;	 /* stamps of the first and last accepted sample */
 	int64_t first_ns, last_ns;		 /* their values; -1 before the first */
 	int64_t traced_first_ns, traced_last_ns; /* the tracker's traced_cpu_ns at them */
-	int64_t since_ns, prev_ns; /* plausibility bounds, as cpu_since_ns and cpu_prev_ns */
 };
 
 struct process {
