@@ -274,8 +274,10 @@ static void fill_steps(const struct po_analysis *analysis, const struct po_rules
 	for (int c = 0; c < PO_CATEGORY_COUNT; c++)
 		window->category_pct[c] =
 		    g->wall_ns > 0 ? 100.0 * (double)g->category_ns[c] / (double)g->wall_ns : NAN;
-	/* The offline steady input wait's definition: with the hand-off where input-bound
-	 * counted it over these steps (saturated cores held by the workers). */
+	/*
+	 * The offline steady input wait's definition: with the hand-off where input-bound
+	 * counted it over these steps (saturated cores held by the workers).
+	 */
 	window->handoff_is_input = analysis->diagnosis.steady.handoff_is_input;
 	window->data_wait_pct =
 	    g->wall_ns > 0
