@@ -141,7 +141,7 @@ static bool renamed(const struct process *process, const struct po_event *event)
 	if (!process->name)
 		return true;
 	return event->tid == event->pid &&
-	       (strlen(process->name) != event->procname.len ||
+	       (process->name_len != event->procname.len ||
 		memcmp(process->name, event->procname.ptr, event->procname.len) != 0);
 }
 
@@ -157,6 +157,7 @@ static enum po_status note_process(struct po_process_tracker *t, const struct po
 		    po_strtab_intern(t->strings, event->procname.ptr, event->procname.len);
 		if (!process->name)
 			return PO_STATUS_NOMEM;
+		process->name_len = event->procname.len;
 	}
 	if (process->first_ns < 0)
 		process->first_ns = event->time_ns;

@@ -75,6 +75,7 @@ struct machine_series {
 struct process {
 	int32_t pid;
 	const char *name; /* weak: interned; NULL until seen */
+	size_t name_len;  /* its length: compared on every event of the main thread */
 	int64_t worker_id;
 	int32_t parent_pid;
 	int64_t first_ns;
