@@ -438,10 +438,10 @@ static void measure_io(const struct det_ctx *ctx, struct ib_facts *facts)
 
 	facts->fair_share =
 	    model->cores > 0 && runnable > 0 ? fmin(1, ctx->available_cores / runnable) : 1;
-	facts->io_ns = fmax(0, model->service_ns - model->cpu_ns / facts->fair_share);
 	/* Measured beats modelled: what the workers really waited for a CPU is not I/O. */
-	if (measured_io_ns(facts) >= 0)
-		facts->io_ns = measured_io_ns(facts);
+	facts->io_ns = measured_io_ns(facts);
+	if (facts->io_ns < 0)
+		facts->io_ns = fmax(0, model->service_ns - model->cpu_ns / facts->fair_share);
 }
 
 /* The share of a batch's making spent waiting on other than a CPU (the evidence's). */
